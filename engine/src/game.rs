@@ -1,0 +1,732 @@
+//! The game: a deterministic state machine over a match of rounds.
+//!
+//! A [`Game`] is built from validated [`Settings`] and a seed ([`Game::new`]) or explicit deck
+//! orders ([`Game::with_decks`]). It changes only through [`Game::apply`] (a seat's action) and
+//! [`Game::next_round`] (deal the next round once the score dialog has been read). Both check
+//! everything before they change anything, so a refused action leaves the game exactly as it was.
+
+use serde::{Deserialize, Serialize};
+
+use crate::card::{Card, full_deck, hand_total};
+use crate::error::RuleError;
+use crate::group::classify;
+use crate::score::{RoundResult, Show, Standing, score_round, standings};
+use crate::settings::{PickUp, Rounds, SettingsError, THROW_CAP, TurnOrder};
+use crate::shuffle::{Seed, SeedStream, shuffle};
+use crate::{Settings, SeatView};
+
+/// Where a drawn card comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The top of the face-down stock.
+    Stock,
+    /// The pile: its top card at draw-then-throw tables; at throw-then-draw tables, the one card
+    /// of the previous throw that may be taken (when there is exactly one).
+    Pile,
+    /// This face-up card of the pile: the pile's top at draw-then-throw tables; at throw-then-draw
+    /// tables, a card of the previous throw that the pick-up rule allows.
+    PileCard(Card),
+}
+
+/// Something a seat may do on its turn.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Action {
+    /// Claim that no other hand is as light; ends the round with a show.
+    Call,
+    /// Take one card.
+    Draw {
+        /// Where from.
+        from: Source,
+    },
+    /// Put one legal group on the pile, in this order; the last card lands on top.
+    Throw {
+        /// The cards, in the order they land.
+        cards: Vec<Card>,
+    },
+}
+
+/// Where a round stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The start of a turn: the seat may call, or draw (draw-then-throw) or throw
+    /// (throw-then-draw).
+    Start,
+    /// Draw-then-throw: the seat has drawn and must throw.
+    Throw,
+    /// Throw-then-draw: the seat has thrown and must draw.
+    Draw,
+    /// The round has ended with a show; the next deal waits for [`Game::next_round`].
+    RoundOver,
+    /// The match has ended.
+    MatchOver,
+}
+
+/// A public event: something the whole table sees happen. Every seat may be told every event.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A round was dealt.
+    Dealt {
+        /// The round's number, from 1.
+        round: u32,
+        /// The dealer.
+        dealer: usize,
+        /// The card turned up as the pile.
+        pile_top: Card,
+    },
+    /// A seat called.
+    Called {
+        /// The caller.
+        seat: usize,
+    },
+    /// A seat drew from the stock (the card is seen by that seat alone).
+    DrewFromStock {
+        /// Who drew.
+        seat: usize,
+    },
+    /// A seat took a card from the pile, in view of everyone.
+    TookFromPile {
+        /// Who took it.
+        seat: usize,
+        /// The card.
+        card: Card,
+    },
+    /// A seat threw a group, in this order (the last card is on top).
+    Threw {
+        /// Who threw.
+        seat: usize,
+        /// The cards, in landing order.
+        cards: Vec<Card>,
+    },
+    /// The stock ran out and the pile (all but what stays on top) was shuffled into a new stock.
+    Reshuffled {
+        /// The new stock's size.
+        stock: usize,
+    },
+    /// The round ended with a show; every hand is face up in the result.
+    RoundEnded {
+        /// The round's scores.
+        result: Box<RoundResult>,
+    },
+    /// The match ended.
+    MatchEnded {
+        /// The final standings.
+        standings: Vec<Standing>,
+    },
+}
+
+/// A match of Dhumbal. Fields are private: the game changes only through [`Game::apply`] and
+/// [`Game::next_round`], and is read through queries and [`Game::view`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Game {
+    settings: Settings,
+    /// Where round seeds come from (seeded games).
+    seeds: SeedStream,
+    /// Explicit deck orders, top card first, used round after round (tests and replays).
+    fixed_decks: Option<Vec<Vec<Card>>>,
+    /// The seeds of the rounds dealt so far; revealed only once the match is over.
+    round_seeds: Vec<Seed>,
+    /// The current round's number, from 1.
+    round: u32,
+    dealer: usize,
+    turn: usize,
+    phase: Phase,
+    hands: Vec<Vec<Card>>,
+    /// The face-down stock; its top is the last element.
+    stock: Vec<Card>,
+    /// The face-up pile; its top is the last element.
+    pile: Vec<Card>,
+    /// The group on top of the pile as it was thrown (at the deal, the turned-up card).
+    top_throw: Vec<Card>,
+    /// Throw-then-draw: the previous player's throw, under the current player's, from which the
+    /// current player may pick up while in [`Phase::Draw`].
+    previous_throw: Vec<Card>,
+    /// The card taken from the pile this turn, which cannot be thrown this turn.
+    barred: Option<Card>,
+    /// Throws made this deal, across the table.
+    throws: u32,
+    /// Reshuffles made this deal.
+    reshuffles: u64,
+    /// The running Total of each seat.
+    totals: Vec<i64>,
+    /// Seats eliminated from the match.
+    out: Vec<bool>,
+    /// Every finished round's result.
+    results: Vec<RoundResult>,
+    /// The public log of the current round.
+    log: Vec<Event>,
+}
+
+impl Game {
+    /// A new match with decks shuffled from `seed`, its first round dealt.
+    pub fn new(settings: Settings, seed: Seed) -> Result<Game, SettingsError> {
+        Game::build(settings, SeedStream::new(seed), None)
+    }
+
+    /// A new match whose rounds are dealt from these deck orders (top card first), one per round
+    /// in turn, starting again from the first when they run out. Each must hold the table's pack
+    /// exactly once. Reshuffles still come from a fixed seed, so the game stays deterministic.
+    pub fn with_decks(settings: Settings, decks: Vec<Vec<Card>>) -> Result<Game, SettingsError> {
+        settings.validate()?;
+        let mut pack = full_deck(settings.jokers);
+        pack.sort();
+        for deck in &decks {
+            let mut sorted = deck.clone();
+            sorted.sort();
+            if sorted != pack {
+                return Err(SettingsError::Deck);
+            }
+        }
+        if decks.is_empty() {
+            return Err(SettingsError::Deck);
+        }
+        Game::build(settings, SeedStream::new([0; 32]), Some(decks))
+    }
+
+    fn build(
+        settings: Settings,
+        seeds: SeedStream,
+        fixed_decks: Option<Vec<Vec<Card>>>,
+    ) -> Result<Game, SettingsError> {
+        settings.validate()?;
+        let n = usize::from(settings.players);
+        let mut game = Game {
+            settings,
+            seeds,
+            fixed_decks,
+            round_seeds: Vec::new(),
+            round: 0,
+            // Round 1 is dealt by the last seat, so seat 0 leads.
+            dealer: n - 1,
+            turn: 0,
+            phase: Phase::RoundOver,
+            hands: vec![Vec::new(); n],
+            stock: Vec::new(),
+            pile: Vec::new(),
+            top_throw: Vec::new(),
+            previous_throw: Vec::new(),
+            barred: None,
+            throws: 0,
+            reshuffles: 0,
+            totals: vec![0; n],
+            out: vec![false; n],
+            results: Vec::new(),
+            log: Vec::new(),
+        };
+        game.deal();
+        Ok(game)
+    }
+
+    /// The table's settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The number of seats.
+    pub fn seats(&self) -> usize {
+        self.hands.len()
+    }
+
+    /// The current round's number, from 1.
+    pub fn round(&self) -> u32 {
+        self.round
+    }
+
+    /// The current round's dealer.
+    pub fn dealer(&self) -> usize {
+        self.dealer
+    }
+
+    /// The seat to play (meaningful while a round is being played).
+    pub fn turn(&self) -> usize {
+        self.turn
+    }
+
+    /// Where the round stands.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Whether the match is over.
+    pub fn is_over(&self) -> bool {
+        self.phase == Phase::MatchOver
+    }
+
+    /// A seat's hand. This is private information: show it to that seat only.
+    pub fn hand(&self, seat: usize) -> &[Card] {
+        &self.hands[seat]
+    }
+
+    /// Every seat's running Total.
+    pub fn totals(&self) -> &[i64] {
+        &self.totals
+    }
+
+    /// Which seats are out of the match (eliminated).
+    pub fn eliminated(&self) -> &[bool] {
+        &self.out
+    }
+
+    /// The results of every finished round.
+    pub fn results(&self) -> &[RoundResult] {
+        &self.results
+    }
+
+    /// The public log of the current round.
+    pub fn log(&self) -> &[Event] {
+        &self.log
+    }
+
+    /// Throws made this deal, across the table.
+    pub fn throws(&self) -> u32 {
+        self.throws
+    }
+
+    /// The match standings (final once the match is over).
+    pub fn standings(&self) -> Vec<Standing> {
+        standings(&self.totals, &self.out, self.settings.scoring)
+    }
+
+    /// The seeds of every round dealt, but only once the match is over, when they can no longer
+    /// help anyone cheat. Players can then check every deal.
+    pub fn revealed_seeds(&self) -> Option<&[Seed]> {
+        (self.is_over() && self.fixed_decks.is_none()).then_some(self.round_seeds.as_slice())
+    }
+
+    /// What `seat` may see: see [`SeatView`].
+    pub fn view(&self, seat: usize) -> SeatView {
+        SeatView::of(self, Some(seat))
+    }
+
+    /// What a spectator may see: everything public, no hand.
+    pub fn spectator_view(&self) -> SeatView {
+        SeatView::of(self, None)
+    }
+
+    // ----- Queries used by views, bots and clients -----
+
+    pub(crate) fn stock_len(&self) -> usize {
+        self.stock.len()
+    }
+
+    pub(crate) fn pile(&self) -> &[Card] {
+        &self.pile
+    }
+
+    pub(crate) fn top_throw(&self) -> &[Card] {
+        &self.top_throw
+    }
+
+    pub(crate) fn previous_throw(&self) -> &[Card] {
+        &self.previous_throw
+    }
+
+    pub(crate) fn barred(&self) -> Option<Card> {
+        self.barred
+    }
+
+    /// The pile cards `seat` could take right now (empty unless it is that seat's draw).
+    pub fn takeable(&self, seat: usize) -> Vec<Card> {
+        if seat != self.turn {
+            return Vec::new();
+        }
+        match (self.settings.turn_order, self.phase) {
+            (TurnOrder::DrawThenThrow, Phase::Start) => self.pile.last().copied().into_iter().collect(),
+            (TurnOrder::ThrowThenDraw, Phase::Draw) => {
+                let prev = &self.previous_throw;
+                match self.settings.pickup {
+                    PickUp::SingleOnly if prev.len() == 1 => prev.clone(),
+                    PickUp::SingleOnly => Vec::new(),
+                    PickUp::AnyCard => prev.clone(),
+                    PickUp::Ends => {
+                        let mut ends: Vec<Card> = prev.first().into_iter().chain(prev.last()).copied().collect();
+                        ends.dedup();
+                        ends
+                    }
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether `seat` may call now.
+    pub fn can_call(&self, seat: usize) -> bool {
+        self.check(seat, &Action::Call).is_ok()
+    }
+
+    /// Checks a throw of these cards by `seat` without making it.
+    pub fn check_throw(&self, seat: usize, cards: &[Card]) -> Result<(), RuleError> {
+        self.check_turn(seat)?;
+        match (self.settings.turn_order, self.phase) {
+            (TurnOrder::DrawThenThrow, Phase::Start) => return Err(RuleError::MustDrawFirst),
+            (TurnOrder::ThrowThenDraw, Phase::Draw) => return Err(RuleError::AlreadyThrew),
+            _ => {}
+        }
+        let Some(_) = cards.first() else {
+            return Err(RuleError::EmptyThrow);
+        };
+        let hand = &self.hands[seat];
+        for (i, card) in cards.iter().enumerate() {
+            if !hand.contains(card) {
+                return Err(RuleError::NotInHand(*card));
+            }
+            if cards[..i].contains(card) {
+                return Err(RuleError::DuplicateCard(*card));
+            }
+            if self.barred == Some(*card) {
+                return Err(RuleError::BarredCard(*card));
+            }
+        }
+        classify(cards, &self.settings).map(|_| ()).ok_or(RuleError::IllegalGroup)
+    }
+
+    /// Every action `seat` may take now. Throws are listed once per group, in hand order; any
+    /// other order of the same cards is legal too and only changes which card lands on top.
+    pub fn legal_actions(&self, seat: usize) -> Vec<Action> {
+        let mut actions = Vec::new();
+        if self.check_turn(seat).is_err() {
+            return actions;
+        }
+        if self.can_call(seat) {
+            actions.push(Action::Call);
+        }
+        for from in [Source::Stock, Source::Pile] {
+            if self.check(seat, &Action::Draw { from }).is_ok() {
+                actions.push(Action::Draw { from });
+            }
+        }
+        for card in self.takeable(seat) {
+            actions.push(Action::Draw { from: Source::PileCard(card) });
+        }
+        let may_throw = matches!(
+            (self.settings.turn_order, self.phase),
+            (TurnOrder::DrawThenThrow, Phase::Throw) | (TurnOrder::ThrowThenDraw, Phase::Start)
+        );
+        if may_throw {
+            self.for_each_legal_group(seat, |cards| actions.push(Action::Throw { cards: cards.to_vec() }));
+        }
+        actions
+    }
+
+    /// Calls `f` with every legal group `seat` could throw now, each once, in hand order.
+    pub fn for_each_legal_group(&self, seat: usize, mut f: impl FnMut(&[Card])) {
+        let hand = &self.hands[seat];
+        let n = hand.len().min(16);
+        let mut group = Vec::with_capacity(n);
+        for mask in 1u32..(1 << n) {
+            group.clear();
+            group.extend((0..n).filter(|i| mask & (1 << i) != 0).map(|i| hand[i]));
+            if self.barred.is_some_and(|b| group.contains(&b)) {
+                continue;
+            }
+            if classify(&group, &self.settings).is_some() {
+                f(&group);
+            }
+        }
+    }
+
+    fn check_turn(&self, seat: usize) -> Result<(), RuleError> {
+        match self.phase {
+            Phase::MatchOver => return Err(RuleError::MatchOver),
+            Phase::RoundOver => return Err(RuleError::RoundOver),
+            _ => {}
+        }
+        if seat >= self.seats() {
+            return Err(RuleError::NoSuchSeat(seat));
+        }
+        if seat != self.turn {
+            return Err(RuleError::NotYourTurn);
+        }
+        Ok(())
+    }
+
+    /// Checks an action without taking it.
+    pub fn check(&self, seat: usize, action: &Action) -> Result<(), RuleError> {
+        self.check_turn(seat)?;
+        let order = self.settings.turn_order;
+        match action {
+            Action::Call => {
+                if self.phase != Phase::Start {
+                    return Err(RuleError::CallTooLate);
+                }
+                let total = hand_total(&self.hands[seat], self.settings.court);
+                match self.settings.call_limit {
+                    Some(limit) if total > limit => Err(RuleError::OverLimit { total, limit }),
+                    _ => Ok(()),
+                }
+            }
+            Action::Draw { from } => {
+                match (order, self.phase) {
+                    (TurnOrder::DrawThenThrow, Phase::Throw) => return Err(RuleError::AlreadyDrew),
+                    (TurnOrder::ThrowThenDraw, Phase::Start) => return Err(RuleError::MustThrowFirst),
+                    _ => {}
+                }
+                match from {
+                    Source::Stock => {
+                        if self.stock.is_empty() && self.pile.len() <= self.kept_on_reshuffle() {
+                            return Err(RuleError::StockEmpty);
+                        }
+                        Ok(())
+                    }
+                    Source::Pile => match self.takeable(seat).as_slice() {
+                        [] => Err(RuleError::PileNotTakeable),
+                        [_] => Ok(()),
+                        _ => Err(RuleError::ChoosePileCard),
+                    },
+                    Source::PileCard(card) => {
+                        let takeable = self.takeable(seat);
+                        if takeable.contains(card) {
+                            Ok(())
+                        } else if takeable.is_empty() {
+                            Err(RuleError::PileNotTakeable)
+                        } else {
+                            Err(RuleError::NotTakeable(*card))
+                        }
+                    }
+                }
+            }
+            Action::Throw { cards } => self.check_throw(seat, cards),
+        }
+    }
+
+    /// Takes `seat`'s action, returning the public events it caused, or refuses it and changes
+    /// nothing.
+    pub fn apply(&mut self, seat: usize, action: Action) -> Result<Vec<Event>, RuleError> {
+        self.check(seat, &action)?;
+        let mut events = Vec::with_capacity(2);
+        match action {
+            Action::Call => {
+                events.push(Event::Called { seat });
+                self.show(Some(seat), &mut events);
+            }
+            Action::Draw { from } => {
+                let card = match from {
+                    Source::Stock => {
+                        if self.stock.is_empty() {
+                            self.reshuffle(&mut events);
+                        }
+                        events.push(Event::DrewFromStock { seat });
+                        self.stock.pop().expect("checked: the stock has a card")
+                    }
+                    Source::Pile | Source::PileCard(_) => {
+                        let card = match from {
+                            Source::PileCard(card) => card,
+                            _ => self.takeable(seat)[0],
+                        };
+                        self.take_from_pile(card);
+                        events.push(Event::TookFromPile { seat, card });
+                        card
+                    }
+                };
+                self.hands[seat].push(card);
+                match self.settings.turn_order {
+                    TurnOrder::DrawThenThrow => {
+                        self.phase = Phase::Throw;
+                        if matches!(from, Source::Pile | Source::PileCard(_)) {
+                            self.barred = Some(card);
+                        }
+                    }
+                    TurnOrder::ThrowThenDraw => self.end_turn(&mut events),
+                }
+            }
+            Action::Throw { cards } => {
+                self.hands[seat].retain(|c| !cards.contains(c));
+                self.pile.extend_from_slice(&cards);
+                self.throws += 1;
+                self.barred = None;
+                self.previous_throw = std::mem::replace(&mut self.top_throw, cards.clone());
+                events.push(Event::Threw { seat, cards });
+                match self.settings.turn_order {
+                    TurnOrder::DrawThenThrow => self.end_turn(&mut events),
+                    TurnOrder::ThrowThenDraw => self.phase = Phase::Draw,
+                }
+            }
+        }
+        self.log.extend(events.iter().cloned());
+        Ok(events)
+    }
+
+    /// Deals the next round once the current one is over, returning the public events.
+    pub fn next_round(&mut self) -> Result<Vec<Event>, RuleError> {
+        match self.phase {
+            Phase::RoundOver => {}
+            Phase::MatchOver => return Err(RuleError::MatchOver),
+            _ => return Err(RuleError::RoundNotOver),
+        }
+        self.dealer = self.next_active(self.dealer);
+        self.deal();
+        Ok(self.log.clone())
+    }
+
+    /// The next seat to the left of `seat` still in the match.
+    fn next_active(&self, seat: usize) -> usize {
+        let n = self.seats();
+        (1..=n).map(|k| (seat + k) % n).find(|&s| !self.out[s]).unwrap_or(seat)
+    }
+
+    /// Deals a round: one card at a time from the dealer's left, then one card up as the pile.
+    fn deal(&mut self) {
+        self.round += 1;
+        let mut deck = match &self.fixed_decks {
+            Some(decks) => decks[(self.round as usize - 1) % decks.len()].clone(),
+            None => {
+                let seed = self.seeds.next_seed();
+                self.round_seeds.push(seed);
+                let mut deck = full_deck(self.settings.jokers);
+                shuffle(&mut deck, &seed, 0);
+                deck
+            }
+        };
+        // The deck is listed top card first; keep it as a stack with the top last.
+        deck.reverse();
+        for hand in &mut self.hands {
+            hand.clear();
+        }
+        let first = self.next_active(self.dealer);
+        for _ in 0..self.settings.cards {
+            let mut seat = first;
+            loop {
+                self.hands[seat].push(deck.pop().expect("the pack covers every deal"));
+                seat = self.next_active(seat);
+                if seat == first {
+                    break;
+                }
+            }
+        }
+        let top = deck.pop().expect("the pack covers every deal");
+        self.pile = vec![top];
+        self.top_throw = vec![top];
+        self.previous_throw.clear();
+        self.stock = deck;
+        self.turn = first;
+        self.phase = Phase::Start;
+        self.barred = None;
+        self.throws = 0;
+        self.reshuffles = 0;
+        self.log.clear();
+        self.log.push(Event::Dealt { round: self.round, dealer: self.dealer, pile_top: top });
+    }
+
+    /// How many cards stay on the pile when it is reshuffled: the top card at draw-then-throw
+    /// tables; the whole top throw at throw-then-draw tables, since the next player may pick from
+    /// it.
+    fn kept_on_reshuffle(&self) -> usize {
+        match self.settings.turn_order {
+            TurnOrder::DrawThenThrow => 1,
+            TurnOrder::ThrowThenDraw => self.top_throw.len(),
+        }
+    }
+
+    /// Shuffles everything under the kept top of the pile into a new stock.
+    fn reshuffle(&mut self, events: &mut Vec<Event>) {
+        let keep = self.kept_on_reshuffle();
+        let split = self.pile.len() - keep;
+        let mut cards: Vec<Card> = self.pile.drain(..split).collect();
+        cards.sort();
+        self.reshuffles += 1;
+        let seed = match self.round_seeds.last() {
+            Some(seed) => *seed,
+            None => [0; 32],
+        };
+        shuffle(&mut cards, &seed, self.reshuffles);
+        self.stock = cards;
+        self.previous_throw.clear();
+        if self.settings.turn_order == TurnOrder::DrawThenThrow {
+            let top = self.top_throw.len() - 1;
+            self.top_throw.drain(..top);
+        }
+        events.push(Event::Reshuffled { stock: self.stock.len() });
+    }
+
+    /// Removes `card` from the pile (it is takeable, so it is near the top).
+    fn take_from_pile(&mut self, card: Card) {
+        let at = self.pile.iter().rposition(|&c| c == card).expect("checked: takeable");
+        self.pile.remove(at);
+        for group in [&mut self.top_throw, &mut self.previous_throw] {
+            group.retain(|&c| c != card);
+        }
+    }
+
+    /// Passes the turn, or ends the round at the throw cap.
+    fn end_turn(&mut self, events: &mut Vec<Event>) {
+        self.barred = None;
+        if self.throws >= THROW_CAP {
+            self.show(None, events);
+        } else {
+            self.turn = self.next_active(self.turn);
+            self.phase = Phase::Start;
+        }
+    }
+
+    /// The show: every hand face up, the round scored, eliminations, maybe the match's end.
+    fn show(&mut self, caller: Option<usize>, events: &mut Vec<Event>) {
+        let active: Vec<bool> = self.out.iter().map(|o| !o).collect();
+        let result = score_round(Show {
+            settings: &self.settings,
+            round: self.round,
+            dealer: self.dealer,
+            hands: &self.hands,
+            active: &active,
+            totals: &self.totals,
+            caller,
+        });
+        self.totals.clone_from(&result.total);
+        for &s in &result.eliminated {
+            self.out[s] = true;
+        }
+        self.barred = None;
+        let remaining = self.out.iter().filter(|o| !**o).count();
+        let match_over = match self.settings.rounds {
+            Rounds::Fixed(n) => self.round >= n || (self.settings.elimination.is_some() && remaining <= 1),
+            Rounds::UntilOneRemains => remaining <= 1,
+        };
+        self.results.push(result.clone());
+        events.push(Event::RoundEnded { result: Box::new(result) });
+        if match_over {
+            self.phase = Phase::MatchOver;
+            events.push(Event::MatchEnded { standings: self.standings() });
+        } else {
+            self.phase = Phase::RoundOver;
+        }
+    }
+
+    /// Checks the game's invariants: every card of the pack is in exactly one place, hands are
+    /// sized sensibly, and the totals are consistent. Used by tests after every step.
+    pub fn validate_invariants(&self) -> Result<(), String> {
+        let mut seen = [0u8; crate::card::CARD_KINDS];
+        let places = self.hands.iter().chain([&self.stock, &self.pile]);
+        for card in places.flatten() {
+            seen[card.index()] += 1;
+        }
+        for card in full_deck(true) {
+            let want = u8::from(card.index() < self.settings.deck_size());
+            if seen[card.index()] != want {
+                return Err(format!("{card} is in {} places", seen[card.index()]));
+            }
+        }
+        let pile_top = &self.pile[self.pile.len() - self.top_throw.len()..];
+        if pile_top != self.top_throw.as_slice() {
+            return Err("the top throw is not the top of the pile".into());
+        }
+        if let Some(b) = self.barred {
+            if !self.hands[self.turn].contains(&b) {
+                return Err(format!("barred card {b} is not in the hand of the seat to play"));
+            }
+        }
+        if self.throws > THROW_CAP {
+            return Err(format!("{} throws exceed the cap", self.throws));
+        }
+        for (s, out) in self.out.iter().enumerate() {
+            if *out && !self.hands[s].is_empty() && self.phase != Phase::RoundOver && self.phase != Phase::MatchOver {
+                return Err(format!("eliminated seat {s} holds cards"));
+            }
+        }
+        if self.settings.scoring == crate::Scoring::Settlement && self.totals.iter().sum::<i64>() != 0 {
+            return Err("settlement totals do not sum to zero".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,49 @@
+//! The rules engine of Dhumbal (Jhyap), the Nepali least-count card game.
+//!
+//! Pure and deterministic: no IO, no async, no clock, no global randomness. Everything random
+//! flows from a seed the caller passes, so the same seed and the same actions give the same game.
+//!
+//! # Layout
+//!
+//! - [`card`] — [`Card`], [`Rank`], [`Suit`], the pack, values and the wire notation (`10H`, `RJ`).
+//! - [`settings`] — [`Settings`] with validation ([`SettingsError`]) and the named [`Preset`]s.
+//! - [`group`] — which cards may be thrown together ([`classify`]).
+//! - [`shuffle`] — seeded ChaCha20 Fisher–Yates shuffles.
+//! - [`game`] — the [`Game`] state machine: [`Action`]s in, public [`Event`]s out.
+//! - [`score`] — scoring a round at the show ([`RoundResult`]) and the match [`Standing`]s.
+//! - [`view`] — [`SeatView`], what one seat may see.
+//! - [`error`] — [`RuleError`], why an action was refused, with stable codes.
+//!
+//! # Example
+//!
+//! ```
+//! use dhumbal_engine::{Action, Game, Preset, Source};
+//!
+//! let mut game = Game::new(Preset::Standard.settings(), [7; 32]).unwrap();
+//! let seat = game.turn();
+//! game.apply(seat, Action::Draw { from: Source::Stock }).unwrap();
+//! let card = game.hand(seat)[0];
+//! game.apply(seat, Action::Throw { cards: vec![card] }).unwrap();
+//! assert_eq!(game.turn(), 1);
+//! ```
+
+pub mod card;
+pub mod error;
+pub mod game;
+pub mod group;
+pub mod score;
+pub mod settings;
+pub mod shuffle;
+pub mod view;
+
+pub use card::{Card, Rank, Suit, full_deck, hand_total, parse_cards};
+pub use error::RuleError;
+pub use game::{Action, Event, Game, Phase, Source};
+pub use group::{GroupKind, classify};
+pub use score::{Ending, RoundResult, Standing, standings};
+pub use settings::{
+    CourtValues, Difficulty, DoublePenalty, PenaltyMode, PickUp, Preset, Rounds, Scoring,
+    Settings, SettingsError, THROW_CAP, TurnOrder,
+};
+pub use shuffle::Seed;
+pub use view::SeatView;

@@ -1,0 +1,119 @@
+//! What one seat may see.
+//!
+//! A [`SeatView`] is the game projected for one seat (or a spectator): its own hand, every seat's
+//! card count, the pile's visible cards, the stock's size, whose turn and what phase, the barred
+//! card, the throw count, the scores and the public log. After a show, the round's result holds
+//! every hand face up. Nothing else: never another seat's cards before the show, never the
+//! stock's order, never a seed.
+
+use serde::{Deserialize, Serialize};
+
+use crate::card::{Card, hand_total};
+use crate::game::{Event, Game, Phase};
+use crate::score::RoundResult;
+use crate::settings::{Settings, THROW_CAP};
+
+/// The game as one seat may see it. Build it with [`Game::view`] or [`Game::spectator_view`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatView {
+    /// The seat this view is for; `None` for a spectator.
+    pub seat: Option<usize>,
+    /// The table's settings.
+    pub settings: Settings,
+    /// The current round's number, from 1.
+    pub round: u32,
+    /// The current round's dealer.
+    pub dealer: usize,
+    /// The seat to play.
+    pub turn: usize,
+    /// Where the round stands.
+    pub phase: Phase,
+    /// This seat's hand (empty for a spectator).
+    pub hand: Vec<Card>,
+    /// This seat's hand total.
+    pub hand_total: u32,
+    /// How many cards each seat holds.
+    pub card_counts: Vec<usize>,
+    /// Which seats are out of the match.
+    pub eliminated: Vec<bool>,
+    /// The pile's top card.
+    pub pile_top: Option<Card>,
+    /// The group on top of the pile, as it was thrown (its last card is the top).
+    pub top_throw: Vec<Card>,
+    /// Throw-then-draw: the previous player's throw, from which the seat to play may pick up
+    /// after throwing.
+    pub previous_throw: Vec<Card>,
+    /// Pile cards this seat may take right now.
+    pub takeable: Vec<Card>,
+    /// How many cards are in the pile.
+    pub pile_size: usize,
+    /// How many cards are in the stock.
+    pub stock_size: usize,
+    /// The card taken from the pile this turn, which cannot be thrown this turn.
+    pub barred: Option<Card>,
+    /// Throws made this deal, across the table.
+    pub throws: u32,
+    /// The throw cap.
+    pub throw_cap: u32,
+    /// Whether this seat may call now.
+    pub can_call: bool,
+    /// Every seat's running Total.
+    pub totals: Vec<i64>,
+    /// Every finished round's result.
+    pub results: Vec<RoundResult>,
+    /// The public log of the current round.
+    pub log: Vec<Event>,
+}
+
+impl SeatView {
+    pub(crate) fn of(game: &Game, seat: Option<usize>) -> SeatView {
+        let settings = game.settings().clone();
+        let hand = seat.map(|s| game.hand(s).to_vec()).unwrap_or_default();
+        let playing = !matches!(game.phase(), Phase::RoundOver | Phase::MatchOver);
+        let card_counts = (0..game.seats()).map(|s| game.hand(s).len()).collect();
+        SeatView {
+            seat,
+            round: game.round(),
+            dealer: game.dealer(),
+            turn: game.turn(),
+            phase: game.phase(),
+            hand_total: hand_total(&hand, settings.court),
+            hand,
+            card_counts,
+            eliminated: game.eliminated().to_vec(),
+            pile_top: game.pile().last().copied(),
+            top_throw: game.top_throw().to_vec(),
+            previous_throw: game.previous_throw().to_vec(),
+            takeable: seat.filter(|_| playing).map(|s| game.takeable(s)).unwrap_or_default(),
+            pile_size: game.pile().len(),
+            stock_size: game.stock_len(),
+            barred: game.barred(),
+            throws: game.throws(),
+            throw_cap: THROW_CAP,
+            can_call: seat.is_some_and(|s| game.can_call(s)),
+            totals: game.totals().to_vec(),
+            results: game.results().to_vec(),
+            log: game.log().to_vec(),
+            settings,
+        }
+    }
+
+    /// Whether it is this seat's turn in a round being played.
+    pub fn my_turn(&self) -> bool {
+        self.seat == Some(self.turn) && matches!(self.phase, Phase::Start | Phase::Throw | Phase::Draw)
+    }
+
+    /// Every card this view shows that belongs to no one in particular or to this seat: the
+    /// hand, the pile's visible groups, the barred card and the log. Used to check that a view
+    /// reveals nothing it should not.
+    pub fn visible_cards(&self) -> Vec<Card> {
+        let mut cards = self.hand.clone();
+        cards.extend(self.pile_top);
+        cards.extend(&self.top_throw);
+        cards.extend(&self.previous_throw);
+        cards.extend(&self.takeable);
+        cards.extend(self.barred);
+        cards
+    }
+
+}
