@@ -1,1 +1,2 @@
-fn main(){}
+//! Benchmark of random legal play (written next).
+fn main() {}

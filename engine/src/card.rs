@@ -97,7 +97,7 @@ impl Card {
 
     /// The card with this index (0‥52 the pack in suit order, 52 `RJ`, 53 `BJ`).
     pub fn from_index(index: usize) -> Option<Card> {
-        (index < CARD_KINDS).then(|| Card(index as u8))
+        (index < CARD_KINDS).then_some(Card(index as u8))
     }
 
     /// The card's index: a dense number in `0..CARD_KINDS`, handy for tables and bit sets.
@@ -167,7 +167,9 @@ impl fmt::Debug for Card {
 
 /// Why a piece of text is not a card.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("`{0}` is not a card: write the rank (A, 2-10, J, Q, K) then the suit (S, H, D, C), or RJ/BJ")]
+#[error(
+    "`{0}` is not a card: write the rank (A, 2-10, J, Q, K) then the suit (S, H, D, C), or RJ/BJ"
+)]
 pub struct ParseCardError(pub String);
 
 impl FromStr for Card {
@@ -243,15 +245,17 @@ mod tests {
         assert_eq!("QS".parse::<Card>().unwrap().rank(), Some(Rank::QUEEN));
         assert_eq!("AD".parse::<Card>().unwrap().suit(), Some(Suit::Diamonds));
         assert!("RJ".parse::<Card>().unwrap().is_joker());
-        for bad in ["", "1H", "11H", "0H", "010H", "KX", "JJ", "ah", "A", "10", "♠A", "1S"] {
+        for bad in [
+            "", "1H", "11H", "0H", "010H", "KX", "JJ", "ah", "A", "10", "♠A", "1S",
+        ] {
             assert!(bad.parse::<Card>().is_err(), "{bad} should not parse");
         }
     }
 
     #[test]
     fn values_follow_the_court_setting() {
-        let [a, k, j, q, ten, joker] = ["AS", "KH", "JD", "QC", "10S", "BJ"]
-            .map(|s| s.parse::<Card>().unwrap());
+        let [a, k, j, q, ten, joker] =
+            ["AS", "KH", "JD", "QC", "10S", "BJ"].map(|s| s.parse::<Card>().unwrap());
         assert_eq!(a.value(CourtValues::Tens), 1);
         assert_eq!(k.value(CourtValues::Tens), 10);
         assert_eq!(k.value(CourtValues::Sequential), 13);

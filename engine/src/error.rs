@@ -60,7 +60,9 @@ pub enum RuleError {
     #[error("{0} was just taken from the pile and cannot be thrown this turn")]
     BarredCard(Card),
     /// The cards are not a single, a set or (where allowed) a run.
-    #[error("those cards do not go together: throw one card, cards of one rank, or a run where runs are on")]
+    #[error(
+        "those cards do not go together: throw one card, cards of one rank, or a run where runs are on"
+    )]
     IllegalGroup,
     /// That card cannot be taken from the pile now.
     #[error("{0} cannot be taken from the pile")]

@@ -13,7 +13,7 @@ use crate::group::classify;
 use crate::score::{RoundResult, Show, Standing, score_round, standings};
 use crate::settings::{PickUp, Rounds, SettingsError, THROW_CAP, TurnOrder};
 use crate::shuffle::{Seed, SeedStream, shuffle};
-use crate::{Settings, SeatView};
+use crate::{SeatView, Settings};
 
 /// Where a drawn card comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -334,7 +334,9 @@ impl Game {
             return Vec::new();
         }
         match (self.settings.turn_order, self.phase) {
-            (TurnOrder::DrawThenThrow, Phase::Start) => self.pile.last().copied().into_iter().collect(),
+            (TurnOrder::DrawThenThrow, Phase::Start) => {
+                self.pile.last().copied().into_iter().collect()
+            }
             (TurnOrder::ThrowThenDraw, Phase::Draw) => {
                 let prev = &self.previous_throw;
                 match self.settings.pickup {
@@ -342,7 +344,12 @@ impl Game {
                     PickUp::SingleOnly => Vec::new(),
                     PickUp::AnyCard => prev.clone(),
                     PickUp::Ends => {
-                        let mut ends: Vec<Card> = prev.first().into_iter().chain(prev.last()).copied().collect();
+                        let mut ends: Vec<Card> = prev
+                            .first()
+                            .into_iter()
+                            .chain(prev.last())
+                            .copied()
+                            .collect();
                         ends.dedup();
                         ends
                     }
@@ -380,7 +387,9 @@ impl Game {
                 return Err(RuleError::BarredCard(*card));
             }
         }
-        classify(cards, &self.settings).map(|_| ()).ok_or(RuleError::IllegalGroup)
+        classify(cards, &self.settings)
+            .map(|_| ())
+            .ok_or(RuleError::IllegalGroup)
     }
 
     /// Every action `seat` may take now. Throws are listed once per group, in hand order; any
@@ -399,14 +408,20 @@ impl Game {
             }
         }
         for card in self.takeable(seat) {
-            actions.push(Action::Draw { from: Source::PileCard(card) });
+            actions.push(Action::Draw {
+                from: Source::PileCard(card),
+            });
         }
         let may_throw = matches!(
             (self.settings.turn_order, self.phase),
             (TurnOrder::DrawThenThrow, Phase::Throw) | (TurnOrder::ThrowThenDraw, Phase::Start)
         );
         if may_throw {
-            self.for_each_legal_group(seat, |cards| actions.push(Action::Throw { cards: cards.to_vec() }));
+            self.for_each_legal_group(seat, |cards| {
+                actions.push(Action::Throw {
+                    cards: cards.to_vec(),
+                })
+            });
         }
         actions
     }
@@ -461,7 +476,9 @@ impl Game {
             Action::Draw { from } => {
                 match (order, self.phase) {
                     (TurnOrder::DrawThenThrow, Phase::Throw) => return Err(RuleError::AlreadyDrew),
-                    (TurnOrder::ThrowThenDraw, Phase::Start) => return Err(RuleError::MustThrowFirst),
+                    (TurnOrder::ThrowThenDraw, Phase::Start) => {
+                        return Err(RuleError::MustThrowFirst);
+                    }
                     _ => {}
                 }
                 match from {
@@ -564,7 +581,10 @@ impl Game {
     /// The next seat to the left of `seat` still in the match.
     fn next_active(&self, seat: usize) -> usize {
         let n = self.seats();
-        (1..=n).map(|k| (seat + k) % n).find(|&s| !self.out[s]).unwrap_or(seat)
+        (1..=n)
+            .map(|k| (seat + k) % n)
+            .find(|&s| !self.out[s])
+            .unwrap_or(seat)
     }
 
     /// Deals a round: one card at a time from the dealer's left, then one card up as the pile.
@@ -607,7 +627,11 @@ impl Game {
         self.throws = 0;
         self.reshuffles = 0;
         self.log.clear();
-        self.log.push(Event::Dealt { round: self.round, dealer: self.dealer, pile_top: top });
+        self.log.push(Event::Dealt {
+            round: self.round,
+            dealer: self.dealer,
+            pile_top: top,
+        });
     }
 
     /// How many cards stay on the pile when it is reshuffled: the top card at draw-then-throw
@@ -638,12 +662,18 @@ impl Game {
             let top = self.top_throw.len() - 1;
             self.top_throw.drain(..top);
         }
-        events.push(Event::Reshuffled { stock: self.stock.len() });
+        events.push(Event::Reshuffled {
+            stock: self.stock.len(),
+        });
     }
 
     /// Removes `card` from the pile (it is takeable, so it is near the top).
     fn take_from_pile(&mut self, card: Card) {
-        let at = self.pile.iter().rposition(|&c| c == card).expect("checked: takeable");
+        let at = self
+            .pile
+            .iter()
+            .rposition(|&c| c == card)
+            .expect("checked: takeable");
         self.pile.remove(at);
         for group in [&mut self.top_throw, &mut self.previous_throw] {
             group.retain(|&c| c != card);
@@ -680,14 +710,20 @@ impl Game {
         self.barred = None;
         let remaining = self.out.iter().filter(|o| !**o).count();
         let match_over = match self.settings.rounds {
-            Rounds::Fixed(n) => self.round >= n || (self.settings.elimination.is_some() && remaining <= 1),
+            Rounds::Fixed(n) => {
+                self.round >= n || (self.settings.elimination.is_some() && remaining <= 1)
+            }
             Rounds::UntilOneRemains => remaining <= 1,
         };
         self.results.push(result.clone());
-        events.push(Event::RoundEnded { result: Box::new(result) });
+        events.push(Event::RoundEnded {
+            result: Box::new(result),
+        });
         if match_over {
             self.phase = Phase::MatchOver;
-            events.push(Event::MatchEnded { standings: self.standings() });
+            events.push(Event::MatchEnded {
+                standings: self.standings(),
+            });
         } else {
             self.phase = Phase::RoundOver;
         }
@@ -713,18 +749,26 @@ impl Game {
         }
         if let Some(b) = self.barred {
             if !self.hands[self.turn].contains(&b) {
-                return Err(format!("barred card {b} is not in the hand of the seat to play"));
+                return Err(format!(
+                    "barred card {b} is not in the hand of the seat to play"
+                ));
             }
         }
         if self.throws > THROW_CAP {
             return Err(format!("{} throws exceed the cap", self.throws));
         }
         for (s, out) in self.out.iter().enumerate() {
-            if *out && !self.hands[s].is_empty() && self.phase != Phase::RoundOver && self.phase != Phase::MatchOver {
+            if *out
+                && !self.hands[s].is_empty()
+                && self.phase != Phase::RoundOver
+                && self.phase != Phase::MatchOver
+            {
                 return Err(format!("eliminated seat {s} holds cards"));
             }
         }
-        if self.settings.scoring == crate::Scoring::Settlement && self.totals.iter().sum::<i64>() != 0 {
+        if self.settings.scoring == crate::Scoring::Settlement
+            && self.totals.iter().sum::<i64>() != 0
+        {
             return Err("settlement totals do not sum to zero".into());
         }
         Ok(())

@@ -102,7 +102,12 @@ mod tests {
     }
 
     fn table(runs: bool, jokers: bool, jokers_in_runs: bool) -> Settings {
-        Settings { runs, jokers, jokers_in_runs, ..Preset::Standard.settings() }
+        Settings {
+            runs,
+            jokers,
+            jokers_in_runs,
+            ..Preset::Standard.settings()
+        }
     }
 
     #[test]
@@ -121,7 +126,11 @@ mod tests {
         let on = table(true, false, false);
         assert_eq!(kind("4H 5H 6H", &off), None);
         assert_eq!(kind("4H 5H 6H", &on), Some(GroupKind::Run));
-        assert_eq!(kind("6H 4H 5H", &on), Some(GroupKind::Run), "listed order is free");
+        assert_eq!(
+            kind("6H 4H 5H", &on),
+            Some(GroupKind::Run),
+            "listed order is free"
+        );
         assert_eq!(kind("8S 9S 10S JS", &on), Some(GroupKind::Run));
         assert_eq!(kind("AS 2S 3S", &on), Some(GroupKind::Run));
         assert_eq!(kind("QS KS AS", &on), None, "no wrap");
@@ -140,7 +149,11 @@ mod tests {
         assert_eq!(kind("RJ", &s), Some(GroupKind::Single));
         assert_eq!(kind("4H RJ 6H", &s), None, "never in a run");
         assert_eq!(kind("4H 5H RJ", &s), None, "never extends a run");
-        assert_eq!(kind("7H RJ", &table(false, false, false)), None, "jokers off");
+        assert_eq!(
+            kind("7H RJ", &table(false, false, false)),
+            None,
+            "jokers off"
+        );
     }
 
     #[test]
@@ -149,8 +162,16 @@ mod tests {
         assert_eq!(kind("4H RJ 6H", &s), Some(GroupKind::Run));
         assert_eq!(kind("4H 5H RJ", &s), Some(GroupKind::Run));
         assert_eq!(kind("4H RJ BJ 7H", &s), Some(GroupKind::Run));
-        assert_eq!(kind("QS KS RJ", &s), Some(GroupKind::Run), "extends downward to J");
-        assert_eq!(kind("4H RJ BJ", &s), Some(GroupKind::Set), "one real card: a set, not a run");
+        assert_eq!(
+            kind("QS KS RJ", &s),
+            Some(GroupKind::Run),
+            "extends downward to J"
+        );
+        assert_eq!(
+            kind("4H RJ BJ", &s),
+            Some(GroupKind::Set),
+            "one real card: a set, not a run"
+        );
         assert_eq!(kind("4H RJ 8H", &s), None, "one joker cannot fill two gaps");
         assert_eq!(kind("4H RJ 6S", &s), None, "one suit");
     }

@@ -42,8 +42,8 @@ pub use game::{Action, Event, Game, Phase, Source};
 pub use group::{GroupKind, classify};
 pub use score::{Ending, RoundResult, Standing, standings};
 pub use settings::{
-    CourtValues, Difficulty, DoublePenalty, PenaltyMode, PickUp, Preset, Rounds, Scoring,
-    Settings, SettingsError, THROW_CAP, TurnOrder,
+    CourtValues, Difficulty, DoublePenalty, PenaltyMode, PickUp, Preset, Rounds, Scoring, Settings,
+    SettingsError, THROW_CAP, TurnOrder,
 };
 pub use shuffle::Seed;
 pub use view::SeatView;

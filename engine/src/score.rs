@@ -86,16 +86,33 @@ pub(crate) struct Show<'a> {
 
 /// Scores the show: every row of the round's result, the new totals and any eliminations.
 pub(crate) fn score_round(show: Show<'_>) -> RoundResult {
-    let Show { settings, round, dealer, hands, active, totals, caller } = show;
+    let Show {
+        settings,
+        round,
+        dealer,
+        hands,
+        active,
+        totals,
+        caller,
+    } = show;
     let seats = hands.len();
-    let hand: Vec<u32> = hands.iter().map(|h| hand_total(h, settings.court)).collect();
+    let hand: Vec<u32> = hands
+        .iter()
+        .map(|h| hand_total(h, settings.court))
+        .collect();
     let mut took = vec![0u32; seats];
     let (ending, taker) = match caller {
         Some(caller) => {
             let others = |s: usize| active[s] && s != caller;
             let best_other = lightest(&hand, dealer, others);
             if hand[caller] < hand[best_other] {
-                (Ending::Call { caller, caught: false }, caller)
+                (
+                    Ending::Call {
+                        caller,
+                        caught: false,
+                    },
+                    caller,
+                )
             } else {
                 let margin = hand[caller] - hand[best_other];
                 let base = match settings.double_penalty {
@@ -106,7 +123,13 @@ pub(crate) fn score_round(show: Show<'_>) -> RoundResult {
                     PenaltyMode::Instead => base,
                     PenaltyMode::OnTop => hand[caller] + base,
                 };
-                (Ending::Call { caller, caught: true }, best_other)
+                (
+                    Ending::Call {
+                        caller,
+                        caught: true,
+                    },
+                    best_other,
+                )
             }
         }
         None => (Ending::ThrowCap, lightest(&hand, dealer, |s| active[s])),
@@ -114,7 +137,10 @@ pub(crate) fn score_round(show: Show<'_>) -> RoundResult {
     // Everyone but the taker (and a caught caller, charged above) is charged the hand — except in
     // cumulative scoring, where a caught call charges the caller alone.
     let caught_caller = match ending {
-        Ending::Call { caller, caught: true } => Some(caller),
+        Ending::Call {
+            caller,
+            caught: true,
+        } => Some(caller),
         _ => None,
     };
     if caught_caller.is_none() || settings.scoring == Scoring::Settlement {
@@ -195,7 +221,10 @@ pub fn standings(totals: &[i64], eliminated: &[bool], scoring: Scoring) -> Vec<S
         .iter()
         .map(|&seat| Standing {
             seat,
-            place: 1 + seats.iter().filter(|&&o| key(totals[o]) < key(totals[seat])).count(),
+            place: 1 + seats
+                .iter()
+                .filter(|&&o| key(totals[o]) < key(totals[seat]))
+                .count(),
             total: totals[seat],
             eliminated: eliminated[seat],
         })
@@ -251,7 +280,10 @@ mod tests {
     #[test]
     fn the_double_penalty_applies_above_its_margin_only() {
         let settings = Settings {
-            double_penalty: Some(DoublePenalty { amount: 50, margin: 5 }),
+            double_penalty: Some(DoublePenalty {
+                amount: 50,
+                margin: 5,
+            }),
             ..Preset::Standard.settings()
         };
         // Caller 9 against 4: undercut by 5 → ordinary penalty.
@@ -262,7 +294,11 @@ mod tests {
 
     #[test]
     fn penalty_on_top_adds_the_hand() {
-        let settings = Settings { penalty: 30, penalty_mode: PenaltyMode::OnTop, ..Preset::Standard.settings() };
+        let settings = Settings {
+            penalty: 30,
+            penalty_mode: PenaltyMode::OnTop,
+            ..Preset::Standard.settings()
+        };
         let r = totals_for(&[7, 3, 12], Some(0), &settings);
         assert_eq!(r.took, vec![37, 0, 12]);
         assert_eq!(r.paid, vec![-37, 49, -12]);
@@ -272,7 +308,13 @@ mod tests {
     fn cumulative_caught_charges_only_the_caller() {
         let settings = Preset::Household.settings();
         let r = totals_for(&[6, 6, 20], Some(0), &settings);
-        assert_eq!(r.ending, Ending::Call { caller: 0, caught: true });
+        assert_eq!(
+            r.ending,
+            Ending::Call {
+                caller: 0,
+                caught: true
+            }
+        );
         assert_eq!(r.took, vec![25, 0, 0]);
         assert_eq!(r.total, vec![25, 0, 0]);
         let r = totals_for(&[3, 6, 20], Some(0), &settings);

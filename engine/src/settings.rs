@@ -225,7 +225,9 @@ pub enum SettingsError {
     #[error("the penalty must be 1 to {MAX_PENALTY}, not {0}")]
     Penalty(u32),
     /// The double penalty must be larger than the penalty and at most [`MAX_PENALTY`].
-    #[error("the double penalty must be more than the penalty ({penalty}) and at most {MAX_PENALTY}, not {amount}")]
+    #[error(
+        "the double penalty must be more than the penalty ({penalty}) and at most {MAX_PENALTY}, not {amount}"
+    )]
     DoublePenalty {
         /// The ordinary penalty.
         penalty: u32,
@@ -461,33 +463,101 @@ mod tests {
     fn out_of_range_settings_are_refused_with_their_codes() {
         let base = Settings::default();
         let cases: Vec<(Settings, &str)> = vec![
-            (Settings { players: 1, ..base.clone() }, "bad_players"),
-            (Settings { players: 7, ..base.clone() }, "bad_players"),
-            (Settings { cards: 6, ..base.clone() }, "bad_cards"),
-            (Settings { rounds: Rounds::Fixed(0), ..base.clone() }, "bad_rounds"),
-            (
-                Settings { rounds: Rounds::UntilOneRemains, ..base.clone() },
-                "until_one_needs_elimination",
-            ),
-            (Settings { call_limit: Some(51), ..base.clone() }, "bad_call_limit"),
-            (Settings { penalty: 0, ..base.clone() }, "bad_penalty"),
             (
                 Settings {
-                    double_penalty: Some(DoublePenalty { amount: 20, margin: 5 }),
+                    players: 1,
+                    ..base.clone()
+                },
+                "bad_players",
+            ),
+            (
+                Settings {
+                    players: 7,
+                    ..base.clone()
+                },
+                "bad_players",
+            ),
+            (
+                Settings {
+                    cards: 6,
+                    ..base.clone()
+                },
+                "bad_cards",
+            ),
+            (
+                Settings {
+                    rounds: Rounds::Fixed(0),
+                    ..base.clone()
+                },
+                "bad_rounds",
+            ),
+            (
+                Settings {
+                    rounds: Rounds::UntilOneRemains,
+                    ..base.clone()
+                },
+                "until_one_needs_elimination",
+            ),
+            (
+                Settings {
+                    call_limit: Some(51),
+                    ..base.clone()
+                },
+                "bad_call_limit",
+            ),
+            (
+                Settings {
+                    penalty: 0,
+                    ..base.clone()
+                },
+                "bad_penalty",
+            ),
+            (
+                Settings {
+                    double_penalty: Some(DoublePenalty {
+                        amount: 20,
+                        margin: 5,
+                    }),
                     ..base.clone()
                 },
                 "bad_double_penalty",
             ),
             (
-                Settings { jokers_in_runs: true, jokers: true, ..base.clone() },
+                Settings {
+                    jokers_in_runs: true,
+                    jokers: true,
+                    ..base.clone()
+                },
                 "jokers_in_runs_needs_runs_and_jokers",
             ),
-            (Settings { pickup: PickUp::AnyCard, ..base.clone() }, "pickup_needs_throw_first"),
-            (Settings { elimination: Some(100), ..base.clone() }, "elimination_needs_cumulative"),
-            (Settings { score_reset: true, ..base.clone() }, "score_reset_needs_cumulative"),
+            (
+                Settings {
+                    pickup: PickUp::AnyCard,
+                    ..base.clone()
+                },
+                "pickup_needs_throw_first",
+            ),
+            (
+                Settings {
+                    elimination: Some(100),
+                    ..base.clone()
+                },
+                "elimination_needs_cumulative",
+            ),
+            (
+                Settings {
+                    score_reset: true,
+                    ..base.clone()
+                },
+                "score_reset_needs_cumulative",
+            ),
         ];
         for (settings, code) in cases {
-            assert_eq!(settings.validate().unwrap_err().code(), code, "{settings:?}");
+            assert_eq!(
+                settings.validate().unwrap_err().code(),
+                code,
+                "{settings:?}"
+            );
         }
     }
 
@@ -495,8 +565,14 @@ mod tests {
     fn court_values_cover_the_three_tables() {
         let [j, q, k] = [Rank::JACK, Rank::QUEEN, Rank::KING];
         assert_eq!([j, q, k].map(|r| CourtValues::Tens.value(r)), [10, 10, 10]);
-        assert_eq!([j, q, k].map(|r| CourtValues::Sequential.value(r)), [11, 12, 13]);
-        assert_eq!([j, q, k].map(|r| CourtValues::JackZero.value(r)), [0, 10, 10]);
+        assert_eq!(
+            [j, q, k].map(|r| CourtValues::Sequential.value(r)),
+            [11, 12, 13]
+        );
+        assert_eq!(
+            [j, q, k].map(|r| CourtValues::JackZero.value(r)),
+            [0, 10, 10]
+        );
         assert_eq!(CourtValues::JackZero.value(Rank::ACE), 1);
     }
 

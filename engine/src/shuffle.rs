@@ -72,7 +72,11 @@ mod tests {
     use crate::card::full_deck;
 
     fn text(cards: &[Card]) -> String {
-        cards.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
+        cards
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     #[test]

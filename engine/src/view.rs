@@ -84,7 +84,10 @@ impl SeatView {
             pile_top: game.pile().last().copied(),
             top_throw: game.top_throw().to_vec(),
             previous_throw: game.previous_throw().to_vec(),
-            takeable: seat.filter(|_| playing).map(|s| game.takeable(s)).unwrap_or_default(),
+            takeable: seat
+                .filter(|_| playing)
+                .map(|s| game.takeable(s))
+                .unwrap_or_default(),
             pile_size: game.pile().len(),
             stock_size: game.stock_len(),
             barred: game.barred(),
@@ -100,7 +103,8 @@ impl SeatView {
 
     /// Whether it is this seat's turn in a round being played.
     pub fn my_turn(&self) -> bool {
-        self.seat == Some(self.turn) && matches!(self.phase, Phase::Start | Phase::Throw | Phase::Draw)
+        self.seat == Some(self.turn)
+            && matches!(self.phase, Phase::Start | Phase::Throw | Phase::Draw)
     }
 
     /// Every card this view shows that belongs to no one in particular or to this seat: the
@@ -115,5 +119,4 @@ impl SeatView {
         cards.extend(self.barred);
         cards
     }
-
 }
