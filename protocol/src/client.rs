@@ -1,0 +1,355 @@
+//! What a client may send, and how the server reads it.
+//!
+//! A message is checked for its shape before anything else: [`parse_client_message`] turns text
+//! into a [`ClientEnvelope`] or a [`ParseError`] whose code is `bad_message` (not JSON, not an
+//! object, no `type`, or fields that do not fit) or `unknown_type` (a `type` the protocol does
+//! not have). Permission and the rules are checked later, by the room.
+
+use dhumbal_engine::{Card, Difficulty, Preset, Settings, Source};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::codes;
+use crate::schema;
+
+/// The optional `id` a client puts on a message; an `error` answering that message echoes it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum MessageId {
+    /// A number.
+    Number(u64),
+    /// A string.
+    Text(String),
+}
+
+/// A client message with its optional `id`: `{"type": …, "id": 7, …}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ClientEnvelope {
+    /// Echoed by an `error` answering this message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<MessageId>,
+    /// The message.
+    #[serde(flatten)]
+    pub message: ClientMessage,
+}
+
+impl From<ClientMessage> for ClientEnvelope {
+    fn from(message: ClientMessage) -> ClientEnvelope {
+        ClientEnvelope { id: None, message }
+    }
+}
+
+/// The first message on a socket: join a room, take a seat back with its token, or watch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Hello {
+    /// The protocol version the client speaks: [`crate::PROTOCOL_VERSION`].
+    pub protocol: u32,
+    /// The room's code.
+    pub room: String,
+    /// The name shown at the table (1 to 24 characters).
+    pub name: String,
+    /// The seat token from an earlier `welcome`, to take that seat back; `null` to join anew.
+    pub token: Option<String>,
+    /// Watch instead of taking a seat: the view shows no hand until the show.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spectator: bool,
+    /// The secret from `POST /api/rooms`, which makes this player the room's host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_secret: Option<String>,
+}
+
+/// Where a `draw` takes its card from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DrawFrom {
+    /// The top of the face-down stock.
+    Stock,
+    /// The pile: its top card, or the named `card` of the previous throw.
+    Pile,
+}
+
+/// Everything a client may send.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMessage {
+    /// Join a room (the first message on a socket).
+    Hello(Hello),
+    /// Lobby: move to this empty seat.
+    TakeSeat {
+        /// The seat, from 0.
+        seat: usize,
+    },
+    /// Lobby, host only: play with these settings.
+    SetSettings {
+        /// Every setting of the table.
+        #[schemars(with = "schema::Settings")]
+        settings: Settings,
+    },
+    /// Lobby, host only: play with a named preset's settings.
+    SetPreset {
+        /// `standard`, `household` or `yaniv`.
+        #[schemars(with = "schema::Preset")]
+        preset: Preset,
+    },
+    /// Lobby, host only: put a bot in an empty seat (or change a bot's difficulty).
+    AddBot {
+        /// The seat, from 0.
+        seat: usize,
+        /// The bot's difficulty; the table's difficulty when left out.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Option<schema::Difficulty>")]
+        difficulty: Option<Difficulty>,
+    },
+    /// Lobby, host only: empty a seat (a bot leaves; a person is moved to watching).
+    ClearSeat {
+        /// The seat, from 0.
+        seat: usize,
+    },
+    /// Lobby, host only: start the match; bots fill every empty seat.
+    Start,
+    /// Play: call (at the start of your turn, at or under the limit).
+    Call,
+    /// Play: draw one card.
+    Draw {
+        /// `stock` or `pile`.
+        from: DrawFrom,
+        /// With `pile`: the card to take, where several could be taken (or to be explicit).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Option<schema::Card>")]
+        card: Option<Card>,
+    },
+    /// Play: throw one legal group; the cards land in this order, the last on top.
+    Throw {
+        /// The cards, in the order they land.
+        #[schemars(with = "Vec<schema::Card>")]
+        cards: Vec<Card>,
+    },
+    /// Between rounds: this seat has read the result and is ready for the next deal.
+    Ready,
+    /// After the match: this seat wants another match in the same room.
+    Rematch,
+}
+
+impl ClientMessage {
+    /// Every `type` a client may send.
+    pub const TYPES: [&'static str; 12] = [
+        "hello",
+        "take_seat",
+        "set_settings",
+        "set_preset",
+        "add_bot",
+        "clear_seat",
+        "start",
+        "call",
+        "draw",
+        "throw",
+        "ready",
+        "rematch",
+    ];
+
+    /// This message's `type`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ClientMessage::Hello(_) => "hello",
+            ClientMessage::TakeSeat { .. } => "take_seat",
+            ClientMessage::SetSettings { .. } => "set_settings",
+            ClientMessage::SetPreset { .. } => "set_preset",
+            ClientMessage::AddBot { .. } => "add_bot",
+            ClientMessage::ClearSeat { .. } => "clear_seat",
+            ClientMessage::Start => "start",
+            ClientMessage::Call => "call",
+            ClientMessage::Draw { .. } => "draw",
+            ClientMessage::Throw { .. } => "throw",
+            ClientMessage::Ready => "ready",
+            ClientMessage::Rematch => "rematch",
+        }
+    }
+}
+
+/// Turns a `draw`'s `from` and `card` into the engine's [`Source`], or says why they do not fit.
+pub fn draw_source(from: DrawFrom, card: Option<Card>) -> Result<Source, &'static str> {
+    match (from, card) {
+        (DrawFrom::Stock, None) => Ok(Source::Stock),
+        (DrawFrom::Stock, Some(_)) => Err("a draw from the stock cannot name a card"),
+        (DrawFrom::Pile, None) => Ok(Source::Pile),
+        (DrawFrom::Pile, Some(card)) => Ok(Source::PileCard(card)),
+    }
+}
+
+/// Why a message's shape was refused. `code` is `bad_message` or `unknown_type`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    /// [`codes::BAD_MESSAGE`] or [`codes::UNKNOWN_TYPE`].
+    pub code: &'static str,
+    /// A sentence saying what is wrong.
+    pub message: String,
+    /// The message's `id`, when it could be read, so the error can echo it.
+    pub id: Option<MessageId>,
+}
+
+/// Reads a client message: JSON, an object, a known `type`, fields that fit it.
+pub fn parse_client_message(text: &str) -> Result<ClientEnvelope, ParseError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ParseError {
+        code: codes::BAD_MESSAGE,
+        message: format!("the message is not JSON: {e}"),
+        id: None,
+    })?;
+    let serde_json::Value::Object(object) = &value else {
+        return Err(ParseError {
+            code: codes::BAD_MESSAGE,
+            message: "a message must be a JSON object with a \"type\"".into(),
+            id: None,
+        });
+    };
+    let id = object
+        .get("id")
+        .and_then(|id| serde_json::from_value::<MessageId>(id.clone()).ok());
+    let Some(kind) = object.get("type") else {
+        return Err(ParseError {
+            code: codes::BAD_MESSAGE,
+            message: "a message must have a \"type\"".into(),
+            id,
+        });
+    };
+    let Some(kind) = kind.as_str() else {
+        return Err(ParseError {
+            code: codes::BAD_MESSAGE,
+            message: "the \"type\" must be a string".into(),
+            id,
+        });
+    };
+    if !ClientMessage::TYPES.contains(&kind) {
+        return Err(ParseError {
+            code: codes::UNKNOWN_TYPE,
+            message: format!(
+                "there is no message type \"{}\"; the types are {}",
+                kind.chars().take(40).collect::<String>(),
+                ClientMessage::TYPES.join(", ")
+            ),
+            id,
+        });
+    }
+    let kind = kind.to_owned();
+    let envelope: ClientEnvelope = serde_json::from_value(value).map_err(|e| ParseError {
+        code: codes::BAD_MESSAGE,
+        message: format!("a \"{kind}\" message does not fit: {e}"),
+        id: id.clone(),
+    })?;
+    if let ClientMessage::Draw { from, card } = &envelope.message {
+        draw_source(*from, *card).map_err(|e| ParseError {
+            code: codes::BAD_MESSAGE,
+            message: e.into(),
+            id: id.clone(),
+        })?;
+    }
+    Ok(envelope)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dhumbal_engine::parse_cards;
+
+    #[test]
+    fn the_hello_of_the_issue_parses_exactly() {
+        let text = r#"{"type":"hello","protocol":1,"room":"CODE","name":"Asha","token":null}"#;
+        let envelope = parse_client_message(text).unwrap();
+        let hello = Hello {
+            protocol: 1,
+            room: "CODE".into(),
+            name: "Asha".into(),
+            token: None,
+            spectator: false,
+            host_secret: None,
+        };
+        assert_eq!(envelope.message, ClientMessage::Hello(hello.clone()));
+        assert_eq!(envelope.id, None);
+        assert_eq!(
+            serde_json::to_string(&ClientEnvelope::from(ClientMessage::Hello(hello))).unwrap(),
+            text
+        );
+    }
+
+    #[test]
+    fn every_message_round_trips_and_its_type_is_listed() {
+        let messages = vec![
+            ClientMessage::TakeSeat { seat: 2 },
+            ClientMessage::SetSettings {
+                settings: Preset::Yaniv.settings(),
+            },
+            ClientMessage::SetPreset {
+                preset: Preset::Household,
+            },
+            ClientMessage::AddBot {
+                seat: 1,
+                difficulty: Some(Difficulty::Hard),
+            },
+            ClientMessage::ClearSeat { seat: 1 },
+            ClientMessage::Start,
+            ClientMessage::Call,
+            ClientMessage::Draw {
+                from: DrawFrom::Pile,
+                card: Some("QS".parse().unwrap()),
+            },
+            ClientMessage::Throw {
+                cards: parse_cards("3S 3H").unwrap(),
+            },
+            ClientMessage::Ready,
+            ClientMessage::Rematch,
+        ];
+        for message in messages {
+            let envelope = ClientEnvelope {
+                id: Some(MessageId::Number(9)),
+                message,
+            };
+            let text = serde_json::to_string(&envelope).unwrap();
+            let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(value["type"], envelope.message.type_name());
+            assert!(ClientMessage::TYPES.contains(&envelope.message.type_name()));
+            assert_eq!(parse_client_message(&text).unwrap(), envelope, "{text}");
+        }
+    }
+
+    #[test]
+    fn shape_errors_have_their_codes_and_echo_the_id() {
+        let cases = [
+            ("{not json", codes::BAD_MESSAGE, None),
+            ("[1,2]", codes::BAD_MESSAGE, None),
+            (
+                r#"{"id":3}"#,
+                codes::BAD_MESSAGE,
+                Some(MessageId::Number(3)),
+            ),
+            (
+                r#"{"type":5,"id":"a"}"#,
+                codes::BAD_MESSAGE,
+                Some(MessageId::Text("a".into())),
+            ),
+            (
+                r#"{"type":"dance","id":4}"#,
+                codes::UNKNOWN_TYPE,
+                Some(MessageId::Number(4)),
+            ),
+            (
+                r#"{"type":"throw","cards":["ZZ"],"id":5}"#,
+                codes::BAD_MESSAGE,
+                Some(MessageId::Number(5)),
+            ),
+            (r#"{"type":"take_seat"}"#, codes::BAD_MESSAGE, None),
+            (
+                r#"{"type":"draw","from":"stock","card":"AS"}"#,
+                codes::BAD_MESSAGE,
+                None,
+            ),
+            (
+                r#"{"type":"draw","from":"floor"}"#,
+                codes::BAD_MESSAGE,
+                None,
+            ),
+        ];
+        for (text, code, id) in cases {
+            let err = parse_client_message(text).unwrap_err();
+            assert_eq!((err.code, err.id), (code, id), "{text}: {}", err.message);
+        }
+    }
+}

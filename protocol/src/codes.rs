@@ -1,0 +1,57 @@
+//! The stable error codes of the protocol.
+//!
+//! An `error` message carries one of these codes, a code of the engine's rules
+//! (`not_your_turn`, `illegal_group`, … — see `dhumbal_engine::RuleError::code`), or a code of
+//! the settings' validation (`bad_players`, … — see `dhumbal_engine::SettingsError::code`).
+//! Codes never change meaning; new ones may be added.
+
+/// The message is not JSON, not an object, has no `type`, or its fields do not fit its type.
+pub const BAD_MESSAGE: &str = "bad_message";
+/// The message's `type` is not one the server knows.
+pub const UNKNOWN_TYPE: &str = "unknown_type";
+/// The message is larger than the server accepts.
+pub const TOO_BIG: &str = "too_big";
+/// The `hello` names a protocol version the server does not speak.
+pub const UNSUPPORTED_PROTOCOL: &str = "unsupported_protocol";
+/// Something other than `hello` came before `hello`.
+pub const HELLO_FIRST: &str = "hello_first";
+/// A second `hello` on a socket that has already joined a room.
+pub const ALREADY_JOINED: &str = "already_joined";
+/// No room has this code.
+pub const UNKNOWN_ROOM: &str = "unknown_room";
+/// Every seat is taken (a `hello` may still watch with `spectator: true`).
+pub const ROOM_FULL: &str = "room_full";
+/// The seat token is not one this room gave out.
+pub const BAD_TOKEN: &str = "bad_token";
+/// The host secret is not this room's.
+pub const BAD_HOST_SECRET: &str = "bad_host_secret";
+/// The name is empty or too long.
+pub const BAD_NAME: &str = "bad_name";
+/// Only a seated player may do that; spectators only watch.
+pub const NOT_SEATED: &str = "not_seated";
+/// Only the host may do that.
+pub const NOT_HOST: &str = "not_host";
+/// The play message came from a seat whose turn it is not. (The engine's `not_your_turn`.)
+pub const NOT_YOUR_TURN: &str = "not_your_turn";
+/// The seat number is not at this table.
+pub const NO_SUCH_SEAT: &str = "no_such_seat";
+/// The seat is already occupied.
+pub const SEAT_TAKEN: &str = "seat_taken";
+/// A seat that would disappear with the new player count is held by a person.
+pub const SEATS_OCCUPIED: &str = "seats_occupied";
+/// The host cannot empty their own seat.
+pub const OWN_SEAT: &str = "own_seat";
+/// Lobby actions are only possible before the match starts.
+pub const ALREADY_STARTED: &str = "already_started";
+/// Play is only possible once the match has started.
+pub const NOT_STARTED: &str = "not_started";
+/// `ready` is only meaningful between rounds.
+pub const NOT_BETWEEN_ROUNDS: &str = "not_between_rounds";
+/// `rematch` is only meaningful once the match is over.
+pub const MATCH_NOT_OVER: &str = "match_not_over";
+/// Fixed decks are only accepted by a server started with `--allow-test-decks`.
+pub const TEST_DECKS_DISABLED: &str = "test_decks_disabled";
+/// The server holds as many rooms as it may.
+pub const TOO_MANY_ROOMS: &str = "too_many_rooms";
+/// Something went wrong inside the server; it has been logged.
+pub const INTERNAL: &str = "internal";

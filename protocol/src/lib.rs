@@ -1,0 +1,73 @@
+//! The messages between a Dhumbal server and its clients: JSON over a WebSocket.
+//!
+//! Every message is a JSON object with a `type` tag in snake_case. A client sends
+//! [`ClientMessage`]s (wrapped in a [`ClientEnvelope`] that may carry an `id`, echoed by any
+//! `error` that answers it); the server sends [`ServerMessage`]s. The first message on a socket is
+//! always `hello`, exactly like this:
+//!
+//! ```
+//! use dhumbal_protocol::{ClientMessage, parse_client_message};
+//!
+//! let text = r#"{"type":"hello","protocol":1,"room":"CODE","name":"Asha","token":null}"#;
+//! let envelope = parse_client_message(text).unwrap();
+//! assert!(matches!(envelope.message, ClientMessage::Hello(_)));
+//! ```
+//!
+//! The game's own values (cards, settings, a seat's view, public events, round results) travel in
+//! the engine's serde form; [`json_schema`] describes all of it, and `docs/protocol.md` explains
+//! every message with an example.
+//!
+//! # Layout
+//!
+//! - [`client`] — what a client may send ([`ClientMessage`]) and how it is parsed
+//!   ([`parse_client_message`]), with the shape errors `bad_message` and `unknown_type`.
+//! - [`server`] — what the server sends ([`ServerMessage`]) and the room description
+//!   ([`RoomState`]).
+//! - [`http`] — the JSON bodies of the HTTP API (`POST /api/rooms`, `GET /api/rooms/{code}`).
+//! - [`codes`] — the stable error codes of the protocol itself (the engine adds its rule codes).
+//! - `schema` — mirrors of the engine's wire types for the JSON Schema ([`json_schema`]).
+
+pub mod client;
+pub mod codes;
+pub mod http;
+mod schema;
+pub mod server;
+
+pub use client::{
+    ClientEnvelope, ClientMessage, DrawFrom, Hello, MessageId, ParseError, draw_source,
+    parse_client_message,
+};
+pub use http::{ApiError, CreateRoom, CreatedRoom, RoomSummary};
+pub use schema::json_schema;
+pub use server::{
+    ErrorMessage, MatchResult, RoomState, SeatInfo, SeatKind, ServerMessage, Stage, Welcome,
+};
+
+/// The protocol's version. A `hello` carrying another version is refused with
+/// [`codes::UNSUPPORTED_PROTOCOL`].
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Writes a 32-byte seed as 64 lowercase hex digits, the way `match_result` reveals seeds.
+pub fn seed_hex(seed: &[u8; 32]) -> String {
+    use std::fmt::Write;
+    seed.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_are_written_as_hex() {
+        let mut seed = [0u8; 32];
+        seed[0] = 0xab;
+        seed[31] = 0x01;
+        let hex = seed_hex(&seed);
+        assert_eq!(hex.len(), 64);
+        assert!(hex.starts_with("ab00"));
+        assert!(hex.ends_with("0001"));
+    }
+}

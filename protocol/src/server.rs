@@ -1,0 +1,201 @@
+//! What the server sends.
+//!
+//! After a successful `hello` a client gets `welcome`, then `room`, then (once the match has
+//! started) `state`. From then on: `room` whenever the seats or the stage change, `event` for
+//! every public event, `state` after every change of the game, `round_result` at each show,
+//! `match_result` at the end, and `error` answering a message that was refused.
+
+use dhumbal_engine::{Difficulty, Event, RoundResult, SeatView, Settings, Standing};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::client::MessageId;
+use crate::schema;
+
+/// Everything the server sends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// The answer to a successful `hello`.
+    Welcome(Welcome),
+    /// The room: its seats, settings, host and stage. Sent on joining and after every change.
+    Room(RoomState),
+    /// This seat's view of the game (a spectator's view for a spectator), after every change.
+    State {
+        /// Everything this seat may see.
+        #[schemars(with = "schema::SeatView")]
+        view: Box<SeatView>,
+    },
+    /// A public event, for animation: a deal, a draw, a pick-up, a throw, a call, a show.
+    Event {
+        /// The event.
+        #[schemars(with = "schema::Event")]
+        event: Event,
+    },
+    /// The show: every hand face up and the score rows.
+    RoundResult {
+        /// The round's result.
+        #[schemars(with = "schema::RoundResult")]
+        result: Box<RoundResult>,
+    },
+    /// The match is over.
+    MatchResult(MatchResult),
+    /// A message was refused; nothing changed.
+    Error(ErrorMessage),
+}
+
+/// The answer to a successful `hello`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Welcome {
+    /// The protocol version the server speaks.
+    pub protocol: u32,
+    /// The room's code.
+    pub room: String,
+    /// Your seat, or `null` when watching.
+    pub seat: Option<usize>,
+    /// Your secret seat token: present it in a later `hello` to take this seat back. Keep it to
+    /// yourself. `null` when watching.
+    pub token: Option<String>,
+    /// Whether you are the room's host.
+    pub host: bool,
+}
+
+/// Where a room stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Seats are being taken and settings chosen.
+    Lobby,
+    /// A round is being played.
+    Playing,
+    /// A round has ended; the next deal waits for every connected person's `ready`.
+    BetweenRounds,
+    /// The match has ended; `rematch` starts another.
+    MatchOver,
+}
+
+/// Who is in a seat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SeatKind {
+    /// Nobody yet; a bot takes it when the match starts.
+    Empty,
+    /// A person.
+    Human,
+    /// A bot.
+    Bot,
+}
+
+/// One seat as everyone in the room sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SeatInfo {
+    /// The seat number, from 0.
+    pub seat: usize,
+    /// Empty, a person, or a bot.
+    pub kind: SeatKind,
+    /// The person's name, or the bot's.
+    pub name: Option<String>,
+    /// A bot's difficulty.
+    #[schemars(with = "Option<schema::Difficulty>")]
+    pub difficulty: Option<Difficulty>,
+    /// Whether the person is connected (bots always are; an empty seat is not).
+    pub connected: bool,
+    /// Between rounds: whether this seat has sent `ready` (bots always have). After the match:
+    /// whether it has asked for a rematch.
+    pub ready: bool,
+}
+
+/// The room: seats, settings, host, stage.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RoomState {
+    /// The room's code.
+    pub code: String,
+    /// Where the room stands.
+    pub stage: Stage,
+    /// Whether the match has started (any stage but the lobby).
+    pub started: bool,
+    /// The table's settings.
+    #[schemars(with = "schema::Settings")]
+    pub settings: Settings,
+    /// Every seat.
+    pub seats: Vec<SeatInfo>,
+    /// The host's seat, if the host is seated.
+    pub host: Option<usize>,
+    /// The seat of the client this message is sent to, `null` when watching.
+    pub your_seat: Option<usize>,
+}
+
+/// The end of a match.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MatchResult {
+    /// The final standings, best first.
+    #[schemars(with = "Vec<schema::Standing>")]
+    pub standings: Vec<Standing>,
+    /// Every round's result.
+    #[schemars(with = "Vec<schema::RoundResult>")]
+    pub results: Vec<RoundResult>,
+    /// Every round's shuffle seed, 64 hex digits each, so anyone can check the deals. Empty when
+    /// the room was dealt from fixed test decks.
+    pub seeds: Vec<String>,
+}
+
+/// A refusal: a stable code, a sentence, and the `id` of the message it answers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorMessage {
+    /// The stable code (see [`crate::codes`] and the engine's rule codes).
+    pub code: String,
+    /// A sentence for people.
+    pub message: String,
+    /// The `id` of the refused message, if it had one.
+    pub id: Option<MessageId>,
+}
+
+impl ServerMessage {
+    /// An `error` message.
+    pub fn error(code: &str, message: impl Into<String>, id: Option<MessageId>) -> ServerMessage {
+        ServerMessage::Error(ErrorMessage {
+            code: code.to_owned(),
+            message: message.into(),
+            id,
+        })
+    }
+
+    /// This message as JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("server messages always serialize")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dhumbal_engine::{Game, Preset};
+
+    #[test]
+    fn server_messages_round_trip() {
+        let game = Game::new(Preset::Standard.settings(), [3; 32]).unwrap();
+        let messages = vec![
+            ServerMessage::Welcome(Welcome {
+                protocol: 1,
+                room: "ABC".into(),
+                seat: Some(0),
+                token: Some("t".into()),
+                host: true,
+            }),
+            ServerMessage::State {
+                view: Box::new(game.view(0)),
+            },
+            ServerMessage::Event {
+                event: game.log()[0].clone(),
+            },
+            ServerMessage::error("not_host", "only the host may start", None),
+        ];
+        for message in messages {
+            let text = message.to_json();
+            assert_eq!(
+                serde_json::from_str::<ServerMessage>(&text).unwrap(),
+                message
+            );
+        }
+    }
+}
