@@ -1,0 +1,197 @@
+//! The arena: plays many matches between bots and prints how each did.
+//!
+//! ```text
+//! cargo run --release -p dhumbal-bots --bin arena -- --preset standard \
+//!     --seats hard,medium,easy,easy --games 10000 --seed 1 --threads 2 [--json]
+//! ```
+//!
+//! Entries rotate round the table (see [`dhumbal_bots::arena`]). For each entry it prints the
+//! mean Paid per round (mean points per round at cumulative tables, where lower is better) with
+//! a 95% confidence interval, the match win rate, calls made and calls caught; then the rounds
+//! ended by the throw cap and the throughput. `--json` prints one JSON object instead, whose
+//! `bots` hold one object per entry with `mean_per_round` signed so that higher is better.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+use dhumbal_bots::arena::{Config, run};
+use dhumbal_engine::{Difficulty, Preset, Scoring};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+/// Plays bots against each other and prints how each did.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// The table: standard, household or yaniv.
+    #[arg(long, default_value = "standard")]
+    preset: String,
+    /// The bots, one per seat, comma-separated: easy, medium or hard.
+    #[arg(long, default_value = "hard,medium,easy,easy")]
+    seats: String,
+    /// How many matches to play.
+    #[arg(long, default_value_t = 1000)]
+    games: u64,
+    /// The seed every deal and bot derives from.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Threads to play on.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn difficulty(name: &str) -> Option<Difficulty> {
+    [Difficulty::Easy, Difficulty::Medium, Difficulty::Hard]
+        .into_iter()
+        .find(|d| d.name() == name.trim())
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let Some(preset) = Preset::from_name(&args.preset) else {
+        eprintln!(
+            "unknown preset `{}`: use standard, household or yaniv",
+            args.preset
+        );
+        return ExitCode::FAILURE;
+    };
+    let entries: Option<Vec<Difficulty>> = args.seats.split(',').map(difficulty).collect();
+    let Some(entries) = entries else {
+        eprintln!(
+            "--seats takes easy, medium or hard, comma-separated: `{}`",
+            args.seats
+        );
+        return ExitCode::FAILURE;
+    };
+    let mut settings = preset.settings();
+    settings.players = match u8::try_from(entries.len()) {
+        Ok(n) => n,
+        Err(_) => {
+            eprintln!("too many seats");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Err(e) = settings.validate() {
+        eprintln!("that table cannot be played: {e}");
+        return ExitCode::FAILURE;
+    }
+    let config = Config {
+        settings,
+        entries: entries.clone(),
+        games: args.games,
+        seed: args.seed,
+        threads: args.threads,
+    };
+    let bar = if args.json || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::new(args.games);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} matches, {per_sec}, eta {eta}")
+                .expect("a valid template"),
+        );
+        bar
+    };
+    let started = Instant::now();
+    let summary = match run(&config, |done| bar.set_position(done)) {
+        Ok(summary) => summary,
+        Err(e) => {
+            bar.abandon();
+            eprintln!("a match failed: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    bar.finish_and_clear();
+    let seconds = started.elapsed().as_secs_f64();
+    let rounds_per_sec = summary.rounds as f64 / seconds.max(1e-9);
+    let cumulative = config.settings.scoring == Scoring::Cumulative;
+    let names: Vec<String> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let same = entries.iter().filter(|e| *e == d).count();
+            let nth = entries[..i].iter().filter(|e| *e == d).count() + 1;
+            if same > 1 {
+                format!("{}#{nth}", d.name())
+            } else {
+                d.name().to_owned()
+            }
+        })
+        .collect();
+    if args.json {
+        let bots: Vec<_> = entries
+            .iter()
+            .zip(&summary.tallies)
+            .zip(&names)
+            .map(|((d, t), name)| {
+                json!({
+                    "bot": d.name(),
+                    "entry": name,
+                    "mean_per_round": t.mean(),
+                    "ci95": t.ci95(),
+                    "win_rate": t.win_rate(),
+                    "calls": t.calls,
+                    "caught": t.caught,
+                    "rounds": t.rounds,
+                    "matches": t.matches,
+                })
+            })
+            .collect();
+        let out = json!({
+            "preset": preset.name(),
+            "seats": entries.iter().map(|d| d.name()).collect::<Vec<_>>(),
+            "games": summary.matches,
+            "rounds": summary.rounds,
+            "throw_cap_rounds": summary.throw_cap_rounds,
+            "seconds": seconds,
+            "rounds_per_sec": rounds_per_sec,
+            "scoring": if cumulative { "cumulative" } else { "settlement" },
+            "bots": bots,
+        });
+        println!("{out}");
+        return ExitCode::SUCCESS;
+    }
+    let what = if cumulative {
+        "mean points/round (lower is better)"
+    } else {
+        "mean Paid/round"
+    };
+    println!(
+        "{} matches, {} rounds of `{}`, seed {}",
+        summary.matches,
+        summary.rounds,
+        preset.name(),
+        args.seed
+    );
+    println!(
+        "{:<10} {:>38} {:>9} {:>8} {:>8}",
+        "bot", what, "win rate", "calls", "caught"
+    );
+    for (name, t) in names.iter().zip(&summary.tallies) {
+        let sign = if cumulative { -1.0 } else { 1.0 };
+        println!(
+            "{:<10} {:>29.3} ± {:<6.3} {:>8.1}% {:>8} {:>8}",
+            name,
+            sign * t.mean(),
+            t.ci95(),
+            100.0 * t.win_rate(),
+            t.calls,
+            t.caught
+        );
+    }
+    println!(
+        "rounds ended by the throw cap: {} ({:.2}%)",
+        summary.throw_cap_rounds,
+        100.0 * summary.throw_cap_rounds as f64 / summary.rounds.max(1) as f64
+    );
+    println!(
+        "{rounds_per_sec:.0} rounds/s on {} threads ({seconds:.1} s)",
+        args.threads
+    );
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,433 @@
+//! The hard bot: counts every card, estimates every opponent's total, looks a turn ahead, and
+//! calls 2 under the limit only when it is very likely the lightest.
+//!
+//! - Card counting: its [`Memory`] holds every public fact of the round — every card thrown, every
+//!   pile card taken and by whom, every reshuffle — so it knows which cards are out of play in
+//!   the pile, which cards each opponent is known to hold, and which are still unseen (in the
+//!   stock or in the unknown part of other hands).
+//! - Looking ahead: a hand is judged by what it is expected to hold after the bot's next turn —
+//!   draw-then-throw: every possible blind card weighed by its chance, then the best throw;
+//!   throw-then-draw: the best throw, then an average draw — or, if it is low enough to call on,
+//!   by its total less a bonus. Every draw and every throw is chosen to make that judgement best.
+//! - Calling: only at least [`CALL_MARGIN`] under the limit, and only when the estimate says it
+//!   is very likely strictly lighter than every opponent. Each opponent's hand is its known
+//!   cards plus, for each unknown card, a card from the unseen ones, weighted towards low cards
+//!   the longer that opponent has been throwing its heavy ones. A short-handed opponent therefore
+//!   holds it back. At a table with no limit it decides from the same estimate alone.
+//! - Throwing: the card that lands where the next player may take it is the one least useful to
+//!   that player (not a rank it is known to collect, not a low card or a joker).
+//! - Taking from the pile tells the table a card it holds, so a pile card must beat the blind
+//!   draw by [`REVEAL_COST`] (more for a low card, which says a call is near).
+
+use dhumbal_engine::{
+    Action, Card, Difficulty, Event, PickUp, SeatView, Settings, TurnOrder, full_deck,
+};
+
+use crate::Bot;
+use crate::groups::{best_shed, legal_groups, total, value};
+use crate::memory::Memory;
+use crate::turn::{Step, draw, next_player, opponents, pickable_after_throw, step};
+
+/// How far under the limit the hard bot must be before it calls.
+pub const CALL_MARGIN: u32 = 2;
+/// How sure the hard bot must be that it is strictly the lightest before it calls.
+pub const CALL_CONFIDENCE: f64 = 0.8;
+/// The highest total the hard bot considers calling on at a table with no limit.
+pub const OPEN_TABLE_CALL_AT: u32 = 4;
+/// What taking a card from the pile costs, in points, for what it tells the table.
+pub const REVEAL_COST: f64 = 1.0;
+/// The extra reveal cost of taking a low card (3 or less), which tells the table a call is near.
+const LOW_REVEAL_COST: f64 = 0.5;
+/// How much better, in points, a hand it can call on is than its total.
+const CALL_BONUS: f64 = 8.0;
+/// How strongly an opponent's unknown cards lean low per throw it has made.
+const LOW_LEAN_PER_THROW: f64 = 0.04;
+/// The most an opponent's unknown cards lean low.
+const LOW_LEAN_CAP: f64 = 0.2;
+
+/// The hard bot. See the [module documentation](self).
+#[derive(Clone, Debug, Default)]
+pub struct HardBot {
+    /// Every public fact of the round.
+    memory: Memory,
+}
+
+/// What the hard bot knows when it judges hands during one decision.
+struct Judge<'a> {
+    settings: &'a Settings,
+    /// The next blind card, by class (a representative card and its chance).
+    draws: Vec<(Card, f64)>,
+    /// The expected value of a blind card.
+    mean_draw: f64,
+    /// The highest total it would call on next turn, if any.
+    call_at: Option<u32>,
+    /// Cards the next player is known to hold.
+    next_known: Vec<Card>,
+}
+
+impl Judge<'_> {
+    fn new<'a>(view: &'a SeatView, memory: &Memory) -> Judge<'a> {
+        let settings = &view.settings;
+        let unseen = memory.unseen(view);
+        let unseen = if unseen.is_empty() {
+            full_deck(settings.jokers)
+        } else {
+            unseen
+        };
+        let share = 1.0 / unseen.len() as f64;
+        let mut draws: Vec<(Card, f64)> = Vec::new();
+        for card in unseen {
+            // Without runs a card matters only through its rank, so one card stands for all.
+            let same = |c: &Card| {
+                if settings.runs {
+                    *c == card
+                } else {
+                    c.rank() == card.rank()
+                }
+            };
+            match draws.iter_mut().find(|(c, _)| same(c)) {
+                Some((_, p)) => *p += share,
+                None => draws.push((card, share)),
+            }
+        }
+        let mean_draw = draws
+            .iter()
+            .map(|&(c, p)| p * f64::from(value(c, settings)))
+            .sum();
+        Judge {
+            settings,
+            draws,
+            mean_draw,
+            call_at: call_at(settings),
+            next_known: memory.held(next_player(view)).to_vec(),
+        }
+    }
+
+    /// How good it is to end this turn holding `hand` (lower is better), in points.
+    fn hand(&self, hand: &[Card]) -> f64 {
+        let now = total(hand, self.settings);
+        let future = match self.settings.turn_order {
+            TurnOrder::DrawThenThrow => {
+                let mut with = hand.to_vec();
+                with.push(hand.first().copied().unwrap_or(Card::RED_JOKER));
+                let last = with.len() - 1;
+                let mut expected = 0.0;
+                for &(card, p) in &self.draws {
+                    with[last] = card;
+                    let shed = best_shed(&with, self.settings);
+                    expected += p * f64::from(now + value(card, self.settings) - shed);
+                }
+                expected
+            }
+            TurnOrder::ThrowThenDraw => {
+                f64::from(now - best_shed(hand, self.settings)) + self.mean_draw
+            }
+        };
+        match self.call_at {
+            Some(at) if now <= at => future.min(f64::from(now) - CALL_BONUS),
+            _ => future,
+        }
+    }
+
+    /// How useful `card` would be to the next player if it could take it.
+    fn usefulness(&self, card: Card) -> f64 {
+        let pairs =
+            card.rank().is_some() && self.next_known.iter().any(|k| k.rank() == card.rank());
+        let low = 3.0 - f64::from(value(card, self.settings).min(3));
+        let joker = if card.is_joker() { 2.0 } else { 0.0 };
+        f64::from(u8::from(pairs)) * 3.0 + low * 0.5 + joker
+    }
+
+    /// `group` in the order that leaves the next player the least useful card to take, and what
+    /// that card is worth to it.
+    fn order(&self, group: &[Card]) -> (Vec<Card>, f64) {
+        let mut sorted = group.to_vec();
+        // Least useful first; among equals the heavier first.
+        sorted.sort_by(|&a, &b| {
+            self.usefulness(a)
+                .total_cmp(&self.usefulness(b))
+                .then(value(b, self.settings).cmp(&value(a, self.settings)))
+        });
+        let gift = |c: &Card| self.usefulness(*c);
+        match self.settings.turn_order {
+            TurnOrder::DrawThenThrow => {
+                // The last card lands on top.
+                let top = sorted.remove(0);
+                sorted.push(top);
+                (sorted, gift(&top))
+            }
+            TurnOrder::ThrowThenDraw => match self.settings.pickup {
+                PickUp::SingleOnly if group.len() == 1 => (sorted.clone(), gift(&sorted[0])),
+                PickUp::SingleOnly => (sorted, 0.0),
+                PickUp::AnyCard => {
+                    let worst = sorted.iter().map(gift).fold(0.0, f64::max);
+                    (sorted, worst)
+                }
+                PickUp::Ends => {
+                    // The two least useful at the ends, the rest in between.
+                    let first = sorted.remove(0);
+                    let worst = gift(&first).max(sorted.first().map(gift).unwrap_or(0.0));
+                    if !sorted.is_empty() {
+                        let last = sorted.remove(0);
+                        sorted.push(last);
+                    }
+                    sorted.insert(0, first);
+                    (sorted, worst)
+                }
+            },
+        }
+    }
+
+    /// The best throw from `hand` (never containing `barred`), ordered, with its judgement.
+    fn best_throw(&self, hand: &[Card], barred: Option<Card>) -> (Vec<Card>, f64) {
+        let mut best: Option<(Vec<Card>, f64)> = None;
+        for group in legal_groups(hand, barred, self.settings) {
+            let rest: Vec<Card> = hand
+                .iter()
+                .copied()
+                .filter(|c| !group.contains(c))
+                .collect();
+            let (ordered, gift) = self.order(&group);
+            let score = self.after_throw(&rest) + gift;
+            if best.as_ref().is_none_or(|(_, s)| score < *s) {
+                best = Some((ordered, score));
+            }
+        }
+        best.expect("a hand can always throw")
+    }
+
+    /// Judges the hand left after a throw: at draw-then-throw tables the turn ends there; at
+    /// throw-then-draw tables the draw that follows is weighed too (see [`Judge::draw_choice`]).
+    fn after_throw(&self, rest: &[Card]) -> f64 {
+        match self.settings.turn_order {
+            TurnOrder::DrawThenThrow => self.hand(rest),
+            TurnOrder::ThrowThenDraw => self.stock_draw(rest),
+        }
+    }
+
+    /// The judgement of drawing blind into `hand` and ending the turn there (throw-then-draw), or
+    /// of drawing blind and then throwing the best group (draw-then-throw).
+    fn stock_draw(&self, hand: &[Card]) -> f64 {
+        let mut with = hand.to_vec();
+        with.push(Card::RED_JOKER);
+        let last = with.len() - 1;
+        let mut expected = 0.0;
+        for &(card, p) in &self.draws {
+            with[last] = card;
+            let score = match self.settings.turn_order {
+                TurnOrder::ThrowThenDraw => self.hand(&with),
+                TurnOrder::DrawThenThrow => self.best_throw(&with, None).1,
+            };
+            expected += p * score;
+        }
+        expected
+    }
+
+    /// The judgement of taking `card` from the pile into `hand`, what it tells the table
+    /// included.
+    fn pile_draw(&self, hand: &[Card], card: Card) -> f64 {
+        let mut with = hand.to_vec();
+        with.push(card);
+        let score = match self.settings.turn_order {
+            TurnOrder::ThrowThenDraw => self.hand(&with),
+            TurnOrder::DrawThenThrow => self.best_throw(&with, Some(card)).1,
+        };
+        let low = if value(card, self.settings) <= 3 {
+            LOW_REVEAL_COST
+        } else {
+            0.0
+        };
+        score + REVEAL_COST + low
+    }
+
+    /// The best draw into `hand` from the stock or one of `pile`, with its judgement.
+    fn draw_choice(&self, hand: &[Card], pile: &[Card], stock: bool) -> (Option<Card>, f64) {
+        let mut best = (
+            None,
+            if stock {
+                self.stock_draw(hand)
+            } else {
+                f64::INFINITY
+            },
+        );
+        for &card in pile {
+            let score = self.pile_draw(hand, card);
+            if score < best.1 {
+                best = (Some(card), score);
+            }
+        }
+        best
+    }
+}
+
+/// The highest total the hard bot calls on at this table, if it may call at all.
+fn call_at(settings: &Settings) -> Option<u32> {
+    match settings.call_limit {
+        Some(limit) => limit.checked_sub(CALL_MARGIN),
+        None => Some(OPEN_TABLE_CALL_AT),
+    }
+}
+
+impl HardBot {
+    /// A hard bot. It makes no random choices, so the seed does not change its play; it is taken
+    /// for symmetry with the other difficulties.
+    pub fn new(_seed: u64) -> HardBot {
+        HardBot::default()
+    }
+
+    /// The chance that every opponent's hand is strictly heavier than `mine`.
+    pub fn chance_lightest(&self, view: &SeatView, mine: u32) -> f64 {
+        let settings = &view.settings;
+        let unseen = self.memory.unseen(view);
+        let mut chance = 1.0;
+        for seat in opponents(view) {
+            let known = self.memory.held(seat);
+            let known_total = total(known, settings);
+            let unknown = view.card_counts[seat].saturating_sub(known.len());
+            if known_total > mine {
+                continue;
+            }
+            let lean =
+                (LOW_LEAN_PER_THROW * f64::from(self.memory.throws_by(seat))).min(LOW_LEAN_CAP);
+            let at_most = mine - known_total;
+            chance *= 1.0 - chance_sum_at_most(&unseen, settings, unknown, at_most, lean);
+        }
+        chance
+    }
+
+    fn wants_call(&self, view: &SeatView) -> bool {
+        let Some(at) = call_at(&view.settings) else {
+            return false;
+        };
+        view.can_call
+            && view.hand_total <= at
+            && self.chance_lightest(view, view.hand_total) >= CALL_CONFIDENCE
+    }
+}
+
+/// The chance that `count` cards, each drawn from `pool` with weights leaning towards low cards
+/// by `lean` per point, total at most `limit`.
+fn chance_sum_at_most(
+    pool: &[Card],
+    settings: &Settings,
+    count: usize,
+    limit: u32,
+    lean: f64,
+) -> f64 {
+    let limit = limit as usize;
+    let mut single = vec![0.0; limit + 1];
+    let mut weight_sum = 0.0;
+    for &card in pool {
+        let v = value(card, settings);
+        let w = (-lean * f64::from(v)).exp();
+        weight_sum += w;
+        if (v as usize) <= limit {
+            single[v as usize] += w;
+        }
+    }
+    if weight_sum == 0.0 {
+        return 1.0;
+    }
+    for p in &mut single {
+        *p /= weight_sum;
+    }
+    // dist[s]: the chance that the cards so far total exactly s (s <= limit).
+    let mut dist = vec![0.0; limit + 1];
+    dist[0] = 1.0;
+    for _ in 0..count {
+        let mut next = vec![0.0; limit + 1];
+        for (s, &p) in dist.iter().enumerate().filter(|(_, p)| **p > 0.0) {
+            for (v, &q) in single.iter().enumerate() {
+                if s + v <= limit {
+                    next[s + v] += p * q;
+                }
+            }
+        }
+        dist = next;
+    }
+    dist.iter().sum()
+}
+
+impl Bot for HardBot {
+    fn difficulty(&self) -> Difficulty {
+        Difficulty::Hard
+    }
+
+    fn observe(&mut self, event: &Event) {
+        self.memory.observe(event);
+    }
+
+    fn choose(&mut self, view: &SeatView) -> Action {
+        self.memory.sync(view);
+        let step = step(view);
+        if matches!(step, Step::CallOrDraw | Step::CallOrThrow) && self.wants_call(view) {
+            return Action::Call;
+        }
+        let judge = Judge::new(view, &self.memory);
+        match step {
+            Step::CallOrDraw | Step::Draw => {
+                let stock = crate::turn::stock_drawable(view) || view.takeable.is_empty();
+                let pile = if view.hand.is_empty() && step == Step::CallOrDraw {
+                    &[][..]
+                } else {
+                    &view.takeable[..]
+                };
+                let (card, _) = judge.draw_choice(&view.hand, pile, stock);
+                draw(view, card)
+            }
+            Step::Throw => Action::Throw {
+                cards: judge.best_throw(&view.hand, view.barred).0,
+            },
+            Step::CallOrThrow => {
+                let pickable = pickable_after_throw(&view.settings, &view.top_throw);
+                let mut best: Option<(Vec<Card>, f64)> = None;
+                for group in legal_groups(&view.hand, None, &view.settings) {
+                    let rest: Vec<Card> = view
+                        .hand
+                        .iter()
+                        .copied()
+                        .filter(|c| !group.contains(c))
+                        .collect();
+                    let (ordered, gift) = judge.order(&group);
+                    let score = judge.draw_choice(&rest, &pickable, true).1 + gift;
+                    if best.as_ref().is_none_or(|(_, s)| score < *s) {
+                        best = Some((ordered, score));
+                    }
+                }
+                Action::Throw {
+                    cards: best.expect("a hand can always throw").0,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dhumbal_engine::{Game, Preset, parse_cards};
+
+    #[test]
+    fn the_sum_distribution_is_exact_without_a_lean() {
+        let settings = Preset::Standard.settings();
+        let pool = parse_cards("AS 2S 3S 4S").unwrap();
+        // One card from four: at most 2 is two of them.
+        assert!((chance_sum_at_most(&pool, &settings, 1, 2, 0.0) - 0.5).abs() < 1e-12);
+        // Two cards (with replacement): sums of at most 3 are (1,1), (1,2), (2,1): 3 of 16.
+        assert!((chance_sum_at_most(&pool, &settings, 2, 3, 0.0) - 3.0 / 16.0).abs() < 1e-12);
+        assert_eq!(chance_sum_at_most(&pool, &settings, 0, 0, 0.0), 1.0);
+    }
+
+    #[test]
+    fn a_one_card_opponent_makes_a_call_less_likely_to_win() {
+        let game = Game::new(Preset::Standard.settings(), [5; 32]).unwrap();
+        let mut view = game.view(0);
+        let mut bot = HardBot::new(0);
+        bot.memory.sync(&view);
+        let full = bot.chance_lightest(&view, 3);
+        view.card_counts[2] = 1;
+        let short = bot.chance_lightest(&view, 3);
+        assert!(short < full, "{short} < {full}");
+        assert!(full > 0.9);
+    }
+}
