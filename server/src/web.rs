@@ -1,0 +1,181 @@
+//! The web client: static files from `server/web/`, embedded in the binary.
+//!
+//! The page is served at `/` and at every room link `/r/{code}` (the same page; its script reads
+//! the code from the path), and its scripts, styles and icon under `/assets/`. Every answer
+//! carries its content type, `Cache-Control: no-cache` with an `ETag` (so a browser revalidates
+//! and gets `304 Not Modified` while the binary is unchanged, and a new binary is picked up at
+//! once), `X-Content-Type-Options: nosniff`, and the page a Content-Security-Policy that allows
+//! only this server.
+
+use std::sync::OnceLock;
+
+use axum::Router;
+use axum::extract::Path;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+/// One embedded file.
+struct Asset {
+    /// The file's name under `server/web/` and `/assets/`.
+    name: &'static str,
+    /// Its `Content-Type`.
+    content_type: &'static str,
+    /// Its bytes.
+    body: &'static [u8],
+}
+
+macro_rules! asset {
+    ($name:literal, $type:literal) => {
+        Asset {
+            name: $name,
+            content_type: $type,
+            body: include_bytes!(concat!("../web/", $name)),
+        }
+    };
+}
+
+/// Every file of the web client. A test checks that this lists every file in `server/web/`.
+const ASSETS: &[Asset] = &[
+    asset!("index.html", "text/html; charset=utf-8"),
+    asset!("style.css", "text/css; charset=utf-8"),
+    asset!("app.js", "text/javascript; charset=utf-8"),
+    asset!("cards.js", "text/javascript; charset=utf-8"),
+    asset!("net.js", "text/javascript; charset=utf-8"),
+    asset!("rules.js", "text/javascript; charset=utf-8"),
+    asset!("score.js", "text/javascript; charset=utf-8"),
+    asset!("settings.js", "text/javascript; charset=utf-8"),
+    asset!("table.js", "text/javascript; charset=utf-8"),
+    asset!("icon.svg", "image/svg+xml"),
+];
+
+/// The index page's asset number in [`ASSETS`].
+const INDEX: usize = 0;
+
+/// What the page may load: only this server's own files and its WebSocket.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
+     style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; \
+     form-action 'self'; frame-ancestors 'none'";
+
+/// The routes of the web client: `/`, `/r/{code}` and `/assets/{file}`. Merge them into the
+/// server's router.
+pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
+    Router::new()
+        .route("/", get(index))
+        .route("/r/{code}", get(index))
+        .route("/assets/{file}", get(asset))
+}
+
+/// The `ETag` of every asset, computed once: a 64-bit FNV-1a hash of its bytes.
+fn etags() -> &'static [String] {
+    static ETAGS: OnceLock<Vec<String>> = OnceLock::new();
+    ETAGS.get_or_init(|| {
+        ASSETS
+            .iter()
+            .map(|a| {
+                let hash = a.body.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                });
+                format!("\"{hash:016x}\"")
+            })
+            .collect()
+    })
+}
+
+async fn index(headers: HeaderMap) -> Response {
+    serve(INDEX, &headers)
+}
+
+async fn asset(Path(file): Path<String>, headers: HeaderMap) -> Response {
+    match ASSETS.iter().position(|a| a.name == file && file != "index.html") {
+        Some(i) => serve(i, &headers),
+        None => (StatusCode::NOT_FOUND, "no such file").into_response(),
+    }
+}
+
+/// Answers with asset `i`, or `304 Not Modified` when the browser already has this version.
+fn serve(i: usize, headers: &HeaderMap) -> Response {
+    let asset = &ASSETS[i];
+    let etag = &etags()[i];
+    let fresh = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    let mut response = if fresh {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        let mut r = asset.body.into_response();
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(asset.content_type),
+        );
+        r
+    };
+    let h = response.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(value) = HeaderValue::from_str(etag) {
+        h.insert(header::ETAG, value);
+    }
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    if i == INDEX {
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        );
+        h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_of_the_web_client_is_embedded_once() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        on_disk.sort();
+        let mut embedded: Vec<String> = ASSETS.iter().map(|a| a.name.to_owned()).collect();
+        embedded.sort();
+        assert_eq!(embedded, on_disk);
+        assert_eq!(ASSETS[INDEX].name, "index.html");
+    }
+
+    #[test]
+    fn content_types_follow_the_extension() {
+        for a in ASSETS {
+            let expected = match a.name.rsplit('.').next() {
+                Some("html") => "text/html",
+                Some("css") => "text/css",
+                Some("js") => "text/javascript",
+                Some("svg") => "image/svg+xml",
+                other => panic!("no content type for {other:?}"),
+            };
+            assert!(a.content_type.starts_with(expected), "{}", a.name);
+        }
+    }
+
+    #[test]
+    fn an_unchanged_file_answers_not_modified_and_a_changed_one_in_full() {
+        let i = ASSETS.iter().position(|a| a.name == "app.js").unwrap();
+        let mut headers = HeaderMap::new();
+        let first = serve(i, &headers);
+        assert_eq!(first.status(), StatusCode::OK);
+        assert_eq!(first.headers()[header::CACHE_CONTROL], "no-cache");
+        let etag = first.headers()[header::ETAG].clone();
+        headers.insert(header::IF_NONE_MATCH, etag);
+        assert_eq!(serve(i, &headers).status(), StatusCode::NOT_MODIFIED);
+        headers.insert(header::IF_NONE_MATCH, HeaderValue::from_static("\"0\""));
+        assert_eq!(serve(i, &headers).status(), StatusCode::OK);
+        assert!(serve(INDEX, &HeaderMap::new())
+            .headers()
+            .contains_key(header::CONTENT_SECURITY_POLICY));
+    }
+}

@@ -1,0 +1,514 @@
+// The Dhumbal web client: create a room, join from its link, the lobby, the table, the score
+// dialog, How to play. It speaks only the protocol of `docs/protocol.md`: HTTP to create and look
+// up rooms, then JSON messages over one WebSocket.
+
+import { Connection, PROTOCOL } from "./net.js";
+import { PRESETS, copySettings, settingsForm, summary, validate } from "./settings.js";
+import { renderRules } from "./rules.js";
+import { renderScore } from "./score.js";
+import { createTable } from "./table.js";
+
+const $ = (id) => document.getElementById(id);
+
+// ----- Plain words for the server's error codes -----
+
+const ERROR_TEXT = {
+  not_your_turn: "It's not your turn yet.",
+  round_over: "The round is over; wait for the next deal.",
+  match_over: "The match is over.",
+  call_too_late: "You can only call at the start of your turn, before you take or throw a card.",
+  must_draw_first: "Take a card first (from the stock or the pile), then throw.",
+  must_throw_first: "Throw first, then take a card.",
+  already_drew: "You've taken your card; now throw.",
+  already_threw: "You've thrown; now take a card.",
+  empty_throw: "Mark at least one card to throw.",
+  barred_card: "The card you just took from the pile can't go back this turn.",
+  illegal_group: "Those cards don't go together: throw one card, cards of one rank, or a run where runs are on.",
+  not_takeable: "That card can't be taken from the pile.",
+  choose_pile_card: "Tap the card of the previous throw you want.",
+  pile_not_takeable: "Nothing on the pile can be taken now; draw from the stock.",
+  stock_empty: "The stock is empty.",
+  unknown_room: "There is no room with that code. It may have closed, or the server restarted.",
+  room_full: "Every seat is taken; you can still watch.",
+  bad_token: "Your seat in this room has expired.",
+  bad_name: "Please use a name of 1 to 24 characters.",
+  not_host: "Only the host can do that.",
+  not_seated: "Only seated players can do that.",
+  seat_taken: "That seat is taken.",
+  already_started: "The match has already started.",
+  not_started: "The match hasn't started yet.",
+  too_many_rooms: "The server is full right now; try again later.",
+  too_big: "That message was too large.",
+  internal: "Something went wrong on the server.",
+};
+
+/** A server error in plain words. */
+function errorText(err) {
+  return ERROR_TEXT[err.code] || err.message || "That didn't work.";
+}
+
+// ----- Small page helpers -----
+
+let toastTimer = null;
+function notice(text, kind = "info") {
+  const toast = $("toast");
+  toast.textContent = text;
+  toast.className = `toast show ${kind}`;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { toast.className = "toast"; }, 4500);
+}
+
+function show(section) {
+  for (const id of ["home", "join", "lobby", "table", "gone"]) $(id).hidden = id !== section;
+  document.body.dataset.screen = section;
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function button(text, cls, onClick) {
+  const b = el("button", cls, text);
+  b.type = "button";
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+const storeKey = (code) => `dhumbal.room.${code}`;
+function loadStored(code) {
+  try {
+    return JSON.parse(localStorage.getItem(storeKey(code))) || {};
+  } catch {
+    return {};
+  }
+}
+function saveStored(code, data) {
+  try {
+    localStorage.setItem(storeKey(code), JSON.stringify(data));
+  } catch {
+    // Private browsing may refuse storage; the seat then lasts as long as the page.
+  }
+}
+function lastName() {
+  try {
+    return localStorage.getItem("dhumbal.name") || "";
+  } catch {
+    return "";
+  }
+}
+function rememberName(name) {
+  try {
+    localStorage.setItem("dhumbal.name", name);
+  } catch {
+    // As above.
+  }
+}
+
+function openRules(settings) {
+  renderRules($("rules-box"), settings);
+  const dialog = $("rules-dialog");
+  if (!dialog.open) dialog.showModal();
+}
+
+// ----- The state of this page -----
+
+const app = {
+  code: null,
+  stored: {},
+  conn: null,
+  welcome: null,
+  room: null,
+  view: null,
+  matchResult: null,
+  table: null,
+  lobbyForm: null,
+  joined: false,
+};
+
+function send(message) {
+  if (!app.conn || app.conn.send(message) === null) {
+    notice("Not connected right now; trying again\u2026", "error");
+  }
+}
+
+// ----- Home: the settings page and Create room -----
+
+function home() {
+  show("home");
+  document.title = "Dhumbal";
+  const name = $("home-name");
+  name.value = lastName();
+  let settings = copySettings(PRESETS.standard);
+  const create = $("create");
+  const form = settingsForm($("home-settings"), settings, (s) => {
+    settings = s;
+    create.disabled = validate(s) !== null;
+  });
+  $("home-rules").addEventListener("click", () => openRules(form.get()));
+  $("home-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const who = name.value.trim();
+    if (!who) {
+      notice("Please type your name first.", "error");
+      name.focus();
+      return;
+    }
+    create.disabled = true;
+    try {
+      const res = await fetch("/api/rooms", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ settings }),
+      });
+      const body = await res.json();
+      if (!res.ok) {
+        notice(errorText(body), "error");
+        return;
+      }
+      rememberName(who);
+      saveStored(body.code, { name: who, host_secret: body.host_secret, token: null });
+      history.pushState(null, "", `/r/${body.code}`);
+      enterRoom(body.code);
+    } catch {
+      notice("Couldn't reach the server. Is it running?", "error");
+    } finally {
+      create.disabled = false;
+    }
+  });
+  $("code-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const code = $("code-input").value.trim().replace(/^.*\/r\//, "").toUpperCase();
+    if (code) {
+      history.pushState(null, "", `/r/${encodeURIComponent(code)}`);
+      enterRoom(code);
+    }
+  });
+}
+
+// ----- Joining from a room link -----
+
+async function enterRoom(code) {
+  app.code = code;
+  app.stored = loadStored(code);
+  document.title = `Dhumbal \u00b7 ${code}`;
+  if (app.stored.token || app.stored.host_secret) {
+    connect(false);
+    return;
+  }
+  let summaryBody = null;
+  try {
+    const res = await fetch(`/api/rooms/${encodeURIComponent(code)}`);
+    if (res.status === 404) {
+      gone();
+      return;
+    }
+    summaryBody = await res.json();
+  } catch {
+    notice("Couldn't reach the server. Is it running?", "error");
+  }
+  joinForm(summaryBody);
+}
+
+function gone() {
+  show("gone");
+  $("gone-code").textContent = app.code;
+}
+
+function joinForm(room) {
+  show("join");
+  $("join-code").textContent = app.code;
+  const name = $("join-name");
+  name.value = app.stored.name || lastName();
+  const full = room && room.free_seats === 0;
+  const info = $("join-info");
+  info.replaceChildren();
+  if (room) {
+    const people = room.seats.filter((s) => s.kind === "human").map((s) => s.name);
+    info.append(el("p", "", people.length ? `At the table: ${people.join(", ")}.` : "Nobody has sat down yet."));
+    info.append(el("p", "note", summary(room.settings).join(" \u00b7 ")));
+    if (room.started) info.append(el("p", "note", "The match has started."));
+  }
+  $("join-sit").hidden = Boolean(full);
+  $("join-full").hidden = !full;
+  const go = (spectator) => {
+    const who = name.value.trim();
+    if (!who) {
+      notice("Please type your name first.", "error");
+      name.focus();
+      return;
+    }
+    rememberName(who);
+    app.stored = { ...app.stored, name: who, token: null };
+    saveStored(app.code, app.stored);
+    connect(spectator);
+  };
+  $("join-form").onsubmit = (event) => {
+    event.preventDefault();
+    go(Boolean(full));
+  };
+  $("join-watch").onclick = () => go(true);
+}
+
+function connect(spectator) {
+  if (app.conn) app.conn.close();
+  app.spectator = spectator;
+  app.conn = new Connection({
+    hello: () => {
+      const hello = {
+        type: "hello",
+        protocol: PROTOCOL,
+        room: app.code,
+        name: app.stored.name || lastName() || "Player",
+        token: app.stored.token || null,
+      };
+      if (app.spectator && !app.stored.token) hello.spectator = true;
+      if (app.stored.host_secret) hello.host_secret = app.stored.host_secret;
+      return hello;
+    },
+    message: onMessage,
+    status: (away) => {
+      $("banner").hidden = !away;
+    },
+  });
+  app.conn.open();
+}
+
+// ----- Messages from the server -----
+
+function onMessage(msg) {
+  switch (msg.type) {
+    case "welcome":
+      app.welcome = msg;
+      app.joined = true;
+      $("banner").hidden = true;
+      app.stored = { ...app.stored, token: msg.token };
+      if (msg.token) saveStored(app.code, app.stored);
+      break;
+    case "room":
+      app.room = msg;
+      if (app.welcome) app.welcome.seat = msg.your_seat;
+      paint();
+      break;
+    case "state":
+      app.view = msg.view;
+      paint();
+      break;
+    case "match_result":
+      app.matchResult = msg;
+      paint();
+      break;
+    case "round_result":
+    case "event":
+      break;
+    case "error":
+      onError(msg);
+      break;
+    default:
+      break;
+  }
+}
+
+function onError(err) {
+  if (!app.joined) {
+    // The hello was refused.
+    if (err.code === "bad_token" || err.code === "bad_host_secret") {
+      app.stored = { name: app.stored.name };
+      saveStored(app.code, app.stored);
+      app.conn.close();
+      notice(errorText(err), "error");
+      enterRoom(app.code);
+      return;
+    }
+    if (err.code === "unknown_room") {
+      app.conn.close();
+      gone();
+      return;
+    }
+    if (err.code === "room_full") {
+      app.conn.close();
+      notice(errorText(err), "error");
+      joinForm({ free_seats: 0, seats: [], settings: PRESETS.standard, started: true });
+      return;
+    }
+  }
+  notice(errorText(err), "error");
+}
+
+// ----- Painting: lobby or table, and the score dialog -----
+
+function paint() {
+  const room = app.room;
+  if (!room) return;
+  if (room.stage === "lobby") {
+    closeScore();
+    lobby(room);
+    return;
+  }
+  if (!app.view) return;
+  if (!app.table) app.table = createTable($("table"), { send, notice, rules: () => openRules(app.view.settings) });
+  show("table");
+  app.table.render(app.view, room);
+  if (room.stage === "between_rounds" || room.stage === "match_over") {
+    score(room);
+  } else {
+    app.matchResult = null;
+    closeScore();
+  }
+}
+
+function score(room) {
+  const view = app.view;
+  const results = app.matchResult ? app.matchResult.results : view.results;
+  const result = results[results.length - 1];
+  if (!result) return;
+  const me = room.your_seat;
+  const names = room.seats.map((s) => s.name || `Seat ${s.seat + 1}`);
+  const matchOver = room.stage === "match_over";
+  const waitingFor = room.seats.filter((s) => s.kind === "human" && s.connected && !s.ready).map((s) => s.name);
+  const mine = me !== null && room.seats[me] ? room.seats[me].ready : false;
+  let waitingText = "";
+  if (!matchOver && waitingFor.length > 0) waitingText = `Waiting for ${waitingFor.join(", ")}.`;
+  if (matchOver && mine) waitingText = waitingFor.length ? `Rematch asked; waiting for ${waitingFor.join(", ")}.` : "Rematch asked.";
+  renderScore($("score-box"), {
+    result,
+    results,
+    names,
+    me,
+    settings: view.settings,
+    matchOver,
+    standings: app.matchResult ? app.matchResult.standings : null,
+    waiting: mine,
+    waitingText,
+    onNext: () => send({ type: "ready" }),
+    onRematch: () => send({ type: "rematch" }),
+  });
+  const dialog = $("score-dialog");
+  if (!dialog.open) {
+    dialog.showModal();
+    const first = dialog.querySelector("#next-round, #rematch");
+    if (first) first.focus();
+  }
+}
+
+function closeScore() {
+  const dialog = $("score-dialog");
+  if (dialog.open) dialog.close();
+}
+
+function lobby(room) {
+  show("lobby");
+  if (app.table) {
+    app.table.reset();
+  }
+  const me = room.your_seat;
+  const isHost = app.welcome ? app.welcome.host : false;
+  $("lobby-code").textContent = room.code;
+  const link = `${location.origin}/r/${room.code}`;
+  $("invite").value = link;
+  const seatsBox = $("lobby-seats");
+  seatsBox.replaceChildren();
+  for (const seat of room.seats) {
+    const li = el("li", `lobby-seat ${seat.kind}`);
+    li.dataset.seat = String(seat.seat);
+    const label = el("span", "seat-no", `${seat.seat + 1}`);
+    const who = el("span", "who");
+    if (seat.kind === "empty") {
+      who.append(el("span", "empty", "Empty \u2014 a bot sits here at the start"));
+    } else {
+      const dot = el("span", `conn ${seat.connected ? "on" : "off"}`);
+      dot.title = seat.connected ? "connected" : "not connected";
+      who.append(dot, el("b", "", seat.name || ""));
+      const bits = [];
+      if (seat.kind === "bot") bits.push(`bot \u00b7 ${seat.difficulty || room.settings.difficulty}`);
+      else bits.push(seat.connected ? "player" : "player \u00b7 away");
+      if (room.host === seat.seat) bits.push("host");
+      if (seat.seat === me) bits.push("you");
+      who.append(el("span", "note", ` ${bits.join(" \u00b7 ")}`));
+    }
+    li.append(label, who);
+    const controls = el("span", "seat-controls");
+    if (isHost) {
+      if (seat.kind === "empty" || seat.kind === "bot") {
+        const pick = el("select");
+        pick.setAttribute("aria-label", `Bot difficulty for seat ${seat.seat + 1}`);
+        for (const d of ["easy", "medium", "hard"]) {
+          const o = el("option", "", d);
+          o.value = d;
+          pick.append(o);
+        }
+        pick.value = seat.difficulty || room.settings.difficulty;
+        if (seat.kind === "bot") {
+          pick.addEventListener("change", () => send({ type: "add_bot", seat: seat.seat, difficulty: pick.value }));
+          controls.append(pick, button("Empty", "small", () => send({ type: "clear_seat", seat: seat.seat })));
+        } else {
+          controls.append(pick, button("Add bot", "small", () => send({ type: "add_bot", seat: seat.seat, difficulty: pick.value })));
+        }
+      } else if (seat.seat !== me) {
+        controls.append(button("Move to watching", "small", () => send({ type: "clear_seat", seat: seat.seat })));
+      }
+    }
+    if (seat.kind === "empty" && !isHost) {
+      controls.append(button(me === null ? "Sit here" : "Move here", "small", () => send({ type: "take_seat", seat: seat.seat })));
+    }
+    li.append(controls);
+    seatsBox.append(li);
+  }
+  const settingsBox = $("lobby-settings");
+  if (isHost) {
+    if (!app.lobbyForm) {
+      app.lobbyForm = settingsForm(settingsBox, room.settings, (s) => {
+        if (validate(s) === null) send({ type: "set_settings", settings: s });
+      });
+    } else {
+      app.lobbyForm.set(room.settings);
+    }
+  } else {
+    app.lobbyForm = null;
+    settingsBox.replaceChildren();
+    const ul = el("ul", "summary");
+    for (const item of summary(room.settings)) ul.append(el("li", "", item));
+    settingsBox.append(ul);
+  }
+  const empty = room.seats.filter((s) => s.kind === "empty").length;
+  const start = $("start");
+  start.hidden = !isHost;
+  start.textContent = empty > 0 ? `Start (bots take ${empty} seat${empty === 1 ? "" : "s"})` : "Start";
+  $("lobby-wait").hidden = isHost;
+  $("lobby-watching").hidden = me !== null;
+}
+
+// ----- Wiring that lasts the page's life -----
+
+function setup() {
+  $("rules-close").addEventListener("click", () => $("rules-dialog").close());
+  $("score-dialog").addEventListener("cancel", (event) => event.preventDefault());
+  $("start").addEventListener("click", () => send({ type: "start" }));
+  $("lobby-rules").addEventListener("click", () => openRules(app.room ? app.room.settings : PRESETS.standard));
+  $("copy").addEventListener("click", async () => {
+    const input = $("invite");
+    try {
+      await navigator.clipboard.writeText(input.value);
+      notice("Link copied. Send it to your friends.");
+    } catch {
+      input.select();
+      notice("Select the link and copy it.");
+    }
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key.toLowerCase() !== "n" || !$("score-dialog").open) return;
+    const next = $("next-round");
+    if (next && !next.disabled) {
+      event.preventDefault();
+      next.click();
+    }
+  });
+  window.addEventListener("popstate", () => location.reload());
+  const match = location.pathname.match(/^\/r\/([^/]+)\/?$/);
+  if (match) enterRoom(decodeURIComponent(match[1]).toUpperCase());
+  else home();
+}
+
+setup();

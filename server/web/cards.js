@@ -1,0 +1,194 @@
+// Cards: the wire notation (`10H`, `QS`, `RJ`), values, group legality and drawing.
+//
+// Group legality mirrors `engine/src/group.rs` so the Throw button is enabled only for a legal
+// group; the server still judges every throw.
+
+/** Suit letters in deck order, with their symbols and names. */
+export const SUITS = {
+  S: { symbol: "\u2660", name: "spades", red: false },
+  H: { symbol: "\u2665", name: "hearts", red: true },
+  D: { symbol: "\u2666", name: "diamonds", red: true },
+  C: { symbol: "\u2663", name: "clubs", red: false },
+};
+
+const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
+const RANK_NAMES = ["ace", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+  "jack", "queen", "king"];
+
+/**
+ * Parses a card from its wire text.
+ * @param {string} text like `10H`, `QS`, `RJ`
+ * @returns {{text: string, rank: number|null, suit: string|null, joker: boolean, red: boolean}}
+ */
+export function parseCard(text) {
+  if (text === "RJ" || text === "BJ") {
+    return { text, rank: null, suit: null, joker: true, red: text === "RJ" };
+  }
+  const suit = text.slice(-1);
+  const rank = RANKS.indexOf(text.slice(0, -1)) + 1;
+  if (!SUITS[suit] || rank < 1) {
+    throw new Error(`not a card: ${text}`);
+  }
+  return { text, rank, suit, joker: false, red: SUITS[suit].red };
+}
+
+/** What a card is worth under the table's court values (`tens`, `sequential`, `jack_zero`). */
+export function cardValue(text, court) {
+  const c = parseCard(text);
+  if (c.joker) return 0;
+  if (c.rank <= 10) return c.rank;
+  if (court === "sequential") return c.rank;
+  if (court === "jack_zero") return c.rank === 11 ? 0 : 10;
+  return 10;
+}
+
+/** The total of a list of cards. */
+export function total(cards, court) {
+  return cards.reduce((sum, c) => sum + cardValue(c, court), 0);
+}
+
+/** A card's rank symbol and suit symbol, for text (`10♥`, `Joker`). */
+export function cardLabel(text) {
+  const c = parseCard(text);
+  if (c.joker) return c.red ? "red joker" : "black joker";
+  return `${RANKS[c.rank - 1]}${SUITS[c.suit].symbol}`;
+}
+
+/** A card's name in words, for screen readers (`ten of hearts`). */
+export function cardName(text) {
+  const c = parseCard(text);
+  if (c.joker) return c.red ? "red joker" : "black joker";
+  return `${RANK_NAMES[c.rank - 1]} of ${SUITS[c.suit].name}`;
+}
+
+/**
+ * Classifies cards as a group under the table's settings: `single`, `set`, `run`, or null when
+ * they may not be thrown together. Mirrors `classify` in `engine/src/group.rs`.
+ */
+export function classify(cards, settings) {
+  if (cards.length === 0) return null;
+  if (cards.length === 1) return "single";
+  const parsed = cards.map(parseCard);
+  const jokers = parsed.filter((c) => c.joker).length;
+  if (jokers > 0 && !settings.jokers) return null;
+  const ranks = new Set(parsed.filter((c) => !c.joker).map((c) => c.rank));
+  if (ranks.size === 1 || (ranks.size === 0 && jokers === cards.length)) return "set";
+  if (settings.runs && isRun(parsed, jokers, settings.jokers_in_runs)) return "run";
+  return null;
+}
+
+function isRun(parsed, jokers, jokersInRuns) {
+  if (parsed.length < 3 || (jokers > 0 && !jokersInRuns)) return false;
+  const real = parsed.filter((c) => !c.joker);
+  if (real.length < 2) return false;
+  const suit = real[0].suit;
+  const seen = new Set();
+  for (const c of real) {
+    if (c.suit !== suit || seen.has(c.rank)) return false;
+    seen.add(c.rank);
+  }
+  const low = Math.min(...seen);
+  const high = Math.max(...seen);
+  const span = high - low + 1;
+  return span - real.length <= jokers && parsed.length <= 13;
+}
+
+/** The hand sorted lightest first, jokers last; equal values by rank then suit. */
+export function sortHand(cards, court) {
+  const suitOrder = "SHDC";
+  const key = (t) => {
+    const c = parseCard(t);
+    if (c.joker) return [1, 0, 0, t === "RJ" ? 0 : 1];
+    return [0, cardValue(t, court), c.rank, suitOrder.indexOf(c.suit)];
+  };
+  return [...cards].sort((a, b) => {
+    const ka = key(a);
+    const kb = key(b);
+    for (let i = 0; i < ka.length; i += 1) {
+      if (ka[i] !== kb[i]) return ka[i] - kb[i];
+    }
+    return 0;
+  });
+}
+
+/**
+ * Orders a group for throwing: a run goes in rank order (so its high end lands on top), other
+ * groups keep the order the player marked them in.
+ */
+export function throwOrder(cards, settings) {
+  if (classify(cards, settings) !== "run") return cards;
+  const real = cards.filter((c) => !parseCard(c).joker);
+  const jokers = cards.filter((c) => parseCard(c).joker);
+  const byRank = new Map(real.map((c) => [parseCard(c).rank, c]));
+  const low = Math.min(...byRank.keys());
+  const ordered = [];
+  let rank = low;
+  // Walk up from the lowest real card, filling gaps with jokers; spare jokers go on the ends.
+  while (byRank.size > 0) {
+    if (byRank.has(rank)) {
+      ordered.push(byRank.get(rank));
+      byRank.delete(rank);
+    } else {
+      ordered.push(jokers.shift());
+    }
+    rank += 1;
+  }
+  while (jokers.length > 0) {
+    if (rank <= 13) {
+      ordered.push(jokers.shift());
+      rank += 1;
+    } else {
+      ordered.unshift(jokers.shift());
+    }
+  }
+  return ordered;
+}
+
+/**
+ * Draws a card face up as a DOM element: rank and suit in two corners, a large suit in the
+ * middle, red or black; jokers drawn distinctly.
+ * @param {string} text the card
+ * @param {{tag?: string, small?: boolean}} [options]
+ */
+export function cardElement(text, options = {}) {
+  const c = parseCard(text);
+  const el = document.createElement(options.tag || "div");
+  el.className = `card face ${c.red ? "red" : "black"}${c.joker ? " joker" : ""}${options.small ? " small" : ""}`;
+  el.dataset.card = text;
+  el.setAttribute("aria-label", cardName(text));
+  if (options.tag === "button") el.type = "button";
+  const rank = c.joker ? "J\u2605" : RANKS[c.rank - 1];
+  const suit = c.joker ? "" : SUITS[c.suit].symbol;
+  const corner = (cls) => {
+    const span = document.createElement("span");
+    span.className = `corner ${cls}`;
+    span.setAttribute("aria-hidden", "true");
+    const r = document.createElement("b");
+    r.textContent = rank;
+    const s = document.createElement("i");
+    s.textContent = suit;
+    span.append(r, s);
+    return span;
+  };
+  const pip = document.createElement("span");
+  pip.className = "pip";
+  pip.setAttribute("aria-hidden", "true");
+  pip.textContent = c.joker ? "\u2605" : suit;
+  el.append(corner("tl"), pip, corner("br"));
+  if (c.joker) {
+    const word = document.createElement("span");
+    word.className = "joker-word";
+    word.setAttribute("aria-hidden", "true");
+    word.textContent = "JOKER";
+    el.append(word);
+  }
+  return el;
+}
+
+/** Draws a face-down card. */
+export function cardBack(options = {}) {
+  const el = document.createElement(options.tag || "div");
+  el.className = `card back${options.small ? " small" : ""}`;
+  if (options.tag === "button") el.type = "button";
+  return el;
+}

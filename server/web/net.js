@@ -1,0 +1,80 @@
+// The WebSocket connection to the server, as `docs/protocol.md` describes it: the first message is
+// `hello`; after a drop the client comes back with its seat token, trying again with a growing
+// pause, and tells the page so it can show "reconnecting…".
+
+/** The protocol version this client speaks. */
+export const PROTOCOL = 1;
+
+/** A connection to one room that reconnects by itself until closed. */
+export class Connection {
+  /**
+   * @param {object} handlers
+   * @param {() => object} handlers.hello builds the `hello` to send on every (re)connect
+   * @param {(msg: object) => void} handlers.message a server message
+   * @param {(away: boolean) => void} handlers.status whether the connection is down
+   */
+  constructor(handlers) {
+    this.handlers = handlers;
+    this.socket = null;
+    this.closed = false;
+    this.retries = 0;
+    this.nextId = 1;
+    this.timer = null;
+  }
+
+  /** Opens the socket (again). */
+  open() {
+    this.closed = false;
+    clearTimeout(this.timer);
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    const socket = new WebSocket(`${scheme}//${location.host}/ws`);
+    this.socket = socket;
+    socket.addEventListener("open", () => {
+      this.retries = 0;
+      socket.send(JSON.stringify(this.handlers.hello()));
+    });
+    socket.addEventListener("message", (event) => {
+      let msg;
+      try {
+        msg = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      this.handlers.message(msg);
+    });
+    socket.addEventListener("close", () => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      if (this.closed) return;
+      this.handlers.status(true);
+      const delay = Math.min(5000, 400 * 2 ** this.retries);
+      this.retries += 1;
+      this.timer = setTimeout(() => this.open(), delay);
+    });
+  }
+
+  /** Whether the socket is open. */
+  get up() {
+    return this.socket !== null && this.socket.readyState === WebSocket.OPEN;
+  }
+
+  /**
+   * Sends a message with a fresh `id`, so an `error` answering it can be matched.
+   * @returns {number|null} the id, or null when the connection is down
+   */
+  send(message) {
+    if (!this.up) return null;
+    const id = this.nextId;
+    this.nextId += 1;
+    this.socket.send(JSON.stringify({ ...message, id }));
+    return id;
+  }
+
+  /** Closes the socket for good. */
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    if (this.socket) this.socket.close();
+    this.socket = null;
+  }
+}

@@ -1,0 +1,222 @@
+// The score dialog: every hand face up, the Hand / Took / Paid (or Points) / Total rows, who called
+// and whether they were caught, a chart of every Total across the rounds, then Next round; after
+// the match, the standings and Rematch.
+
+import { cardElement } from "./cards.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+
+/** The colours of the seats in the chart and the legend. */
+export const SEAT_COLOURS = ["#d1495b", "#2e86ab", "#edae49", "#66a182", "#8d6a9f", "#e07a5f"];
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+/** A signed number the way the score rows print it: `+38`, `-12`, `0`. */
+export function signed(n) {
+  return n > 0 ? `+${n}` : n < 0 ? `\u2212${-n}` : "0";
+}
+
+/** One sentence about how the round ended. */
+export function endingText(result, names, settings) {
+  const e = result.ending;
+  const taker = names[result.taker];
+  if (e.kind === "call") {
+    const caller = names[e.caller];
+    if (!e.caught) return `${caller} called on ${result.hand[e.caller]} and took the round.`;
+    return `${caller} called on ${result.hand[e.caller]} and was caught: ${taker} held ${result.hand[result.taker]}. ${caller} is charged ${result.took[e.caller]}.`;
+  }
+  const cap = settings ? " after 200 throws" : "";
+  return `Nobody called${cap}; ${taker} held the lightest hand and took the round.`;
+}
+
+/**
+ * A small line chart of every seat's Total after each round, as inline SVG.
+ * @param {object[]} results every finished round's result
+ * @param {string[]} names seat names
+ */
+export function totalsChart(results, names) {
+  const w = 320;
+  const h = 140;
+  const pad = { l: 34, r: 10, t: 10, b: 22 };
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+  svg.setAttribute("class", "chart");
+  svg.setAttribute("role", "img");
+  const n = names.length;
+  const series = names.map((_, s) => [0, ...results.map((r) => r.total[s])]);
+  const all = series.flat();
+  let lo = Math.min(0, ...all);
+  let hi = Math.max(0, ...all);
+  if (hi === lo) { hi += 1; lo -= 1; }
+  const rounds = results.length;
+  const x = (i) => pad.l + (rounds === 0 ? 0 : (i / rounds) * (w - pad.l - pad.r));
+  const y = (v) => pad.t + ((hi - v) / (hi - lo)) * (h - pad.t - pad.b);
+  const line = (x1, y1, x2, y2, cls) => {
+    const l = document.createElementNS(SVG, "line");
+    l.setAttribute("x1", x1); l.setAttribute("y1", y1); l.setAttribute("x2", x2); l.setAttribute("y2", y2);
+    l.setAttribute("class", cls);
+    svg.append(l);
+  };
+  const text = (tx, ty, str, anchor) => {
+    const t = document.createElementNS(SVG, "text");
+    t.setAttribute("x", tx); t.setAttribute("y", ty);
+    t.setAttribute("text-anchor", anchor);
+    t.setAttribute("class", "axis-label");
+    t.textContent = str;
+    svg.append(t);
+  };
+  line(pad.l, y(0), w - pad.r, y(0), "zero");
+  text(pad.l - 4, y(hi) + 4, String(hi), "end");
+  text(pad.l - 4, y(lo) + 4, String(lo), "end");
+  if (lo < 0 && hi > 0) text(pad.l - 4, y(0) + 4, "0", "end");
+  for (let i = 0; i <= rounds; i += 1) text(x(i), h - 6, i === 0 ? "start" : `R${i}`, "middle");
+  for (let s = 0; s < n; s += 1) {
+    const pts = series[s].map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+    const p = document.createElementNS(SVG, "polyline");
+    p.setAttribute("points", pts);
+    p.setAttribute("fill", "none");
+    p.setAttribute("stroke", SEAT_COLOURS[s % SEAT_COLOURS.length]);
+    p.setAttribute("stroke-width", "2.5");
+    p.setAttribute("stroke-linejoin", "round");
+    svg.append(p);
+    const last = series[s][series[s].length - 1];
+    const dot = document.createElementNS(SVG, "circle");
+    dot.setAttribute("cx", x(rounds)); dot.setAttribute("cy", y(last)); dot.setAttribute("r", "3.5");
+    dot.setAttribute("fill", SEAT_COLOURS[s % SEAT_COLOURS.length]);
+    svg.append(dot);
+  }
+  const title = document.createElementNS(SVG, "title");
+  title.textContent = `Totals after each round: ${names.map((name, s) => `${name} ${series[s][rounds]}`).join(", ")}`;
+  svg.prepend(title);
+  return svg;
+}
+
+/** Standings computed from totals, as the engine does: places shared on equal totals. */
+export function computeStandings(totals, eliminated, scoring) {
+  const key = (t) => (scoring === "cumulative" ? t : -t);
+  const seats = totals.map((_, s) => s).sort((a, b) => key(totals[a]) - key(totals[b]) || a - b);
+  return seats.map((seat) => ({
+    seat,
+    place: 1 + seats.filter((o) => key(totals[o]) < key(totals[seat])).length,
+    total: totals[seat],
+    eliminated: Boolean(eliminated && eliminated[seat]),
+  }));
+}
+
+/**
+ * Fills the score dialog.
+ * @param {HTMLElement} box the dialog's content element
+ * @param {object} opts
+ * @param {object} opts.result the round's result
+ * @param {object[]} opts.results every finished round's result (for the chart)
+ * @param {string[]} opts.names seat names
+ * @param {number|null} opts.me the viewer's seat
+ * @param {object} opts.settings the table's settings
+ * @param {boolean} opts.matchOver whether the match has ended
+ * @param {object[]|null} opts.standings the final standings, if known
+ * @param {boolean} opts.waiting whether this seat has already said it is ready
+ * @param {string} opts.waitingText who the table is waiting for
+ * @param {() => void} opts.onNext Next round
+ * @param {() => void} opts.onRematch Rematch
+ */
+export function renderScore(box, opts) {
+  const { result, results, names, me, settings, matchOver } = opts;
+  const cumulative = settings.scoring === "cumulative";
+  box.replaceChildren();
+  const title = el("h2", "", matchOver ? "Match over" : `Round ${result.round} result`);
+  title.id = "score-title";
+  box.append(title);
+  box.append(el("p", "ending", endingText(result, names, settings)));
+
+  const wrap = el("div", "score-wrap");
+  const table = el("table", "score-table");
+  const head = el("tr");
+  head.append(el("th", "", ""));
+  names.forEach((name, s) => {
+    const th = el("th", s === me ? "me" : "");
+    const dot = el("span", "dot");
+    dot.style.background = SEAT_COLOURS[s % SEAT_COLOURS.length];
+    th.append(dot, document.createTextNode(name));
+    if (result.ending.kind === "call" && result.ending.caller === s) {
+      th.append(el("span", "tag", result.ending.caught ? "caught" : "called"));
+    }
+    if (result.taker === s) th.append(el("span", "tag win", "took"));
+    head.append(th);
+  });
+  table.append(head);
+  const handsRow = el("tr", "hands-row");
+  handsRow.append(el("th", "", "Cards"));
+  result.hands.forEach((hand, s) => {
+    const td = el("td");
+    const cards = el("div", "mini-hand");
+    for (const c of hand) cards.append(cardElement(c, { small: true }));
+    if (!result.active[s]) cards.append(el("span", "out", "out"));
+    td.append(cards);
+    handsRow.append(td);
+  });
+  table.append(handsRow);
+  const row = (label, values, fmt, cls) => {
+    const tr = el("tr", cls);
+    tr.append(el("th", "", label));
+    values.forEach((v, s) => {
+      const td = el("td", "", result.active[s] || label === "Total" ? fmt(v) : "\u2013");
+      tr.append(td);
+    });
+    table.append(tr);
+  };
+  row("Hand", result.hand, String, "row-hand");
+  row("Took", result.took, String, "row-took");
+  row(cumulative ? "Points" : "Paid", result.paid, cumulative ? String : signed, "row-paid");
+  row("Total", result.total, cumulative ? String : signed, "row-total");
+  wrap.append(table);
+  box.append(wrap);
+
+  if (results.length > 0) {
+    const chartBox = el("figure", "chart-box");
+    chartBox.append(totalsChart(results, names));
+    const cap = el("figcaption", "legend");
+    names.forEach((name, s) => {
+      const item = el("span", "legend-item");
+      const dot = el("span", "dot");
+      dot.style.background = SEAT_COLOURS[s % SEAT_COLOURS.length];
+      item.append(dot, document.createTextNode(name));
+      cap.append(item);
+    });
+    chartBox.append(cap);
+    box.append(chartBox);
+  }
+
+  const actions = el("div", "dialog-actions");
+  if (matchOver) {
+    const standings = opts.standings || computeStandings(result.total, null, settings.scoring);
+    const ol = el("ol", "standings");
+    for (const st of standings) {
+      const li = el("li", st.seat === me ? "me" : "");
+      li.append(el("span", "place", `${st.place}.`), document.createTextNode(` ${names[st.seat]} `),
+        el("b", "", cumulative ? String(st.total) : signed(st.total)));
+      if (st.eliminated) li.append(el("span", "tag", "out"));
+      ol.append(li);
+    }
+    box.insertBefore(ol, wrap);
+    box.insertBefore(el("h3", "", "Standings"), ol);
+    const rematch = el("button", "primary", "Rematch");
+    rematch.type = "button";
+    rematch.id = "rematch";
+    rematch.addEventListener("click", opts.onRematch);
+    actions.append(rematch);
+  } else if (me !== null) {
+    const next = el("button", "primary", opts.waiting ? "Waiting for others\u2026" : "Next round");
+    next.type = "button";
+    next.id = "next-round";
+    next.disabled = opts.waiting;
+    next.addEventListener("click", opts.onNext);
+    actions.append(next);
+  }
+  if (opts.waitingText) actions.append(el("p", "note", opts.waitingText));
+  box.append(actions);
+}

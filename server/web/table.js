@@ -1,0 +1,457 @@
+// The table: the other seats, the stock and the pile, your hand drawn as cards, and the actions.
+//
+// A tap marks a card (tap again to unmark); the Throw button carries the marked cards' value and
+// is enabled only for a legal group; with nothing marked, dragging a card onto the pile throws it
+// alone. The server judges every action; this only asks.
+
+import { cardBack, cardElement, cardLabel, classify, sortHand, throwOrder, total } from "./cards.js";
+import { limitText } from "./settings.js";
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+/** Whether `view`'s seat may throw now. */
+function mayThrow(view) {
+  if (view.seat === null || view.seat !== view.turn) return false;
+  return (view.settings.turn_order === "draw_then_throw" && view.phase === "throw") ||
+    (view.settings.turn_order === "throw_then_draw" && view.phase === "start");
+}
+
+/** Whether `view`'s seat may draw now. */
+function mayDraw(view) {
+  if (view.seat === null || view.seat !== view.turn) return false;
+  return (view.settings.turn_order === "draw_then_throw" && view.phase === "start") ||
+    (view.settings.turn_order === "throw_then_draw" && view.phase === "draw");
+}
+
+/** Which cards of `throwCards` the next player could pick up in a throw-then-draw table. */
+function pickable(throwCards, pickup) {
+  if (throwCards.length === 0) return [];
+  if (pickup === "single_only") return throwCards.length === 1 ? throwCards : [];
+  if (pickup === "any_card") return throwCards;
+  return [...new Set([throwCards[0], throwCards[throwCards.length - 1]])];
+}
+
+/** One line of the log, in words, or null for events not worth a line. */
+export function describeEvent(event, names, me) {
+  const who = (s) => (s === me ? "You" : names[s] || `Seat ${s + 1}`);
+  switch (event.type) {
+    case "dealt":
+      return `Round ${event.round}: ${who(event.dealer)} dealt; ${cardLabel(event.pile_top)} turned up.`;
+    case "called":
+      return `${who(event.seat)} called!`;
+    case "drew_from_stock":
+      return `${who(event.seat)} drew from the stock.`;
+    case "took_from_pile":
+      return `${who(event.seat)} took ${cardLabel(event.card)} from the pile.`;
+    case "threw":
+      return `${who(event.seat)} threw ${event.cards.map(cardLabel).join(" ")}.`;
+    case "reshuffled":
+      return `The pile was shuffled into a new stock (${event.stock} cards).`;
+    case "round_ended":
+      return "Every hand is shown.";
+    case "match_ended":
+      return "The match is over.";
+    default:
+      return null;
+  }
+}
+
+/**
+ * Builds the table into `root`.
+ * @param {HTMLElement} root the table section
+ * @param {object} hooks
+ * @param {(msg: object) => void} hooks.send sends a play message
+ * @param {(text: string) => void} hooks.notice shows a short message to the player
+ * @param {() => void} hooks.rules opens How to play
+ */
+export function createTable(root, hooks) {
+  root.replaceChildren();
+  const header = el("div", "table-head");
+  const roundInfo = el("span", "round-info");
+  const rulesButton = el("button", "link", "How to play");
+  rulesButton.type = "button";
+  rulesButton.id = "open-rules";
+  rulesButton.addEventListener("click", hooks.rules);
+  header.append(roundInfo, rulesButton);
+
+  const seats = el("div", "seats");
+  seats.id = "seats";
+  const middle = el("div", "middle");
+  const stockBox = el("div", "stock-box");
+  const stock = cardBack({ tag: "button" });
+  stock.id = "stock";
+  stock.classList.add("stock");
+  const stockLabel = el("span", "pile-label");
+  stockBox.append(stock, stockLabel);
+  const pileBox = el("div", "pile-box");
+  pileBox.id = "pile";
+  middle.append(stockBox, pileBox);
+  const prompt = el("p", "prompt");
+  prompt.id = "prompt";
+  prompt.setAttribute("aria-live", "polite");
+  const log = el("ol", "log");
+  log.id = "log";
+  log.setAttribute("aria-label", "What happened");
+
+  const mine = el("div", "mine");
+  const status = el("p", "status");
+  status.id = "status";
+  const hand = el("div", "hand");
+  hand.id = "hand";
+  hand.setAttribute("role", "group");
+  hand.setAttribute("aria-label", "Your hand");
+  const actions = el("div", "actions");
+  const sortButton = el("button", "", "Sort hand");
+  sortButton.type = "button";
+  sortButton.id = "sort";
+  const callButton = el("button", "call", "Call");
+  callButton.type = "button";
+  callButton.id = "call";
+  const throwButton = el("button", "primary", "Throw");
+  throwButton.type = "button";
+  throwButton.id = "throw";
+  actions.append(sortButton, callButton, throwButton);
+  mine.append(status, hand, actions);
+  root.append(header, seats, middle, prompt, mine, log);
+
+  let view = null;
+  let room = null;
+  let names = [];
+  let order = []; // the hand in the order the player keeps it
+  let marked = []; // marked cards, in the order they were marked
+
+  const court = () => view.settings.court;
+  const markedValid = () => marked.length > 0 && classify(marked, view.settings) !== null &&
+    !marked.includes(view.barred);
+
+  const sendThrow = (cards) => {
+    hooks.send({ type: "throw", cards: throwOrder(cards, view.settings) });
+    marked = [];
+  };
+  const draw = (from, card) => {
+    const msg = { type: "draw", from };
+    if (card) msg.card = card;
+    hooks.send(msg);
+  };
+
+  const toggle = (card) => {
+    if (!view || view.seat === null) return;
+    if (card === view.barred) {
+      hooks.notice(`You just took ${cardLabel(card)} from the pile; it can't go back this turn.`);
+      return;
+    }
+    marked = marked.includes(card) ? marked.filter((c) => c !== card) : [...marked, card];
+    paint();
+  };
+
+  const doThrow = () => {
+    if (view && mayThrow(view) && markedValid()) sendThrow(marked);
+  };
+  const doCall = () => {
+    if (view && view.can_call) hooks.send({ type: "call" });
+  };
+  const doSort = () => {
+    if (!view) return;
+    order = sortHand(order, court());
+    paint();
+  };
+  const drawStock = () => {
+    if (view && mayDraw(view)) draw("stock");
+  };
+  const drawPile = (card) => {
+    if (!view || !mayDraw(view)) return;
+    const takeable = view.takeable;
+    if (card && takeable.includes(card)) draw("pile", card);
+    else if (!card && takeable.length === 1) draw("pile", takeable[0]);
+    else if (!card && takeable.length > 1) hooks.notice("Tap the card of the previous throw you want.");
+    else hooks.notice(view.settings.turn_order === "throw_then_draw"
+      ? "That throw can't be picked up; take from the stock."
+      : "Only the top card of the pile can be taken.");
+  };
+
+  throwButton.addEventListener("click", doThrow);
+  callButton.addEventListener("click", doCall);
+  sortButton.addEventListener("click", doSort);
+  stock.addEventListener("click", drawStock);
+
+  // Dragging a card onto the pile, with nothing marked, throws it alone. Pointer events work for
+  // mouse, pen and touch alike; a short movement is still a tap.
+  let drag = null;
+  hand.addEventListener("pointerdown", (event) => {
+    const cardEl = event.target.closest(".card");
+    if (!cardEl || event.button !== 0) return;
+    drag = { card: cardEl.dataset.card, el: cardEl, x: event.clientX, y: event.clientY, ghost: null, id: event.pointerId };
+  });
+  const endDrag = () => {
+    if (drag && drag.ghost) drag.ghost.remove();
+    if (drag) drag.el.classList.remove("dragging");
+    pileBox.classList.remove("drop-target");
+    drag = null;
+  };
+  window.addEventListener("pointermove", (event) => {
+    if (!drag || event.pointerId !== drag.id) return;
+    const dx = event.clientX - drag.x;
+    const dy = event.clientY - drag.y;
+    if (!drag.ghost && Math.hypot(dx, dy) < 10) return;
+    if (!drag.ghost) {
+      if (marked.length > 0 || !mayThrow(view)) {
+        if (marked.length > 0) hooks.notice("Unmark your cards to drag one onto the pile, or press Throw.");
+        drag = null;
+        return;
+      }
+      drag.ghost = cardElement(drag.card);
+      drag.ghost.classList.add("ghost");
+      document.body.append(drag.ghost);
+      drag.el.classList.add("dragging");
+    }
+    drag.ghost.style.left = `${event.clientX}px`;
+    drag.ghost.style.top = `${event.clientY}px`;
+    const r = pileBox.getBoundingClientRect();
+    const over = event.clientX >= r.left && event.clientX <= r.right && event.clientY >= r.top && event.clientY <= r.bottom;
+    pileBox.classList.toggle("drop-target", over);
+  });
+  window.addEventListener("pointerup", (event) => {
+    if (!drag || event.pointerId !== drag.id) return;
+    const wasDrag = drag.ghost !== null;
+    const card = drag.card;
+    const over = pileBox.classList.contains("drop-target");
+    endDrag();
+    if (!wasDrag) {
+      toggle(card);
+    } else if (over) {
+      if (card === view.barred) hooks.notice(`You just took ${cardLabel(card)} from the pile; it can't go back this turn.`);
+      else sendThrow([card]);
+    }
+  });
+  window.addEventListener("pointercancel", endDrag);
+  // Keyboard: Enter or Space on a card marks it (a click without a pointer).
+  hand.addEventListener("click", (event) => {
+    if (event.detail !== 0) return;
+    const cardEl = event.target.closest(".card");
+    if (cardEl) toggle(cardEl.dataset.card);
+  });
+
+  const keys = (event) => {
+    if (!view || root.hidden || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (document.querySelector("dialog[open]")) return;
+    const tag = document.activeElement ? document.activeElement.tagName : "";
+    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
+    const k = event.key.toLowerCase();
+    if (/^[1-9]$/.test(k)) {
+      const card = order[Number(k) - 1];
+      if (card) toggle(card);
+    } else if (k === "t") doThrow();
+    else if (k === "c") doCall();
+    else if (k === "o") doSort();
+    else if (k === "s") drawStock();
+    else if (k === "p") drawPile(null);
+    else if (k === "escape") { marked = []; paint(); }
+    else return;
+    event.preventDefault();
+  };
+  document.addEventListener("keydown", keys);
+
+  function seatName(s) {
+    return names[s] || `Seat ${s + 1}`;
+  }
+
+  function paintSeats() {
+    seats.replaceChildren();
+    const n = view.card_counts.length;
+    const first = view.seat === null ? 0 : view.seat + 1;
+    for (let k = 0; k < n; k += 1) {
+      const s = (first + k) % n;
+      if (s === view.seat) continue;
+      const info = room && room.seats[s];
+      const box = el("div", "seat");
+      box.dataset.seat = String(s);
+      const playing = view.turn === s && !["round_over", "match_over"].includes(view.phase);
+      if (playing) box.classList.add("turn");
+      if (view.eliminated[s]) box.classList.add("out");
+      const name = el("div", "seat-name");
+      const dot = el("span", `conn ${info && !info.connected ? "off" : "on"}`);
+      dot.title = info && !info.connected ? "away" : "here";
+      name.append(dot, el("span", "", seatName(s)));
+      if (s === view.dealer) name.append(el("span", "dealer", "D"));
+      const meta = el("div", "seat-meta");
+      if (info && info.kind === "bot") meta.append(el("span", "", `bot \u00b7 ${info.difficulty || view.settings.difficulty}`));
+      else if (info && info.kind === "human" && !info.connected) meta.append(el("span", "", "away \u00b7 a bot plays"));
+      else meta.append(el("span", "", "player"));
+      const count = el("div", "seat-count");
+      const backs = el("span", "backs");
+      for (let i = 0; i < Math.min(view.card_counts[s], 7); i += 1) backs.append(el("i"));
+      count.append(backs, el("span", "count", `${view.card_counts[s]} card${view.card_counts[s] === 1 ? "" : "s"}`));
+      const score = el("div", "seat-total", `Total ${view.settings.scoring === "cumulative" ? view.totals[s] : signedTotal(view.totals[s])}`);
+      box.append(name, meta, count, score);
+      if (playing) box.append(el("div", "seat-turn", "playing\u2026"));
+      if (view.eliminated[s]) box.append(el("div", "seat-turn", "out"));
+      seats.append(box);
+    }
+  }
+
+  function paintPile() {
+    pileBox.replaceChildren();
+    const s = view.settings;
+    const canDraw = mayDraw(view);
+    const groupBox = (cards, label, takeable, hint) => {
+      const g = el("div", "throw-group");
+      const row = el("div", "fan");
+      cards.forEach((c, i) => {
+        const take = takeable.includes(c);
+        const cardEl = cardElement(c, { tag: take && canDraw ? "button" : "div" });
+        if (take) {
+          cardEl.classList.add(canDraw ? "takeable" : "pickable");
+          if (canDraw) {
+            cardEl.addEventListener("click", () => drawPile(c));
+            cardEl.setAttribute("aria-label", `Take ${cardEl.getAttribute("aria-label")}`);
+          }
+        } else if (hint.includes(c)) {
+          cardEl.classList.add("pickable");
+        }
+        if (i === cards.length - 1) cardEl.classList.add("top");
+        row.append(cardEl);
+      });
+      g.append(row, el("span", "pile-label", label));
+      return g;
+    };
+    if (s.turn_order === "throw_then_draw") {
+      if (view.phase === "draw" && view.previous_throw.length > 0) {
+        pileBox.append(groupBox(view.previous_throw, view.seat === view.turn ? "Previous throw: take one" : "Previous throw", view.takeable, []));
+      }
+      if (view.top_throw.length > 0) {
+        const hint = view.phase === "start" ? pickable(view.top_throw, s.pickup) : [];
+        pileBox.append(groupBox(view.top_throw, view.phase === "draw" ? "Just thrown" : "Last throw", [], hint));
+      }
+    } else if (view.top_throw.length > 0) {
+      pileBox.append(groupBox(view.top_throw, `Pile \u00b7 ${view.pile_size}`, view.takeable, []));
+    } else if (view.pile_top) {
+      pileBox.append(groupBox([view.pile_top], `Pile \u00b7 ${view.pile_size}`, view.takeable, []));
+    }
+    if (pileBox.childElementCount === 0) pileBox.append(el("span", "pile-label", "Pile is empty"));
+    stock.disabled = !canDraw;
+    stock.classList.toggle("takeable", canDraw);
+    stock.setAttribute("aria-label", `Stock, ${view.stock_size} cards${canDraw ? ": draw" : ""}`);
+    stockLabel.textContent = `Stock \u00b7 ${view.stock_size}`;
+  }
+
+  function paintHand() {
+    hand.replaceChildren();
+    hand.classList.toggle("many", order.length > 6);
+    hand.style.setProperty("--n", String(Math.max(5, order.length)));
+    order.forEach((c, i) => {
+      const cardEl = cardElement(c, { tag: "button" });
+      const isMarked = marked.includes(c);
+      cardEl.classList.toggle("marked", isMarked);
+      cardEl.setAttribute("aria-pressed", String(isMarked));
+      cardEl.title = `${i + 1}`;
+      if (c === view.barred) {
+        cardEl.classList.add("barred");
+        cardEl.append(el("span", "barred-tag", "just taken"));
+        cardEl.setAttribute("aria-label", `${cardEl.getAttribute("aria-label")}, just taken, can't be thrown this turn`);
+      }
+      hand.append(cardEl);
+    });
+    if (view.seat === null) hand.append(el("p", "note", "You are watching: hands stay hidden until the show."));
+  }
+
+  function paintActions() {
+    const s = view.settings;
+    const canThrow = mayThrow(view);
+    const value = total(marked, court());
+    throwButton.textContent = marked.length > 0 ? `Throw ${value}` : "Throw";
+    throwButton.disabled = !(canThrow && markedValid());
+    if (marked.length > 0 && !markedValid()) {
+      throwButton.title = marked.includes(view.barred) ? "The card just taken can't be thrown this turn" : "Those cards don't go together";
+    } else {
+      throwButton.title = "";
+    }
+    callButton.hidden = !view.can_call;
+    callButton.textContent = `Call on ${view.hand_total}`;
+    sortButton.disabled = order.length < 2;
+    const holding = el("b", "", `Holding ${view.hand_total}`);
+    const limit = el("span", "limit", s.call_limit === null ? "no call limit" : `call at ${s.call_limit} or less`);
+    status.replaceChildren(holding, limit);
+    if (marked.length > 0) {
+      const kind = classify(marked, s);
+      status.append(el("span", `marked-note${kind ? "" : " bad"}`,
+        kind ? `${marked.length} marked: ${value}` : "these don't go together"));
+    }
+    if (view.seat === null) status.replaceChildren(el("b", "", "Watching"));
+  }
+
+  function paintPrompt() {
+    const s = view.settings;
+    let text;
+    if (view.phase === "round_over" || view.phase === "match_over") {
+      text = "The round is over.";
+    } else if (view.seat !== null && view.turn === view.seat) {
+      if (view.phase === "start" && s.turn_order === "draw_then_throw") {
+        text = view.can_call ? "Your turn: call, or take a card from the stock or the pile." : "Your turn: take a card from the stock or the pile.";
+      } else if (view.phase === "start") {
+        text = view.can_call ? "Your turn: call, or throw a card or a group." : "Your turn: throw a card or a group.";
+      } else if (view.phase === "throw") {
+        text = "Now throw: mark cards and press Throw, or drag one onto the pile.";
+      } else {
+        text = view.takeable.length > 0 ? "Now take a card: the stock, or a highlighted card of the previous throw." : "Now take a card from the stock.";
+      }
+    } else {
+      text = `${seatName(view.turn)} is playing\u2026`;
+    }
+    prompt.textContent = text;
+    prompt.classList.toggle("yours", view.seat !== null && view.turn === view.seat && !["round_over", "match_over"].includes(view.phase));
+    const rounds = s.rounds === "until_one_remains" ? "" : ` of ${s.rounds.fixed}`;
+    roundInfo.textContent = `Round ${view.round}${rounds} \u00b7 ${limitText(s)} \u00b7 throws ${view.throws}/${view.throw_cap}`;
+  }
+
+  function paintLog() {
+    log.replaceChildren();
+    const lines = view.log.map((e) => describeEvent(e, names, view.seat)).filter(Boolean);
+    for (const line of lines.slice(-6)) log.append(el("li", "", line));
+  }
+
+  function paint() {
+    if (!view) return;
+    paintSeats();
+    paintPile();
+    paintHand();
+    paintActions();
+    paintPrompt();
+    paintLog();
+  }
+
+  return {
+    /** Shows a new view (and the room's seats and names). */
+    render(newView, newRoom) {
+      const handChanged = !view || view.round !== newView.round;
+      view = newView;
+      room = newRoom;
+      names = room ? room.seats.map((s) => s.name || `Seat ${s.seat + 1}`) : [];
+      if (handChanged) order = [];
+      order = order.filter((c) => view.hand.includes(c));
+      for (const c of view.hand) if (!order.includes(c)) order.push(c);
+      marked = marked.filter((c) => view.hand.includes(c));
+      paint();
+    },
+    /** Forgets the hand order and the marks (a new match). */
+    reset() {
+      view = null;
+      order = [];
+      marked = [];
+    },
+    /** The hand as the player keeps it. */
+    handOrder: () => [...order],
+    /** Tears down the keyboard handler. */
+    destroy() {
+      document.removeEventListener("keydown", keys);
+    },
+  };
+}
+
+function signedTotal(n) {
+  return n > 0 ? `+${n}` : n < 0 ? `\u2212${-n}` : "0";
+}
