@@ -1,0 +1,100 @@
+//! The server's configuration: command-line flags, each with an environment variable.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::Parser;
+
+/// The default listen address: loopback only, so a laptop does not expose the game by accident.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+/// The default delay before each bot action, so people can follow the bots' play.
+pub const DEFAULT_BOT_DELAY_MS: u64 = 800;
+/// The default cap on rooms held at once.
+pub const DEFAULT_MAX_ROOMS: usize = 1000;
+/// The default cap on one WebSocket message from a client, in bytes.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024;
+/// The default length of each client's outbound queue, in messages.
+pub const DEFAULT_CLIENT_QUEUE: usize = 256;
+
+/// How the server runs. Every flag can also be set through its environment variable.
+#[derive(Clone, Debug, PartialEq, Eq, Parser)]
+#[command(
+    name = "dhumbal-server",
+    version,
+    about = "The Dhumbal (Jhyap) game server"
+)]
+pub struct Config {
+    /// The address to listen on (`0.0.0.0:8080` in a container).
+    #[arg(long, env = "DHUMBAL_ADDR", default_value = DEFAULT_ADDR)]
+    pub addr: SocketAddr,
+    /// Milliseconds a bot waits before each of its actions (0 plays instantly).
+    #[arg(long, env = "DHUMBAL_BOT_DELAY_MS", default_value_t = DEFAULT_BOT_DELAY_MS)]
+    pub bot_delay_ms: u64,
+    /// The most rooms the server holds at once; creating another answers `too_many_rooms`.
+    #[arg(long, env = "DHUMBAL_MAX_ROOMS", default_value_t = DEFAULT_MAX_ROOMS)]
+    pub max_rooms: usize,
+    /// The largest WebSocket message a client may send, in bytes; a larger one closes the
+    /// socket with code 1009 (message too big).
+    #[arg(long, env = "DHUMBAL_MAX_MESSAGE_BYTES", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
+    pub max_message_bytes: usize,
+    /// How many messages may wait for a slow client; a client that falls further behind is
+    /// disconnected so that its room never waits for it.
+    #[arg(long, env = "DHUMBAL_CLIENT_QUEUE", default_value_t = DEFAULT_CLIENT_QUEUE)]
+    pub client_queue: usize,
+    /// Let `POST /api/rooms` fix the deck order (`decks`), for black-box tests. Never in
+    /// production: a fixed deck is a known deck.
+    #[arg(long, env = "DHUMBAL_ALLOW_TEST_DECKS")]
+    pub allow_test_decks: bool,
+}
+
+impl Config {
+    /// The delay before each bot action.
+    pub fn bot_delay(&self) -> Duration {
+        Duration::from_millis(self.bot_delay_ms)
+    }
+}
+
+impl Default for Config {
+    /// The defaults of every flag, without reading the command line or the environment.
+    fn default() -> Config {
+        Config {
+            addr: DEFAULT_ADDR.parse().expect("the default address parses"),
+            bot_delay_ms: DEFAULT_BOT_DELAY_MS,
+            max_rooms: DEFAULT_MAX_ROOMS,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            client_queue: DEFAULT_CLIENT_QUEUE,
+            allow_test_decks: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_match_the_flags_defaults() {
+        let parsed = Config::try_parse_from(["dhumbal-server"]).unwrap();
+        // The environment may set some flags; compare what it does not.
+        if std::env::vars().all(|(k, _)| !k.starts_with("DHUMBAL_")) {
+            assert_eq!(parsed, Config::default());
+        }
+        assert_eq!(Config::default().addr.to_string(), "127.0.0.1:8080");
+    }
+
+    #[test]
+    fn flags_set_the_config() {
+        let config = Config::try_parse_from([
+            "dhumbal-server",
+            "--addr",
+            "0.0.0.0:9000",
+            "--bot-delay-ms",
+            "0",
+            "--allow-test-decks",
+        ])
+        .unwrap();
+        assert_eq!(config.addr.to_string(), "0.0.0.0:9000");
+        assert_eq!(config.bot_delay(), Duration::ZERO);
+        assert!(config.allow_test_decks);
+    }
+}

@@ -1,0 +1,74 @@
+//! The Dhumbal game server: private rooms over WebSocket, one actor task per room, bots in empty
+//! seats, and each seat told only what it may see.
+//!
+//! [`run`] serves the HTTP API and the WebSocket on a listener the caller has bound (tests bind
+//! `127.0.0.1:0`) until a shutdown future completes. The binary (`src/main.rs`) adds the command
+//! line ([`Config`]), logging and signals.
+//!
+//! # Layout
+//!
+//! - [`config`] — [`Config`]: flags and environment variables.
+//! - [`api`] — the routes: `POST /api/rooms`, `GET /api/rooms/{code}`, `GET /ws`, `GET /healthz`.
+//! - [`conn`] — one WebSocket connection: reader and writer, size and shape checks, `hello`.
+//! - [`registry`] — room codes to room handles.
+//! - [`room`] — the room actor: seats, host, lobby, the [`Game`](dhumbal_engine::Game), bots,
+//!   rounds and rematches; permission and rule checks; per-seat views.
+//! - [`code`] — unguessable room codes.
+//! - [`web`] — the web client, embedded, at `/`, `/r/{code}` and `/assets/`.
+
+pub mod api;
+pub mod code;
+pub mod config;
+pub mod conn;
+pub mod registry;
+pub mod room;
+pub mod web;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use axum::Router;
+use tokio::net::TcpListener;
+
+pub use config::Config;
+use registry::Registry;
+
+/// What every request handler shares.
+#[derive(Debug)]
+pub struct AppState {
+    /// The configuration the server was started with.
+    pub config: Config,
+    /// Every open room.
+    pub rooms: Registry,
+    /// The next connection's number.
+    pub next_conn: AtomicU64,
+}
+
+impl AppState {
+    /// Fresh state for a server with this configuration.
+    pub fn new(config: Config) -> AppState {
+        AppState {
+            rooms: Registry::new(config.max_rooms),
+            config,
+            next_conn: AtomicU64::new(1),
+        }
+    }
+}
+
+/// The whole application: every route, with its state.
+pub fn app(state: Arc<AppState>) -> Router {
+    api::routes().merge(web::routes()).with_state(state)
+}
+
+/// Serves the application on `listener` until `shutdown` completes.
+pub async fn run(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let state = Arc::new(AppState::new(config));
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}

@@ -1,0 +1,72 @@
+//! The room registry: room codes to room handles.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use crate::code::new_code;
+use crate::room::{self, RoomHandle, RoomSetup};
+
+/// Every open room, by code. Cheap to share: lookups take a short lock and clone a handle.
+#[derive(Debug)]
+pub struct Registry {
+    /// The rooms by code.
+    rooms: Mutex<HashMap<String, RoomHandle>>,
+    /// The most rooms held at once.
+    max_rooms: usize,
+}
+
+/// The registry holds as many rooms as it may.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Full;
+
+impl Registry {
+    /// An empty registry that holds at most `max_rooms` rooms.
+    pub fn new(max_rooms: usize) -> Registry {
+        Registry {
+            rooms: Mutex::new(HashMap::new()),
+            max_rooms,
+        }
+    }
+
+    /// Opens a room under a fresh code; `setup.code` is replaced by that code, which is returned.
+    pub fn create(&self, mut setup: RoomSetup) -> Result<String, Full> {
+        let mut rooms = self
+            .rooms
+            .lock()
+            .expect("the registry lock is never poisoned");
+        if rooms.len() >= self.max_rooms {
+            return Err(Full);
+        }
+        let code = loop {
+            let code = new_code();
+            if !rooms.contains_key(&code) {
+                break code;
+            }
+        };
+        setup.code = code.clone();
+        rooms.insert(code.clone(), room::spawn(setup));
+        Ok(code)
+    }
+
+    /// The room with this (canonical) code.
+    pub fn get(&self, code: &str) -> Option<RoomHandle> {
+        let rooms = self
+            .rooms
+            .lock()
+            .expect("the registry lock is never poisoned");
+        rooms.get(code).cloned()
+    }
+
+    /// How many rooms are open.
+    pub fn len(&self) -> usize {
+        self.rooms
+            .lock()
+            .expect("the registry lock is never poisoned")
+            .len()
+    }
+
+    /// Whether no room is open.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

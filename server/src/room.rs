@@ -1,0 +1,986 @@
+//! A room: one actor task that owns the game, the seats, the bots and the room's clients.
+//!
+//! The task ([`Room`]) owns everything and is the only code that touches it; the rest of the
+//! server talks to it through a cloneable [`RoomHandle`] over a bounded channel. The room never
+//! waits for a client: every message to a client goes through that client's bounded queue with
+//! `try_send`, and a client whose queue is full is disconnected.
+//!
+//! Every client message reaches the room already checked for size and shape. The room checks
+//! permission (a seat, the host, the stage) and then the rules (the engine), and answers a
+//! refusal with an `error` to that client only, changing nothing.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::extract::ws::Utf8Bytes;
+use dhumbal_bots::{Bot, new_bot};
+use dhumbal_engine::{Action, Card, Difficulty, Event, Game, Phase, Settings};
+use dhumbal_protocol::{
+    ClientMessage, Hello, MatchResult, MessageId, RoomState, RoomSummary, SeatInfo, SeatKind,
+    ServerMessage, Stage, Welcome, codes, draw_source, seed_hex,
+};
+use rand::TryRngCore;
+use rand::rngs::OsRng;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+/// How many commands may wait for a room before senders wait.
+const ROOM_QUEUE: usize = 256;
+/// The longest name shown at a table, in characters.
+const MAX_NAME_CHARS: usize = 24;
+
+/// A connection's number, unique for the server's lifetime.
+pub type ConnId = u64;
+
+/// What a connection's writer task sends on the socket.
+#[derive(Debug)]
+pub enum Outgoing {
+    /// A text message (JSON).
+    Text(Utf8Bytes),
+    /// Close the socket with this code and reason.
+    Close(u16, &'static str),
+}
+
+/// The way to one client: its bounded outbound queue, and a token that disconnects it.
+#[derive(Clone, Debug)]
+pub struct ClientTx {
+    /// The client's outbound queue; the room only ever `try_send`s on it.
+    pub queue: mpsc::Sender<Outgoing>,
+    /// Cancelled to disconnect the client (it fell behind, or another connection took its seat).
+    pub kick: CancellationToken,
+}
+
+impl ClientTx {
+    /// Queues a message without waiting; a client that cannot take it is disconnected.
+    /// Returns whether the client is still fine.
+    pub fn send(&self, text: Utf8Bytes) -> bool {
+        match self.queue.try_send(Outgoing::Text(text)) {
+            Ok(()) => true,
+            Err(_) => {
+                self.kick.cancel();
+                false
+            }
+        }
+    }
+
+    /// Queues one server message.
+    pub fn send_message(&self, message: &ServerMessage) -> bool {
+        self.send(message.to_json().into())
+    }
+}
+
+/// What the rest of the server asks of a room.
+#[derive(Debug)]
+pub enum Command {
+    /// A connection's `hello`: join the room. `reply` says whether it joined; either way, the
+    /// answer (`welcome` or `error`) goes to `client`.
+    Join {
+        /// The connection.
+        conn: ConnId,
+        /// The `hello`.
+        hello: Hello,
+        /// The `hello`'s `id`, echoed by an error.
+        id: Option<MessageId>,
+        /// The way to the client.
+        client: ClientTx,
+        /// Whether the client joined.
+        reply: oneshot::Sender<bool>,
+    },
+    /// A message from a joined connection (its shape already checked).
+    Message {
+        /// The connection.
+        conn: ConnId,
+        /// The message's `id`.
+        id: Option<MessageId>,
+        /// The message.
+        message: ClientMessage,
+    },
+    /// A connection has gone.
+    Leave {
+        /// The connection.
+        conn: ConnId,
+    },
+    /// Describe the room for someone about to join.
+    Summary {
+        /// Where the answer goes.
+        reply: oneshot::Sender<RoomSummary>,
+    },
+}
+
+/// A cloneable handle on a room's task.
+#[derive(Clone, Debug)]
+pub struct RoomHandle {
+    commands: mpsc::Sender<Command>,
+}
+
+impl RoomHandle {
+    /// Sends a command; `false` if the room has closed.
+    pub async fn send(&self, command: Command) -> bool {
+        self.commands.send(command).await.is_ok()
+    }
+
+    /// The room's summary, or `None` if it has closed.
+    pub async fn summary(&self) -> Option<RoomSummary> {
+        let (reply, answer) = oneshot::channel();
+        if !self.send(Command::Summary { reply }).await {
+            return None;
+        }
+        answer.await.ok()
+    }
+}
+
+/// What a new room is made of.
+#[derive(Clone, Debug)]
+pub struct RoomSetup {
+    /// The room's code.
+    pub code: String,
+    /// The secret whose holder is the host.
+    pub host_secret: String,
+    /// The table's settings (already validated).
+    pub settings: Settings,
+    /// Fixed deck orders, for tests.
+    pub decks: Option<Vec<Vec<Card>>>,
+    /// The delay before each bot action.
+    pub bot_delay: Duration,
+}
+
+/// Starts a room's task and returns its handle.
+pub fn spawn(setup: RoomSetup) -> RoomHandle {
+    let (commands, inbox) = mpsc::channel(ROOM_QUEUE);
+    let room = Room::new(setup);
+    tokio::spawn(room.run(inbox));
+    RoomHandle { commands }
+}
+
+/// A person in a seat.
+struct Human {
+    /// The name shown at the table.
+    name: String,
+    /// The seat's secret token: whoever presents it in a `hello` takes the seat.
+    token: String,
+    /// The connection playing the seat now; `None` while the person is away.
+    conn: Option<ConnId>,
+}
+
+/// A bot in a seat.
+struct BotSeat {
+    /// The difficulty chosen for it.
+    difficulty: Difficulty,
+    /// The bot itself, made when the match starts (it learns from the match's events).
+    bot: Option<Box<dyn Bot>>,
+}
+
+/// Who is in a seat.
+enum Seat {
+    Empty,
+    Human(Human),
+    Bot(BotSeat),
+}
+
+/// A connected client.
+struct Client {
+    /// The way to it.
+    tx: ClientTx,
+    /// Its seat, or `None` when watching.
+    seat: Option<usize>,
+    /// The name it gave in `hello`, used if it takes a seat later.
+    name: String,
+}
+
+/// A refusal: code and sentence.
+struct Refusal {
+    code: &'static str,
+    message: String,
+}
+
+impl Refusal {
+    fn new(code: &'static str, message: impl Into<String>) -> Refusal {
+        Refusal {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// The room's task: owns its game, seats, bots and clients.
+struct Room {
+    /// The room's code, for messages and logs.
+    code: String,
+    /// Whoever presents this in `hello` becomes the host.
+    host_secret: String,
+    /// The table's settings; the lobby may change them.
+    settings: Settings,
+    /// Fixed deck orders (only with `--allow-test-decks`).
+    decks: Option<Vec<Vec<Card>>>,
+    /// How long a bot waits before each action.
+    bot_delay: Duration,
+    /// Every seat, `settings.players` of them.
+    seats: Vec<Seat>,
+    /// The host's seat token, once the host has joined.
+    host_token: Option<String>,
+    /// Every connected client.
+    clients: HashMap<ConnId, Client>,
+    /// The match, once started.
+    game: Option<Game>,
+    /// Where the room stands.
+    stage: Stage,
+    /// Between rounds, who has sent `ready`; after the match, who has asked for a rematch.
+    votes: Vec<bool>,
+    /// When the bot whose turn it is acts next.
+    bot_due: Option<Instant>,
+    /// Clients found disconnected while sending, removed once the current command is done.
+    dead: Vec<ConnId>,
+}
+
+fn refuse_rule(e: dhumbal_engine::RuleError) -> Refusal {
+    Refusal::new(e.code(), e.to_string())
+}
+
+impl Room {
+    fn new(setup: RoomSetup) -> Room {
+        let players = usize::from(setup.settings.players);
+        Room {
+            code: setup.code,
+            host_secret: setup.host_secret,
+            seats: (0..players).map(|_| Seat::Empty).collect(),
+            votes: vec![false; players],
+            settings: setup.settings,
+            decks: setup.decks,
+            bot_delay: setup.bot_delay,
+            host_token: None,
+            clients: HashMap::new(),
+            game: None,
+            stage: Stage::Lobby,
+            bot_due: None,
+            dead: Vec::new(),
+        }
+    }
+
+    async fn run(mut self, mut inbox: mpsc::Receiver<Command>) {
+        info!(room = %self.code, "room opened");
+        loop {
+            let due = self.bot_due;
+            tokio::select! {
+                command = inbox.recv() => match command {
+                    Some(command) => self.handle(command),
+                    None => break,
+                },
+                () = sleep_until(due) => {
+                    self.bot_due = None;
+                    self.bot_step();
+                }
+            }
+            self.reap();
+        }
+        info!(room = %self.code, "room closed");
+    }
+
+    fn handle(&mut self, command: Command) {
+        match command {
+            Command::Join {
+                conn,
+                hello,
+                id,
+                client,
+                reply,
+            } => {
+                let joined = match self.join(conn, hello, client.clone()) {
+                    Ok(()) => true,
+                    Err(refusal) => {
+                        client.send_message(&ServerMessage::error(
+                            refusal.code,
+                            refusal.message,
+                            id,
+                        ));
+                        false
+                    }
+                };
+                let _ = reply.send(joined);
+            }
+            Command::Message { conn, id, message } => {
+                let kind = message.type_name();
+                if let Err(refusal) = self.on_message(conn, message) {
+                    debug!(room = %self.code, conn, kind, code = refusal.code, "refused");
+                    self.send_to(
+                        conn,
+                        &ServerMessage::error(refusal.code, refusal.message, id),
+                    );
+                }
+            }
+            Command::Leave { conn } => self.remove_client(conn),
+            Command::Summary { reply } => {
+                let _ = reply.send(self.summary());
+            }
+        }
+    }
+
+    // ----- Joining and leaving -----
+
+    fn join(&mut self, conn: ConnId, hello: Hello, tx: ClientTx) -> Result<(), Refusal> {
+        let name = hello.name.trim().to_owned();
+        if name.is_empty()
+            || name.chars().count() > MAX_NAME_CHARS
+            || name.chars().any(char::is_control)
+        {
+            return Err(Refusal::new(
+                codes::BAD_NAME,
+                format!("a name must be 1 to {MAX_NAME_CHARS} characters"),
+            ));
+        }
+        let claims_host = match &hello.host_secret {
+            Some(secret) if *secret == self.host_secret => true,
+            Some(_) => {
+                return Err(Refusal::new(
+                    codes::BAD_HOST_SECRET,
+                    "that is not this room's host secret",
+                ));
+            }
+            None => false,
+        };
+        let seat = if let Some(token) = &hello.token {
+            let seat = self
+                .seats
+                .iter()
+                .position(|s| matches!(s, Seat::Human(h) if h.token == *token))
+                .ok_or_else(|| {
+                    Refusal::new(
+                        codes::BAD_TOKEN,
+                        "that seat token is not one of this room's",
+                    )
+                })?;
+            // A second connection with the token replaces the first.
+            if let Seat::Human(human) = &mut self.seats[seat] {
+                if let Some(old) = human.conn.replace(conn) {
+                    if let Some(old_client) = self.clients.remove(&old) {
+                        old_client.tx.kick.cancel();
+                    }
+                }
+            }
+            Some(seat)
+        } else if hello.spectator {
+            None
+        } else {
+            let free = (self.stage == Stage::Lobby)
+                .then(|| self.seats.iter().position(|s| matches!(s, Seat::Empty)))
+                .flatten()
+                .ok_or_else(|| {
+                    Refusal::new(
+                        codes::ROOM_FULL,
+                        "every seat is taken; you can still watch (spectator: true)",
+                    )
+                })?;
+            self.seats[free] = Seat::Human(Human {
+                name: name.clone(),
+                token: new_token(),
+                conn: Some(conn),
+            });
+            Some(free)
+        };
+        let token = seat.and_then(|s| self.human(s).map(|h| h.token.clone()));
+        if claims_host && token.is_some() {
+            self.host_token = token.clone();
+        }
+        info!(room = %self.code, conn, ?seat, "joined");
+        self.clients.insert(conn, Client { tx, seat, name });
+        let welcome = ServerMessage::Welcome(Welcome {
+            protocol: dhumbal_protocol::PROTOCOL_VERSION,
+            room: self.code.clone(),
+            seat,
+            host: token.is_some() && token == self.host_token,
+            token,
+        });
+        self.send_to(conn, &welcome);
+        self.broadcast_room();
+        if self.game.is_some() {
+            self.send_state(conn);
+        }
+        Ok(())
+    }
+
+    fn remove_client(&mut self, conn: ConnId) {
+        let Some(client) = self.clients.remove(&conn) else {
+            return;
+        };
+        client.tx.kick.cancel();
+        if let Some(seat) = client.seat {
+            if let Seat::Human(human) = &mut self.seats[seat] {
+                if human.conn == Some(conn) {
+                    human.conn = None;
+                }
+            }
+        }
+        info!(room = %self.code, conn, seat = ?client.seat, "left");
+        self.broadcast_room();
+        self.advance_if_all_voted();
+    }
+
+    /// Removes the clients found disconnected while sending, until none is left.
+    fn reap(&mut self) {
+        while let Some(conn) = self.dead.pop() {
+            warn!(room = %self.code, conn, "dropping a client that fell behind");
+            self.remove_client(conn);
+        }
+    }
+
+    // ----- Client messages: permission, then the rules -----
+
+    fn on_message(&mut self, conn: ConnId, message: ClientMessage) -> Result<(), Refusal> {
+        let Some(client) = self.clients.get(&conn) else {
+            return Ok(());
+        };
+        let seat = client.seat;
+        match message {
+            ClientMessage::Hello(_) => Err(Refusal::new(
+                codes::ALREADY_JOINED,
+                "this connection has already joined a room",
+            )),
+            ClientMessage::TakeSeat { seat: to } => self.take_seat(conn, to),
+            ClientMessage::SetSettings { settings } => {
+                self.require_host(seat)?;
+                self.require_lobby()?;
+                self.change_settings(settings)
+            }
+            ClientMessage::SetPreset { preset } => {
+                self.require_host(seat)?;
+                self.require_lobby()?;
+                self.change_settings(preset.settings())
+            }
+            ClientMessage::AddBot {
+                seat: at,
+                difficulty,
+            } => {
+                self.require_host(seat)?;
+                self.require_lobby()?;
+                self.require_seat(at)?;
+                if matches!(self.seats[at], Seat::Human(_)) {
+                    return Err(Refusal::new(
+                        codes::SEAT_TAKEN,
+                        format!("seat {at} is taken by a person"),
+                    ));
+                }
+                self.seats[at] = Seat::Bot(BotSeat {
+                    difficulty: difficulty.unwrap_or(self.settings.difficulty),
+                    bot: None,
+                });
+                self.broadcast_room();
+                Ok(())
+            }
+            ClientMessage::ClearSeat { seat: at } => {
+                self.require_host(seat)?;
+                self.require_lobby()?;
+                self.require_seat(at)?;
+                if seat == Some(at) {
+                    return Err(Refusal::new(
+                        codes::OWN_SEAT,
+                        "the host cannot empty their own seat",
+                    ));
+                }
+                if let Seat::Human(human) = std::mem::replace(&mut self.seats[at], Seat::Empty) {
+                    if let Some(client) = human.conn.and_then(|c| self.clients.get_mut(&c)) {
+                        client.seat = None;
+                    }
+                }
+                self.broadcast_room();
+                Ok(())
+            }
+            ClientMessage::Start => {
+                self.require_host(seat)?;
+                self.require_lobby()?;
+                self.start()
+            }
+            ClientMessage::Call => self.play(seat, Action::Call),
+            ClientMessage::Draw { from, card } => {
+                let from =
+                    draw_source(from, card).map_err(|e| Refusal::new(codes::BAD_MESSAGE, e))?;
+                self.play(seat, Action::Draw { from })
+            }
+            ClientMessage::Throw { cards } => self.play(seat, Action::Throw { cards }),
+            ClientMessage::Ready => {
+                let seat = self.require_seated(seat)?;
+                if self.stage != Stage::BetweenRounds {
+                    return Err(Refusal::new(
+                        codes::NOT_BETWEEN_ROUNDS,
+                        "ready is for the pause between rounds",
+                    ));
+                }
+                self.vote(seat);
+                Ok(())
+            }
+            ClientMessage::Rematch => {
+                let seat = self.require_seated(seat)?;
+                if self.stage != Stage::MatchOver {
+                    return Err(Refusal::new(
+                        codes::MATCH_NOT_OVER,
+                        "a rematch can only be asked for once the match is over",
+                    ));
+                }
+                self.vote(seat);
+                Ok(())
+            }
+        }
+    }
+
+    fn require_seated(&self, seat: Option<usize>) -> Result<usize, Refusal> {
+        seat.ok_or_else(|| {
+            Refusal::new(
+                codes::NOT_SEATED,
+                "you are watching; only seated players can do that",
+            )
+        })
+    }
+
+    fn require_host(&self, seat: Option<usize>) -> Result<(), Refusal> {
+        let is_host = seat
+            .and_then(|s| self.human(s))
+            .is_some_and(|h| Some(&h.token) == self.host_token.as_ref());
+        if is_host {
+            Ok(())
+        } else {
+            Err(Refusal::new(codes::NOT_HOST, "only the host can do that"))
+        }
+    }
+
+    fn require_lobby(&self) -> Result<(), Refusal> {
+        if self.stage == Stage::Lobby {
+            Ok(())
+        } else {
+            Err(Refusal::new(
+                codes::ALREADY_STARTED,
+                "the match has started; that is only possible in the lobby",
+            ))
+        }
+    }
+
+    fn require_seat(&self, seat: usize) -> Result<(), Refusal> {
+        if seat < self.seats.len() {
+            Ok(())
+        } else {
+            Err(Refusal::new(
+                codes::NO_SUCH_SEAT,
+                format!("there is no seat {seat} at this table"),
+            ))
+        }
+    }
+
+    fn human(&self, seat: usize) -> Option<&Human> {
+        match self.seats.get(seat) {
+            Some(Seat::Human(human)) => Some(human),
+            _ => None,
+        }
+    }
+
+    fn take_seat(&mut self, conn: ConnId, to: usize) -> Result<(), Refusal> {
+        self.require_lobby()?;
+        self.require_seat(to)?;
+        let client = &self.clients[&conn];
+        let from = client.seat;
+        if from == Some(to) {
+            return Ok(());
+        }
+        if !matches!(self.seats[to], Seat::Empty) {
+            return Err(Refusal::new(
+                codes::SEAT_TAKEN,
+                format!("seat {to} is taken"),
+            ));
+        }
+        let human = match from {
+            Some(from) => match std::mem::replace(&mut self.seats[from], Seat::Empty) {
+                Seat::Human(human) => human,
+                _ => unreachable!("a client's seat holds that client"),
+            },
+            None => Human {
+                name: client.name.clone(),
+                token: new_token(),
+                conn: Some(conn),
+            },
+        };
+        let token = human.token.clone();
+        self.seats[to] = Seat::Human(human);
+        if let Some(client) = self.clients.get_mut(&conn) {
+            client.seat = Some(to);
+        }
+        if from.is_none() {
+            // Someone who was watching sat down: they need their seat token.
+            let welcome = ServerMessage::Welcome(Welcome {
+                protocol: dhumbal_protocol::PROTOCOL_VERSION,
+                room: self.code.clone(),
+                seat: Some(to),
+                host: self.host_token.as_ref() == Some(&token),
+                token: Some(token),
+            });
+            self.send_to(conn, &welcome);
+        }
+        self.broadcast_room();
+        Ok(())
+    }
+
+    fn change_settings(&mut self, settings: Settings) -> Result<(), Refusal> {
+        settings
+            .validate()
+            .map_err(|e| Refusal::new(e.code(), e.to_string()))?;
+        let players = usize::from(settings.players);
+        if self.seats[players.min(self.seats.len())..]
+            .iter()
+            .any(|s| matches!(s, Seat::Human(_)))
+        {
+            return Err(Refusal::new(
+                codes::SEATS_OCCUPIED,
+                format!(
+                    "a person sits beyond seat {}; ask them to move first",
+                    players - 1
+                ),
+            ));
+        }
+        self.seats.truncate(players);
+        self.seats.resize_with(players, || Seat::Empty);
+        self.votes = vec![false; players];
+        self.settings = settings;
+        self.broadcast_room();
+        Ok(())
+    }
+
+    // ----- The match -----
+
+    fn new_game(&self) -> Result<Game, Refusal> {
+        let game = match &self.decks {
+            Some(decks) => Game::with_decks(self.settings.clone(), decks.clone()),
+            None => {
+                let mut seed = [0u8; 32];
+                OsRng
+                    .try_fill_bytes(&mut seed)
+                    .map_err(|e| Refusal::new(codes::INTERNAL, format!("no randomness: {e}")))?;
+                Game::new(self.settings.clone(), seed)
+            }
+        };
+        game.map_err(|e| Refusal::new(e.code(), e.to_string()))
+    }
+
+    fn start(&mut self) -> Result<(), Refusal> {
+        let game = self.new_game()?;
+        let difficulty = self.settings.difficulty;
+        for seat in &mut self.seats {
+            if matches!(seat, Seat::Empty) {
+                *seat = Seat::Bot(BotSeat {
+                    difficulty,
+                    bot: None,
+                });
+            }
+        }
+        info!(room = %self.code, "match started");
+        self.begin_match(game);
+        Ok(())
+    }
+
+    /// Seats the bots for a new match, and tells everyone about its first deal.
+    fn begin_match(&mut self, game: Game) {
+        for seat in &mut self.seats {
+            if let Seat::Bot(bot) = seat {
+                bot.bot = Some(new_bot(bot.difficulty, rand::random()));
+            }
+        }
+        let events = game.log().to_vec();
+        self.game = Some(game);
+        self.stage = Stage::Playing;
+        self.votes.fill(false);
+        self.broadcast_room();
+        self.after_change(events);
+    }
+
+    fn play(&mut self, seat: Option<usize>, action: Action) -> Result<(), Refusal> {
+        let seat = self.require_seated(seat)?;
+        let Some(game) = &mut self.game else {
+            return Err(Refusal::new(
+                codes::NOT_STARTED,
+                "the match has not started yet",
+            ));
+        };
+        let events = game.apply(seat, action).map_err(refuse_rule)?;
+        self.after_change(events);
+        Ok(())
+    }
+
+    /// After the game changed: tell everyone the events, the results and their new views; move
+    /// the stage on; let the next bot play.
+    fn after_change(&mut self, events: Vec<Event>) {
+        let mut stage = self.stage;
+        for event in &events {
+            for seat in &mut self.seats {
+                if let Seat::Bot(BotSeat { bot: Some(bot), .. }) = seat {
+                    bot.observe(event);
+                }
+            }
+            self.broadcast(&ServerMessage::Event {
+                event: event.clone(),
+            });
+            match event {
+                Event::RoundEnded { result } => {
+                    self.broadcast(&ServerMessage::RoundResult {
+                        result: result.clone(),
+                    });
+                    stage = Stage::BetweenRounds;
+                }
+                Event::MatchEnded { standings } => {
+                    let game = self.game.as_ref().expect("a match is being played");
+                    let seeds = game
+                        .revealed_seeds()
+                        .unwrap_or_default()
+                        .iter()
+                        .map(seed_hex)
+                        .collect();
+                    let result = MatchResult {
+                        standings: standings.clone(),
+                        results: game.results().to_vec(),
+                        seeds,
+                    };
+                    self.broadcast(&ServerMessage::MatchResult(result));
+                    stage = Stage::MatchOver;
+                    info!(room = %self.code, "match over");
+                }
+                _ => {}
+            }
+        }
+        let conns: Vec<ConnId> = self.clients.keys().copied().collect();
+        for conn in conns {
+            self.send_state(conn);
+        }
+        if stage != self.stage {
+            self.stage = stage;
+            self.votes.fill(false);
+            self.broadcast_room();
+            self.advance_if_all_voted();
+        }
+        self.schedule_bot();
+    }
+
+    /// Records a seat's `ready` (between rounds) or `rematch` (after the match).
+    fn vote(&mut self, seat: usize) {
+        if !self.votes[seat] {
+            self.votes[seat] = true;
+            self.broadcast_room();
+        }
+        self.advance_if_all_voted();
+    }
+
+    /// Whether a seat has agreed to go on: bots always have; a person who is away is not waited
+    /// for.
+    fn agreed(&self, seat: usize) -> bool {
+        match &self.seats[seat] {
+            Seat::Human(human) => self.votes[seat] || human.conn.is_none(),
+            Seat::Bot(_) | Seat::Empty => true,
+        }
+    }
+
+    fn advance_if_all_voted(&mut self) {
+        if !matches!(self.stage, Stage::BetweenRounds | Stage::MatchOver) {
+            return;
+        }
+        if !(0..self.seats.len()).all(|s| self.agreed(s)) {
+            return;
+        }
+        match self.stage {
+            Stage::BetweenRounds => {
+                let game = self.game.as_mut().expect("between rounds of a match");
+                match game.next_round() {
+                    Ok(events) => {
+                        self.stage = Stage::Playing;
+                        self.votes.fill(false);
+                        self.broadcast_room();
+                        self.after_change(events);
+                    }
+                    Err(e) => warn!(room = %self.code, error = %e, "could not deal"),
+                }
+            }
+            Stage::MatchOver => {
+                // Only when somebody asked: a room whose people are all away waits for them.
+                if !self.votes.iter().any(|v| *v) {
+                    return;
+                }
+                match self.new_game() {
+                    Ok(game) => {
+                        info!(room = %self.code, "rematch");
+                        self.begin_match(game);
+                    }
+                    Err(e) => warn!(room = %self.code, error = %e.message, "no rematch"),
+                }
+            }
+            Stage::Lobby | Stage::Playing => {}
+        }
+    }
+
+    // ----- Bots -----
+
+    fn bot_to_play(&self) -> Option<usize> {
+        let game = self.game.as_ref()?;
+        if self.stage != Stage::Playing
+            || !matches!(game.phase(), Phase::Start | Phase::Throw | Phase::Draw)
+        {
+            return None;
+        }
+        let seat = game.turn();
+        matches!(self.seats[seat], Seat::Bot(_)).then_some(seat)
+    }
+
+    fn schedule_bot(&mut self) {
+        self.bot_due = self.bot_to_play().map(|_| Instant::now() + self.bot_delay);
+    }
+
+    fn bot_step(&mut self) {
+        let Some(seat) = self.bot_to_play() else {
+            return;
+        };
+        let game = self.game.as_mut().expect("a bot plays in a match");
+        let view = game.view(seat);
+        let Seat::Bot(BotSeat { bot: Some(bot), .. }) = &mut self.seats[seat] else {
+            return;
+        };
+        let action = bot.choose(&view);
+        let events = match game.apply(seat, action.clone()) {
+            Ok(events) => events,
+            Err(e) => {
+                // A bot must never stall the table: log its mistake and play a legal action.
+                warn!(room = %self.code, seat, ?action, error = %e, "bot chose an illegal action");
+                let fallback = game.legal_actions(seat).into_iter().next();
+                match fallback.map(|a| game.apply(seat, a)) {
+                    Some(Ok(events)) => events,
+                    _ => return,
+                }
+            }
+        };
+        self.after_change(events);
+    }
+
+    // ----- Telling clients -----
+
+    fn send_to(&mut self, conn: ConnId, message: &ServerMessage) {
+        if let Some(client) = self.clients.get(&conn) {
+            if !client.tx.send_message(message) {
+                self.dead.push(conn);
+            }
+        }
+    }
+
+    fn broadcast(&mut self, message: &ServerMessage) {
+        let text: Utf8Bytes = message.to_json().into();
+        for (conn, client) in &self.clients {
+            if !client.tx.send(text.clone()) {
+                self.dead.push(*conn);
+            }
+        }
+    }
+
+    fn send_state(&mut self, conn: ConnId) {
+        let (Some(game), Some(client)) = (&self.game, self.clients.get(&conn)) else {
+            return;
+        };
+        let view = match client.seat {
+            Some(seat) => game.view(seat),
+            None => game.spectator_view(),
+        };
+        self.send_to(
+            conn,
+            &ServerMessage::State {
+                view: Box::new(view),
+            },
+        );
+    }
+
+    fn seat_infos(&self) -> Vec<SeatInfo> {
+        self.seats
+            .iter()
+            .enumerate()
+            .map(|(i, seat)| {
+                let ready = self.votes[i] || matches!(seat, Seat::Bot(_));
+                match seat {
+                    Seat::Empty => SeatInfo {
+                        seat: i,
+                        kind: SeatKind::Empty,
+                        name: None,
+                        difficulty: None,
+                        connected: false,
+                        ready,
+                    },
+                    Seat::Human(human) => SeatInfo {
+                        seat: i,
+                        kind: SeatKind::Human,
+                        name: Some(human.name.clone()),
+                        difficulty: None,
+                        connected: human.conn.is_some(),
+                        ready,
+                    },
+                    Seat::Bot(bot) => SeatInfo {
+                        seat: i,
+                        kind: SeatKind::Bot,
+                        name: Some(format!("Bot {}", i + 1)),
+                        difficulty: Some(bot.difficulty),
+                        connected: true,
+                        ready,
+                    },
+                }
+            })
+            .collect()
+    }
+
+    fn host_seat(&self) -> Option<usize> {
+        let token = self.host_token.as_ref()?;
+        (0..self.seats.len()).find(|&s| self.human(s).is_some_and(|h| h.token == *token))
+    }
+
+    fn room_state(&self, your_seat: Option<usize>) -> RoomState {
+        RoomState {
+            code: self.code.clone(),
+            stage: self.stage,
+            started: self.stage != Stage::Lobby,
+            settings: self.settings.clone(),
+            seats: self.seat_infos(),
+            host: self.host_seat(),
+            your_seat,
+        }
+    }
+
+    fn broadcast_room(&mut self) {
+        let state = self.room_state(None);
+        let conns: Vec<(ConnId, Option<usize>)> =
+            self.clients.iter().map(|(c, cl)| (*c, cl.seat)).collect();
+        for (conn, seat) in conns {
+            let message = ServerMessage::Room(RoomState {
+                your_seat: seat,
+                ..state.clone()
+            });
+            self.send_to(conn, &message);
+        }
+    }
+
+    fn summary(&self) -> RoomSummary {
+        RoomSummary {
+            exists: true,
+            code: self.code.clone(),
+            stage: self.stage,
+            started: self.stage != Stage::Lobby,
+            free_seats: if self.stage == Stage::Lobby {
+                self.seats
+                    .iter()
+                    .filter(|s| matches!(s, Seat::Empty))
+                    .count()
+            } else {
+                0
+            },
+            seats: self.seat_infos(),
+            settings: self.settings.clone(),
+        }
+    }
+}
+
+/// A new secret seat token.
+fn new_token() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Sleeps until `due`, or forever when there is nothing due.
+async fn sleep_until(due: Option<Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
+}
