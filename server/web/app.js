@@ -142,10 +142,11 @@ function home() {
   const name = $("home-name");
   name.value = lastName();
   let settings = copySettings(PRESETS.standard);
-  const create = $("create");
+  const creates = [$("create"), $("create-bottom")];
+  const enable = (on) => { for (const b of creates) b.disabled = !on; };
   const form = settingsForm($("home-settings"), settings, (s) => {
     settings = s;
-    create.disabled = validate(s) !== null;
+    enable(validate(s) === null);
   });
   $("home-rules").addEventListener("click", () => openRules(form.get()));
   $("home-form").addEventListener("submit", async (event) => {
@@ -156,7 +157,7 @@ function home() {
       name.focus();
       return;
     }
-    create.disabled = true;
+    enable(false);
     try {
       const res = await fetch("/api/rooms", {
         method: "POST",
@@ -175,7 +176,7 @@ function home() {
     } catch {
       notice("Couldn't reach the server. Is it running?", "error");
     } finally {
-      create.disabled = false;
+      enable(validate(settings) === null);
     }
   });
   $("code-form").addEventListener("submit", (event) => {
@@ -367,7 +368,7 @@ function score(room) {
   const me = room.your_seat;
   const names = room.seats.map((s) => s.name || `Seat ${s.seat + 1}`);
   const matchOver = room.stage === "match_over";
-  const waitingFor = room.seats.filter((s) => s.kind === "human" && s.connected && !s.ready).map((s) => s.name);
+  const waitingFor = room.seats.filter((s) => s.seat !== me && s.kind === "human" && s.connected && !s.ready).map((s) => s.name);
   const mine = me !== null && room.seats[me] ? room.seats[me].ready : false;
   let waitingText = "";
   if (!matchOver && waitingFor.length > 0) waitingText = `Waiting for ${waitingFor.join(", ")}.`;

@@ -416,6 +416,12 @@ export function createTable(root, hooks) {
 
   function paint() {
     if (!view) return;
+    // State on the root, for styling and for anyone (or any test) reading the page.
+    root.dataset.phase = view.phase;
+    root.dataset.round = String(view.round);
+    root.dataset.myTurn = String(view.seat !== null && view.turn === view.seat && !["round_over", "match_over"].includes(view.phase));
+    root.dataset.mayDraw = String(mayDraw(view));
+    root.dataset.mayThrow = String(mayThrow(view));
     paintSeats();
     paintPile();
     paintHand();

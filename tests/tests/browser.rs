@@ -1,0 +1,960 @@
+//! Browser tests of the web client: a real server on a loopback port, and Debian's Chromium
+//! (`/usr/bin/chromium`) driven headless through its `chromedriver` over WebDriver (fantoccini).
+//!
+//! - One player creates a room, plays a whole round against three bots through the page (taking
+//!   from the pile, a barred card, a refused group, a drag onto the pile, marked throws) to the
+//!   score dialog, checks its rows and chart, and presses Next round.
+//! - Two browsers join one room as two people; each sees only its own hand, and each sees what
+//!   the other did.
+//! - A reload keeps the seat and the hand.
+//! - The settings page, How to play with the table's own settings, and the page's group rules
+//!   against the engine's on thousands of groups.
+//!
+//! Every test also fails on any error in the browser's console. Screenshots go to
+//! `<target>/screenshots/` (the path is printed). Without Chromium the tests print why and pass,
+//! unless `CI=true`, where a missing browser is a failure. They bind loopback only and run one at
+//! a time.
+
+use std::collections::BTreeSet;
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dhumbal_engine::{Card, CourtValues, Preset, Settings, classify, hand_total};
+use dhumbal_server::Config;
+use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
+use fantoccini::error::CmdError;
+use fantoccini::wd::WebDriverCompatibleCommand;
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+/// Where Debian puts the browser.
+const CHROMIUM: &str = "/usr/bin/chromium";
+/// Where Debian puts its WebDriver.
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+/// A phone's viewport, the narrowest the page is made for.
+const PHONE: (u32, u32) = (360, 740);
+/// A laptop's viewport.
+const DESKTOP: (u32, u32) = (1280, 860);
+/// How long any one wait may last before the test fails (a guard, not a measurement).
+const WAIT: Duration = Duration::from_secs(30);
+
+/// Browser tests run one at a time: each starts a whole browser on a small machine.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The browser and its driver, or `None` (with the reason printed) when they are not installed.
+/// Under `CI=true` a missing browser fails the test instead.
+fn browser_tools() -> Option<(PathBuf, PathBuf)> {
+    let chromium = PathBuf::from(CHROMIUM);
+    let driver = PathBuf::from(CHROMEDRIVER);
+    let missing: Vec<&Path> = [chromium.as_path(), driver.as_path()]
+        .into_iter()
+        .filter(|p| !p.exists())
+        .collect();
+    if missing.is_empty() {
+        return Some((chromium, driver));
+    }
+    let reason = format!(
+        "{} not installed (apt-get install chromium chromium-driver)",
+        missing
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    );
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{reason}: with CI=true the browser tests must run"
+    );
+    // Straight to stderr, past the test harness's capture, so the skip is seen.
+    let _ = writeln!(std::io::stderr(), "skipping browser test: {reason}");
+    None
+}
+
+/// The folder screenshots are written to, created and printed on first use.
+fn screenshot_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .map(|target| target.join("screenshots"))
+        .unwrap_or_else(|| PathBuf::from("screenshots"));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A port nobody listens on right now, for chromedriver.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A temporary folder removed on drop (a browser profile).
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(label: &str) -> TempDir {
+        let path = std::env::temp_dir().join(format!(
+            "dhumbal-browser-{}-{label}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        std::fs::create_dir_all(&path).unwrap();
+        TempDir(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A chromedriver process on a loopback port, killed on drop.
+struct Driver {
+    child: Child,
+    url: String,
+    chromium: PathBuf,
+    profiles: Vec<TempDir>,
+}
+
+impl Driver {
+    async fn start((chromium, driver): (PathBuf, PathBuf)) -> Driver {
+        let port = free_port();
+        let child = Command::new(driver)
+            .arg(format!("--port={port}"))
+            .arg("--log-level=WARNING")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let url = format!("http://127.0.0.1:{port}");
+        let started = Instant::now();
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            assert!(started.elapsed() < WAIT, "chromedriver did not listen");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Driver {
+            child,
+            url,
+            chromium,
+            profiles: Vec::new(),
+        }
+    }
+
+    /// A new headless browser window of this size, with its own fresh profile.
+    async fn browser(&mut self, (width, height): (u32, u32)) -> Browser {
+        let profile = TempDir::new("profile");
+        let args = vec![
+            "--headless".to_owned(),
+            "--no-sandbox".to_owned(),
+            "--disable-gpu".to_owned(),
+            "--disable-quic".to_owned(),
+            "--no-first-run".to_owned(),
+            "--disable-background-networking".to_owned(),
+            "--disable-component-update".to_owned(),
+            "--disable-sync".to_owned(),
+            "--disable-dev-shm-usage".to_owned(),
+            "--hide-scrollbars".to_owned(),
+            format!("--window-size={width},{height}"),
+            format!("--user-data-dir={}", profile.0.display()),
+        ];
+        self.profiles.push(profile);
+        let mut options = json!({ "binary": self.chromium, "args": args });
+        if width < 500 {
+            // A headless window is never narrower than 500 px; emulate the phone's viewport.
+            options["mobileEmulation"] = json!({
+                "deviceMetrics": { "width": width, "height": height, "pixelRatio": 1.0, "touch": false }
+            });
+        }
+        let caps = json!({
+            "browserName": "chrome",
+            "goog:chromeOptions": options,
+            "goog:loggingPrefs": { "browser": "ALL" },
+        });
+        let Value::Object(caps) = caps else {
+            unreachable!()
+        };
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        let client = ClientBuilder::new(connector)
+            .capabilities(caps)
+            .connect(&self.url)
+            .await
+            .expect("a browser session starts");
+        Browser { client }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// chromedriver's command for the browser's console log since the last call.
+#[derive(Debug)]
+struct BrowserLog;
+
+impl WebDriverCompatibleCommand for BrowserLog {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!("session/{}/se/log", session_id.unwrap_or_default()))
+    }
+
+    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(r#"{"type":"browser"}"#.to_owned()))
+    }
+}
+
+/// What the page shows, read in one round trip (see [`SNAPSHOT`]).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Snapshot {
+    screen: String,
+    phase: String,
+    round: u32,
+    my_turn: bool,
+    may_draw: bool,
+    may_throw: bool,
+    hand: Vec<String>,
+    marked: Vec<String>,
+    barred: Option<String>,
+    takeable: Vec<String>,
+    status: String,
+    call: Option<String>,
+    throw_text: String,
+    throw_enabled: bool,
+    score_open: bool,
+    banner: bool,
+    toast: String,
+    log: String,
+}
+
+/// The page's state as the player sees it: which screen, the table's data attributes, the hand
+/// and its marks, the buttons, the dialog, the banner and the last notice.
+const SNAPSHOT: &str = r#"
+const q = (s) => document.querySelector(s);
+const all = (s) => [...document.querySelectorAll(s)].map((e) => e.dataset.card);
+const t = q('#table');
+const call = q('#call');
+const th = q('#throw');
+const barred = q('#hand .card.barred');
+return {
+  screen: document.body.dataset.screen || '',
+  phase: t.dataset.phase || '',
+  round: Number(t.dataset.round || 0),
+  myTurn: t.dataset.myTurn === 'true',
+  mayDraw: t.dataset.mayDraw === 'true',
+  mayThrow: t.dataset.mayThrow === 'true',
+  hand: all('#hand .card'),
+  marked: all('#hand .card.marked'),
+  barred: barred ? barred.dataset.card : null,
+  takeable: all('#pile .card.takeable'),
+  status: q('#status') ? q('#status').textContent : '',
+  call: call && !call.hidden ? call.textContent : null,
+  throwText: th ? th.textContent : '',
+  throwEnabled: th ? !th.disabled : false,
+  scoreOpen: q('#score-dialog').open,
+  banner: !q('#banner').hidden,
+  toast: q('#toast').textContent,
+  log: q('#log') ? q('#log').textContent : '',
+};
+"#;
+
+/// One headless browser window.
+struct Browser {
+    client: Client,
+}
+
+impl Browser {
+    async fn goto(&self, url: &str) {
+        self.client.goto(url).await.unwrap();
+    }
+
+    async fn snapshot(&self) -> Snapshot {
+        let value = self.client.execute(SNAPSHOT, vec![]).await.unwrap();
+        serde_json::from_value(value).unwrap()
+    }
+
+    /// Waits until the page's state satisfies `done`, and returns that state.
+    async fn wait_until(&self, what: &str, done: impl Fn(&Snapshot) -> bool) -> Snapshot {
+        let started = Instant::now();
+        loop {
+            let snapshot = self.snapshot().await;
+            if done(&snapshot) {
+                return snapshot;
+            }
+            assert!(
+                started.elapsed() < WAIT,
+                "waited too long for {what}; the page shows {snapshot:#?}"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    async fn find(&self, css: &str) -> fantoccini::elements::Element {
+        self.client
+            .wait()
+            .at_most(WAIT)
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("no {css} on the page: {e}"))
+    }
+
+    async fn click(&self, css: &str) {
+        self.find(css).await.click().await.unwrap();
+    }
+
+    async fn type_into(&self, css: &str, text: &str) {
+        let input = self.find(css).await;
+        input.clear().await.unwrap();
+        input.send_keys(text).await.unwrap();
+    }
+
+    async fn text(&self, css: &str) -> String {
+        self.find(css).await.text().await.unwrap()
+    }
+
+    async fn eval(&self, script: &str) -> Value {
+        self.client.execute(script, vec![]).await.unwrap()
+    }
+
+    /// Clicks a card of the hand (a tap: mark or unmark).
+    async fn tap(&self, card: &str) {
+        self.click(&format!("#hand .card[data-card='{card}']")).await;
+    }
+
+    /// Drags a card of the hand onto the pile with the mouse.
+    async fn drag_to_pile(&self, card: &str) {
+        let from = self
+            .find(&format!("#hand .card[data-card='{card}']"))
+            .await;
+        let pile = self.find("#pile").await;
+        let mouse = MouseActions::new("mouse".into())
+            .then(PointerAction::MoveToElement {
+                element: from,
+                duration: None,
+                x: 0.0,
+                y: 0.0,
+            })
+            .then(PointerAction::Down {
+                button: MOUSE_BUTTON_LEFT,
+            })
+            .then(PointerAction::MoveBy {
+                duration: Some(Duration::from_millis(60)),
+                x: 0.0,
+                y: -30.0,
+            })
+            .then(PointerAction::MoveToElement {
+                element: pile,
+                duration: Some(Duration::from_millis(150)),
+                x: 0.0,
+                y: 0.0,
+            })
+            .then(PointerAction::Up {
+                button: MOUSE_BUTTON_LEFT,
+            });
+        self.client.perform_actions(mouse).await.unwrap();
+        self.client.release_actions().await.unwrap();
+    }
+
+    /// Writes a screenshot to the screenshot folder and prints where.
+    async fn screenshot(&self, name: &str) {
+        let png = self.client.screenshot().await.unwrap();
+        let path = screenshot_dir().join(format!("{name}.png"));
+        std::fs::write(&path, png).unwrap();
+        let _ = writeln!(std::io::stderr(), "screenshot: {}", path.display());
+    }
+
+    /// Fails on any error the page logged to the console (or any failed load).
+    async fn assert_no_console_errors(&self) {
+        let entries = match self.client.issue_cmd(BrowserLog).await {
+            Ok(entries) => entries,
+            Err(CmdError::Standard(e)) => panic!("the browser log is unavailable: {e}"),
+            Err(e) => panic!("the browser log is unavailable: {e}"),
+        };
+        let errors: Vec<&Value> = entries
+            .as_array()
+            .map(|a| a.iter().filter(|e| e["level"] == "SEVERE").collect())
+            .unwrap_or_default();
+        assert!(errors.is_empty(), "console errors: {errors:#?}");
+    }
+
+    async fn close(self) {
+        self.client.close().await.unwrap();
+    }
+}
+
+/// A server on `127.0.0.1:0` in this test's runtime; it stops with the runtime.
+async fn start_server(bot_delay_ms: u64) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = Config {
+        addr,
+        bot_delay_ms,
+        ..Config::default()
+    };
+    tokio::spawn(dhumbal_server::run(listener, config, std::future::pending()));
+    addr
+}
+
+fn cards(texts: &[String]) -> Vec<Card> {
+    texts.iter().map(|t| t.parse().unwrap()).collect()
+}
+
+fn value(card: &str) -> u32 {
+    card.parse::<Card>().unwrap().value(CourtValues::Tens)
+}
+
+/// A number as the score rows print it: `+38`, `−12` (a minus sign), `0`.
+fn score_number(text: &str) -> i64 {
+    let text = text.trim().replace('\u{2212}', "-").replace('+', "");
+    text.parse()
+        .unwrap_or_else(|_| panic!("not a score: {text:?}"))
+}
+
+/// Creates a room from the home page as `name`, landing in its lobby; returns the invite link.
+async fn create_room(b: &Browser, addr: SocketAddr, name: &str) -> String {
+    b.goto(&format!("http://{addr}/")).await;
+    b.type_into("#home-name", name).await;
+    b.click("#create").await;
+    b.wait_until("the lobby", |s| s.screen == "lobby").await;
+    let invite = b
+        .find("#invite")
+        .await
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap_or_default();
+    assert!(
+        invite.starts_with(&format!("http://{addr}/r/")),
+        "invite link {invite}"
+    );
+    invite
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
+    let Some(tools) = browser_tools() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let addr = start_server(0).await;
+    let mut driver = Driver::start(tools).await;
+    let b = driver.browser(PHONE).await;
+
+    create_room(&b, addr, "Asha").await;
+    assert!(b.text("#lobby-seats").await.contains("Asha"));
+    b.screenshot("lobby-phone").await;
+    b.click("#start").await;
+    let first = b
+        .wait_until("the table", |s| s.screen == "table" && s.round == 1)
+        .await;
+    assert_eq!(first.hand.len(), 5, "five cards dealt: {first:?}");
+    let seats = b.text("#seats").await;
+    assert_eq!(seats.matches("5 cards").count(), 3, "three other seats: {seats}");
+
+    let mut took_from_pile = false;
+    let mut refused_a_group = false;
+    let mut dragged = false;
+    let mut marked_throws = 0;
+    let mut shot_table = false;
+    let started = Instant::now();
+    let end = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "the round never ended"
+        );
+        let s = b.snapshot().await;
+        if s.score_open {
+            break s;
+        }
+        if !s.my_turn {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            continue;
+        }
+        let total: u32 = s.hand.iter().map(|c| value(c)).sum();
+        assert!(
+            s.status.contains(&format!("Holding {total}")) && s.status.contains("call at 5"),
+            "status line: {}",
+            s.status
+        );
+        if let Some(call) = &s.call {
+            assert_eq!(call, &format!("Call on {total}"));
+            assert!(total <= 5, "Call offered on {total}");
+            if dragged {
+                b.click("#call").await;
+                b.wait_until("the show", |s| s.score_open).await;
+                continue;
+            }
+        }
+        if s.may_draw {
+            if !took_from_pile {
+                assert_eq!(s.takeable.len(), 1, "the pile's top is takeable: {s:?}");
+                let card = s.takeable[0].clone();
+                b.click("#pile .card.takeable").await;
+                let after = b.wait_until("the throw", |s| s.may_throw).await;
+                assert_eq!(after.barred.as_ref(), Some(&card), "the taken card is barred");
+                b.tap(&card).await;
+                let refused = b
+                    .wait_until("the barred notice", |s| s.toast.contains("can't go back"))
+                    .await;
+                assert!(refused.marked.is_empty(), "a barred card cannot be marked");
+                took_from_pile = true;
+            } else {
+                b.click("#stock").await;
+                b.wait_until("the throw", |s| !s.may_draw).await;
+            }
+            continue;
+        }
+        if !s.may_throw {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            continue;
+        }
+        let usable: Vec<&String> = s
+            .hand
+            .iter()
+            .filter(|c| Some(*c) != s.barred.as_ref())
+            .collect();
+        if !refused_a_group {
+            let a = usable[0];
+            let other = usable
+                .iter()
+                .find(|c| c.parse::<Card>().unwrap().rank() != a.parse::<Card>().unwrap().rank());
+            if let Some(other) = other {
+                b.tap(a).await;
+                b.tap(other).await;
+                let bad = b.snapshot().await;
+                assert_eq!(bad.marked.len(), 2);
+                assert!(!bad.throw_enabled, "two ranks are no group: {bad:?}");
+                assert_eq!(bad.throw_text, format!("Throw {}", value(a) + value(other)));
+                assert!(bad.status.contains("don't go together"));
+                b.tap(a).await;
+                b.tap(other).await;
+                assert!(b.snapshot().await.marked.is_empty());
+                refused_a_group = true;
+            }
+        }
+        let heaviest = usable.iter().max_by_key(|c| value(c)).copied().unwrap();
+        if !dragged {
+            b.drag_to_pile(heaviest).await;
+            dragged = true;
+        } else {
+            // The heaviest set if there is one, else the heaviest card.
+            let mut group: Vec<&String> = vec![heaviest];
+            for c in &usable {
+                let rank = c.parse::<Card>().unwrap().rank();
+                let set: Vec<&String> = usable
+                    .iter()
+                    .filter(|o| o.parse::<Card>().unwrap().rank() == rank)
+                    .copied()
+                    .collect();
+                let worth = |g: &[&String]| g.iter().map(|c| value(c)).sum::<u32>();
+                if set.len() > 1 && worth(&set) > worth(&group) {
+                    group = set;
+                }
+            }
+            for c in &group {
+                b.tap(c).await;
+            }
+            let ready = b.snapshot().await;
+            let worth: u32 = group.iter().map(|c| value(c)).sum();
+            assert_eq!(ready.throw_text, format!("Throw {worth}"));
+            assert!(ready.throw_enabled, "a legal group: {ready:?}");
+            if !shot_table {
+                b.screenshot("table-phone").await;
+                shot_table = true;
+            }
+            b.click("#throw").await;
+            marked_throws += 1;
+        }
+        let thrown_from = s.hand.len();
+        b.wait_until("the throw to land", |s| {
+            s.score_open || !s.may_throw || s.hand.len() < thrown_from
+        })
+        .await;
+    };
+    assert!(took_from_pile && refused_a_group && dragged, "every gesture was tried");
+    assert_eq!(end.phase, "round_over");
+
+    // The score dialog: every hand face up, the four rows, the chart.
+    let table: Value = b
+        .eval(
+            r#"return [...document.querySelectorAll('.score-table tr')].map((tr) => ({
+                 cls: tr.className,
+                 cells: [...tr.children].map((c) => c.textContent),
+                 hands: [...tr.querySelectorAll('.mini-hand')].map((h) =>
+                   [...h.querySelectorAll('.card')].map((c) => c.dataset.card)),
+               }));"#,
+        )
+        .await;
+    let rows = table.as_array().unwrap();
+    let row = |cls: &str| -> Vec<String> {
+        let r = rows
+            .iter()
+            .find(|r| r["cls"] == cls)
+            .unwrap_or_else(|| panic!("no {cls} row"));
+        r["cells"].as_array().unwrap()[1..]
+            .iter()
+            .map(|c| c.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let hands_row = rows.iter().find(|r| r["cls"] == "hands-row").unwrap();
+    let hands: Vec<Vec<String>> = serde_json::from_value(hands_row["hands"].clone()).unwrap();
+    assert_eq!(hands.len(), 4);
+    let hand = row("row-hand");
+    for (cards, shown) in hands.iter().zip(&hand) {
+        let cards = self::cards(cards);
+        assert_eq!(
+            hand_total(&cards, CourtValues::Tens).to_string(),
+            *shown,
+            "the Hand row adds up the cards shown"
+        );
+    }
+    assert_eq!(row("row-took").len(), 4);
+    let paid: Vec<i64> = row("row-paid").iter().map(|t| score_number(t)).collect();
+    let totals: Vec<i64> = row("row-total").iter().map(|t| score_number(t)).collect();
+    assert_eq!(paid.iter().sum::<i64>(), 0, "the Paid row sums to zero");
+    assert_eq!(paid, totals, "after round 1 the Total is the Paid row");
+    let lines = b
+        .eval("return document.querySelectorAll('#score-dialog svg.chart polyline').length;")
+        .await;
+    assert_eq!(lines, json!(4), "one line per seat in the chart");
+    let ending = b.text("#score-dialog .ending").await;
+    assert!(
+        ending.contains("called") || ending.contains("Nobody called"),
+        "{ending}"
+    );
+    b.screenshot("score-dialog-phone").await;
+
+    b.click("#next-round").await;
+    let next = b
+        .wait_until("round 2", |s| !s.score_open && s.round == 2)
+        .await;
+    assert_eq!(next.hand.len(), 5);
+    let _ = writeln!(
+        std::io::stderr(),
+        "played round 1 through the page: {marked_throws} marked throws, ending: {ending}"
+    );
+    b.assert_no_console_errors().await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_people_in_one_room_each_see_only_their_own_hand() {
+    let Some(tools) = browser_tools() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let addr = start_server(0).await;
+    let mut driver = Driver::start(tools).await;
+    let asha = driver.browser(DESKTOP).await;
+    let bina = driver.browser(PHONE).await;
+
+    let invite = create_room(&asha, addr, "Asha").await;
+    bina.goto(&invite).await;
+    bina.wait_until("the join form", |s| s.screen == "join").await;
+    bina.type_into("#join-name", "Bina").await;
+    bina.click("#join-sit").await;
+    bina.wait_until("the lobby", |s| s.screen == "lobby").await;
+    let started = Instant::now();
+    while !asha.text("#lobby-seats").await.contains("Bina") {
+        assert!(started.elapsed() < WAIT, "Asha never saw Bina sit down");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(!bina.find("#start").await.is_displayed().await.unwrap());
+    asha.screenshot("lobby-desktop").await;
+    asha.click("#start").await;
+
+    let a = asha
+        .wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
+        .await;
+    let b = bina
+        .wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
+        .await;
+    let mine: BTreeSet<&String> = a.hand.iter().collect();
+    let theirs: BTreeSet<&String> = b.hand.iter().collect();
+    assert!(mine.is_disjoint(&theirs), "{mine:?} and {theirs:?}");
+    // Neither page holds the other's cards anywhere: not drawn, not hidden, not in an attribute.
+    for (page, other) in [(&asha, &b.hand), (&bina, &a.hand)] {
+        let source = page.client.source().await.unwrap();
+        for card in other {
+            assert!(
+                !source.contains(&format!("data-card=\"{card}\"")),
+                "{card} of another seat is in the page"
+            );
+        }
+    }
+    assert!(asha.text("#seats").await.contains("Bina"));
+    assert!(bina.text("#seats").await.contains("Asha"));
+
+    // Asha (seat 0) leads: draws blind and throws her heaviest card; Bina sees it.
+    assert!(a.my_turn && !b.my_turn);
+    asha.click("#stock").await;
+    let a = asha.wait_until("the throw", |s| s.may_throw).await;
+    assert_eq!(a.hand.len(), 6);
+    let heaviest = a.hand.iter().max_by_key(|c| value(c)).unwrap().clone();
+    asha.tap(&heaviest).await;
+    asha.click("#throw").await;
+    let label = bina
+        .eval(&format!(
+            "return import('/assets/cards.js').then((m) => m.cardLabel('{heaviest}'));"
+        ))
+        .await;
+    let label = label.as_str().unwrap().to_owned();
+    let b = bina
+        .wait_until("Asha's throw", |s| {
+            s.my_turn && s.log.contains(&format!("Asha threw {label}."))
+        })
+        .await;
+    // Bina takes it from the pile, and Asha's log says so.
+    assert_eq!(b.takeable, vec![heaviest.clone()]);
+    bina.click("#pile .card.takeable").await;
+    asha.wait_until("Bina's pick-up", |s| {
+        s.log
+            .contains(&format!("Bina took {label} from the pile."))
+    })
+    .await;
+    let b = bina.wait_until("Bina's throw", |s| s.may_throw).await;
+    assert_eq!(b.barred.as_ref(), Some(&heaviest));
+    asha.screenshot("table-desktop").await;
+    bina.screenshot("table-phone-second-player").await;
+
+    asha.assert_no_console_errors().await;
+    bina.assert_no_console_errors().await;
+    asha.close().await;
+    bina.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_keeps_the_seat_and_the_hand() {
+    let Some(tools) = browser_tools() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let addr = start_server(0).await;
+    let mut driver = Driver::start(tools).await;
+    let b = driver.browser(PHONE).await;
+
+    create_room(&b, addr, "Asha").await;
+    b.click("#start").await;
+    let before = b
+        .wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
+        .await;
+    let token = b
+        .eval("return Object.keys(localStorage).filter((k) => k.startsWith('dhumbal.room.')).map((k) => JSON.parse(localStorage.getItem(k)).token);")
+        .await;
+    assert!(
+        token.as_array().unwrap().iter().any(|t| t.is_string()),
+        "the seat token is kept in localStorage: {token}"
+    );
+    b.client.refresh().await.unwrap();
+    let after = b
+        .wait_until("the table again", |s| s.screen == "table" && !s.hand.is_empty())
+        .await;
+    let sorted = |h: &[String]| h.iter().cloned().collect::<BTreeSet<String>>();
+    assert_eq!(sorted(&before.hand), sorted(&after.hand), "the same seat");
+    assert!(!after.banner, "no reconnecting banner once back");
+    assert!(after.my_turn, "seat 0 still leads");
+    let seats = b.text("#seats").await;
+    assert_eq!(seats.matches("bot").count(), 3, "{seats}");
+    b.assert_no_console_errors().await;
+    b.close().await;
+}
+
+/// A group of cards and the settings to judge it under, sent to the page.
+fn sample_groups() -> Vec<(Vec<Card>, Settings)> {
+    let deck: Vec<Card> = (0..54).filter_map(Card::from_index).collect();
+    let tables: Vec<Settings> = [
+        (false, false, false),
+        (true, false, false),
+        (false, true, false),
+        (true, true, false),
+        (true, true, true),
+    ]
+    .into_iter()
+    .map(|(runs, jokers, jokers_in_runs)| Settings {
+        runs,
+        jokers,
+        jokers_in_runs,
+        ..Preset::Standard.settings()
+    })
+    .collect();
+    // A small deterministic generator: the same groups every run.
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut groups = Vec::new();
+    for i in 0..3000 {
+        let settings = tables[i % tables.len()].clone();
+        let len = 1 + next(5);
+        let mut group: Vec<Card> = Vec::new();
+        match i % 3 {
+            // Anything at all.
+            0 => {
+                while group.len() < len {
+                    let c = deck[next(deck.len())];
+                    if !group.contains(&c) {
+                        group.push(c);
+                    }
+                }
+            }
+            // Near-sets: one rank, sometimes a stray card or a joker.
+            1 => {
+                let rank = next(13);
+                for suit in 0..4 {
+                    if group.len() < len && next(3) > 0 {
+                        group.push(deck[suit * 13 + rank]);
+                    }
+                }
+                if next(3) == 0 {
+                    group.push(deck[52 + next(2)]);
+                }
+                if next(4) == 0 {
+                    let c = deck[next(52)];
+                    if !group.contains(&c) {
+                        group.push(c);
+                    }
+                }
+            }
+            // Near-runs: consecutive ranks of one suit with gaps, jokers, a wrong suit.
+            _ => {
+                let suit = next(4);
+                let start = next(13);
+                for k in 0..len + 1 {
+                    let rank = (start + k) % 13;
+                    match next(6) {
+                        0 => {}
+                        1 => {
+                            let j = deck[52 + next(2)];
+                            if !group.contains(&j) {
+                                group.push(j);
+                            }
+                        }
+                        2 => group.push(deck[((suit + 1) % 4) * 13 + rank]),
+                        _ => group.push(deck[suit * 13 + rank]),
+                    }
+                }
+                group.dedup();
+                let mut seen = BTreeSet::new();
+                group.retain(|c| seen.insert(*c));
+            }
+        }
+        if group.is_empty() {
+            group.push(deck[next(52)]);
+        }
+        // Shuffle the listed order: it must not matter.
+        for k in (1..group.len()).rev() {
+            group.swap(k, next(k + 1));
+        }
+        groups.push((group, settings));
+    }
+    groups
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
+    let Some(tools) = browser_tools() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let addr = start_server(0).await;
+    let mut driver = Driver::start(tools).await;
+    let b = driver.browser(PHONE).await;
+    b.goto(&format!("http://{addr}/")).await;
+    b.wait_until("the home page", |s| s.screen == "home").await;
+
+    // Every setting has a one-line explanation.
+    let fields = b
+        .eval(
+            "return [...document.querySelectorAll('#home-settings .field')].map((f) => \
+             [f.querySelector('label').textContent, f.querySelector('.note').textContent.length]);",
+        )
+        .await;
+    let fields = fields.as_array().unwrap();
+    assert!(fields.len() >= 20, "{fields:?}");
+    for f in fields {
+        assert!(f[1].as_u64().unwrap() > 20, "{f} has no explanation");
+    }
+    b.screenshot("settings-phone").await;
+
+    // A preset fills every setting; How to play shows the table's own settings.
+    b.find("#set-preset")
+        .await
+        .select_by_value("yaniv")
+        .await
+        .unwrap();
+    let limit = b.find("#set-limit").await.prop("value").await.unwrap();
+    assert_eq!(limit.as_deref(), Some("7"));
+    let penalty = b.find("#set-penalty").await.prop("value").await.unwrap();
+    assert_eq!(penalty.as_deref(), Some("30"));
+    b.click("#home-rules").await;
+    let rules = b.text("#rules-box").await;
+    for expected in [
+        "With 7 or less in hand",
+        "30 on top of your hand",
+        "Throw, then draw",
+        "wild in sets and runs",
+    ] {
+        assert!(rules.contains(expected), "How to play lacks {expected:?}");
+    }
+    b.screenshot("rules-phone").await;
+    b.click("#rules-close").await;
+
+    // The page's group rules (which enable the Throw button) agree with the engine's.
+    let groups = sample_groups();
+    let payload: Vec<Value> = groups
+        .iter()
+        .map(|(cards, settings)| json!({ "cards": cards, "settings": settings }))
+        .collect();
+    let expected: Vec<Value> = groups
+        .iter()
+        .map(|(cards, settings)| serde_json::to_value(classify(cards, settings)).unwrap())
+        .collect();
+    let got = b
+        .client
+        .execute(
+            "return import('/assets/cards.js').then((m) => \
+             arguments[0].map((g) => m.classify(g.cards, g.settings)));",
+            vec![Value::Array(payload)],
+        )
+        .await
+        .unwrap();
+    let got = got.as_array().unwrap();
+    assert_eq!(got.len(), groups.len());
+    let kinds: BTreeSet<String> = expected.iter().map(|k| k.to_string()).collect();
+    assert_eq!(kinds.len(), 4, "the sample holds every kind and refusals: {kinds:?}");
+    for ((group, settings), (want, have)) in groups.iter().zip(expected.iter().zip(got)) {
+        assert_eq!(
+            want,
+            have,
+            "{group:?} with runs {} jokers {} jokers in runs {}",
+            settings.runs,
+            settings.jokers,
+            settings.jokers_in_runs
+        );
+    }
+    // And sorting puts the lightest first and the jokers last.
+    let sorted = b
+        .eval("return import('/assets/cards.js').then((m) => m.sortHand(['KH','RJ','AS','7D','2C'], 'tens'));")
+        .await;
+    assert_eq!(sorted, json!(["AS", "2C", "7D", "KH", "RJ"]));
+    b.assert_no_console_errors().await;
+    b.close().await;
+}
