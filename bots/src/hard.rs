@@ -40,6 +40,9 @@ pub const REVEAL_COST: f64 = 1.0;
 const LOW_REVEAL_COST: f64 = 0.5;
 /// How much better, in points, a hand it can call on is than its total.
 const CALL_BONUS: f64 = 8.0;
+/// How much of the current total counts besides the expected total after the next turn: an
+/// opponent may call before then, and the hand is charged as it stands.
+const STANDING_WEIGHT: f64 = 0.15;
 /// How strongly an opponent's unknown cards lean low per throw it has made.
 const LOW_LEAN_PER_THROW: f64 = 0.04;
 /// The most an opponent's unknown cards lean low.
@@ -123,6 +126,7 @@ impl Judge<'_> {
                 f64::from(now - best_shed(hand, self.settings)) + self.mean_draw
             }
         };
+        let future = future + STANDING_WEIGHT * f64::from(now);
         match self.call_at {
             Some(at) if now <= at => future.min(f64::from(now) - CALL_BONUS),
             _ => future,

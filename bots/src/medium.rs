@@ -67,7 +67,10 @@ impl MediumBot {
 
     /// The pile card to take, if any.
     fn pile_choice(&self, view: &SeatView) -> Option<Card> {
-        if view.takeable.is_empty() {
+        // With an empty hand at the start of a draw-then-throw turn, a pile card could not be
+        // thrown this turn, and there would be nothing else to throw.
+        let empty_start = view.hand.is_empty() && view.phase == dhumbal_engine::Phase::Start;
+        if view.takeable.is_empty() || empty_start {
             return None;
         }
         let settings = &view.settings;
