@@ -87,7 +87,10 @@ async fn index(headers: HeaderMap) -> Response {
 }
 
 async fn asset(Path(file): Path<String>, headers: HeaderMap) -> Response {
-    match ASSETS.iter().position(|a| a.name == file && file != "index.html") {
+    match ASSETS
+        .iter()
+        .position(|a| a.name == file && file != "index.html")
+    {
         Some(i) => serve(i, &headers),
         None => (StatusCode::NOT_FOUND, "no such file").into_response(),
     }
@@ -125,7 +128,10 @@ fn serve(i: usize, headers: &HeaderMap) -> Response {
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(CONTENT_SECURITY_POLICY),
         );
-        h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+        h.insert(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        );
     }
     response
 }
@@ -174,8 +180,10 @@ mod tests {
         assert_eq!(serve(i, &headers).status(), StatusCode::NOT_MODIFIED);
         headers.insert(header::IF_NONE_MATCH, HeaderValue::from_static("\"0\""));
         assert_eq!(serve(i, &headers).status(), StatusCode::OK);
-        assert!(serve(INDEX, &HeaderMap::new())
-            .headers()
-            .contains_key(header::CONTENT_SECURITY_POLICY));
+        assert!(
+            serve(INDEX, &HeaderMap::new())
+                .headers()
+                .contains_key(header::CONTENT_SECURITY_POLICY)
+        );
     }
 }

@@ -23,14 +23,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dhumbal_engine::{Card, CourtValues, Preset, Settings, classify, hand_total};
-use dhumbal_server::Config;
+use dhumbal_tests::TestServer;
 use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
 use fantoccini::error::CmdError;
 use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 
 /// Where Debian puts the browser.
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -210,7 +209,10 @@ impl WebDriverCompatibleCommand for BrowserLog {
         base_url: &url::Url,
         session_id: Option<&str>,
     ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!("session/{}/se/log", session_id.unwrap_or_default()))
+        base_url.join(&format!(
+            "session/{}/se/log",
+            session_id.unwrap_or_default()
+        ))
     }
 
     fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
@@ -333,14 +335,13 @@ impl Browser {
 
     /// Clicks a card of the hand (a tap: mark or unmark).
     async fn tap(&self, card: &str) {
-        self.click(&format!("#hand .card[data-card='{card}']")).await;
+        self.click(&format!("#hand .card[data-card='{card}']"))
+            .await;
     }
 
     /// Drags a card of the hand onto the pile with the mouse.
     async fn drag_to_pile(&self, card: &str) {
-        let from = self
-            .find(&format!("#hand .card[data-card='{card}']"))
-            .await;
+        let from = self.find(&format!("#hand .card[data-card='{card}']")).await;
         let pile = self.find("#pile").await;
         let mouse = MouseActions::new("mouse".into())
             .then(PointerAction::MoveToElement {
@@ -397,19 +398,6 @@ impl Browser {
     }
 }
 
-/// A server on `127.0.0.1:0` in this test's runtime; it stops with the runtime.
-async fn start_server(bot_delay_ms: u64) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let config = Config {
-        addr,
-        bot_delay_ms,
-        ..Config::default()
-    };
-    tokio::spawn(dhumbal_server::run(listener, config, std::future::pending()));
-    addr
-}
-
 fn cards(texts: &[String]) -> Vec<Card> {
     texts.iter().map(|t| t.parse().unwrap()).collect()
 }
@@ -423,6 +411,59 @@ fn score_number(text: &str) -> i64 {
     let text = text.trim().replace('\u{2212}', "-").replace('+', "");
     text.parse()
         .unwrap_or_else(|_| panic!("not a score: {text:?}"))
+}
+
+/// The files a page or script names with `"/assets/…"` or `"./…"`.
+fn referenced_assets(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for piece in text.split('"').skip(1).step_by(2) {
+        let name = piece
+            .strip_prefix("/assets/")
+            .or_else(|| piece.strip_prefix("./"));
+        if let Some(name) = name.filter(|n| !n.contains('/') && n.contains('.')) {
+            names.push(name.to_owned());
+        }
+    }
+    names
+}
+
+#[tokio::test]
+async fn the_page_is_served_at_the_root_and_at_room_links_with_every_file_it_loads() {
+    let server = TestServer::start().await;
+    let (status, index) = dhumbal_tests::http::get(server.addr, "/").await;
+    assert_eq!(status, 200);
+    assert!(index.contains("<title>Dhumbal</title>"), "{index}");
+    let (status, room_page) = dhumbal_tests::http::get(server.addr, "/r/ABCDEFGHJK").await;
+    assert_eq!((status, room_page.as_str()), (200, index.as_str()));
+    // Every file the page loads, and every module those load, is there.
+    let mut queue = referenced_assets(&index);
+    let mut seen = BTreeSet::new();
+    while let Some(name) = queue.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        let (status, body) =
+            dhumbal_tests::http::get(server.addr, &format!("/assets/{name}")).await;
+        assert_eq!(status, 200, "/assets/{name}");
+        if name.ends_with(".js") {
+            queue.extend(referenced_assets(&body));
+        }
+    }
+    for expected in [
+        "app.js",
+        "style.css",
+        "icon.svg",
+        "cards.js",
+        "table.js",
+        "net.js",
+    ] {
+        assert!(
+            seen.contains(expected),
+            "{expected} is not loaded: {seen:?}"
+        );
+    }
+    let (status, _) = dhumbal_tests::http::get(server.addr, "/assets/nothing.js").await;
+    assert_eq!(status, 404);
 }
 
 /// Creates a room from the home page as `name`, landing in its lobby; returns the invite link.
@@ -451,7 +492,8 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
         return;
     };
     let _one = ONE_AT_A_TIME.lock().await;
-    let addr = start_server(0).await;
+    let server = TestServer::start().await;
+    let addr = server.addr;
     let mut driver = Driver::start(tools).await;
     let b = driver.browser(PHONE).await;
 
@@ -464,7 +506,11 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
         .await;
     assert_eq!(first.hand.len(), 5, "five cards dealt: {first:?}");
     let seats = b.text("#seats").await;
-    assert_eq!(seats.matches("5 cards").count(), 3, "three other seats: {seats}");
+    assert_eq!(
+        seats.matches("5 cards").count(),
+        3,
+        "three other seats: {seats}"
+    );
 
     let mut took_from_pile = false;
     let mut refused_a_group = false;
@@ -506,7 +552,11 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
                 let card = s.takeable[0].clone();
                 b.click("#pile .card.takeable").await;
                 let after = b.wait_until("the throw", |s| s.may_throw).await;
-                assert_eq!(after.barred.as_ref(), Some(&card), "the taken card is barred");
+                assert_eq!(
+                    after.barred.as_ref(),
+                    Some(&card),
+                    "the taken card is barred"
+                );
                 b.tap(&card).await;
                 let refused = b
                     .wait_until("the barred notice", |s| s.toast.contains("can't go back"))
@@ -586,7 +636,10 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
         })
         .await;
     };
-    assert!(took_from_pile && refused_a_group && dragged, "every gesture was tried");
+    assert!(
+        took_from_pile && refused_a_group && dragged,
+        "every gesture was tried"
+    );
     assert_eq!(end.phase, "round_over");
 
     // The score dialog: every hand face up, the four rows, the chart.
@@ -658,14 +711,16 @@ async fn two_people_in_one_room_each_see_only_their_own_hand() {
         return;
     };
     let _one = ONE_AT_A_TIME.lock().await;
-    let addr = start_server(0).await;
+    let server = TestServer::start().await;
+    let addr = server.addr;
     let mut driver = Driver::start(tools).await;
     let asha = driver.browser(DESKTOP).await;
     let bina = driver.browser(PHONE).await;
 
     let invite = create_room(&asha, addr, "Asha").await;
     bina.goto(&invite).await;
-    bina.wait_until("the join form", |s| s.screen == "join").await;
+    bina.wait_until("the join form", |s| s.screen == "join")
+        .await;
     bina.type_into("#join-name", "Bina").await;
     bina.click("#join-sit").await;
     bina.wait_until("the lobby", |s| s.screen == "lobby").await;
@@ -723,8 +778,7 @@ async fn two_people_in_one_room_each_see_only_their_own_hand() {
     assert_eq!(b.takeable, vec![heaviest.clone()]);
     bina.click("#pile .card.takeable").await;
     asha.wait_until("Bina's pick-up", |s| {
-        s.log
-            .contains(&format!("Bina took {label} from the pile."))
+        s.log.contains(&format!("Bina took {label} from the pile."))
     })
     .await;
     let b = bina.wait_until("Bina's throw", |s| s.may_throw).await;
@@ -744,7 +798,8 @@ async fn a_reload_keeps_the_seat_and_the_hand() {
         return;
     };
     let _one = ONE_AT_A_TIME.lock().await;
-    let addr = start_server(0).await;
+    let server = TestServer::start().await;
+    let addr = server.addr;
     let mut driver = Driver::start(tools).await;
     let b = driver.browser(PHONE).await;
 
@@ -762,7 +817,9 @@ async fn a_reload_keeps_the_seat_and_the_hand() {
     );
     b.client.refresh().await.unwrap();
     let after = b
-        .wait_until("the table again", |s| s.screen == "table" && !s.hand.is_empty())
+        .wait_until("the table again", |s| {
+            s.screen == "table" && !s.hand.is_empty()
+        })
         .await;
     let sorted = |h: &[String]| h.iter().cloned().collect::<BTreeSet<String>>();
     assert_eq!(sorted(&before.hand), sorted(&after.hand), "the same seat");
@@ -874,7 +931,8 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
         return;
     };
     let _one = ONE_AT_A_TIME.lock().await;
-    let addr = start_server(0).await;
+    let server = TestServer::start().await;
+    let addr = server.addr;
     let mut driver = Driver::start(tools).await;
     let b = driver.browser(PHONE).await;
     b.goto(&format!("http://{addr}/")).await;
@@ -939,15 +997,16 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
     let got = got.as_array().unwrap();
     assert_eq!(got.len(), groups.len());
     let kinds: BTreeSet<String> = expected.iter().map(|k| k.to_string()).collect();
-    assert_eq!(kinds.len(), 4, "the sample holds every kind and refusals: {kinds:?}");
+    assert_eq!(
+        kinds.len(),
+        4,
+        "the sample holds every kind and refusals: {kinds:?}"
+    );
     for ((group, settings), (want, have)) in groups.iter().zip(expected.iter().zip(got)) {
         assert_eq!(
-            want,
-            have,
+            want, have,
             "{group:?} with runs {} jokers {} jokers in runs {}",
-            settings.runs,
-            settings.jokers,
-            settings.jokers_in_runs
+            settings.runs, settings.jokers, settings.jokers_in_runs
         );
     }
     // And sorting puts the lightest first and the jokers last.
