@@ -329,11 +329,15 @@ impl Game {
     }
 
     /// The pile cards `seat` could take right now (empty unless it is that seat's draw).
+    ///
+    /// At draw-then-throw tables an empty hand cannot take the pile's top: the card taken would
+    /// be barred from the throw that must follow, and there would be nothing else to throw.
     pub fn takeable(&self, seat: usize) -> Vec<Card> {
         if seat != self.turn {
             return Vec::new();
         }
         match (self.settings.turn_order, self.phase) {
+            (TurnOrder::DrawThenThrow, Phase::Start) if self.hands[seat].is_empty() => Vec::new(),
             (TurnOrder::DrawThenThrow, Phase::Start) => {
                 self.pile.last().copied().into_iter().collect()
             }

@@ -859,6 +859,29 @@ fn emptied_hand_can_call_next_turn() {
     assert_eq!(last_result(&g).paid, vec![44, -44]);
 }
 
+/// Regression: an emptied hand could take the pile's top, which is then barred, and was left
+/// with nothing it could throw — a turn that could never end.
+#[test]
+fn an_empty_hand_taking_from_the_pile_was_left_with_no_legal_throw() {
+    let settings = Settings {
+        players: 2,
+        runs: true,
+        ..standard()
+    };
+    let mut g = game(&settings, 0, &["2S 3S 4S 5S 6S", FILLER[0]], "KC", "7S 9D");
+    g.apply(0, stock()).unwrap();
+    g.apply(0, throw("2S 3S 4S 5S 6S 7S")).unwrap();
+    g.apply(1, stock()).unwrap();
+    g.apply(1, throw("9D")).unwrap();
+    assert!(g.takeable(0).is_empty());
+    refused(&mut g, 0, pile(), "pile_not_takeable");
+    refused(&mut g, 0, take("9D"), "pile_not_takeable");
+    assert_eq!(g.legal_actions(0), vec![Action::Call, stock()]);
+    // Drawing blind is still allowed, and the drawn card can be thrown.
+    g.apply(0, stock()).unwrap();
+    assert!(!g.legal_actions(0).is_empty());
+}
+
 #[test]
 fn card_counts_are_public() {
     let settings = Settings {

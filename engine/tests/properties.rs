@@ -1,0 +1,506 @@
+//! Property tests over random mixes of every table option and random play from random seeds:
+//! invariants after every step, zero-sum settlement, growing cumulative totals, rejected actions
+//! that change nothing, `legal_actions` that lists exactly what `apply` accepts, rounds and
+//! matches that end, views that hide other hands, and replays that reproduce the game.
+
+mod common;
+
+use common::{Rng, random_action};
+use dhumbal_engine::{
+    Action, Card, CourtValues, DoublePenalty, Event, Game, PenaltyMode, Phase, PickUp, Rounds,
+    RuleError, Scoring, Settings, Source, THROW_CAP, TurnOrder, full_deck,
+};
+use proptest::prelude::*;
+
+/// Any valid table: a random mix of every option, with ranges kept small enough that random
+/// play finishes a match quickly.
+fn any_settings() -> impl Strategy<Value = Settings> {
+    (
+        (
+            2u8..=6,
+            any::<bool>(),
+            1u32..=3,
+            prop::option::of(0u32..=15),
+            1u32..=40,
+            any::<bool>(),
+            prop::option::of((1u32..=30, 0u32..=8)),
+            0usize..3,
+        ),
+        (
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            0usize..3,
+            any::<bool>(),
+            prop::option::of(10u32..=120),
+            any::<bool>(),
+            any::<bool>(),
+        ),
+    )
+        .prop_map(
+            |(
+                (players, seven, rounds, call_limit, penalty, on_top, double, court),
+                (
+                    runs,
+                    jokers,
+                    jokers_in_runs,
+                    throw_first,
+                    pickup,
+                    cumulative,
+                    elimination,
+                    until_one,
+                    score_reset,
+                ),
+            )| {
+                let elimination = elimination.filter(|_| cumulative);
+                let settings = Settings {
+                    players,
+                    cards: if seven { 7 } else { 5 },
+                    rounds: if until_one && elimination.is_some() {
+                        Rounds::UntilOneRemains
+                    } else {
+                        Rounds::Fixed(rounds)
+                    },
+                    call_limit,
+                    penalty,
+                    penalty_mode: if on_top {
+                        PenaltyMode::OnTop
+                    } else {
+                        PenaltyMode::Instead
+                    },
+                    double_penalty: double.map(|(extra, margin)| DoublePenalty {
+                        amount: penalty + extra,
+                        margin,
+                    }),
+                    court: [
+                        CourtValues::Tens,
+                        CourtValues::Sequential,
+                        CourtValues::JackZero,
+                    ][court],
+                    runs,
+                    jokers,
+                    jokers_in_runs: jokers_in_runs && runs && jokers,
+                    turn_order: if throw_first {
+                        TurnOrder::ThrowThenDraw
+                    } else {
+                        TurnOrder::DrawThenThrow
+                    },
+                    pickup: if throw_first {
+                        [PickUp::SingleOnly, PickUp::AnyCard, PickUp::Ends][pickup]
+                    } else {
+                        PickUp::SingleOnly
+                    },
+                    scoring: if cumulative {
+                        Scoring::Cumulative
+                    } else {
+                        Scoring::Settlement
+                    },
+                    elimination,
+                    score_reset: score_reset && cumulative,
+                    ..Settings::default()
+                };
+                settings.validate().expect("generated settings are valid");
+                settings
+            },
+        )
+}
+
+/// The most rounds a random match may take before the test calls it stuck.
+const MAX_ROUNDS: u32 = 400;
+
+/// Checks one round's result against the totals before it.
+fn check_result(game: &Game, before: &[i64], events: &[Event]) {
+    let Some(result) = events.iter().find_map(|e| match e {
+        Event::RoundEnded { result } => Some(result),
+        _ => None,
+    }) else {
+        return;
+    };
+    let settings = game.settings();
+    assert_eq!(result.took[result.taker], 0, "the taker is charged nothing");
+    assert!(result.active[result.taker]);
+    for s in 0..game.seats() {
+        if !result.active[s] {
+            assert_eq!((result.took[s], result.paid[s]), (0, 0), "seat {s} is out");
+        }
+    }
+    match settings.scoring {
+        Scoring::Settlement => {
+            assert_eq!(result.paid.iter().sum::<i64>(), 0, "Paid sums to zero");
+            assert_eq!(result.total.iter().sum::<i64>(), 0, "Totals sum to zero");
+            for (s, before) in before.iter().enumerate() {
+                assert_eq!(result.total[s], before + result.paid[s]);
+            }
+        }
+        Scoring::Cumulative => {
+            for (s, &before) in before.iter().enumerate() {
+                let took = i64::from(result.took[s]);
+                if result.reset[s] {
+                    assert!(settings.score_reset);
+                    assert_eq!(result.total[s], before + took - 50);
+                    assert_eq!((before + took) % 50, 0);
+                } else {
+                    assert!(result.total[s] >= before, "cumulative totals only grow");
+                    assert_eq!(result.total[s], before + took);
+                }
+            }
+        }
+    }
+    assert_eq!(result.total.as_slice(), game.totals());
+}
+
+/// Plays a whole match with random legal actions, calling `each` before every action. Checks
+/// the invariants after every step, every round's scores, that every round ends within the
+/// throw cap and that the match ends.
+fn play(game: &mut Game, rng: &mut Rng, mut each: impl FnMut(&mut Game, &mut Rng)) {
+    let mut actions_this_round = 0u32;
+    while !game.is_over() {
+        assert!(game.round() <= MAX_ROUNDS, "the match did not end");
+        if game.phase() == Phase::RoundOver {
+            let before = game.clone();
+            assert_eq!(
+                game.apply(game.turn(), Action::Call),
+                Err(RuleError::RoundOver)
+            );
+            assert_eq!(*game, before);
+            game.next_round().expect("the next round deals");
+            actions_this_round = 0;
+        } else {
+            each(game, rng);
+            let seat = game.turn();
+            let action = random_action(game, rng);
+            let before = game.totals().to_vec();
+            let events = game
+                .apply(seat, action)
+                .expect("a legal action is accepted");
+            check_result(game, &before, &events);
+            actions_this_round += 1;
+            // A turn is at most two actions, and the cap ends the round at 200 throws.
+            assert!(
+                actions_this_round <= 2 * THROW_CAP + 1,
+                "the round did not end"
+            );
+            assert!(game.throws() <= THROW_CAP);
+        }
+        game.validate_invariants().expect("invariants hold");
+    }
+}
+
+/// A random action that is probably illegal: a wrong or missing seat, random or duplicated
+/// cards, draws and calls at the wrong time.
+fn wild_action(game: &Game, rng: &mut Rng) -> (usize, Action) {
+    let seat = match rng.below(4) {
+        0 => rng.below(game.seats() + 2),
+        _ => game.turn(),
+    };
+    let pack = full_deck(true);
+    let random_card = |rng: &mut Rng| {
+        let hand = if seat < game.seats() {
+            game.hand(seat)
+        } else {
+            &[]
+        };
+        if !hand.is_empty() && rng.below(3) > 0 {
+            hand[rng.below(hand.len())]
+        } else {
+            pack[rng.below(pack.len())]
+        }
+    };
+    let action = match rng.below(6) {
+        0 => Action::Call,
+        1 => Action::Draw {
+            from: Source::Stock,
+        },
+        2 => Action::Draw { from: Source::Pile },
+        3 => Action::Draw {
+            from: Source::PileCard(random_card(rng)),
+        },
+        _ => {
+            let n = rng.below(5);
+            Action::Throw {
+                cards: (0..n).map(|_| random_card(rng)).collect(),
+            }
+        }
+    };
+    (seat, action)
+}
+
+/// Whether `action` is listed, with a throw compared by its cards in hand order.
+fn listed(game: &Game, seat: usize, legal: &[Action], action: &Action) -> bool {
+    match action {
+        Action::Throw { cards } => {
+            let hand = game.hand(seat);
+            let mut canonical = cards.clone();
+            canonical.sort_by_key(|c| hand.iter().position(|h| h == c));
+            let distinct = canonical.windows(2).all(|w| w[0] != w[1]);
+            distinct
+                && cards.iter().all(|c| hand.contains(c))
+                && legal.contains(&Action::Throw { cards: canonical })
+        }
+        other => legal.contains(other),
+    }
+}
+
+/// `apply` accepts `action` (on a copy) exactly when `legal_actions` lists it, and `check` agrees.
+fn agrees(game: &Game, seat: usize, legal: &[Action], action: Action) {
+    let listed = seat < game.seats() && listed(game, seat, legal, &action);
+    let checked = game.check(seat, &action);
+    let mut copy = game.clone();
+    let applied = copy.apply(seat, action.clone());
+    assert_eq!(
+        applied.is_ok(),
+        listed,
+        "seat {seat} {action:?}: apply says {applied:?}"
+    );
+    assert_eq!(checked.is_ok(), listed, "check disagrees on {action:?}");
+    if let Err(err) = applied {
+        assert_eq!(copy, *game, "a refused {action:?} changed the game");
+        assert_eq!(checked, Err(err));
+    }
+}
+
+/// Every card that has been face up this round: the deal's pile card, every throw, every card
+/// taken from the pile.
+fn public_cards(game: &Game) -> Vec<Card> {
+    let mut seen = Vec::new();
+    for event in game.log() {
+        match event {
+            Event::Dealt { pile_top, .. } => seen.push(*pile_top),
+            Event::Threw { cards, .. } => seen.extend(cards),
+            Event::TookFromPile { card, .. } => seen.push(*card),
+            _ => {}
+        }
+    }
+    seen
+}
+
+/// No view shows a card another seat holds, unless the whole table has seen it face up.
+fn views_hide_other_hands(game: &Game) {
+    if matches!(game.phase(), Phase::RoundOver | Phase::MatchOver) {
+        return;
+    }
+    let public = public_cards(game);
+    let barred = game.view(game.turn()).barred;
+    let viewers = (0..game.seats())
+        .map(|s| (Some(s), game.view(s)))
+        .chain([(None, game.spectator_view())]);
+    for (viewer, view) in viewers {
+        let mut view = view;
+        // Finished rounds' hands were shown at their show; the deck has been dealt again since.
+        view.results.clear();
+        let json = serde_json::to_string(&view).unwrap();
+        // Every string in the JSON (card names included): the odd pieces between quotes, as no
+        // string in a view holds an escaped quote.
+        let strings: std::collections::HashSet<&str> = json.split('"').skip(1).step_by(2).collect();
+        let visible = view.visible_cards();
+        for other in (0..game.seats()).filter(|&o| Some(o) != viewer) {
+            for card in game.hand(other) {
+                if visible.contains(card) {
+                    assert_eq!(
+                        Some(*card),
+                        barred,
+                        "{viewer:?} sees {card} in seat {other}'s hand"
+                    );
+                }
+                if !public.contains(card) {
+                    assert!(
+                        !strings.contains(card.to_string().as_str()),
+                        "{viewer:?}'s view names {card}, hidden in seat {other}'s hand"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// One step of a recorded match.
+#[derive(Clone, Debug, PartialEq)]
+enum Step {
+    Apply(usize, Action),
+    NextRound,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    #[test]
+    fn random_play_keeps_the_invariants_and_every_round_and_match_ends(
+        settings in any_settings(),
+        seed in any::<[u8; 32]>(),
+        choices in any::<u64>(),
+    ) {
+        let mut game = Game::new(settings, seed).unwrap();
+        game.validate_invariants().unwrap();
+        let mut rng = Rng(choices);
+        play(&mut game, &mut rng, |_, _| {});
+        prop_assert!(game.is_over());
+        prop_assert!(game.revealed_seeds().is_some());
+        prop_assert_eq!(game.results().len() as u32, game.round());
+        let standings = game.standings();
+        prop_assert_eq!(standings.len(), game.seats());
+        prop_assert!(standings.windows(2).all(|w| w[0].place <= w[1].place));
+        prop_assert!(standings.iter().any(|s| s.place == 1));
+    }
+
+    #[test]
+    fn rejected_actions_change_nothing(
+        settings in any_settings(),
+        seed in any::<[u8; 32]>(),
+        choices in any::<u64>(),
+    ) {
+        let mut game = Game::new(settings, seed).unwrap();
+        let mut rng = Rng(choices);
+        play(&mut game, &mut rng, |game, rng| {
+            for _ in 0..4 {
+                let (seat, action) = wild_action(game, rng);
+                let mut copy = game.clone();
+                match copy.apply(seat, action.clone()) {
+                    Ok(_) => assert!(
+                        listed(game, seat, &game.legal_actions(seat), &action),
+                        "{action:?} by {seat} was accepted but not listed"
+                    ),
+                    Err(err) => {
+                        assert!(!err.to_string().is_empty());
+                        assert_eq!(
+                            copy, *game,
+                            "{action:?} by {seat} was refused ({err}) but changed the game"
+                        );
+                    }
+                }
+            }
+            let mut copy = game.clone();
+            assert_eq!(copy.next_round().map(|_| ()), Err(RuleError::RoundNotOver));
+            assert_eq!(copy, *game);
+        });
+        let before = game.clone();
+        prop_assert_eq!(game.next_round().map(|_| ()), Err(RuleError::MatchOver));
+        prop_assert_eq!(game.apply(0, Action::Call).map(|_| ()), Err(RuleError::MatchOver));
+        prop_assert_eq!(game, before);
+    }
+
+}
+
+proptest! {
+    // These two check a great deal at every step, so they run fewer cases.
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn legal_actions_lists_an_action_exactly_when_apply_accepts_it(
+        settings in any_settings(),
+        seed in any::<[u8; 32]>(),
+        choices in any::<u64>(),
+    ) {
+        let mut game = Game::new(settings, seed).unwrap();
+        let mut rng = Rng(choices);
+        let pack = full_deck(true);
+        let mut steps = 0;
+        play(&mut game, &mut rng, |game, rng| {
+            // Every step of the first rounds, then a sample, to keep the test quick.
+            steps += 1;
+            if steps > 40 && rng.below(16) > 0 {
+                return;
+            }
+            let seat = game.turn();
+            let legal = game.legal_actions(seat);
+            let mut unique = legal.clone();
+            unique.dedup();
+            assert_eq!(unique.len(), legal.len(), "each action once");
+            agrees(game, seat, &legal, Action::Call);
+            agrees(game, seat, &legal, Action::Draw { from: Source::Stock });
+            agrees(game, seat, &legal, Action::Draw { from: Source::Pile });
+            for &card in &pack {
+                agrees(game, seat, &legal, Action::Draw { from: Source::PileCard(card) });
+            }
+            // Every subset of the hand, in hand order and in a random order.
+            let hand = game.hand(seat).to_vec();
+            for mask in 0u32..(1 << hand.len()) {
+                let mut cards: Vec<Card> = (0..hand.len())
+                    .filter(|i| mask & (1 << i) != 0)
+                    .map(|i| hand[i])
+                    .collect();
+                agrees(game, seat, &legal, Action::Throw { cards: cards.clone() });
+                for i in (1..cards.len()).rev() {
+                    cards.swap(i, rng.below(i + 1));
+                }
+                agrees(game, seat, &legal, Action::Throw { cards });
+            }
+            // The takeable cards are exactly the pile cards that may be drawn.
+            for &card in &pack {
+                assert_eq!(
+                    game.takeable(seat).contains(&card),
+                    legal.contains(&Action::Draw { from: Source::PileCard(card) })
+                );
+            }
+            // Nobody else may do anything.
+            for other in (0..game.seats() + 1).filter(|&o| o != seat) {
+                assert!(game.legal_actions(other).is_empty());
+                let other_legal = Vec::new();
+                agrees(game, other, &other_legal, Action::Call);
+                agrees(game, other, &other_legal, Action::Draw { from: Source::Stock });
+                if other < game.seats() {
+                    if let Some(&card) = game.hand(other).first() {
+                        agrees(game, other, &other_legal, Action::Throw { cards: vec![card] });
+                    }
+                }
+            }
+            assert_eq!(game.can_call(seat), legal.contains(&Action::Call));
+            assert_eq!(game.view(seat).can_call, legal.contains(&Action::Call));
+        });
+    }
+
+    #[test]
+    fn no_view_shows_a_card_held_by_another_seat(
+        settings in any_settings(),
+        seed in any::<[u8; 32]>(),
+        choices in any::<u64>(),
+    ) {
+        let mut game = Game::new(settings, seed).unwrap();
+        let mut rng = Rng(choices);
+        let mut steps = 0;
+        play(&mut game, &mut rng, |game, rng| {
+            steps += 1;
+            if steps <= 40 || rng.below(32) == 0 {
+                views_hide_other_hands(game);
+            }
+        });
+    }
+
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    #[test]
+    fn the_same_seed_and_actions_replay_to_an_equal_game(
+        settings in any_settings(),
+        seed in any::<[u8; 32]>(),
+        choices in any::<u64>(),
+    ) {
+        let mut game = Game::new(settings.clone(), seed).unwrap();
+        let mut rng = Rng(choices);
+        let mut steps = Vec::new();
+        let mut events = Vec::new();
+        while !game.is_over() {
+            let step = if game.phase() == Phase::RoundOver {
+                events.push(game.next_round().unwrap());
+                Step::NextRound
+            } else {
+                let seat = game.turn();
+                let action = random_action(&game, &mut rng);
+                events.push(game.apply(seat, action.clone()).unwrap());
+                Step::Apply(seat, action)
+            };
+            steps.push(step);
+        }
+        let mut replay = Game::new(settings, seed).unwrap();
+        for (step, want) in steps.into_iter().zip(&events) {
+            let got = match step {
+                Step::NextRound => replay.next_round().unwrap(),
+                Step::Apply(seat, action) => replay.apply(seat, action).unwrap(),
+            };
+            prop_assert_eq!(&got, want);
+        }
+        prop_assert_eq!(replay, game);
+    }
+}
