@@ -390,7 +390,8 @@ function score(room) {
   if (!dialog.open) {
     dialog.showModal();
     const first = dialog.querySelector("#next-round, #rematch");
-    if (first) first.focus();
+    if (first) first.focus({ preventScroll: true });
+    dialog.scrollTop = 0;
   }
 }
 

@@ -22,7 +22,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dhumbal_engine::{Card, CourtValues, Preset, Settings, classify, hand_total};
+use dhumbal_engine::{
+    Card, CourtValues, Preset, Rounds, Settings, classify, full_deck, hand_total,
+};
+use dhumbal_protocol::CreateRoom;
 use dhumbal_tests::TestServer;
 use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
 use fantoccini::error::CmdError;
@@ -333,6 +336,11 @@ impl Browser {
         self.client.execute(script, vec![]).await.unwrap()
     }
 
+    /// Types keys into the page, as a person at a keyboard would.
+    async fn keys(&self, text: &str) {
+        self.find("body").await.send_keys(text).await.unwrap();
+    }
+
     /// Clicks a card of the hand (a tap: mark or unmark).
     async fn tap(&self, card: &str) {
         self.click(&format!("#hand .card[data-card='{card}']"))
@@ -469,6 +477,11 @@ async fn the_page_is_served_at_the_root_and_at_room_links_with_every_file_it_loa
 /// Creates a room from the home page as `name`, landing in its lobby; returns the invite link.
 async fn create_room(b: &Browser, addr: SocketAddr, name: &str) -> String {
     b.goto(&format!("http://{addr}/")).await;
+    create_room_here(b, addr, name).await
+}
+
+/// Creates a room from the home page already open, with the settings it shows.
+async fn create_room_here(b: &Browser, addr: SocketAddr, name: &str) -> String {
     b.type_into("#home-name", name).await;
     b.click("#create").await;
     b.wait_until("the lobby", |s| s.screen == "lobby").await;
@@ -755,14 +768,24 @@ async fn two_people_in_one_room_each_see_only_their_own_hand() {
     assert!(asha.text("#seats").await.contains("Bina"));
     assert!(bina.text("#seats").await.contains("Asha"));
 
-    // Asha (seat 0) leads: draws blind and throws her heaviest card; Bina sees it.
+    // Asha (seat 0) leads, with the keyboard alone: S draws from the stock, a digit marks the
+    // card in that place, T throws. Bina sees it.
     assert!(a.my_turn && !b.my_turn);
-    asha.click("#stock").await;
+    asha.keys("s").await;
     let a = asha.wait_until("the throw", |s| s.may_throw).await;
     assert_eq!(a.hand.len(), 6);
-    let heaviest = a.hand.iter().max_by_key(|c| value(c)).unwrap().clone();
-    asha.tap(&heaviest).await;
-    asha.click("#throw").await;
+    let (place, heaviest) = a
+        .hand
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, c)| value(c))
+        .map(|(i, c)| (i, c.clone()))
+        .unwrap();
+    asha.keys(&(place + 1).to_string()).await;
+    let a = asha.snapshot().await;
+    assert_eq!(a.marked, vec![heaviest.clone()]);
+    assert_eq!(a.throw_text, format!("Throw {}", value(&heaviest)));
+    asha.keys("t").await;
     let label = bina
         .eval(&format!(
             "return import('/assets/cards.js').then((m) => m.cardLabel('{heaviest}'));"
@@ -827,6 +850,133 @@ async fn a_reload_keeps_the_seat_and_the_hand() {
     assert!(after.my_turn, "seat 0 still leads");
     let seats = b.text("#seats").await;
     assert_eq!(seats.matches("bot").count(), 3, "{seats}");
+    b.assert_no_console_errors().await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_round_match_ends_with_standings_and_a_rematch() {
+    let Some(tools) = browser_tools() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start().await;
+    let addr = server.addr;
+    // A fixed deck: seat 0 is dealt both jokers and three aces (3), so it may call at once and
+    // nobody else can match it.
+    let settings = Settings {
+        rounds: Rounds::Fixed(1),
+        jokers: true,
+        ..Preset::Standard.settings()
+    };
+    let low = ["RJ", "BJ", "AS", "AH", "AD"].map(|c| c.parse::<Card>().unwrap());
+    let mut rest = full_deck(true).into_iter().filter(|c| !low.contains(c));
+    let deck: Vec<Card> = (0..54)
+        .map(|i| {
+            if i % 4 == 0 && i / 4 < 5 {
+                low[i / 4]
+            } else {
+                rest.next().unwrap()
+            }
+        })
+        .collect();
+    let room = server
+        .create_room(&CreateRoom {
+            settings: Some(settings),
+            decks: Some(vec![deck]),
+            ..CreateRoom::default()
+        })
+        .await;
+    let mut driver = Driver::start(tools).await;
+    let b = driver.browser(DESKTOP).await;
+    // The page that created a room keeps its host secret; do what it does, then open the link.
+    b.goto(&format!("http://{addr}/")).await;
+    b.client
+        .execute(
+            "localStorage.setItem('dhumbal.room.' + arguments[0], JSON.stringify({ name: 'Asha', host_secret: arguments[1], token: null }));",
+            vec![json!(room.code), json!(room.host_secret)],
+        )
+        .await
+        .unwrap();
+    b.goto(&format!("http://{addr}{}", room.url)).await;
+    b.wait_until("the lobby", |s| s.screen == "lobby").await;
+    b.click("#start").await;
+    let s = b
+        .wait_until("the call", |s| s.screen == "table" && s.call.is_some())
+        .await;
+    assert_eq!(s.call.as_deref(), Some("Call on 3"));
+    assert!(s.status.contains("Holding 3"), "{}", s.status);
+    b.click("#call").await;
+    b.wait_until("the show", |s| s.score_open).await;
+    let ending = b.text("#score-dialog .ending").await;
+    assert_eq!(ending, "Asha called on 3 and took the round.");
+    assert_eq!(b.text("#score-title").await, "Match over");
+    let standings = b.text("#score-dialog .standings").await;
+    assert!(standings.starts_with("1. Asha +"), "{standings}");
+    assert_eq!(standings.lines().count(), 4, "{standings}");
+    b.screenshot("match-over-desktop").await;
+    b.click("#rematch").await;
+    let again = b
+        .wait_until("the rematch", |s| {
+            !s.score_open && s.round == 1 && s.call.is_some()
+        })
+        .await;
+    assert_eq!(again.hand.len(), 5);
+    b.assert_no_console_errors().await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_throw_then_draw_table_picks_up_from_the_previous_throw() {
+    let Some(tools) = browser_tools() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start().await;
+    let addr = server.addr;
+    let mut driver = Driver::start(tools).await;
+    let b = driver.browser(PHONE).await;
+    b.goto(&format!("http://{addr}/")).await;
+    b.wait_until("the home page", |s| s.screen == "home").await;
+    b.find("#set-preset")
+        .await
+        .select_by_value("household")
+        .await
+        .unwrap();
+    create_room_here(&b, addr, "Asha").await;
+    b.click("#start").await;
+    let s = b
+        .wait_until("the table", |s| s.screen == "table" && s.may_throw)
+        .await;
+    assert!(!s.may_draw, "throw first: {s:?}");
+    assert!(s.status.contains("no call limit"), "{}", s.status);
+    // The turned-up card is the previous throw once Asha has thrown.
+    let turned_up = b
+        .eval("return [...document.querySelectorAll('#pile .card')].map((c) => c.dataset.card);")
+        .await;
+    let turned_up: Vec<String> = serde_json::from_value(turned_up).unwrap();
+    assert_eq!(turned_up.len(), 1);
+    let heaviest = s
+        .hand
+        .iter()
+        .max_by_key(|c| c.parse::<Card>().unwrap().value(CourtValues::JackZero))
+        .unwrap()
+        .clone();
+    b.drag_to_pile(&heaviest).await;
+    let s = b
+        .wait_until("the pick-up", |s| s.may_draw && !s.takeable.is_empty())
+        .await;
+    assert_eq!(
+        s.takeable, turned_up,
+        "the previous single throw may be taken"
+    );
+    b.screenshot("throw-then-draw-phone").await;
+    b.click("#pile .card.takeable").await;
+    // Bots without delay may have played round to Asha again by now; the hand tells.
+    b.wait_until("the pick-up to land", |s| {
+        s.hand.contains(&turned_up[0]) && !s.hand.contains(&heaviest)
+    })
+    .await;
     b.assert_no_console_errors().await;
     b.close().await;
 }
