@@ -13,7 +13,8 @@
 //!   is very likely strictly lighter than every opponent. Each opponent's hand is its known
 //!   cards plus, for each unknown card, a card from the unseen ones, weighted towards low cards
 //!   the longer that opponent has been throwing its heavy ones. A short-handed opponent therefore
-//!   holds it back. At a table with no limit it decides from the same estimate alone.
+//!   holds it back. At a table with no limit it decides for itself from the same estimate: it
+//!   considers totals up to [`OPEN_TABLE_CALL_AT`] and calls at [`OPEN_TABLE_CALL_CONFIDENCE`].
 //! - Throwing: the card that lands where the next player may take it is the one least useful to
 //!   that player (not a rank it is known to collect, not a low card or a joker).
 //! - Taking from the pile tells the table a card it holds, so a pile card must beat the blind
@@ -31,18 +32,21 @@ use crate::turn::{Step, draw, next_player, opponents, pickable_after_throw, step
 /// How far under the limit the hard bot must be before it calls.
 pub const CALL_MARGIN: u32 = 2;
 /// How sure the hard bot must be that it is strictly the lightest before it calls.
-pub const CALL_CONFIDENCE: f64 = 0.8;
+pub const CALL_CONFIDENCE: f64 = 0.85;
+/// How sure it must be at a table with no limit, where it may call on up to
+/// [`OPEN_TABLE_CALL_AT`] and a call that waits for certainty comes too late.
+pub const OPEN_TABLE_CALL_CONFIDENCE: f64 = 0.55;
 /// The highest total the hard bot considers calling on at a table with no limit.
-pub const OPEN_TABLE_CALL_AT: u32 = 4;
+pub const OPEN_TABLE_CALL_AT: u32 = 9;
 /// What taking a card from the pile costs, in points, for what it tells the table.
-pub const REVEAL_COST: f64 = 1.0;
+pub const REVEAL_COST: f64 = 0.25;
 /// The extra reveal cost of taking a low card (3 or less), which tells the table a call is near.
-const LOW_REVEAL_COST: f64 = 0.5;
+const LOW_REVEAL_COST: f64 = 0.25;
 /// How much better, in points, a hand it can call on is than its total.
-const CALL_BONUS: f64 = 8.0;
+const CALL_BONUS: f64 = 6.0;
 /// How much of the current total counts besides the expected total after the next turn: an
 /// opponent may call before then, and the hand is charged as it stands.
-const STANDING_WEIGHT: f64 = 0.15;
+const STANDING_WEIGHT: f64 = 0.02;
 /// How strongly an opponent's unknown cards lean low per throw it has made.
 const LOW_LEAN_PER_THROW: f64 = 0.04;
 /// The most an opponent's unknown cards lean low.
@@ -303,9 +307,13 @@ impl HardBot {
         let Some(at) = call_at(&view.settings) else {
             return false;
         };
+        let confidence = match view.settings.call_limit {
+            Some(_) => CALL_CONFIDENCE,
+            None => OPEN_TABLE_CALL_CONFIDENCE,
+        };
         view.can_call
             && view.hand_total <= at
-            && self.chance_lightest(view, view.hand_total) >= CALL_CONFIDENCE
+            && self.chance_lightest(view, view.hand_total) >= confidence
     }
 }
 
