@@ -112,39 +112,6 @@ export function sortHand(cards, court) {
 }
 
 /**
- * Orders a group for throwing: a run goes in rank order (so its high end lands on top), other
- * groups keep the order the player marked them in.
- */
-export function throwOrder(cards, settings) {
-  if (classify(cards, settings) !== "run") return cards;
-  const real = cards.filter((c) => !parseCard(c).joker);
-  const jokers = cards.filter((c) => parseCard(c).joker);
-  const byRank = new Map(real.map((c) => [parseCard(c).rank, c]));
-  const low = Math.min(...byRank.keys());
-  const ordered = [];
-  let rank = low;
-  // Walk up from the lowest real card, filling gaps with jokers; spare jokers go on the ends.
-  while (byRank.size > 0) {
-    if (byRank.has(rank)) {
-      ordered.push(byRank.get(rank));
-      byRank.delete(rank);
-    } else {
-      ordered.push(jokers.shift());
-    }
-    rank += 1;
-  }
-  while (jokers.length > 0) {
-    if (rank <= 13) {
-      ordered.push(jokers.shift());
-      rank += 1;
-    } else {
-      ordered.unshift(jokers.shift());
-    }
-  }
-  return ordered;
-}
-
-/**
  * Draws a card face up as a DOM element: rank and suit in two corners, a large suit in the
  * middle, red or black; jokers drawn distinctly.
  * @param {string} text the card

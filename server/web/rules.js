@@ -133,6 +133,7 @@ export function renderRules(container, s) {
   container.append(el("h3", "At this table on screen"));
   container.append(list([
     "Tap a card to mark it, tap again to unmark. The Throw button shows what the marked cards are worth and lights up only for a legal group.",
+    "The cards land in the order you marked them: the last one you mark ends up on top of the pile.",
     "With nothing marked, drag a card onto the pile to throw it on its own.",
     "Sort hand puts your cards lightest first, jokers last.",
     `The line above your hand reads "Holding N" with the limit beside it (${limitText(s)}).`,

@@ -4,7 +4,7 @@
 // is enabled only for a legal group; with nothing marked, dragging a card onto the pile throws it
 // alone. The server judges every action; this only asks.
 
-import { cardBack, cardElement, cardLabel, classify, sortHand, throwOrder, total } from "./cards.js";
+import { cardBack, cardElement, cardLabel, classify, sortHand, total } from "./cards.js";
 import { limitText } from "./settings.js";
 
 function el(tag, cls, text) {
@@ -130,7 +130,8 @@ export function createTable(root, hooks) {
     !marked.includes(view.barred);
 
   const sendThrow = (cards) => {
-    hooks.send({ type: "throw", cards: throwOrder(cards, view.settings) });
+    // The cards land in the order they were marked; the last one is the new pile top.
+    hooks.send({ type: "throw", cards });
     marked = [];
   };
   const draw = (from, card) => {
@@ -260,7 +261,25 @@ export function createTable(root, hooks) {
     return names[s] || `Seat ${s + 1}`;
   }
 
+  // What each seat did on its latest turn this round ("took 7♥ · threw K♥"), from the log.
+  let lastTurn = [];
+  function readLastTurns() {
+    lastTurn = [];
+    let current = null;
+    for (const e of view.log) {
+      if (!["drew_from_stock", "took_from_pile", "threw", "called"].includes(e.type)) continue;
+      if (e.seat !== current) lastTurn[e.seat] = [];
+      current = e.seat;
+      // A blind draw from the stock is implied by a turn without a pick-up.
+      if (e.type === "took_from_pile") lastTurn[e.seat].push(`took ${cardLabel(e.card)}`);
+      if (e.type === "threw") lastTurn[e.seat].push(`threw ${e.cards.map(cardLabel).join(" ")}`);
+      if (e.type === "called") lastTurn[e.seat].push("called");
+    }
+    lastTurn = lastTurn.map((parts) => (parts && parts.length ? parts.join(", ") : null));
+  }
+
   function paintSeats() {
+    readLastTurns();
     seats.replaceChildren();
     const n = view.card_counts.length;
     const first = view.seat === null ? 0 : view.seat + 1;
@@ -288,6 +307,7 @@ export function createTable(root, hooks) {
       count.append(backs, el("span", "count", `${view.card_counts[s]} card${view.card_counts[s] === 1 ? "" : "s"}`));
       const score = el("div", "seat-total", `Total ${view.settings.scoring === "cumulative" ? view.totals[s] : signedTotal(view.totals[s])}`);
       box.append(name, meta, count, score);
+      if (lastTurn[s]) box.append(el("div", "seat-last", lastTurn[s]));
       if (playing) box.append(el("div", "seat-turn", "playing\u2026"));
       if (view.eliminated[s]) box.append(el("div", "seat-turn", "out"));
       seats.append(box);
