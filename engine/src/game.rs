@@ -118,6 +118,27 @@ pub enum Event {
     },
 }
 
+/// The pile cards a seat may take, borrowed from the game: a run of cards (the pile's top, or
+/// the previous throw or none of it), or the two ends of the previous throw.
+#[derive(Clone, Copy)]
+enum Pickable<'a> {
+    Cards(&'a [Card]),
+    Ends(Card, Card),
+}
+
+impl Pickable<'_> {
+    fn contains(self, card: Card) -> bool {
+        match self {
+            Pickable::Cards(cards) => cards.contains(&card),
+            Pickable::Ends(first, last) => card == first || card == last,
+        }
+    }
+
+    fn is_empty(self) -> bool {
+        matches!(self, Pickable::Cards([]))
+    }
+}
+
 /// A match of Dhumbal. Fields are private: the game changes only through [`Game::apply`] and
 /// [`Game::next_round`], and is read through queries and [`Game::view`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -333,33 +354,34 @@ impl Game {
     /// At draw-then-throw tables an empty hand cannot take the pile's top: the card taken would
     /// be barred from the throw that must follow, and there would be nothing else to throw.
     pub fn takeable(&self, seat: usize) -> Vec<Card> {
+        match self.pickable(seat) {
+            Pickable::Cards(cards) => cards.to_vec(),
+            Pickable::Ends(first, last) => vec![first, last],
+        }
+    }
+
+    /// The pile cards `seat` could take right now, without allocating.
+    fn pickable(&self, seat: usize) -> Pickable<'_> {
+        const NONE: Pickable<'static> = Pickable::Cards(&[]);
         if seat != self.turn {
-            return Vec::new();
+            return NONE;
         }
         match (self.settings.turn_order, self.phase) {
-            (TurnOrder::DrawThenThrow, Phase::Start) if self.hands[seat].is_empty() => Vec::new(),
+            (TurnOrder::DrawThenThrow, Phase::Start) if self.hands[seat].is_empty() => NONE,
             (TurnOrder::DrawThenThrow, Phase::Start) => {
-                self.pile.last().copied().into_iter().collect()
+                Pickable::Cards(&self.pile[self.pile.len().saturating_sub(1)..])
             }
             (TurnOrder::ThrowThenDraw, Phase::Draw) => {
-                let prev = &self.previous_throw;
-                match self.settings.pickup {
-                    PickUp::SingleOnly if prev.len() == 1 => prev.clone(),
-                    PickUp::SingleOnly => Vec::new(),
-                    PickUp::AnyCard => prev.clone(),
-                    PickUp::Ends => {
-                        let mut ends: Vec<Card> = prev
-                            .first()
-                            .into_iter()
-                            .chain(prev.last())
-                            .copied()
-                            .collect();
-                        ends.dedup();
-                        ends
-                    }
+                let prev = self.previous_throw.as_slice();
+                match (self.settings.pickup, prev) {
+                    (PickUp::SingleOnly, [_]) => Pickable::Cards(prev),
+                    (PickUp::SingleOnly, _) => NONE,
+                    (PickUp::AnyCard, _) => Pickable::Cards(prev),
+                    (PickUp::Ends, [first, _, ..]) => Pickable::Ends(*first, prev[prev.len() - 1]),
+                    (PickUp::Ends, _) => Pickable::Cards(prev),
                 }
             }
-            _ => Vec::new(),
+            _ => NONE,
         }
     }
 
@@ -411,7 +433,11 @@ impl Game {
                 actions.push(Action::Draw { from });
             }
         }
-        for card in self.takeable(seat) {
+        let (cards, ends) = match self.pickable(seat) {
+            Pickable::Cards(cards) => (cards, None),
+            Pickable::Ends(first, last) => (&[][..], Some([first, last])),
+        };
+        for &card in cards.iter().chain(ends.iter().flatten()) {
             actions.push(Action::Draw {
                 from: Source::PileCard(card),
             });
@@ -492,16 +518,16 @@ impl Game {
                         }
                         Ok(())
                     }
-                    Source::Pile => match self.takeable(seat).as_slice() {
-                        [] => Err(RuleError::PileNotTakeable),
-                        [_] => Ok(()),
+                    Source::Pile => match self.pickable(seat) {
+                        Pickable::Cards([]) => Err(RuleError::PileNotTakeable),
+                        Pickable::Cards([_]) => Ok(()),
                         _ => Err(RuleError::ChoosePileCard),
                     },
                     Source::PileCard(card) => {
-                        let takeable = self.takeable(seat);
-                        if takeable.contains(card) {
+                        let pickable = self.pickable(seat);
+                        if pickable.contains(*card) {
                             Ok(())
-                        } else if takeable.is_empty() {
+                        } else if pickable.is_empty() {
                             Err(RuleError::PileNotTakeable)
                         } else {
                             Err(RuleError::NotTakeable(*card))
@@ -533,9 +559,10 @@ impl Game {
                         self.stock.pop().expect("checked: the stock has a card")
                     }
                     Source::Pile | Source::PileCard(_) => {
-                        let card = match from {
-                            Source::PileCard(card) => card,
-                            _ => self.takeable(seat)[0],
+                        let card = match (from, self.pickable(seat)) {
+                            (Source::PileCard(card), _) => card,
+                            (_, Pickable::Cards([card])) => *card,
+                            _ => unreachable!("checked: exactly one card may be taken"),
                         };
                         self.take_from_pile(card);
                         events.push(Event::TookFromPile { seat, card });
@@ -558,7 +585,10 @@ impl Game {
                 self.pile.extend_from_slice(&cards);
                 self.throws += 1;
                 self.barred = None;
-                self.previous_throw = std::mem::replace(&mut self.top_throw, cards.clone());
+                // The old top throw becomes the previous one; both buffers are reused.
+                std::mem::swap(&mut self.previous_throw, &mut self.top_throw);
+                self.top_throw.clear();
+                self.top_throw.extend_from_slice(&cards);
                 events.push(Event::Threw { seat, cards });
                 match self.settings.turn_order {
                     TurnOrder::DrawThenThrow => self.end_turn(&mut events),
