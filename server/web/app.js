@@ -58,6 +58,20 @@ function notice(text, kind = "info") {
   toastTimer = setTimeout(() => { toast.className = "toast"; }, 4500);
 }
 
+/** Shows the banner with this text (and a button), or hides it for `null`. */
+function banner(text, action, onAction) {
+  const box = $("banner");
+  box.hidden = text === null;
+  if (text === null) return;
+  box.replaceChildren(document.createTextNode(text));
+  if (action) {
+    const b = el("button", "small", action);
+    b.type = "button";
+    b.addEventListener("click", onAction);
+    box.append(" ", b);
+  }
+}
+
 function show(section) {
   for (const id of ["home", "join", "lobby", "table", "gone"]) $(id).hidden = id !== section;
   document.body.dataset.screen = section;
@@ -258,6 +272,7 @@ function connect(spectator) {
   app.spectator = spectator;
   app.conn = new Connection({
     hello: () => {
+      app.joined = false;
       const hello = {
         type: "hello",
         protocol: PROTOCOL,
@@ -270,9 +285,11 @@ function connect(spectator) {
       return hello;
     },
     message: onMessage,
-    status: (away) => {
-      $("banner").hidden = !away;
-    },
+    status: (away) => banner(away ? "Reconnecting\u2026" : null),
+    replaced: () => banner("This seat is open in another window.", "Play here", () => {
+      banner("Reconnecting\u2026");
+      app.conn.open();
+    }),
   });
   app.conn.open();
 }
@@ -284,7 +301,7 @@ function onMessage(msg) {
     case "welcome":
       app.welcome = msg;
       app.joined = true;
-      $("banner").hidden = true;
+      banner(null);
       app.stored = { ...app.stored, token: msg.token };
       if (msg.token) saveStored(app.code, app.stored);
       break;

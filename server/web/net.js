@@ -5,6 +5,9 @@
 /** The protocol version this client speaks. */
 export const PROTOCOL = 1;
 
+/** The close code the server uses when another connection takes this seat. */
+export const CLOSE_REPLACED = 4001;
+
 /** A connection to one room that reconnects by itself until closed. */
 export class Connection {
   /**
@@ -12,6 +15,7 @@ export class Connection {
    * @param {() => object} handlers.hello builds the `hello` to send on every (re)connect
    * @param {(msg: object) => void} handlers.message a server message
    * @param {(away: boolean) => void} handlers.status whether the connection is down
+   * @param {() => void} handlers.replaced the seat was taken by another connection (another tab)
    */
   constructor(handlers) {
     this.handlers = handlers;
@@ -42,10 +46,17 @@ export class Connection {
       }
       this.handlers.message(msg);
     });
-    socket.addEventListener("close", () => {
+    socket.addEventListener("close", (event) => {
       if (this.socket !== socket) return;
       this.socket = null;
       if (this.closed) return;
+      if (event.code === CLOSE_REPLACED) {
+        // Another window took this seat with the same token: coming back would take it again,
+        // and the two would take turns forever. Wait for the player to choose.
+        this.closed = true;
+        this.handlers.replaced();
+        return;
+      }
       this.handlers.status(true);
       const delay = Math.min(5000, 400 * 2 ** this.retries);
       this.retries += 1;

@@ -6,9 +6,13 @@
 //!   score dialog, checks its rows and chart, and presses Next round.
 //! - Two browsers join one room as two people; each sees only its own hand, and each sees what
 //!   the other did.
-//! - A reload keeps the seat and the hand.
+//! - A reload keeps the seat and the hand; the seat opened in a second tab moves there, and the
+//!   first tab says so and can take it back.
+//! - A one-round match (from a fixed deck) ends with the standings, and Rematch deals again.
+//! - A throw-then-draw table: throw first, then pick up the previous single throw.
 //! - The settings page, How to play with the table's own settings, and the page's group rules
 //!   against the engine's on thousands of groups.
+//! - Without a browser: the page at `/` and `/r/{code}`, and every file it loads.
 //!
 //! Every test also fails on any error in the browser's console. Screenshots go to
 //! `<target>/screenshots/` (the path is printed). Without Chromium the tests print why and pass,
@@ -243,6 +247,7 @@ struct Snapshot {
     throw_enabled: bool,
     score_open: bool,
     banner: bool,
+    banner_text: String,
     toast: String,
     log: String,
 }
@@ -273,6 +278,7 @@ return {
   throwEnabled: th ? !th.disabled : false,
   scoreOpen: q('#score-dialog').open,
   banner: !q('#banner').hidden,
+  bannerText: q('#banner').textContent,
   toast: q('#toast').textContent,
   log: q('#log') ? q('#log').textContent : '',
 };
@@ -816,7 +822,7 @@ async fn two_people_in_one_room_each_see_only_their_own_hand() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reload_keeps_the_seat_and_the_hand() {
+async fn a_reload_or_a_second_tab_keeps_the_seat_and_the_hand() {
     let Some(tools) = browser_tools() else {
         return;
     };
@@ -850,6 +856,37 @@ async fn a_reload_keeps_the_seat_and_the_hand() {
     assert!(after.my_turn, "seat 0 still leads");
     let seats = b.text("#seats").await;
     assert_eq!(seats.matches("bot").count(), 3, "{seats}");
+
+    // The same seat opened in a second tab takes it over; the first tab steps aside and says
+    // so, and can take it back.
+    let link = b.client.current_url().await.unwrap().to_string();
+    let first = b.client.window().await.unwrap();
+    let second = b.client.new_window(true).await.unwrap().handle;
+    b.client.switch_to_window(second.clone()).await.unwrap();
+    b.goto(&link).await;
+    let there = b
+        .wait_until("the seat in the second tab", |s| {
+            s.screen == "table" && !s.hand.is_empty()
+        })
+        .await;
+    assert_eq!(sorted(&there.hand), sorted(&before.hand));
+    b.client.switch_to_window(first.clone()).await.unwrap();
+    b.wait_until("the first tab to step aside", |s| {
+        s.banner && s.banner_text.contains("open in another window")
+    })
+    .await;
+    b.click("#banner button").await;
+    b.wait_until("the seat back in the first tab", |s| {
+        !s.banner && s.hand.len() == before.hand.len()
+    })
+    .await;
+    b.client.switch_to_window(second).await.unwrap();
+    b.wait_until("the second tab to step aside", |s| {
+        s.banner && s.banner_text.contains("open in another window")
+    })
+    .await;
+    b.client.close_window().await.unwrap();
+    b.client.switch_to_window(first).await.unwrap();
     b.assert_no_console_errors().await;
     b.close().await;
 }
