@@ -457,8 +457,13 @@ impl Game {
     }
 
     /// Calls `f` with every legal group `seat` could throw now, each once, in hand order.
+    ///
+    /// It looks at the hand alone (and the barred card), whatever the phase, so a seat may also
+    /// plan while it waits; a seat that is not at the table has no groups.
     pub fn for_each_legal_group(&self, seat: usize, mut f: impl FnMut(&[Card])) {
-        let hand = &self.hands[seat];
+        let Some(hand) = self.hands.get(seat) else {
+            return;
+        };
         let n = hand.len().min(16);
         let mut group = Vec::with_capacity(n);
         for mask in 1u32..(1 << n) {

@@ -107,9 +107,10 @@ impl SeatView {
             && matches!(self.phase, Phase::Start | Phase::Throw | Phase::Draw)
     }
 
-    /// Every card this view shows that belongs to no one in particular or to this seat: the
-    /// hand, the pile's visible groups, the barred card and the log. Used to check that a view
-    /// reveals nothing it should not.
+    /// Every card this view shows outside the log and the finished rounds: the hand, the pile's
+    /// visible groups, the cards this seat may take, and the barred card. The barred card is held
+    /// by the seat to play, but the whole table saw it taken from the pile; every other card here
+    /// is this seat's own or face up. Used to check that a view reveals nothing it should not.
     pub fn visible_cards(&self) -> Vec<Card> {
         let mut cards = self.hand.clone();
         cards.extend(self.pile_top);

@@ -169,6 +169,19 @@ fn play(game: &mut Game, rng: &mut Rng, mut each: impl FnMut(&mut Game, &mut Rng
         } else {
             each(game, rng);
             let seat = game.turn();
+            // Drawing blind is always possible when a draw is due: hands only shrink, so the
+            // stock and the pile under what must stay on top never run out together, and the
+            // `stock_empty` refusal cannot arise in play.
+            let draw_due = matches!(
+                (game.settings().turn_order, game.phase()),
+                (TurnOrder::DrawThenThrow, Phase::Start) | (TurnOrder::ThrowThenDraw, Phase::Draw)
+            );
+            if draw_due {
+                let stock = Action::Draw {
+                    from: Source::Stock,
+                };
+                assert_eq!(game.check(seat, &stock), Ok(()));
+            }
             let action = random_action(game, rng);
             let before = game.totals().to_vec();
             let events = game
