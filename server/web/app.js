@@ -461,7 +461,7 @@ function lobby(room) {
         pick.value = seat.difficulty || room.settings.difficulty;
         if (seat.kind === "bot") {
           pick.addEventListener("change", () => send({ type: "add_bot", seat: seat.seat, difficulty: pick.value }));
-          controls.append(pick, button("Empty", "small", () => send({ type: "clear_seat", seat: seat.seat })));
+          controls.append(pick, button("Remove bot", "small", () => send({ type: "clear_seat", seat: seat.seat })));
         } else {
           controls.append(pick, button("Add bot", "small", () => send({ type: "add_bot", seat: seat.seat, difficulty: pick.value })));
         }

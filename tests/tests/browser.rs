@@ -749,6 +749,28 @@ async fn two_people_in_one_room_each_see_only_their_own_hand() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert!(!bina.find("#start").await.is_displayed().await.unwrap());
+    // The host puts a hard bot in seat 3; Bina, not the host, has no such controls.
+    asha.find(".lobby-seat[data-seat='2'] select")
+        .await
+        .select_by_value("hard")
+        .await
+        .unwrap();
+    asha.click(".lobby-seat[data-seat='2'] button").await;
+    let started = Instant::now();
+    while !bina.text("#lobby-seats").await.contains("bot \u{b7} hard") {
+        assert!(started.elapsed() < WAIT, "Bina never saw the hard bot");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let controls = bina
+        .eval(
+            "return document.querySelectorAll('#lobby-seats button, #lobby-seats select').length;",
+        )
+        .await;
+    assert_eq!(
+        controls,
+        json!(1),
+        "only Bina's own \"Move here\" to the empty seat"
+    );
     asha.screenshot("lobby-desktop").await;
     asha.click("#start").await;
 
@@ -772,6 +794,7 @@ async fn two_people_in_one_room_each_see_only_their_own_hand() {
         }
     }
     assert!(asha.text("#seats").await.contains("Bina"));
+    assert!(asha.text("#seats").await.contains("bot \u{b7} hard"));
     assert!(bina.text("#seats").await.contains("Asha"));
 
     // Asha (seat 0) leads, with the keyboard alone: S draws from the stock, a digit marks the
