@@ -782,9 +782,40 @@ impl Game {
                 return Err(format!("{card} is in {} places", seen[card.index()]));
             }
         }
-        let pile_top = &self.pile[self.pile.len() - self.top_throw.len()..];
-        if pile_top != self.top_throw.as_slice() {
-            return Err("the top throw is not the top of the pile".into());
+        // The pile ends with the previous throw and then the top throw, as they were thrown (less
+        // any card taken from them).
+        let under = self.previous_throw.len() + self.top_throw.len();
+        let Some(start) = self.pile.len().checked_sub(under) else {
+            return Err("the top throws hold more cards than the pile".into());
+        };
+        let (previous, top) = self.pile[start..].split_at(self.previous_throw.len());
+        if top != self.top_throw.as_slice() || previous != self.previous_throw.as_slice() {
+            return Err("the top throws are not the top of the pile".into());
+        }
+        let playing = matches!(self.phase, Phase::Start | Phase::Throw | Phase::Draw);
+        if playing {
+            if self.out[self.turn] || self.out[self.dealer] {
+                return Err("an eliminated seat deals or plays".into());
+            }
+            let order = self.settings.turn_order;
+            match (order, self.phase) {
+                (TurnOrder::DrawThenThrow, Phase::Draw)
+                | (TurnOrder::ThrowThenDraw, Phase::Throw) => {
+                    return Err(format!("phase {:?} at a {order:?} table", self.phase));
+                }
+                _ => {}
+            }
+            if self.barred.is_some() && self.phase != Phase::Throw {
+                return Err("a card is barred outside the throw".into());
+            }
+            let cards = usize::from(self.settings.cards);
+            for (s, hand) in self.hands.iter().enumerate() {
+                // Hands only shrink; the seat to play holds one more between draw and throw.
+                let extra = usize::from(s == self.turn && self.phase == Phase::Throw);
+                if hand.len() > cards + extra {
+                    return Err(format!("seat {s} holds {} cards", hand.len()));
+                }
+            }
         }
         if let Some(b) = self.barred {
             if !self.hands[self.turn].contains(&b) {
