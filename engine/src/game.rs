@@ -465,13 +465,39 @@ impl Game {
             return;
         };
         let n = hand.len().min(16);
+        // Each card's rank and suit as one bit (none for a joker), so that the many subsets
+        // holding two ranks that cannot be a run (runs off, or two suits) are skipped before
+        // they are built; `classify` decides every other subset.
+        let mut rank_bits = [0u16; 16];
+        let mut suit_bits = [0u8; 16];
+        let mut barred_bits = 0u32;
+        for (i, card) in hand.iter().take(n).enumerate() {
+            if let (Some(rank), Some(suit)) = (card.rank(), card.suit()) {
+                rank_bits[i] = 1 << rank.number();
+                suit_bits[i] = 1 << suit as u8;
+            }
+            if self.barred == Some(*card) {
+                barred_bits |= 1 << i;
+            }
+        }
+        let runs = self.settings.runs;
         let mut group = Vec::with_capacity(n);
         for mask in 1u32..(1 << n) {
-            group.clear();
-            group.extend((0..n).filter(|i| mask & (1 << i) != 0).map(|i| hand[i]));
-            if self.barred.is_some_and(|b| group.contains(&b)) {
+            if mask & barred_bits != 0 {
                 continue;
             }
+            let (mut ranks, mut suits, mut rest) = (0u16, 0u8, mask);
+            while rest != 0 {
+                let i = rest.trailing_zeros() as usize;
+                ranks |= rank_bits[i];
+                suits |= suit_bits[i];
+                rest &= rest - 1;
+            }
+            if ranks.count_ones() > 1 && (!runs || suits.count_ones() > 1) {
+                continue;
+            }
+            group.clear();
+            group.extend((0..n).filter(|i| mask & (1 << i) != 0).map(|i| hand[i]));
             if classify(&group, &self.settings).is_some() {
                 f(&group);
             }
