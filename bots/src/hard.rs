@@ -33,6 +33,10 @@ use crate::turn::{Step, draw, next_player, opponents, pickable_after_throw, step
 pub const CALL_MARGIN: u32 = 2;
 /// How sure the hard bot must be that it is strictly the lightest before it calls.
 pub const CALL_CONFIDENCE: f64 = 0.85;
+/// How sure it must be at a throw-then-draw table, where the hand it calls on was just topped
+/// up with a card it chose (measured in the arena: waiting for more certainty there costs more
+/// than it saves).
+pub const THROW_FIRST_CALL_CONFIDENCE: f64 = 0.6;
 /// How sure it must be at a table with no limit, where it may call on up to
 /// [`OPEN_TABLE_CALL_AT`] and a call that waits for certainty comes too late.
 pub const OPEN_TABLE_CALL_CONFIDENCE: f64 = 0.55;
@@ -307,9 +311,10 @@ impl HardBot {
         let Some(at) = call_at(&view.settings) else {
             return false;
         };
-        let confidence = match view.settings.call_limit {
-            Some(_) => CALL_CONFIDENCE,
-            None => OPEN_TABLE_CALL_CONFIDENCE,
+        let confidence = match (view.settings.call_limit, view.settings.turn_order) {
+            (None, _) => OPEN_TABLE_CALL_CONFIDENCE,
+            (Some(_), TurnOrder::DrawThenThrow) => CALL_CONFIDENCE,
+            (Some(_), TurnOrder::ThrowThenDraw) => THROW_FIRST_CALL_CONFIDENCE,
         };
         view.can_call
             && view.hand_total <= at

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use dhumbal_bots::arena::{Config, run};
-use dhumbal_engine::{Difficulty, Preset, Scoring};
+use dhumbal_engine::{Difficulty, Preset, Scoring, Settings};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -37,9 +37,14 @@ struct Args {
     /// The seed every deal and bot derives from.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Threads to play on.
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
+    /// Threads to play on (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Change one setting of the preset: `--set key=value`, the value in JSON
+    /// (`--set call_limit=null`, `--set runs=true`), or a bare word for a name
+    /// (`--set court=sequential`). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -49,6 +54,24 @@ fn difficulty(name: &str) -> Option<Difficulty> {
     [Difficulty::Easy, Difficulty::Medium, Difficulty::Hard]
         .into_iter()
         .find(|d| d.name() == name.trim())
+}
+
+/// `settings` with each `key=value` change applied (the value read as JSON).
+fn with_changes(settings: Settings, changes: &[String]) -> Result<Settings, String> {
+    let mut value = serde_json::to_value(settings).map_err(|e| e.to_string())?;
+    for change in changes {
+        let Some((key, text)) = change.split_once('=') else {
+            return Err(format!("--set takes key=value, not `{change}`"));
+        };
+        // A value that is not JSON is taken as a string: `--set court=sequential`.
+        let new = serde_json::from_str(text)
+            .unwrap_or_else(|_| serde_json::Value::String(text.to_owned()));
+        match value.get_mut(key) {
+            Some(slot) => *slot = new,
+            None => return Err(format!("--set: there is no setting `{key}`")),
+        }
+    }
+    serde_json::from_value(value).map_err(|e| format!("--set: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -68,7 +91,13 @@ fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     };
-    let mut settings = preset.settings();
+    let mut settings = match with_changes(preset.settings(), &args.set) {
+        Ok(settings) => settings,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
     settings.players = match u8::try_from(entries.len()) {
         Ok(n) => n,
         Err(_) => {
@@ -85,7 +114,9 @@ fn main() -> ExitCode {
         entries: entries.clone(),
         games: args.games,
         seed: args.seed,
-        threads: args.threads,
+        threads: args.threads.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        }),
     };
     let bar = if args.json || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
@@ -144,12 +175,14 @@ fn main() -> ExitCode {
             .collect();
         let out = json!({
             "preset": preset.name(),
+            "settings": config.settings,
             "seats": entries.iter().map(|d| d.name()).collect::<Vec<_>>(),
             "games": summary.matches,
             "rounds": summary.rounds,
             "throw_cap_rounds": summary.throw_cap_rounds,
             "seconds": seconds,
             "rounds_per_sec": rounds_per_sec,
+            "threads": config.threads,
             "scoring": if cumulative { "cumulative" } else { "settlement" },
             "bots": bots,
         });
@@ -191,7 +224,7 @@ fn main() -> ExitCode {
     );
     println!(
         "{rounds_per_sec:.0} rounds/s on {} threads ({seconds:.1} s)",
-        args.threads
+        config.threads
     );
     ExitCode::SUCCESS
 }
