@@ -8,7 +8,7 @@ mod common;
 use common::{Rng, random_action};
 use dhumbal_engine::{
     Action, Card, CourtValues, DoublePenalty, Event, Game, PenaltyMode, Phase, PickUp, Rounds,
-    RuleError, Scoring, Settings, Source, THROW_CAP, TurnOrder, full_deck,
+    RuleError, Scoring, Settings, Source, THROW_CAP, TurnOrder, classify, full_deck,
 };
 use proptest::prelude::*;
 
@@ -438,6 +438,31 @@ proptest! {
                 }
                 agrees(game, seat, &legal, Action::Throw { cards });
             }
+            // Throws are listed in the order of the subsets of the hand taken as binary numbers.
+            let may_throw = matches!(
+                (game.settings().turn_order, game.phase()),
+                (TurnOrder::DrawThenThrow, Phase::Throw) | (TurnOrder::ThrowThenDraw, Phase::Start)
+            );
+            let barred = game.view(seat).barred;
+            let mut naive = Vec::new();
+            for mask in 1u32..(1 << hand.len()) {
+                let group: Vec<Card> = (0..hand.len())
+                    .filter(|i| mask & (1 << i) != 0)
+                    .map(|i| hand[i])
+                    .collect();
+                let legal_group = classify(&group, game.settings()).is_some();
+                if may_throw && legal_group && !barred.is_some_and(|b| group.contains(&b)) {
+                    naive.push(group);
+                }
+            }
+            let throws: Vec<Vec<Card>> = legal
+                .iter()
+                .filter_map(|a| match a {
+                    Action::Throw { cards } => Some(cards.clone()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(throws, naive);
             // The takeable cards are exactly the pile cards that may be drawn.
             for &card in &pack {
                 assert_eq!(
