@@ -470,7 +470,7 @@ fn group_lands_in_listed_order_last_on_top() {
 
 // ----- Calling -----
 
-/// A table of three where a dealt hand of 6 may call (limit 6).
+/// A standard table of `players` seats with this call limit.
 fn limit(players: u8, limit: u32) -> Settings {
     Settings {
         players,
