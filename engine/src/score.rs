@@ -1,9 +1,9 @@
 //! Scoring a round at the show, and the match standings.
 //!
 //! A round ends in one of three ways ([`Ending`]): a right call, a caught call, or the throw cap.
-//! [`score_round`] turns the hands at the show into the rows of the score dialog: Hand (what each
-//! seat holds), Took (what each seat is charged), and the change to each Total — the zero-sum
-//! Paid row in settlement scoring, or the points added in cumulative scoring.
+//! At the show the game turns the hands into the rows of the score dialog, a [`RoundResult`]:
+//! Hand (what each seat holds), Took (what each seat is charged), and the change to each Total —
+//! the zero-sum Paid row in settlement scoring, or the points added in cumulative scoring.
 
 use serde::{Deserialize, Serialize};
 
