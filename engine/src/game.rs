@@ -277,6 +277,10 @@ impl Game {
     }
 
     /// A seat's hand. This is private information: show it to that seat only.
+    ///
+    /// # Panics
+    ///
+    /// If `seat` is not at the table (`seat >= self.seats()`).
     pub fn hand(&self, seat: usize) -> &[Card] {
         &self.hands[seat]
     }
@@ -318,6 +322,10 @@ impl Game {
     }
 
     /// What `seat` may see: see [`SeatView`].
+    ///
+    /// # Panics
+    ///
+    /// If `seat` is not at the table (`seat >= self.seats()`).
     pub fn view(&self, seat: usize) -> SeatView {
         SeatView::of(self, Some(seat))
     }
