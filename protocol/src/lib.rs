@@ -47,6 +47,14 @@ pub use server::{
 /// [`codes::UNSUPPORTED_PROTOCOL`].
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// The WebSocket close code sent to a connection whose seat was taken back by another connection
+/// presenting the same seat token (the newer connection wins).
+pub const CLOSE_REPLACED: u16 = 4001;
+
+/// The WebSocket close code sent when a client's message is over the size cap ("message too
+/// big").
+pub const CLOSE_TOO_BIG: u16 = 1009;
+
 /// Writes a 32-byte seed as 64 lowercase hex digits, the way `match_result` reveals seeds.
 pub fn seed_hex(seed: &[u8; 32]) -> String {
     use std::fmt::Write;

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use dhumbal_protocol::{
-    ClientMessage, PROTOCOL_VERSION, ServerMessage, codes, parse_client_message,
+    CLOSE_TOO_BIG, ClientMessage, PROTOCOL_VERSION, ServerMessage, codes, parse_client_message,
 };
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{mpsc, oneshot};
@@ -23,8 +23,9 @@ use crate::AppState;
 use crate::code::normalize;
 use crate::room::{ClientTx, Command, Outgoing, RoomHandle};
 
-/// The WebSocket close code for a message over the size cap.
-pub const CLOSE_TOO_BIG: u16 = 1009;
+/// How long a socket closed for a message over the cap stays open so that the client can read
+/// the close frame.
+const CLOSE_LINGER: Duration = Duration::from_secs(1);
 
 /// How long a closing connection's writer may take to flush what is left.
 const WRITER_GRACE: Duration = Duration::from_secs(5);
@@ -77,6 +78,7 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
     });
 
     let mut room: Option<RoomHandle> = None;
+    let mut too_big = false;
     loop {
         let frame = tokio::select! {
             frame = stream.next() => frame,
@@ -89,6 +91,7 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
                     let _ = tx
                         .queue
                         .try_send(Outgoing::Close(CLOSE_TOO_BIG, "message too big"));
+                    too_big = true;
                 }
                 break;
             }
@@ -176,6 +179,11 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
     {
         kick.cancel();
         let _ = writer.await;
+    }
+    if too_big {
+        // The rest of the refused message is still unread; closing the TCP connection now would
+        // reset it and could destroy the close frame on its way. Give the client time to read it.
+        tokio::time::sleep(CLOSE_LINGER).await;
     }
     debug!(conn, "connection closed");
 }

@@ -16,8 +16,8 @@ use axum::extract::ws::Utf8Bytes;
 use dhumbal_bots::{Bot, new_bot};
 use dhumbal_engine::{Action, Card, Difficulty, Event, Game, Phase, Settings};
 use dhumbal_protocol::{
-    ClientMessage, Hello, MatchResult, MessageId, RoomState, RoomSummary, SeatInfo, SeatKind,
-    ServerMessage, Stage, Welcome, codes, draw_source, seed_hex,
+    CLOSE_REPLACED, ClientMessage, Hello, MatchResult, MessageId, RoomState, RoomSummary, SeatInfo,
+    SeatKind, ServerMessage, Stage, Welcome, codes, draw_source, seed_hex,
 };
 use rand::TryRngCore;
 use rand::rngs::OsRng;
@@ -62,6 +62,13 @@ impl ClientTx {
                 self.kick.cancel();
                 false
             }
+        }
+    }
+
+    /// Closes the client's socket with this code and reason, after what is already queued.
+    pub fn close(&self, code: u16, reason: &'static str) {
+        if self.queue.try_send(Outgoing::Close(code, reason)).is_err() {
+            self.kick.cancel();
         }
     }
 
@@ -354,7 +361,9 @@ impl Room {
             if let Seat::Human(human) = &mut self.seats[seat] {
                 if let Some(old) = human.conn.replace(conn) {
                     if let Some(old_client) = self.clients.remove(&old) {
-                        old_client.tx.kick.cancel();
+                        old_client
+                            .tx
+                            .close(CLOSE_REPLACED, "another connection took this seat");
                     }
                 }
             }

@@ -1,0 +1,67 @@
+//! A small HTTP/1.1 client, enough for the server's JSON API.
+
+use std::net::SocketAddr;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Sends one request (`Connection: close`) and returns the status and the body.
+pub async fn request(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
+    let exchange = async {
+        let mut stream = TcpStream::connect(addr)
+            .await
+            .expect("connect to the server");
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.expect("send");
+        stream.write_all(body.as_bytes()).await.expect("send");
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.expect("read");
+        String::from_utf8(answer).expect("a UTF-8 answer")
+    };
+    let answer = tokio::time::timeout(crate::PATIENCE, exchange)
+        .await
+        .expect("the server answers");
+    let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status code");
+    let chunked = head
+        .lines()
+        .any(|l| l.eq_ignore_ascii_case("transfer-encoding: chunked"));
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    (status, body)
+}
+
+/// Joins the chunks of a chunked body.
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).expect("a chunk size");
+        if size == 0 {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = &rest[size + 2..];
+    }
+    out
+}
+
+/// `GET path`.
+pub async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    request(addr, "GET", path, "").await
+}
+
+/// `POST path` with a JSON body.
+pub async fn post(addr: SocketAddr, path: &str, body: &str) -> (u16, String) {
+    request(addr, "POST", path, body).await
+}

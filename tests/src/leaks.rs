@@ -1,0 +1,135 @@
+//! The scan of every frame sent to a seat for cards that seat may not see.
+//!
+//! Before the show, a seat may be told only its own hand and what the whole table has seen: the
+//! card turned up at the deal, cards taken from the pile, and cards thrown. A [`LeakCheck`]
+//! follows the public events of the round as its client receives them, and for every frame
+//! collects every card the frame names — skipping only the results of shows (every hand face
+//! up, which is the point of a show: `round_result`, `match_result`, the `round_ended` and
+//! `match_ended` events, and a view's `results` of finished rounds). Any other card that is
+//! neither in the seat's own hand nor public is a leak.
+
+use std::collections::HashSet;
+
+use dhumbal_engine::Card;
+use serde_json::Value;
+
+/// Message and event types that carry a show's face-up hands.
+const SHOWS: [&str; 4] = ["round_result", "match_result", "round_ended", "match_ended"];
+
+/// Follows one client's frames; see the module documentation.
+#[derive(Debug, Default)]
+pub struct LeakCheck {
+    /// Cards the whole table has seen this round.
+    public: HashSet<Card>,
+    /// The seat's hand as last shown to it.
+    hand: HashSet<Card>,
+    /// How many frames were scanned.
+    pub frames: usize,
+}
+
+impl LeakCheck {
+    /// Scans one frame (a server message as JSON), panicking with the frame if it leaks.
+    pub fn scan(&mut self, frame: &Value) {
+        self.frames += 1;
+        let kind = frame["type"].as_str().unwrap_or_default();
+        if kind == "event" {
+            self.learn_event(&frame["event"]);
+        }
+        if kind == "state" {
+            let view = &frame["view"];
+            if let Some(log) = view["log"].as_array() {
+                for event in log {
+                    self.learn_event(event);
+                }
+            }
+            self.hand = cards_of(&view["hand"]);
+            if let (Some(seat), Some(counts)) =
+                (view["seat"].as_u64(), view["card_counts"].as_array())
+            {
+                assert_eq!(
+                    counts[seat as usize].as_u64(),
+                    Some(self.hand.len() as u64),
+                    "the hand shown differs from the seat's card count: {frame}"
+                );
+            }
+        }
+        let mut named = Vec::new();
+        collect_cards(frame, &mut named);
+        for card in named {
+            assert!(
+                self.public.contains(&card) || self.hand.contains(&card),
+                "frame names {card}, which this seat has not been shown: {frame}"
+            );
+        }
+    }
+
+    /// Learns the cards a public event shows; a deal starts a new round's knowledge.
+    fn learn_event(&mut self, event: &Value) {
+        match event["type"].as_str().unwrap_or_default() {
+            "dealt" => {
+                self.public.clear();
+                self.public.extend(cards_of(&event["pile_top"]));
+            }
+            "took_from_pile" => self.public.extend(cards_of(&event["card"])),
+            "threw" => self.public.extend(cards_of(&event["cards"])),
+            _ => {}
+        }
+    }
+}
+
+/// The cards in a JSON value that is a card or a list of cards.
+fn cards_of(value: &Value) -> HashSet<Card> {
+    let mut cards = Vec::new();
+    collect_cards(value, &mut cards);
+    cards.into_iter().collect()
+}
+
+/// Every string in `value` that is a card, skipping shows and finished rounds' results.
+pub fn collect_cards(value: &Value, out: &mut Vec<Card>) {
+    match value {
+        Value::String(s) => {
+            if let Ok(card) = s.parse() {
+                out.push(card);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                collect_cards(item, out);
+            }
+        }
+        Value::Object(fields) => {
+            if let Some(kind) = fields.get("type").and_then(Value::as_str) {
+                if SHOWS.contains(&kind) {
+                    return;
+                }
+            }
+            for (key, field) in fields {
+                if key != "results" {
+                    collect_cards(field, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_card_from_nowhere_is_a_leak_and_public_cards_are_not() {
+        let mut check = LeakCheck::default();
+        check.scan(
+            &json!({"type":"event","event":{"type":"dealt","round":1,"dealer":3,"pile_top":"5H"}}),
+        );
+        check.scan(&json!({"type":"state","view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5],"log":[]}}));
+        check.scan(&json!({"type":"event","event":{"type":"threw","seat":1,"cards":["KD"]}}));
+        check.scan(&json!({"type":"round_result","result":{"hands":[["AS"],["QC"]]}}));
+        let leak = std::panic::catch_unwind(move || {
+            check.scan(&json!({"type":"state","view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5],"top_throw":["QC"],"log":[]}}));
+        });
+        assert!(leak.is_err(), "QC was never shown to seat 0");
+    }
+}

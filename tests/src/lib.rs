@@ -1,0 +1,30 @@
+//! Helpers for the end-to-end tests of the Dhumbal server (the tests themselves are in
+//! `tests/e2e/`).
+//!
+//! Every test starts a real server on `127.0.0.1:0` ([`TestServer`]), talks to its HTTP API with
+//! a small HTTP/1.1 client ([`http`]), and plays through real WebSocket clients ([`Client`]).
+//! Every frame a client receives is checked by a [`LeakCheck`]: before the show it may name no
+//! card that its seat has not been shown.
+//!
+//! # Layout
+//!
+//! - [`server`] — [`TestServer`]: a server on a loopback port, stopped when dropped.
+//! - [`http`] — `POST`/`GET` against the API.
+//! - [`client`] — [`Client`]: a WebSocket client that keeps its seat, room and view.
+//! - [`leaks`] — [`LeakCheck`]: the scan of every frame for cards the seat may not see.
+//! - [`play`] — [`random_action`]: a random legal action chosen from a seat's view alone.
+
+pub mod client;
+pub mod http;
+pub mod leaks;
+pub mod play;
+pub mod server;
+
+pub use client::Client;
+pub use leaks::LeakCheck;
+pub use play::random_action;
+pub use server::TestServer;
+
+/// How long a test waits for something it expects before failing. Only a guard against a hung
+/// test: nothing is asserted about how long things take.
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);

@@ -1,0 +1,82 @@
+//! A real server on a loopback port.
+
+use std::net::SocketAddr;
+
+use dhumbal_protocol::{CreateRoom, CreatedRoom};
+use dhumbal_server::Config;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::http;
+
+/// A server listening on `127.0.0.1` at a port the system chose. Dropping it shuts it down.
+pub struct TestServer {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Completing this shuts the server down.
+    shutdown: Option<oneshot::Sender<()>>,
+    /// The server's task.
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestServer {
+    /// A server for tests: bots play without delay and fixed test decks are allowed.
+    pub async fn start() -> TestServer {
+        TestServer::with_config(Config {
+            bot_delay_ms: 0,
+            allow_test_decks: true,
+            ..Config::default()
+        })
+        .await
+    }
+
+    /// A server with this configuration (its `addr` is ignored: the server binds loopback port
+    /// 0).
+    pub async fn with_config(config: Config) -> TestServer {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a loopback port");
+        let addr = listener.local_addr().expect("the listener's address");
+        let (shutdown, stop) = oneshot::channel::<()>();
+        let task = tokio::spawn(dhumbal_server::run(listener, config, async move {
+            let _ = stop.await;
+        }));
+        TestServer {
+            addr,
+            shutdown: Some(shutdown),
+            task: Some(task),
+        }
+    }
+
+    /// Creates a room with this request, panicking unless the server answers `201`.
+    pub async fn create_room(&self, request: &CreateRoom) -> CreatedRoom {
+        let body = serde_json::to_string(request).expect("a request serializes");
+        let (status, body) = http::request(self.addr, "POST", "/api/rooms", &body).await;
+        assert_eq!(status, 201, "room creation failed: {body}");
+        serde_json::from_str(&body).expect("a created room")
+    }
+
+    /// Shuts the server down and waits for it to stop.
+    pub async fn stop(mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await
+                .expect("the server task ended cleanly")
+                .expect("the server ran without an IO error");
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! End-to-end tests: a real server on `127.0.0.1:0`, real WebSocket clients.
+//!
+//! - `api` — the HTTP API: creating rooms, looking them up, refusals, the health check.
+//! - `matches` — whole matches: two people and two bots; fifty rooms at once. Every frame any
+//!   client receives is scanned for cards its seat may not see.
+//! - `bad_input` — each kind of bad input gets its own error and leaves the game as it was.
+//! - `scores` — fixed test decks reproduce the standard table's worked examples exactly.
+//! - `lobby` — seats, bots, presets and the host's powers before the match.
+//! - `common` — helpers shared by these tests.
+
+mod api;
+mod bad_input;
+mod common;
+mod lobby;
+mod matches;
+mod scores;
