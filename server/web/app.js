@@ -353,6 +353,8 @@ function onError(err) {
     }
   }
   notice(errorText(err), "error");
+  // A refused settings change: show the settings the table really has.
+  if (app.lobbyForm && app.room) app.lobbyForm.set(app.room.settings);
 }
 
 // ----- Painting: lobby or table, and the score dialog -----

@@ -342,6 +342,17 @@ impl Browser {
         self.client.execute(script, vec![]).await.unwrap()
     }
 
+    /// Fails if the page is wider than the window (a phone would have to scroll sideways).
+    async fn assert_fits_the_width(&self, what: &str) {
+        let widths = self
+            .eval("const d = document.documentElement; return [d.scrollWidth, d.clientWidth];")
+            .await;
+        assert!(
+            widths[0].as_u64() <= widths[1].as_u64(),
+            "{what} is wider than the window: {widths}"
+        );
+    }
+
     /// Types keys into the page, as a person at a keyboard would.
     async fn keys(&self, text: &str) {
         self.find("body").await.send_keys(text).await.unwrap();
@@ -518,6 +529,7 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
 
     create_room(&b, addr, "Asha").await;
     assert!(b.text("#lobby-seats").await.contains("Asha"));
+    b.assert_fits_the_width("the lobby").await;
     b.screenshot("lobby-phone").await;
     b.click("#start").await;
     let first = b
@@ -643,6 +655,7 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
             assert_eq!(ready.throw_text, format!("Throw {worth}"));
             assert!(ready.throw_enabled, "a legal group: {ready:?}");
             if !shot_table {
+                b.assert_fits_the_width("the table").await;
                 b.screenshot("table-phone").await;
                 shot_table = true;
             }
@@ -709,6 +722,7 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
         ending.contains("called") || ending.contains("Nobody called"),
         "{ending}"
     );
+    b.assert_fits_the_width("the score dialog").await;
     b.screenshot("score-dialog-phone").await;
 
     b.click("#next-round").await;
@@ -740,6 +754,7 @@ async fn two_people_in_one_room_each_see_only_their_own_hand() {
     bina.goto(&invite).await;
     bina.wait_until("the join form", |s| s.screen == "join")
         .await;
+    bina.assert_fits_the_width("the join form").await;
     bina.type_into("#join-name", "Bina").await;
     bina.click("#join-sit").await;
     bina.wait_until("the lobby", |s| s.screen == "lobby").await;
@@ -856,9 +871,48 @@ async fn a_reload_or_a_second_tab_keeps_the_seat_and_the_hand() {
     let b = driver.browser(PHONE).await;
 
     create_room(&b, addr, "Asha").await;
+    // The host changes the table in the lobby: three players, seven cards each.
+    b.find("#lobby-settings #set-players")
+        .await
+        .select_by_value("3")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    while b
+        .eval("return document.querySelectorAll('.lobby-seat').length;")
+        .await
+        != json!(3)
+    {
+        assert!(
+            started.elapsed() < WAIT,
+            "the lobby never showed three seats"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    b.find("#lobby-settings #set-cards")
+        .await
+        .select_by_value("7")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    while !b.text("#lobby-settings").await.contains("Seven makes")
+        || b.find("#lobby-settings #set-cards")
+            .await
+            .prop("value")
+            .await
+            .unwrap()
+            .as_deref()
+            != Some("7")
+    {
+        assert!(
+            started.elapsed() < WAIT,
+            "the lobby never showed seven cards"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
     b.click("#start").await;
     let before = b
-        .wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
+        .wait_until("the table", |s| s.screen == "table" && s.hand.len() == 7)
         .await;
     let token = b
         .eval("return Object.keys(localStorage).filter((k) => k.startsWith('dhumbal.room.')).map((k) => JSON.parse(localStorage.getItem(k)).token);")
@@ -878,7 +932,8 @@ async fn a_reload_or_a_second_tab_keeps_the_seat_and_the_hand() {
     assert!(!after.banner, "no reconnecting banner once back");
     assert!(after.my_turn, "seat 0 still leads");
     let seats = b.text("#seats").await;
-    assert_eq!(seats.matches("bot").count(), 3, "{seats}");
+    assert_eq!(seats.matches("bot").count(), 2, "{seats}");
+    assert_eq!(seats.matches("7 cards").count(), 2, "{seats}");
 
     // The same seat opened in a second tab takes it over; the first tab steps aside and says
     // so, and can take it back.
@@ -1030,6 +1085,7 @@ async fn a_throw_then_draw_table_picks_up_from_the_previous_throw() {
         s.takeable, turned_up,
         "the previous single throw may be taken"
     );
+    b.assert_fits_the_width("a five-seat table").await;
     b.screenshot("throw-then-draw-phone").await;
     b.click("#pile .card.takeable").await;
     // Bots without delay may have played round to Asha again by now; the hand tells.
@@ -1160,6 +1216,7 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
     for f in fields {
         assert!(f[1].as_u64().unwrap() > 20, "{f} has no explanation");
     }
+    b.assert_fits_the_width("the settings page").await;
     b.screenshot("settings-phone").await;
 
     // A preset fills every setting; How to play shows the table's own settings.
@@ -1182,6 +1239,7 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
     ] {
         assert!(rules.contains(expected), "How to play lacks {expected:?}");
     }
+    b.assert_fits_the_width("How to play").await;
     b.screenshot("rules-phone").await;
     b.click("#rules-close").await;
 
