@@ -400,6 +400,7 @@ function score(room) {
     settings: view.settings,
     matchOver,
     standings: app.matchResult ? app.matchResult.standings : null,
+    seeds: app.matchResult ? app.matchResult.seeds : null,
     waiting: mine,
     waitingText,
     onNext: () => send({ type: "ready" }),

@@ -119,6 +119,7 @@ export function computeStandings(totals, eliminated, scoring) {
  * @param {object} opts.settings the table's settings
  * @param {boolean} opts.matchOver whether the match has ended
  * @param {object[]|null} opts.standings the final standings, if known
+ * @param {string[]|null} opts.seeds every round's shuffle seed, revealed after the match
  * @param {boolean} opts.waiting whether this seat has already said it is ready
  * @param {string} opts.waitingText who the table is waiting for
  * @param {() => void} opts.onNext Next round
@@ -146,6 +147,7 @@ export function renderScore(box, opts) {
       th.append(el("span", "tag", result.ending.caught ? "caught" : "called"));
     }
     if (result.taker === s) th.append(el("span", "tag win", "took"));
+    if (result.eliminated.includes(s)) th.append(el("span", "tag", "out"));
     head.append(th);
   });
   table.append(head);
@@ -173,6 +175,12 @@ export function renderScore(box, opts) {
   row("Took", result.took, String, "row-took");
   row(cumulative ? "Points" : "Paid", result.paid, cumulative ? String : signed, "row-paid");
   row("Total", result.total, cumulative ? String : signed, "row-total");
+  if (result.reset.some(Boolean)) {
+    const tr = el("tr", "row-reset");
+    tr.append(el("th", "", "Reset"));
+    result.reset.forEach((r) => tr.append(el("td", "", r ? "\u221250" : "")));
+    table.append(tr);
+  }
   wrap.append(table);
   box.append(wrap);
 
@@ -204,6 +212,14 @@ export function renderScore(box, opts) {
     }
     box.insertBefore(ol, wrap);
     box.insertBefore(el("h3", "", "Standings"), ol);
+    if (opts.seeds && opts.seeds.length > 0) {
+      const details = el("details", "seeds");
+      details.append(el("summary", "", "Shuffle seeds, to check every deal"));
+      const list = el("ol");
+      for (const seed of opts.seeds) list.append(el("li", "", seed));
+      details.append(list);
+      box.append(details);
+    }
     const rematch = el("button", "primary", "Rematch");
     rematch.type = "button";
     rematch.id = "rematch";

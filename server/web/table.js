@@ -402,6 +402,7 @@ export function createTable(root, hooks) {
         kind ? `${marked.length} marked: ${value}` : "these don't go together"));
     }
     if (view.seat === null) status.replaceChildren(el("b", "", "Watching"));
+    actions.hidden = view.seat === null;
   }
 
   function paintPrompt() {

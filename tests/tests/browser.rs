@@ -4,8 +4,9 @@
 //! - One player creates a room, plays a whole round against three bots through the page (taking
 //!   from the pile, a barred card, a refused group, a drag onto the pile, marked throws) to the
 //!   score dialog, checks its rows and chart, and presses Next round.
-//! - Two browsers join one room as two people; each sees only its own hand, and each sees what
-//!   the other did.
+//! - Two browsers join one room as two people (the host sets a bot, the guest has no host
+//!   controls); each sees only its own hand and what the other did, playing by keyboard and
+//!   mouse; a third browser finds the table full and watches, seeing no hand.
 //! - A reload keeps the seat and the hand; the seat opened in a second tab moves there, and the
 //!   first tab says so and can take it back.
 //! - A one-round match (from a fixed deck) ends with the standings, and Rematch deals again.
@@ -739,7 +740,7 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_people_in_one_room_each_see_only_their_own_hand() {
+async fn two_people_in_one_room_each_see_only_their_own_hand_and_a_third_watches() {
     let Some(tools) = browser_tools() else {
         return;
     };
@@ -853,10 +854,52 @@ async fn two_people_in_one_room_each_see_only_their_own_hand() {
     asha.screenshot("table-desktop").await;
     bina.screenshot("table-phone-second-player").await;
 
+    // A third person with the link finds the table full and watches: every seat, no hand.
+    let chandra = driver.browser(PHONE).await;
+    chandra.goto(&invite).await;
+    chandra
+        .wait_until("the join form", |s| s.screen == "join")
+        .await;
+    assert!(
+        chandra
+            .find("#join-full")
+            .await
+            .is_displayed()
+            .await
+            .unwrap()
+    );
+    assert!(
+        !chandra
+            .find("#join-sit")
+            .await
+            .is_displayed()
+            .await
+            .unwrap()
+    );
+    chandra.type_into("#join-name", "Chandra").await;
+    chandra.click("#join-full").await;
+    let c = chandra
+        .wait_until("the table", |s| s.screen == "table" && s.round == 1)
+        .await;
+    assert!(c.hand.is_empty() && c.status == "Watching", "{c:?}");
+    let seats = chandra.text("#seats").await;
+    assert!(seats.contains("Asha") && seats.contains("Bina"), "{seats}");
+    let source = chandra.client.source().await.unwrap();
+    for card in a.hand.iter().chain(&b.hand) {
+        if Some(card) != b.barred.as_ref() {
+            assert!(
+                !source.contains(&format!("data-card=\"{card}\"")),
+                "{card} of a seat is shown to a spectator"
+            );
+        }
+    }
+
     asha.assert_no_console_errors().await;
     bina.assert_no_console_errors().await;
+    chandra.assert_no_console_errors().await;
     asha.close().await;
     bina.close().await;
+    chandra.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
