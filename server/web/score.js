@@ -120,7 +120,8 @@ export function computeStandings(totals, eliminated, scoring) {
  * @param {boolean} opts.matchOver whether the match has ended
  * @param {object[]|null} opts.standings the final standings, if known
  * @param {string[]|null} opts.seeds every round's shuffle seed, revealed after the match
- * @param {boolean} opts.waiting whether this seat has already said it is ready
+ * @param {boolean} opts.waiting whether this seat has already said it is ready (or asked for a
+ *   rematch)
  * @param {string} opts.waitingText who the table is waiting for
  * @param {() => void} opts.onNext Next round
  * @param {() => void} opts.onRematch Rematch
@@ -220,9 +221,10 @@ export function renderScore(box, opts) {
       details.append(list);
       box.append(details);
     }
-    const rematch = el("button", "primary", "Rematch");
+    const rematch = el("button", "primary", opts.waiting ? "Rematch asked" : "Rematch");
     rematch.type = "button";
     rematch.id = "rematch";
+    rematch.disabled = opts.waiting || me === null;
     rematch.addEventListener("click", opts.onRematch);
     actions.append(rematch);
   } else if (me !== null) {
