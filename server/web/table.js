@@ -395,7 +395,9 @@ export function createTable(root, hooks) {
     sortButton.disabled = order.length < 2;
     const holding = el("b", "", `Holding ${view.hand_total}`);
     const limit = el("span", "limit", s.call_limit === null ? "no call limit" : `call at ${s.call_limit} or less`);
-    status.replaceChildren(holding, limit);
+    const mineTotal = view.totals[view.seat];
+    const totalText = el("span", "limit", `Total ${s.scoring === "cumulative" ? mineTotal : signedTotal(mineTotal)}`);
+    status.replaceChildren(holding, limit, totalText);
     if (marked.length > 0) {
       const kind = classify(marked, s);
       status.append(el("span", `marked-note${kind ? "" : " bad"}`,
