@@ -288,7 +288,8 @@ fn public_cards(game: &Game) -> Vec<Card> {
     seen
 }
 
-/// No view shows a card another seat holds, unless the whole table has seen it face up.
+/// No view shows a card another seat holds or the stock hides, unless the whole table has seen it
+/// face up this round.
 fn views_hide_other_hands(game: &Game) {
     if matches!(game.phase(), Phase::RoundOver | Phase::MatchOver) {
         return;
@@ -316,13 +317,20 @@ fn views_hide_other_hands(game: &Game) {
                         "{viewer:?} sees {card} in seat {other}'s hand"
                     );
                 }
-                if !public.contains(card) {
-                    assert!(
-                        !strings.contains(card.to_string().as_str()),
-                        "{viewer:?}'s view names {card}, hidden in seat {other}'s hand"
-                    );
-                }
             }
+        }
+        // No card the table has not seen face up this round is named, unless the viewer holds
+        // it: not another seat's, not the stock's.
+        let own = viewer.map(|s| game.hand(s)).unwrap_or_default();
+        let pack = full_deck(game.settings().jokers);
+        for card in pack
+            .iter()
+            .filter(|c| !public.contains(c) && !own.contains(c))
+        {
+            assert!(
+                !strings.contains(card.to_string().as_str()),
+                "{viewer:?}'s view names {card}, which is hidden from it"
+            );
         }
     }
 }
