@@ -45,6 +45,9 @@ pub const OWN_SEAT: &str = "own_seat";
 pub const ALREADY_STARTED: &str = "already_started";
 /// Play is only possible once the match has started.
 pub const NOT_STARTED: &str = "not_started";
+/// A bot is finishing this turn for a person who was away; the seat is theirs again from their
+/// next turn.
+pub const STAND_IN_PLAYING: &str = "stand_in_playing";
 /// `ready` is only meaningful between rounds.
 pub const NOT_BETWEEN_ROUNDS: &str = "not_between_rounds";
 /// `rematch` is only meaningful once the match is over.

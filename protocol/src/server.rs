@@ -103,6 +103,10 @@ pub struct SeatInfo {
     /// Between rounds: whether this seat has sent `ready` (bots always have). After the match:
     /// whether it has asked for a rematch.
     pub ready: bool,
+    /// While a person is away and a bot plays their turns for them: that bot's difficulty.
+    #[serde(default)]
+    #[schemars(with = "Option<schema::Difficulty>")]
+    pub stand_in: Option<Difficulty>,
 }
 
 /// The room: seats, settings, host, stage.

@@ -85,6 +85,7 @@ async fn create_room(State(app): State<Arc<AppState>>, body: Bytes) -> Response 
         settings: settings.clone(),
         decks: request.decks,
         bot_delay: app.config.bot_delay(),
+        takeover_after: app.config.takeover_after,
     };
     let host_secret = setup.host_secret.clone();
     let Ok(code) = app.rooms.create(setup) else {

@@ -13,6 +13,8 @@ pub const DEFAULT_BOT_DELAY_MS: u64 = 800;
 pub const DEFAULT_MAX_ROOMS: usize = 1000;
 /// The default cap on one WebSocket message from a client, in bytes.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024;
+/// The default grace period before a bot plays an away person's turn.
+pub const DEFAULT_TAKEOVER_AFTER: Duration = Duration::from_secs(30);
 /// The default length of each client's outbound queue, in messages.
 pub const DEFAULT_CLIENT_QUEUE: usize = 256;
 
@@ -30,6 +32,10 @@ pub struct Config {
     /// Milliseconds a bot waits before each of its actions (0 plays instantly).
     #[arg(long, env = "DHUMBAL_BOT_DELAY_MS", default_value_t = DEFAULT_BOT_DELAY_MS)]
     pub bot_delay_ms: u64,
+    /// How long a disconnected person's turn waits for them before a bot of the table's
+    /// difficulty plays it for them (until they return): `30s`, `500ms`, `2m`, or seconds.
+    #[arg(long, env = "DHUMBAL_TAKEOVER_AFTER", default_value = "30s", value_parser = parse_duration)]
+    pub takeover_after: Duration,
     /// The most rooms the server holds at once; creating another answers `too_many_rooms`.
     #[arg(long, env = "DHUMBAL_MAX_ROOMS", default_value_t = DEFAULT_MAX_ROOMS)]
     pub max_rooms: usize,
@@ -60,11 +66,32 @@ impl Default for Config {
         Config {
             addr: DEFAULT_ADDR.parse().expect("the default address parses"),
             bot_delay_ms: DEFAULT_BOT_DELAY_MS,
+            takeover_after: DEFAULT_TAKEOVER_AFTER,
             max_rooms: DEFAULT_MAX_ROOMS,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             client_queue: DEFAULT_CLIENT_QUEUE,
             allow_test_decks: false,
         }
+    }
+}
+
+/// Reads a duration: a whole number with `ms`, `s` or `m`, or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration such as 30s, 500ms or 2m"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(n)),
+        "s" => Ok(Duration::from_secs(n)),
+        "m" => Ok(Duration::from_secs(n * 60)),
+        _ => Err(format!(
+            "`{text}` is not a duration such as 30s, 500ms or 2m"
+        )),
     }
 }
 
@@ -96,5 +123,16 @@ mod tests {
         assert_eq!(config.addr.to_string(), "0.0.0.0:9000");
         assert_eq!(config.bot_delay(), Duration::ZERO);
         assert!(config.allow_test_decks);
+    }
+
+    #[test]
+    fn durations_read_with_their_units() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("5h").is_err());
+        assert_eq!(Config::default().takeover_after, Duration::from_secs(30));
     }
 }

@@ -151,6 +151,8 @@ pub struct RoomSetup {
     pub decks: Option<Vec<Vec<Card>>>,
     /// The delay before each bot action.
     pub bot_delay: Duration,
+    /// How long a disconnected person's turn waits before a bot plays it for them.
+    pub takeover_after: Duration,
 }
 
 /// Starts a room's task and returns its handle.
@@ -169,6 +171,9 @@ struct Human {
     token: String,
     /// The connection playing the seat now; `None` while the person is away.
     conn: Option<ConnId>,
+    /// The bot playing the seat while the person is away, from when their turn waited longer
+    /// than the grace period until the start of their first turn after they return.
+    stand_in: Option<Box<dyn Bot>>,
 }
 
 /// A bot in a seat.
@@ -223,6 +228,8 @@ struct Room {
     decks: Option<Vec<Vec<Card>>>,
     /// How long a bot waits before each action.
     bot_delay: Duration,
+    /// How long a disconnected person's turn waits before a stand-in bot plays it.
+    takeover_after: Duration,
     /// Every seat, `settings.players` of them.
     seats: Vec<Seat>,
     /// The host's seat token, once the host has joined.
@@ -237,6 +244,8 @@ struct Room {
     votes: Vec<bool>,
     /// When the bot whose turn it is acts next.
     bot_due: Option<Instant>,
+    /// The seat of an away person whose turn it is, and when a stand-in bot takes it over.
+    takeover_due: Option<(usize, Instant)>,
     /// Clients found disconnected while sending, removed once the current command is done.
     dead: Vec<ConnId>,
 }
@@ -256,11 +265,13 @@ impl Room {
             settings: setup.settings,
             decks: setup.decks,
             bot_delay: setup.bot_delay,
+            takeover_after: setup.takeover_after,
             host_token: None,
             clients: HashMap::new(),
             game: None,
             stage: Stage::Lobby,
             bot_due: None,
+            takeover_due: None,
             dead: Vec::new(),
         }
     }
@@ -268,17 +279,24 @@ impl Room {
     async fn run(mut self, mut inbox: mpsc::Receiver<Command>) {
         info!(room = %self.code, "room opened");
         loop {
-            let due = self.bot_due;
+            let due = [self.bot_due, self.takeover_due.map(|(_, due)| due)]
+                .into_iter()
+                .flatten()
+                .min();
             tokio::select! {
                 command = inbox.recv() => match command {
                     Some(command) => self.handle(command),
                     None => break,
                 },
                 () = sleep_until(due) => {
-                    self.bot_due = None;
-                    self.bot_step();
+                    self.wake();
+                    // Bots without a delay could otherwise play a whole round before the
+                    // connections' writers get a turn to send it.
+                    tokio::task::yield_now().await;
                 }
             }
+            self.reap();
+            self.review_seats();
             self.reap();
         }
         info!(room = %self.code, "room closed");
@@ -384,6 +402,7 @@ impl Room {
                 name: name.clone(),
                 token: new_token(),
                 conn: Some(conn),
+                stand_in: None,
             });
             Some(free)
         };
@@ -603,6 +622,7 @@ impl Room {
                 name: client.name.clone(),
                 token: new_token(),
                 conn: Some(conn),
+                stand_in: None,
             },
         };
         let token = human.token.clone();
@@ -699,6 +719,12 @@ impl Room {
 
     fn play(&mut self, seat: Option<usize>, action: Action) -> Result<(), Refusal> {
         let seat = self.require_seated(seat)?;
+        if self.human(seat).is_some_and(|h| h.stand_in.is_some()) {
+            return Err(Refusal::new(
+                codes::STAND_IN_PLAYING,
+                "a bot is finishing this turn for you; your seat is yours again from your next turn",
+            ));
+        }
         let Some(game) = &mut self.game else {
             return Err(Refusal::new(
                 codes::NOT_STARTED,
@@ -716,8 +742,13 @@ impl Room {
         let mut stage = self.stage;
         for event in &events {
             for seat in &mut self.seats {
-                if let Seat::Bot(BotSeat { bot: Some(bot), .. }) = seat {
-                    bot.observe(event);
+                match seat {
+                    Seat::Bot(BotSeat { bot: Some(bot), .. })
+                    | Seat::Human(Human {
+                        stand_in: Some(bot),
+                        ..
+                    }) => bot.observe(event),
+                    _ => {}
                 }
             }
             self.broadcast(&ServerMessage::Event {
@@ -760,7 +791,6 @@ impl Room {
             self.broadcast_room();
             self.advance_if_all_voted();
         }
-        self.schedule_bot();
     }
 
     /// Records a seat's `ready` (between rounds) or `rematch` (after the match).
@@ -820,19 +850,99 @@ impl Room {
 
     // ----- Bots -----
 
+    /// The seat whose turn a bot plays now (a bot's seat, or an away person's stand-in).
     fn bot_to_play(&self) -> Option<usize> {
-        let game = self.game.as_ref()?;
-        if self.stage != Stage::Playing
-            || !matches!(game.phase(), Phase::Start | Phase::Throw | Phase::Draw)
-        {
-            return None;
+        let seat = self.turn_being_played()?;
+        match &self.seats[seat] {
+            Seat::Bot(_)
+            | Seat::Human(Human {
+                stand_in: Some(_), ..
+            }) => Some(seat),
+            _ => None,
         }
-        let seat = game.turn();
-        matches!(self.seats[seat], Seat::Bot(_)).then_some(seat)
     }
 
-    fn schedule_bot(&mut self) {
-        self.bot_due = self.bot_to_play().map(|_| Instant::now() + self.bot_delay);
+    /// The seat to play, while a round is being played.
+    fn turn_being_played(&self) -> Option<usize> {
+        let game = self.game.as_ref()?;
+        let playing = matches!(game.phase(), Phase::Start | Phase::Throw | Phase::Draw);
+        (self.stage == Stage::Playing && playing).then(|| game.turn())
+    }
+
+    /// After every command and timer: hands seats back to people who returned, starts or stops
+    /// the takeover timer of an away person's turn, and schedules the next bot action.
+    fn review_seats(&mut self) {
+        let turn = self.turn_being_played();
+        let mid_turn = self
+            .game
+            .as_ref()
+            .is_some_and(|g| matches!(g.phase(), Phase::Throw | Phase::Draw));
+        let mut handed_back = false;
+        for (seat, occupant) in self.seats.iter_mut().enumerate() {
+            if let Seat::Human(human) = occupant {
+                // A returned person gets the seat back unless a turn is half played for them.
+                let finishing = turn == Some(seat) && mid_turn;
+                if human.conn.is_some() && human.stand_in.is_some() && !finishing {
+                    human.stand_in = None;
+                    handed_back = true;
+                    info!(room = %self.code, seat, "seat handed back");
+                }
+            }
+        }
+        let away_turn = turn.filter(|&seat| {
+            self.human(seat)
+                .is_some_and(|h| h.conn.is_none() && h.stand_in.is_none())
+        });
+        self.takeover_due = match (away_turn, self.takeover_due) {
+            (Some(seat), Some((waiting, due))) if waiting == seat => Some((seat, due)),
+            (Some(seat), _) => Some((seat, Instant::now() + self.takeover_after)),
+            (None, _) => None,
+        };
+        if self.bot_to_play().is_none() {
+            self.bot_due = None;
+        } else if self.bot_due.is_none() {
+            self.bot_due = Some(Instant::now() + self.bot_delay);
+        }
+        if handed_back {
+            self.broadcast_room();
+        }
+    }
+
+    /// A timer fired: a takeover, a bot action, or both.
+    fn wake(&mut self) {
+        let now = Instant::now();
+        if let Some((seat, due)) = self.takeover_due {
+            if due <= now {
+                self.takeover_due = None;
+                self.take_over(seat);
+            }
+        }
+        if self.bot_due.is_some_and(|due| due <= now) {
+            self.bot_due = None;
+            self.bot_step();
+        }
+    }
+
+    /// An away person's turn has waited the grace period: a bot of the table's difficulty plays
+    /// for them, knowing what the round's public log tells.
+    fn take_over(&mut self, seat: usize) {
+        let difficulty = self.settings.difficulty;
+        let Some(game) = &self.game else {
+            return;
+        };
+        let Seat::Human(human) = &mut self.seats[seat] else {
+            return;
+        };
+        if human.conn.is_some() || human.stand_in.is_some() {
+            return;
+        }
+        let mut bot = new_bot(difficulty, rand::random());
+        for event in game.log() {
+            bot.observe(event);
+        }
+        human.stand_in = Some(bot);
+        info!(room = %self.code, seat, "a bot plays for an away person");
+        self.broadcast_room();
     }
 
     fn bot_step(&mut self) {
@@ -841,8 +951,13 @@ impl Room {
         };
         let game = self.game.as_mut().expect("a bot plays in a match");
         let view = game.view(seat);
-        let Seat::Bot(BotSeat { bot: Some(bot), .. }) = &mut self.seats[seat] else {
-            return;
+        let bot = match &mut self.seats[seat] {
+            Seat::Bot(BotSeat { bot: Some(bot), .. })
+            | Seat::Human(Human {
+                stand_in: Some(bot),
+                ..
+            }) => bot,
+            _ => return,
         };
         let action = bot.choose(&view);
         let events = match game.apply(seat, action.clone()) {
@@ -909,6 +1024,7 @@ impl Room {
                         difficulty: None,
                         connected: false,
                         ready,
+                        stand_in: None,
                     },
                     Seat::Human(human) => SeatInfo {
                         seat: i,
@@ -917,6 +1033,7 @@ impl Room {
                         difficulty: None,
                         connected: human.conn.is_some(),
                         ready,
+                        stand_in: human.stand_in.as_ref().map(|b| b.difficulty()),
                     },
                     Seat::Bot(bot) => SeatInfo {
                         seat: i,
@@ -925,6 +1042,7 @@ impl Room {
                         difficulty: Some(bot.difficulty),
                         connected: true,
                         ready,
+                        stand_in: None,
                     },
                 }
             })

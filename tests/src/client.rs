@@ -44,9 +44,12 @@ pub enum Closed {
 impl Client {
     /// Opens a WebSocket to the server's `/ws`.
     pub async fn connect(addr: SocketAddr) -> Client {
-        let (ws, _) = connect_async(format!("ws://{addr}/ws"))
-            .await
-            .expect("the WebSocket opens");
+        let (ws, _) = crate::guarded(
+            "the WebSocket to open",
+            connect_async(format!("ws://{addr}/ws")),
+        )
+        .await
+        .expect("the WebSocket opens");
         Client {
             ws,
             leaks: LeakCheck::default(),
@@ -129,9 +132,8 @@ impl Client {
     /// socket closes.
     pub async fn recv(&mut self) -> ServerMessage {
         loop {
-            let frame = tokio::time::timeout(crate::PATIENCE, self.ws.next())
+            let frame = crate::guarded("a message from the server", self.ws.next())
                 .await
-                .expect("a message from the server in time")
                 .expect("the socket is open")
                 .expect("a frame");
             let text = match frame {
@@ -224,9 +226,7 @@ impl Client {
     /// read and dropped.
     pub async fn expect_closed(&mut self) -> Closed {
         loop {
-            let frame = tokio::time::timeout(crate::PATIENCE, self.ws.next())
-                .await
-                .expect("the socket closes in time");
+            let frame = crate::guarded("the socket to close", self.ws.next()).await;
             match frame {
                 Some(Ok(Message::Close(Some(CloseFrame { code, .. })))) => {
                     return Closed::Code(code.into());

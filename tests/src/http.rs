@@ -22,9 +22,7 @@ pub async fn request(addr: SocketAddr, method: &str, path: &str, body: &str) -> 
         stream.read_to_end(&mut answer).await.expect("read");
         String::from_utf8(answer).expect("a UTF-8 answer")
     };
-    let answer = tokio::time::timeout(crate::PATIENCE, exchange)
-        .await
-        .expect("the server answers");
+    let answer = crate::guarded("an HTTP answer", exchange).await;
     let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
     let status = head
         .split_whitespace()

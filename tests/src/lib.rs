@@ -13,18 +13,22 @@
 //! - [`client`] — [`Client`]: a WebSocket client that keeps its seat, room and view.
 //! - [`leaks`] — [`LeakCheck`]: the scan of every frame for cards the seat may not see.
 //! - [`play`] — [`random_action`]: a random legal action chosen from a seat's view alone.
+//! - [`watchdog`] — [`Watchdog`] and [`guarded`]: failure guards that also work under paused
+//!   tokio time.
 
 pub mod client;
 pub mod http;
 pub mod leaks;
 pub mod play;
 pub mod server;
+pub mod watchdog;
 
 pub use client::Client;
 pub use leaks::LeakCheck;
 pub use play::random_action;
 pub use server::TestServer;
+pub use watchdog::{Watchdog, guarded};
 
-/// How long a test waits for something it expects before failing. Only a guard against a hung
-/// test: nothing is asserted about how long things take.
+/// How long a test waits for something it expects before failing (see [`guarded`]). Only a
+/// guard against a hung test: nothing is asserted about how long things take.
 pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);

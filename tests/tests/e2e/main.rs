@@ -6,6 +6,7 @@
 //! - `bad_input` — each kind of bad input gets its own error and leaves the game as it was.
 //! - `scores` — fixed test decks reproduce the standard table's worked examples exactly.
 //! - `lobby` — seats, bots, presets and the host's powers before the match.
+//! - `reconnect` — coming back with the seat token, stand-in bots for away people, spectators.
 //! - `common` — helpers shared by these tests.
 
 mod api;
@@ -13,4 +14,5 @@ mod bad_input;
 mod common;
 mod lobby;
 mod matches;
+mod reconnect;
 mod scores;
