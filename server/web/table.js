@@ -360,6 +360,8 @@ export function createTable(root, hooks) {
   }
 
   function paintHand() {
+    // Keep the keyboard's place: the card that had focus has it again after the redraw.
+    const focused = hand.contains(document.activeElement) ? document.activeElement.dataset.card : null;
     hand.replaceChildren();
     hand.classList.toggle("many", order.length > 6);
     hand.style.setProperty("--n", String(Math.max(5, order.length)));
@@ -375,6 +377,7 @@ export function createTable(root, hooks) {
         cardEl.setAttribute("aria-label", `${cardEl.getAttribute("aria-label")}, just taken, can't be thrown this turn`);
       }
       hand.append(cardEl);
+      if (c === focused) cardEl.focus({ preventScroll: true });
     });
     if (view.seat === null) hand.append(el("p", "note", "You are watching: hands stay hidden until the show."));
   }

@@ -851,6 +851,26 @@ async fn two_people_in_one_room_each_see_only_their_own_hand_and_a_third_watches
     .await;
     let b = bina.wait_until("Bina's throw", |s| s.may_throw).await;
     assert_eq!(b.barred.as_ref(), Some(&heaviest));
+    // Bina marks a card with the keyboard: Space on the focused card, and Enter again unmarks;
+    // the focus stays on that card through the redraws.
+    let card = b.hand.iter().find(|c| **c != heaviest).unwrap().clone();
+    let focused = "return document.activeElement.dataset.card || null;";
+    bina.find(&format!("#hand .card[data-card='{card}']"))
+        .await
+        .send_keys(" ")
+        .await
+        .unwrap();
+    assert_eq!(bina.snapshot().await.marked, vec![card.clone()]);
+    assert_eq!(bina.eval(focused).await, json!(card));
+    bina.client
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys("\u{E007}")
+        .await
+        .unwrap();
+    assert!(bina.snapshot().await.marked.is_empty());
+    assert_eq!(bina.eval(focused).await, json!(card));
     asha.screenshot("table-desktop").await;
     bina.screenshot("table-phone-second-player").await;
 
