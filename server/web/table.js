@@ -299,7 +299,8 @@ export function createTable(root, hooks) {
       if (s === view.dealer) name.append(el("span", "dealer", "D"));
       const meta = el("div", "seat-meta");
       if (info && info.kind === "bot") meta.append(el("span", "", `bot \u00b7 ${info.difficulty || view.settings.difficulty}`));
-      else if (info && info.kind === "human" && !info.connected) meta.append(el("span", "", "away \u00b7 a bot plays"));
+      else if (info && info.kind === "human" && info.stand_in) meta.append(el("span", "", `away \u00b7 a ${info.stand_in} bot plays`));
+      else if (info && info.kind === "human" && !info.connected) meta.append(el("span", "", "away"));
       else meta.append(el("span", "", "player"));
       const count = el("div", "seat-count");
       const backs = el("span", "backs");
@@ -415,6 +416,8 @@ export function createTable(root, hooks) {
     let text;
     if (view.phase === "round_over" || view.phase === "match_over") {
       text = "The round is over.";
+    } else if (view.seat !== null && view.turn === view.seat && room && room.seats[view.seat] && room.seats[view.seat].stand_in) {
+      text = "Welcome back: the bot that played for you is finishing this turn.";
     } else if (view.seat !== null && view.turn === view.seat) {
       if (view.phase === "start" && s.turn_order === "draw_then_throw") {
         text = view.can_call ? "Your turn: call, or take a card from the stock or the pile." : "Your turn: take a card from the stock or the pile.";
