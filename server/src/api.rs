@@ -86,6 +86,7 @@ async fn create_room(State(app): State<Arc<AppState>>, body: Bytes) -> Response 
         decks: request.decks,
         bot_delay: app.config.bot_delay(),
         takeover_after: app.config.takeover_after,
+        idle_ttl: app.config.idle_room_ttl,
     };
     let host_secret = setup.host_secret.clone();
     let Ok(code) = app.rooms.create(setup) else {

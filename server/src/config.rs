@@ -15,6 +15,8 @@ pub const DEFAULT_MAX_ROOMS: usize = 1000;
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024;
 /// The default grace period before a bot plays an away person's turn.
 pub const DEFAULT_TAKEOVER_AFTER: Duration = Duration::from_secs(30);
+/// The default time a room stays open with nobody connected.
+pub const DEFAULT_IDLE_ROOM_TTL: Duration = Duration::from_secs(15 * 60);
 /// The default length of each client's outbound queue, in messages.
 pub const DEFAULT_CLIENT_QUEUE: usize = 256;
 
@@ -36,6 +38,10 @@ pub struct Config {
     /// difficulty plays it for them (until they return): `30s`, `500ms`, `2m`, or seconds.
     #[arg(long, env = "DHUMBAL_TAKEOVER_AFTER", default_value = "30s", value_parser = parse_duration)]
     pub takeover_after: Duration,
+    /// How long a room stays open with nobody connected before it is closed and its code
+    /// forgotten.
+    #[arg(long, env = "DHUMBAL_IDLE_ROOM_TTL", default_value = "15m", value_parser = parse_duration)]
+    pub idle_room_ttl: Duration,
     /// The most rooms the server holds at once; creating another answers `too_many_rooms`.
     #[arg(long, env = "DHUMBAL_MAX_ROOMS", default_value_t = DEFAULT_MAX_ROOMS)]
     pub max_rooms: usize,
@@ -67,6 +73,7 @@ impl Default for Config {
             addr: DEFAULT_ADDR.parse().expect("the default address parses"),
             bot_delay_ms: DEFAULT_BOT_DELAY_MS,
             takeover_after: DEFAULT_TAKEOVER_AFTER,
+            idle_room_ttl: DEFAULT_IDLE_ROOM_TTL,
             max_rooms: DEFAULT_MAX_ROOMS,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             client_queue: DEFAULT_CLIENT_QUEUE,

@@ -137,11 +137,18 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
                 let join = Command::Join {
                     conn,
                     hello,
-                    id,
+                    id: id.clone(),
                     client: tx.clone(),
                     reply,
                 };
-                if handle.send(join).await && joined.await == Ok(true) {
+                if !handle.send(join).await {
+                    // The room closed between the lookup and the hello.
+                    tx.send_message(&ServerMessage::error(
+                        codes::UNKNOWN_ROOM,
+                        "there is no room with that code",
+                        id,
+                    ));
+                } else if joined.await == Ok(true) {
                     room = Some(handle);
                 }
             }

@@ -1,7 +1,7 @@
 //! The room registry: room codes to room handles.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::code::new_code;
 use crate::room::{self, RoomHandle, RoomSetup};
@@ -9,8 +9,8 @@ use crate::room::{self, RoomHandle, RoomSetup};
 /// Every open room, by code. Cheap to share: lookups take a short lock and clone a handle.
 #[derive(Debug)]
 pub struct Registry {
-    /// The rooms by code.
-    rooms: Mutex<HashMap<String, RoomHandle>>,
+    /// The rooms by code. Shared with each room's task, which removes its room when it closes.
+    rooms: Arc<Mutex<HashMap<String, RoomHandle>>>,
     /// The most rooms held at once.
     max_rooms: usize,
 }
@@ -23,7 +23,7 @@ impl Registry {
     /// An empty registry that holds at most `max_rooms` rooms.
     pub fn new(max_rooms: usize) -> Registry {
         Registry {
-            rooms: Mutex::new(HashMap::new()),
+            rooms: Arc::new(Mutex::new(HashMap::new())),
             max_rooms,
         }
     }
@@ -44,7 +44,17 @@ impl Registry {
             }
         };
         setup.code = code.clone();
-        rooms.insert(code.clone(), room::spawn(setup));
+        let registry = Arc::downgrade(&self.rooms);
+        let closing = code.clone();
+        let on_close = Box::new(move || {
+            if let Some(rooms) = registry.upgrade() {
+                rooms
+                    .lock()
+                    .expect("the registry lock is never poisoned")
+                    .remove(&closing);
+            }
+        });
+        rooms.insert(code.clone(), room::spawn(setup, on_close));
         Ok(code)
     }
 

@@ -153,13 +153,19 @@ pub struct RoomSetup {
     pub bot_delay: Duration,
     /// How long a disconnected person's turn waits before a bot plays it for them.
     pub takeover_after: Duration,
+    /// How long the room stays open with nobody connected.
+    pub idle_ttl: Duration,
 }
 
-/// Starts a room's task and returns its handle.
-pub fn spawn(setup: RoomSetup) -> RoomHandle {
+/// Starts a room's task and returns its handle. `on_close` runs when the room closes (after
+/// `idle_ttl` without anyone connected), to take it out of the registry.
+pub fn spawn(setup: RoomSetup, on_close: Box<dyn FnOnce() + Send>) -> RoomHandle {
     let (commands, inbox) = mpsc::channel(ROOM_QUEUE);
     let room = Room::new(setup);
-    tokio::spawn(room.run(inbox));
+    tokio::spawn(async move {
+        room.run(inbox).await;
+        on_close();
+    });
     RoomHandle { commands }
 }
 
@@ -230,6 +236,10 @@ struct Room {
     bot_delay: Duration,
     /// How long a disconnected person's turn waits before a stand-in bot plays it.
     takeover_after: Duration,
+    /// How long the room stays open with nobody connected.
+    idle_ttl: Duration,
+    /// Since when nobody has been connected (`None` while someone is).
+    idle_since: Option<Instant>,
     /// Every seat, `settings.players` of them.
     seats: Vec<Seat>,
     /// The host's seat token, once the host has joined.
@@ -266,6 +276,8 @@ impl Room {
             decks: setup.decks,
             bot_delay: setup.bot_delay,
             takeover_after: setup.takeover_after,
+            idle_ttl: setup.idle_ttl,
+            idle_since: Some(Instant::now()),
             host_token: None,
             clients: HashMap::new(),
             game: None,
@@ -279,16 +291,25 @@ impl Room {
     async fn run(mut self, mut inbox: mpsc::Receiver<Command>) {
         info!(room = %self.code, "room opened");
         loop {
-            let due = [self.bot_due, self.takeover_due.map(|(_, due)| due)]
-                .into_iter()
-                .flatten()
-                .min();
+            let idle_due = self.idle_since.map(|since| since + self.idle_ttl);
+            let due = [
+                self.bot_due,
+                self.takeover_due.map(|(_, due)| due),
+                idle_due,
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             tokio::select! {
                 command = inbox.recv() => match command {
                     Some(command) => self.handle(command),
                     None => break,
                 },
                 () = sleep_until(due) => {
+                    if idle_due.is_some_and(|due| due <= Instant::now()) {
+                        info!(room = %self.code, "closing a room nobody has used for a while");
+                        break;
+                    }
                     self.wake();
                     // Bots without a delay could otherwise play a whole round before the
                     // connections' writers get a turn to send it.
@@ -412,6 +433,7 @@ impl Room {
         }
         info!(room = %self.code, conn, ?seat, "joined");
         self.clients.insert(conn, Client { tx, seat, name });
+        self.idle_since = None;
         let welcome = ServerMessage::Welcome(Welcome {
             protocol: dhumbal_protocol::PROTOCOL_VERSION,
             room: self.code.clone(),
@@ -432,6 +454,9 @@ impl Room {
             return;
         };
         client.tx.kick.cancel();
+        if self.clients.is_empty() {
+            self.idle_since = Some(Instant::now());
+        }
         if let Some(seat) = client.seat {
             if let Seat::Human(human) = &mut self.seats[seat] {
                 if human.conn == Some(conn) {
@@ -1109,5 +1134,99 @@ async fn sleep_until(due: Option<Instant>) {
     match due {
         Some(due) => tokio::time::sleep_until(due).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dhumbal_engine::Preset;
+
+    fn setup() -> RoomSetup {
+        RoomSetup {
+            code: "TESTROOM23".into(),
+            host_secret: "secret".into(),
+            settings: Settings {
+                players: 2,
+                ..Preset::Standard.settings()
+            },
+            decks: None,
+            bot_delay: Duration::ZERO,
+            takeover_after: Duration::from_secs(3600),
+            idle_ttl: Duration::from_secs(3600),
+        }
+    }
+
+    fn client(capacity: usize) -> (ClientTx, mpsc::Receiver<Outgoing>) {
+        let (queue, outbox) = mpsc::channel(capacity);
+        let tx = ClientTx {
+            queue,
+            kick: CancellationToken::new(),
+        };
+        (tx, outbox)
+    }
+
+    async fn join(room: &RoomHandle, conn: ConnId, hello: Hello, client: ClientTx) -> bool {
+        let (reply, joined) = oneshot::channel();
+        let sent = room
+            .send(Command::Join {
+                conn,
+                hello,
+                id: None,
+                client,
+                reply,
+            })
+            .await;
+        sent && joined.await == Ok(true)
+    }
+
+    fn hello(spectator: bool, host_secret: Option<&str>) -> Hello {
+        Hello {
+            protocol: dhumbal_protocol::PROTOCOL_VERSION,
+            room: "TESTROOM23".into(),
+            name: "Asha".into(),
+            token: None,
+            spectator,
+            host_secret: host_secret.map(str::to_owned),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_client_that_falls_behind_is_dropped_and_the_room_goes_on() {
+        let room = spawn(setup(), Box::new(|| {}));
+        // A client that never reads, with room for two messages: welcome and room fill it.
+        let (slow, _never_read) = client(2);
+        assert!(join(&room, 1, hello(true, None), slow.clone()).await);
+        assert!(!slow.kick.is_cancelled());
+        // The next message for it (a room update when the host joins) does not fit: it is
+        // dropped, and the room does not wait for it.
+        let (host, mut outbox) = client(64);
+        assert!(join(&room, 2, hello(false, Some("secret")), host).await);
+        room.summary().await.expect("the room answers");
+        assert!(slow.kick.is_cancelled());
+        // The game goes on for those who keep up.
+        room.send(Command::Message {
+            conn: 2,
+            id: None,
+            message: ClientMessage::Start,
+        })
+        .await;
+        loop {
+            let Some(Outgoing::Text(text)) = outbox.recv().await else {
+                panic!("the host's queue closed");
+            };
+            if text.as_str().starts_with(r#"{"type":"state""#) {
+                break;
+            }
+        }
+    }
+
+    #[test]
+    fn a_full_queue_disconnects_the_client() {
+        let (tx, _outbox) = client(1);
+        assert!(tx.send("one".into()));
+        assert!(!tx.kick.is_cancelled());
+        assert!(!tx.send("two".into()));
+        assert!(tx.kick.is_cancelled());
     }
 }

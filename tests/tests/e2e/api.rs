@@ -111,3 +111,46 @@ async fn the_health_check_answers() {
     assert_eq!(get(server.addr, "/healthz").await, (200, "ok".to_owned()));
     server.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_room_nobody_is_in_closes_after_its_idle_time() {
+    let _watchdog = dhumbal_tests::Watchdog::start(
+        "a_room_nobody_is_in_closes_after_its_idle_time",
+        std::time::Duration::from_secs(120),
+    );
+    let idle = std::time::Duration::from_secs(60);
+    let server = TestServer::with_config(Config {
+        bot_delay_ms: 0,
+        idle_room_ttl: idle,
+        ..Config::default()
+    })
+    .await;
+    let unused = server.create_room(&CreateRoom::default()).await;
+    let used = server.create_room(&CreateRoom::default()).await;
+    let asha = Client::join(server.addr, &used.code, "Asha", None).await;
+
+    // Paused time: this sleep lets the idle time pass at once.
+    tokio::time::sleep(idle + std::time::Duration::from_secs(1)).await;
+    let (status, _) = get(server.addr, &format!("/api/rooms/{}", unused.code)).await;
+    assert_eq!(status, 404, "a room nobody joined is closed");
+    let (status, _) = get(server.addr, &format!("/api/rooms/{}", used.code)).await;
+    assert_eq!(status, 200, "a room with someone in it stays open");
+
+    // Once the last person leaves, the idle time starts again.
+    asha.close().await;
+    tokio::time::sleep(idle / 2).await;
+    assert_eq!(
+        get(server.addr, &format!("/api/rooms/{}", used.code))
+            .await
+            .0,
+        200
+    );
+    tokio::time::sleep(idle).await;
+    assert_eq!(
+        get(server.addr, &format!("/api/rooms/{}", used.code))
+            .await
+            .0,
+        404
+    );
+    server.stop().await;
+}
