@@ -7,8 +7,9 @@
 //! - Two browsers join one room as two people (the host sets a bot, the guest has no host
 //!   controls); each sees only its own hand and what the other did, playing by keyboard and
 //!   mouse; a third browser finds the table full and watches, seeing no hand.
-//! - A reload keeps the seat and the hand; the seat opened in a second tab moves there, and the
-//!   first tab says so and can take it back.
+//! - A reload keeps the seat and the hand; a dropped connection shows "Reconnecting…" and comes
+//!   back by itself; the seat opened in a second tab moves there, and the first tab says so and
+//!   can take it back.
 //! - A one-round match (from a fixed deck) ends with the standings, and Rematch deals again.
 //! - A throw-then-draw table: throw first, then pick up the previous single throw.
 //! - The settings page, How to play with the table's own settings, and the page's group rules
@@ -227,6 +228,37 @@ impl WebDriverCompatibleCommand for BrowserLog {
         (http::Method::POST, Some(r#"{"type":"browser"}"#.to_owned()))
     }
 }
+
+/// A Chrome DevTools command, through chromedriver.
+#[derive(Debug)]
+struct Cdp {
+    cmd: &'static str,
+    params: Value,
+}
+
+impl WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
+        let body = json!({ "cmd": self.cmd, "params": self.params });
+        (http::Method::POST, Some(body.to_string()))
+    }
+}
+
+/// Run before the page's own scripts: every WebSocket the page opens is kept in
+/// `window.__sockets`, so a test can drop the connection as a network would.
+const KEEP_SOCKETS: &str = "window.__sockets = []; \
+    window.WebSocket = class extends window.WebSocket { \
+      constructor(...args) { super(...args); window.__sockets.push(this); } };";
 
 /// What the page shows, read in one round trip (see [`SNAPSHOT`]).
 #[derive(Debug, Deserialize)]
@@ -923,7 +955,7 @@ async fn two_people_in_one_room_each_see_only_their_own_hand_and_a_third_watches
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reload_or_a_second_tab_keeps_the_seat_and_the_hand() {
+async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
     let Some(tools) = browser_tools() else {
         return;
     };
@@ -984,6 +1016,14 @@ async fn a_reload_or_a_second_tab_keeps_the_seat_and_the_hand() {
         token.as_array().unwrap().iter().any(|t| t.is_string()),
         "the seat token is kept in localStorage: {token}"
     );
+    // From the next page load on, the page's sockets are kept where the test can drop them.
+    b.client
+        .issue_cmd(Cdp {
+            cmd: "Page.addScriptToEvaluateOnNewDocument",
+            params: json!({ "source": KEEP_SOCKETS }),
+        })
+        .await
+        .unwrap();
     b.client.refresh().await.unwrap();
     let after = b
         .wait_until("the table again", |s| {
@@ -997,6 +1037,21 @@ async fn a_reload_or_a_second_tab_keeps_the_seat_and_the_hand() {
     let seats = b.text("#seats").await;
     assert_eq!(seats.matches("bot").count(), 2, "{seats}");
     assert_eq!(seats.matches("7 cards").count(), 2, "{seats}");
+
+    // The connection drops: the banner says so, the page comes back to the same seat by itself.
+    let dropped = b
+        .eval("window.__sockets.forEach((s) => s.close()); return window.__sockets.length;")
+        .await;
+    assert_eq!(dropped, json!(1));
+    b.wait_until("the reconnecting banner", |s| {
+        s.banner && s.banner_text.contains("Reconnecting")
+    })
+    .await;
+    let back = b
+        .wait_until("the seat again", |s| !s.banner && !s.hand.is_empty())
+        .await;
+    assert_eq!(sorted(&back.hand), sorted(&before.hand));
+    assert!(back.my_turn);
 
     // The same seat opened in a second tab takes it over; the first tab steps aside and says
     // so, and can take it back.
