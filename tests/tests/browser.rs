@@ -1038,6 +1038,19 @@ async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
     assert_eq!(seats.matches("bot").count(), 2, "{seats}");
     assert_eq!(seats.matches("7 cards").count(), 2, "{seats}");
 
+    // Sort hand puts the lightest first; How to play shows this table's settings.
+    b.click("#sort").await;
+    let sorted_hand = b.snapshot().await.hand;
+    let values: Vec<u32> = sorted_hand.iter().map(|c| value(c)).collect();
+    assert!(values.is_sorted(), "sorted: {sorted_hand:?}");
+    b.click("#open-rules").await;
+    let rules = b.text("#rules-box").await;
+    assert!(
+        rules.contains("7 each") && rules.contains("With 5 or less in hand"),
+        "{rules}"
+    );
+    b.click("#rules-close").await;
+
     // The connection drops: the banner says so, the page comes back to the same seat by itself.
     let dropped = b
         .eval("window.__sockets.forEach((s) => s.close()); return window.__sockets.length;")
