@@ -756,6 +756,13 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
         "{ending}"
     );
     b.assert_fits_the_width("the score dialog").await;
+    let inner = b
+        .eval("const w = document.querySelector('.score-wrap'); return [w.scrollWidth, w.clientWidth];")
+        .await;
+    assert!(
+        inner[0].as_u64() <= inner[1].as_u64(),
+        "every seat's column fits the phone: {inner}"
+    );
     b.screenshot("score-dialog-phone").await;
 
     b.click("#next-round").await;
