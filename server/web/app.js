@@ -149,7 +149,10 @@ const app = {
   matchResult: null,
   table: null,
   lobbyForm: null,
+  /** Whether the current socket's hello was answered with a welcome. */
   joined: false,
+  /** Whether this page asked to watch rather than sit. */
+  spectator: false,
 };
 
 function send(message) {
