@@ -1,6 +1,6 @@
 //! A room: one actor task that owns the game, the seats, the bots and the room's clients.
 //!
-//! The task ([`Room`]) owns everything and is the only code that touches it; the rest of the
+//! The task (`Room`) owns everything and is the only code that touches it; the rest of the
 //! server talks to it through a cloneable [`RoomHandle`] over a bounded channel. The room never
 //! waits for a client: every message to a client goes through that client's bounded queue with
 //! `try_send`, and a client whose queue is full is disconnected.
