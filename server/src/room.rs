@@ -984,12 +984,25 @@ impl Room {
             }) => bot,
             _ => return,
         };
-        let action = bot.choose(&view);
-        let events = match game.apply(seat, action.clone()) {
-            Ok(events) => events,
-            Err(e) => {
-                // A bot must never stall the table: log its mistake and play a legal action.
-                warn!(room = %self.code, seat, ?action, error = %e, "bot chose an illegal action");
+        // A bot must never stall the table: if it fails (panics, or chooses an illegal action),
+        // log its mistake and play the first legal action for it.
+        let chosen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| bot.choose(&view)));
+        let played = match chosen {
+            Ok(action) => match game.apply(seat, action.clone()) {
+                Ok(events) => Some(events),
+                Err(e) => {
+                    warn!(room = %self.code, seat, ?action, error = %e, "bot chose an illegal action");
+                    None
+                }
+            },
+            Err(_) => {
+                warn!(room = %self.code, seat, "bot failed to choose an action");
+                None
+            }
+        };
+        let events = match played {
+            Some(events) => events,
+            None => {
                 let fallback = game.legal_actions(seat).into_iter().next();
                 match fallback.map(|a| game.apply(seat, a)) {
                     Some(Ok(events)) => events,
