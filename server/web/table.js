@@ -353,7 +353,11 @@ export function createTable(root, hooks) {
     } else if (view.pile_top) {
       pileBox.append(groupBox([view.pile_top], `Pile \u00b7 ${view.pile_size}`, view.takeable, []));
     }
-    if (pileBox.childElementCount === 0) pileBox.append(el("span", "pile-label", "Pile is empty"));
+    if (pileBox.childElementCount === 0) {
+      const g = el("div", "throw-group");
+      g.append(el("div", "card empty-slot"), el("span", "pile-label", "Pile is empty"));
+      pileBox.append(g);
+    }
     stock.disabled = !canDraw;
     stock.classList.toggle("takeable", canDraw);
     stock.setAttribute("aria-label", `Stock, ${view.stock_size} cards${canDraw ? ": draw" : ""}`);
