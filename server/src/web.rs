@@ -52,10 +52,28 @@ const ASSETS: &[Asset] = &[
 /// The index page's asset number in [`ASSETS`].
 const INDEX: usize = 0;
 
-/// What the page may load: only this server's own files and its WebSocket.
-const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
-     style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; \
-     form-action 'self'; frame-ancestors 'none'";
+/// What the page may load: only this server's own files and its WebSocket. The WebSocket's
+/// origin is also named outright (from the request's `Host`), for browsers whose `'self'` does
+/// not yet cover `ws:` and `wss:`.
+fn content_security_policy(headers: &HeaderMap) -> HeaderValue {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| {
+            !h.is_empty()
+                && h.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+        });
+    let sockets = host
+        .map(|h| format!(" ws://{h} wss://{h}"))
+        .unwrap_or_default();
+    let policy = format!(
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+         connect-src 'self'{sockets}; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    );
+    HeaderValue::from_str(&policy)
+        .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"))
+}
 
 /// The routes of the web client: `/`, `/r/{code}` and `/assets/{file}`. Merge them into the
 /// server's router.
@@ -126,7 +144,7 @@ fn serve(i: usize, headers: &HeaderMap) -> Response {
     if i == INDEX {
         h.insert(
             header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+            content_security_policy(headers),
         );
         h.insert(
             header::REFERRER_POLICY,
@@ -185,5 +203,22 @@ mod tests {
                 .headers()
                 .contains_key(header::CONTENT_SECURITY_POLICY)
         );
+    }
+
+    #[test]
+    fn the_page_may_open_its_own_websocket_and_nothing_else() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8080"));
+        let policy = content_security_policy(&headers);
+        let policy = policy.to_str().unwrap();
+        assert!(
+            policy.contains("connect-src 'self' ws://127.0.0.1:8080 wss://127.0.0.1:8080;"),
+            "{policy}"
+        );
+        assert!(policy.contains("script-src 'self';"));
+        // A Host that is not a plain host name adds nothing to the policy.
+        headers.insert(header::HOST, HeaderValue::from_static("evil; script-src *"));
+        let policy = content_security_policy(&headers);
+        assert!(policy.to_str().unwrap().contains("connect-src 'self';"));
     }
 }
