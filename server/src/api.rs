@@ -12,12 +12,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use dhumbal_engine::{Game, Preset};
 use dhumbal_protocol::{ApiError, CreateRoom, CreatedRoom, codes};
-use tracing::info;
+use tracing::debug;
 
-use crate::AppState;
 use crate::code::normalize;
 use crate::conn;
 use crate::room::RoomSetup;
+use crate::{AppState, Config};
 
 /// The largest request body the API reads.
 const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -87,6 +87,7 @@ async fn create_room(State(app): State<Arc<AppState>>, body: Bytes) -> Response 
         bot_delay: app.config.bot_delay(),
         takeover_after: app.config.takeover_after,
         idle_ttl: app.config.idle_room_ttl,
+        metrics: Arc::clone(&app.metrics),
     };
     let host_secret = setup.host_secret.clone();
     let Ok(code) = app.rooms.create(setup) else {
@@ -96,7 +97,7 @@ async fn create_room(State(app): State<Arc<AppState>>, body: Bytes) -> Response 
             "the server holds as many rooms as it may; try again later",
         );
     };
-    info!(room = %code, "room created");
+    debug!(room = %code, "room created");
     let created = CreatedRoom {
         url: format!("/r/{code}"),
         ws: "/ws".into(),
@@ -125,12 +126,17 @@ async fn room_summary(State(app): State<Arc<AppState>>, Path(code): Path<String>
 
 /// `GET /ws`: the WebSocket, with limits fit for small JSON messages.
 async fn upgrade(State(app): State<Arc<AppState>>, ws: WebSocketUpgrade) -> Response {
-    let max = app.config.max_message_bytes;
+    ws_limits(ws, &app.config).on_upgrade(move |socket| conn::serve(socket, app))
+}
+
+/// The WebSocket limits and buffer sizes of every socket the server accepts (the game's, and
+/// the diagnostic echo's in [`crate::echo`]).
+pub fn ws_limits(ws: WebSocketUpgrade, config: &Config) -> WebSocketUpgrade {
+    let max = config.max_message_bytes;
     ws.max_message_size(max)
         .max_frame_size(max)
         .read_buffer_size(WS_READ_BUFFER)
         .write_buffer_size(WS_WRITE_BUFFER)
-        .on_upgrade(move |socket| conn::serve(socket, app))
 }
 
 /// `GET /healthz`: the server is up.

@@ -57,6 +57,14 @@ pub struct Config {
     /// production: a fixed deck is a known deck.
     #[arg(long, env = "DHUMBAL_ALLOW_TEST_DECKS")]
     pub allow_test_decks: bool,
+    /// How long the server keeps serving after a shutdown signal with `/readyz` answering 503,
+    /// so that a load balancer stops sending people here first.
+    #[arg(long, env = "DHUMBAL_DRAIN_DELAY", default_value = "0s", value_parser = parse_duration)]
+    pub drain_delay: Duration,
+    /// Serve `GET /ws-echo`, a WebSocket that echoes every message, with the same upgrade and
+    /// limits as the game's: for WebSocket conformance suites. Off in production.
+    #[arg(long, env = "DHUMBAL_WS_ECHO")]
+    pub ws_echo: bool,
 }
 
 impl Config {
@@ -78,6 +86,8 @@ impl Default for Config {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             client_queue: DEFAULT_CLIENT_QUEUE,
             allow_test_decks: false,
+            drain_delay: Duration::ZERO,
+            ws_echo: false,
         }
     }
 }

@@ -33,6 +33,7 @@ const WRITER_GRACE: Duration = Duration::from_secs(5);
 /// Serves one upgraded WebSocket until either side ends it.
 pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
     let conn = app.next_conn.fetch_add(1, Ordering::Relaxed);
+    app.metrics.connections.increment(1.0);
     let (mut sink, mut stream) = socket.split();
     let (queue, mut outbox) = mpsc::channel::<Outgoing>(app.config.client_queue);
     let kick = CancellationToken::new();
@@ -42,6 +43,7 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
     };
 
     let writer_kick = kick.clone();
+    let metrics = Arc::clone(&app.metrics);
     let writer = tokio::spawn(async move {
         loop {
             let next = tokio::select! {
@@ -59,6 +61,7 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
                     if !sent {
                         break;
                     }
+                    metrics.messages_out.increment(1);
                 }
                 Some(Outgoing::Close(code, reason)) => {
                     let frame = CloseFrame {
@@ -85,7 +88,10 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
             () = kick.cancelled() => break,
         };
         let text = match frame {
-            None | Some(Ok(Message::Close(_))) => break,
+            None => break,
+            // The socket answers the close frame on the next read, which then ends: reading on
+            // until then closes cleanly instead of dropping the connection before the answer.
+            Some(Ok(Message::Close(_))) => continue,
             Some(Err(e)) => {
                 if is_too_big(e) {
                     let _ = tx
@@ -95,13 +101,21 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
                 }
                 break;
             }
-            Some(Ok(Message::Text(text))) => text,
+            Some(Ok(Message::Text(text))) => {
+                app.metrics.messages_in.increment(1);
+                text
+            }
             Some(Ok(Message::Binary(_))) => {
-                tx.send_message(&ServerMessage::error(
-                    codes::BAD_MESSAGE,
-                    "send JSON in text messages, not binary ones",
-                    None,
-                ));
+                app.metrics.messages_in.increment(1);
+                refuse(
+                    &app,
+                    &tx,
+                    &ServerMessage::error(
+                        codes::BAD_MESSAGE,
+                        "send JSON in text messages, not binary ones",
+                        None,
+                    ),
+                );
                 continue;
             }
             Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
@@ -110,7 +124,7 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
             Ok(envelope) => envelope,
             Err(e) => {
                 debug!(conn, code = e.code, "bad message");
-                tx.send_message(&ServerMessage::error(e.code, e.message, e.id));
+                refuse(&app, &tx, &ServerMessage::error(e.code, e.message, e.id));
                 continue;
             }
         };
@@ -118,19 +132,27 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
         match (envelope.message, &room) {
             (ClientMessage::Hello(hello), None) => {
                 if hello.protocol != PROTOCOL_VERSION {
-                    tx.send_message(&ServerMessage::error(
-                        codes::UNSUPPORTED_PROTOCOL,
-                        format!("this server speaks protocol {PROTOCOL_VERSION}"),
-                        id,
-                    ));
+                    refuse(
+                        &app,
+                        &tx,
+                        &ServerMessage::error(
+                            codes::UNSUPPORTED_PROTOCOL,
+                            format!("this server speaks protocol {PROTOCOL_VERSION}"),
+                            id,
+                        ),
+                    );
                     continue;
                 }
                 let Some(handle) = app.rooms.get(&normalize(&hello.room)) else {
-                    tx.send_message(&ServerMessage::error(
-                        codes::UNKNOWN_ROOM,
-                        "there is no room with that code",
-                        id,
-                    ));
+                    refuse(
+                        &app,
+                        &tx,
+                        &ServerMessage::error(
+                            codes::UNKNOWN_ROOM,
+                            "there is no room with that code",
+                            id,
+                        ),
+                    );
                     continue;
                 };
                 let (reply, joined) = oneshot::channel();
@@ -143,28 +165,40 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
                 };
                 if !handle.send(join).await {
                     // The room closed between the lookup and the hello.
-                    tx.send_message(&ServerMessage::error(
-                        codes::UNKNOWN_ROOM,
-                        "there is no room with that code",
-                        id,
-                    ));
+                    refuse(
+                        &app,
+                        &tx,
+                        &ServerMessage::error(
+                            codes::UNKNOWN_ROOM,
+                            "there is no room with that code",
+                            id,
+                        ),
+                    );
                 } else if joined.await == Ok(true) {
                     room = Some(handle);
                 }
             }
             (ClientMessage::Hello(_), Some(_)) => {
-                tx.send_message(&ServerMessage::error(
-                    codes::ALREADY_JOINED,
-                    "this connection has already joined a room",
-                    id,
-                ));
+                refuse(
+                    &app,
+                    &tx,
+                    &ServerMessage::error(
+                        codes::ALREADY_JOINED,
+                        "this connection has already joined a room",
+                        id,
+                    ),
+                );
             }
             (_, None) => {
-                tx.send_message(&ServerMessage::error(
-                    codes::HELLO_FIRST,
-                    "say hello first: {\"type\":\"hello\",\"protocol\":1,\"room\":…,\"name\":…,\"token\":null}",
-                    id,
-                ));
+                refuse(
+                    &app,
+                    &tx,
+                    &ServerMessage::error(
+                        codes::HELLO_FIRST,
+                        "say hello first: {\"type\":\"hello\",\"protocol\":1,\"room\":…,\"name\":…,\"token\":null}",
+                        id,
+                    ),
+                );
             }
             (message, Some(handle)) => {
                 if !handle.send(Command::Message { conn, id, message }).await {
@@ -192,7 +226,16 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
         // reset it and could destroy the close frame on its way. Give the client time to read it.
         tokio::time::sleep(CLOSE_LINGER).await;
     }
+    app.metrics.connections.decrement(1.0);
     debug!(conn, "connection closed");
+}
+
+/// Sends a refusal (an `error`) to the client and counts it.
+fn refuse(app: &AppState, tx: &ClientTx, error: &ServerMessage) {
+    if let ServerMessage::Error(e) = error {
+        app.metrics.rejected(&e.code);
+    }
+    tx.send_message(error);
 }
 
 /// Whether a read error is the socket refusing a message over the size cap.

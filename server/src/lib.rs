@@ -9,6 +9,9 @@
 //!
 //! - [`config`] — [`Config`]: flags and environment variables.
 //! - [`api`] — the routes: `POST /api/rooms`, `GET /api/rooms/{code}`, `GET /ws`, `GET /healthz`.
+//! - [`health`] — `GET /readyz` and the `healthcheck` client.
+//! - [`metrics`] — `GET /metrics`: the server's own Prometheus metrics.
+//! - [`echo`] — `GET /ws-echo`, a diagnostic echo for WebSocket conformance (`--ws-echo` only).
 //! - [`conn`] — one WebSocket connection: reader and writer, size and shape checks, `hello`.
 //! - [`registry`] — room codes to room handles.
 //! - [`room`] — the room actor: seats, host, lobby, the [`Game`](dhumbal_engine::Game), bots,
@@ -20,6 +23,9 @@ pub mod api;
 pub mod code;
 pub mod config;
 pub mod conn;
+pub mod echo;
+pub mod health;
+pub mod metrics;
 pub mod registry;
 pub mod room;
 pub mod web;
@@ -43,6 +49,10 @@ pub struct AppState {
     pub rooms: Registry,
     /// The next connection's number.
     pub next_conn: AtomicU64,
+    /// Whether the server wants new players (`GET /readyz`).
+    pub readiness: health::Readiness,
+    /// This server's metrics (`GET /metrics`).
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 impl AppState {
@@ -52,13 +62,22 @@ impl AppState {
             rooms: Registry::new(config.max_rooms),
             config,
             next_conn: AtomicU64::new(1),
+            readiness: health::Readiness::default(),
+            metrics: Arc::new(metrics::Metrics::new()),
         }
     }
 }
 
 /// The whole application: every route, with its state.
 pub fn app(state: Arc<AppState>) -> Router {
-    api::routes().merge(web::routes()).with_state(state)
+    let mut router = api::routes()
+        .merge(web::routes())
+        .merge(health::routes())
+        .merge(metrics::routes());
+    if state.config.ws_echo {
+        router = router.merge(echo::routes());
+    }
+    router.with_state(state)
 }
 
 /// Serves the application on `listener` until `shutdown` completes.
@@ -68,7 +87,16 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let state = Arc::new(AppState::new(config));
-    axum::serve(listener, app(state))
+    let draining = Arc::clone(&state);
+    let shutdown = async move {
+        shutdown.await;
+        // Not ready from now on; keep serving for the drain delay so that load balancers see it.
+        draining.readiness.set(false);
+        tokio::time::sleep(draining.config.drain_delay).await;
+    };
+    let router = app(Arc::clone(&state));
+    state.readiness.set(true);
+    axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await
 }

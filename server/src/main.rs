@@ -1,23 +1,93 @@
 //! `dhumbal-server`: the game server's binary.
 //!
 //! Reads the configuration from flags and the environment ([`dhumbal_server::Config`]; `--help`
-//! lists them), logs with `tracing` (filtered by `RUST_LOG`, default `info`), binds the listen
-//! address and serves until Ctrl-C or SIGTERM.
+//! lists them), logs with `tracing` (filtered by `RUST_LOG`, default `info`; one JSON object a
+//! line with `--log-format json`), binds the listen address and serves until Ctrl-C or SIGTERM.
+//!
+//! `dhumbal-server healthcheck` instead GETs `/healthz` from the server at `--addr` and exits 0
+//! when it answers 200, 1 otherwise: the container's health check, which needs no curl.
 
-use clap::Parser;
-use dhumbal_server::{Config, run};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use dhumbal_server::{Config, health, run};
 use tokio::net::TcpListener;
 use tracing::info;
 use tracing_subscriber::EnvFilter;
 
-#[tokio::main]
-async fn main() -> std::io::Result<()> {
-    let config = Config::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .init();
+/// The command line: the server's configuration, and an optional subcommand.
+#[derive(Debug, Parser)]
+#[command(
+    name = "dhumbal-server",
+    version,
+    about = "The Dhumbal (Jhyap) game server"
+)]
+struct Cli {
+    /// What to do instead of serving.
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// How log lines are written.
+    #[arg(long, env = "DHUMBAL_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+    /// The server's configuration.
+    #[command(flatten)]
+    config: Config,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// GET /healthz from the server at --addr (0.0.0.0 means this host) and exit 0 if it answers
+    /// 200, 1 otherwise.
+    Healthcheck,
+}
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object a line, for container log collectors.
+    Json,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Some(Command::Healthcheck) = cli.command {
+        return match health::check(cli.config.addr, "/healthz") {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("unhealthy: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    match cli.log_format {
+        LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
+        LogFormat::Json => tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .init(),
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(cli.config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "the server failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Binds the listen address and serves until a shutdown signal.
+async fn serve(config: Config) -> std::io::Result<()> {
     let listener = TcpListener::bind(config.addr).await?;
     info!(addr = %listener.local_addr()?, "dhumbal server listening");
     run(listener, config, shutdown_signal()).await?;

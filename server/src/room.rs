@@ -10,6 +10,7 @@
 //! refusal with an `error` to that client only, changing nothing.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::Utf8Bytes;
@@ -25,6 +26,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
+
+use crate::metrics::{Metrics, Seated};
 
 /// How many commands may wait for a room before senders wait.
 const ROOM_QUEUE: usize = 256;
@@ -155,6 +158,8 @@ pub struct RoomSetup {
     pub takeover_after: Duration,
     /// How long the room stays open with nobody connected.
     pub idle_ttl: Duration,
+    /// The server's metrics, which the room keeps up to date.
+    pub metrics: Arc<Metrics>,
 }
 
 /// Starts a room's task and returns its handle. `on_close` runs when the room closes (after
@@ -258,6 +263,10 @@ struct Room {
     takeover_due: Option<(usize, Instant)>,
     /// Clients found disconnected while sending, removed once the current command is done.
     dead: Vec<ConnId>,
+    /// The server's metrics.
+    metrics: Arc<Metrics>,
+    /// The seats held by people and by bots as last added to the metrics.
+    reported_seats: (i64, i64),
 }
 
 fn refuse_rule(e: dhumbal_engine::RuleError) -> Refusal {
@@ -285,6 +294,8 @@ impl Room {
             bot_due: None,
             takeover_due: None,
             dead: Vec::new(),
+            metrics: setup.metrics,
+            reported_seats: (0, 0),
         }
     }
 
@@ -319,7 +330,9 @@ impl Room {
             self.reap();
             self.review_seats();
             self.reap();
+            self.report_seats(false);
         }
+        self.report_seats(true);
         info!(room = %self.code, "room closed");
     }
 
@@ -335,6 +348,7 @@ impl Room {
                 let joined = match self.join(conn, hello, client.clone()) {
                     Ok(()) => true,
                     Err(refusal) => {
+                        self.metrics.rejected(refusal.code);
                         client.send_message(&ServerMessage::error(
                             refusal.code,
                             refusal.message,
@@ -347,7 +361,11 @@ impl Room {
             }
             Command::Message { conn, id, message } => {
                 let kind = message.type_name();
-                if let Err(refusal) = self.on_message(conn, message) {
+                let started = std::time::Instant::now();
+                let handled = self.on_message(conn, message);
+                self.metrics.action_handled(started.elapsed());
+                if let Err(refusal) = handled {
+                    self.metrics.rejected(refusal.code);
                     debug!(room = %self.code, conn, kind, code = refusal.code, "refused");
                     self.send_to(
                         conn,
@@ -473,6 +491,7 @@ impl Room {
     fn reap(&mut self) {
         while let Some(conn) = self.dead.pop() {
             warn!(room = %self.code, conn, "dropping a client that fell behind");
+            self.metrics.slow_clients_dropped.increment(1);
             self.remove_client(conn);
         }
     }
@@ -804,6 +823,7 @@ impl Room {
                     info!(room = %self.code, "match over");
                 }
                 _ => {}
+                    self.metrics.matches_finished.increment(1);
             }
         }
         let conns: Vec<ConnId> = self.clients.keys().copied().collect();
@@ -969,6 +989,7 @@ impl Room {
         info!(room = %self.code, seat, "a bot plays for an away person");
         self.broadcast_room();
     }
+        self.metrics.bot_takeovers.increment(1);
 
     fn bot_step(&mut self) {
         let Some(seat) = self.bot_to_play() else {
@@ -1016,6 +1037,29 @@ impl Room {
     // ----- Telling clients -----
 
     fn send_to(&mut self, conn: ConnId, message: &ServerMessage) {
+    /// Brings the metrics' seat counts up to date with this room's seats (to zero when the room
+    /// is `closing`).
+    fn report_seats(&mut self, closing: bool) {
+        let (mut humans, mut bots) = (0, 0);
+        if !closing {
+            for seat in &self.seats {
+                match seat {
+                    Seat::Human(_) => humans += 1,
+                    Seat::Bot(_) => bots += 1,
+                    Seat::Empty => {}
+                }
+            }
+        }
+        let (was_humans, was_bots) = self.reported_seats;
+        if humans != was_humans {
+            self.metrics.seated(Seated::Human, humans - was_humans);
+        }
+        if bots != was_bots {
+            self.metrics.seated(Seated::Bot, bots - was_bots);
+        }
+        self.reported_seats = (humans, bots);
+    }
+
         if let Some(client) = self.clients.get(&conn) {
             if !client.tx.send_message(message) {
                 self.dead.push(conn);
@@ -1170,6 +1214,7 @@ mod tests {
         }
     }
 
+            metrics: Arc::default(),
     fn client(capacity: usize) -> (ClientTx, mpsc::Receiver<Outgoing>) {
         let (queue, outbox) = mpsc::channel(capacity);
         let tx = ClientTx {

@@ -1,0 +1,273 @@
+//! The server's metrics, served at `GET /metrics` in the Prometheus text format.
+//!
+//! Each server has its own recorder ([`Metrics::new`]): the handles below are registered on it
+//! directly instead of through the `metrics` crate's process-wide recorder, so that several
+//! servers in one process (the tests start many) each count only what happened to them.
+//!
+//! | metric | type | what it counts |
+//! | --- | --- | --- |
+//! | `dhumbal_rooms` | gauge | rooms open (read from the registry when scraped) |
+//! | `dhumbal_connections` | gauge | WebSocket connections open |
+//! | `dhumbal_seated{kind="human"\|"bot"}` | gauge | seats held by people and by bots, over all rooms |
+//! | `dhumbal_messages_in_total` | counter | WebSocket messages received from clients |
+//! | `dhumbal_messages_out_total` | counter | WebSocket messages sent to clients |
+//! | `dhumbal_rejected_messages_total{code}` | counter | client messages answered with an `error`, by its code |
+//! | `dhumbal_slow_clients_dropped_total` | counter | clients disconnected because their queue was full |
+//! | `dhumbal_bot_takeovers_total` | counter | away people's turns handed to a stand-in bot |
+//! | `dhumbal_matches_finished_total` | counter | matches played to the end |
+//! | `dhumbal_action_seconds` | histogram | time a room takes to handle one client message |
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use metrics::{Counter, Gauge, Histogram, Key, KeyName, Label, Metadata, Recorder, SharedString};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
+
+use crate::AppState;
+
+/// The buckets of the action latency histogram, in seconds: 10 µs to 1 s.
+const ACTION_BUCKETS: &[f64] = &[
+    0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025,
+    0.05, 0.1, 0.25, 1.0,
+];
+
+/// Who seats a count of [`Metrics::seated`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seated {
+    /// A person (present or away).
+    Human,
+    /// A bot chosen for the seat (not a stand-in for an away person).
+    Bot,
+}
+
+/// One server's metrics: a recorder of its own and the handles the server updates.
+pub struct Metrics {
+    /// The recorder the handles belong to; also registers the per-code counters on demand.
+    recorder: PrometheusRecorder,
+    /// Renders what the recorder holds.
+    handle: PrometheusHandle,
+    /// Set from the registry just before rendering.
+    rooms: Gauge,
+    /// Open WebSocket connections.
+    pub connections: Gauge,
+    /// Seats held by people.
+    humans: Gauge,
+    /// Seats held by bots.
+    bots: Gauge,
+    /// Messages received from clients.
+    pub messages_in: Counter,
+    /// Messages sent to clients.
+    pub messages_out: Counter,
+    /// Clients dropped because they fell behind.
+    pub slow_clients_dropped: Counter,
+    /// Stand-in bots started for away people.
+    pub bot_takeovers: Counter,
+    /// Matches played to the end.
+    pub matches_finished: Counter,
+    /// Seconds a room takes to handle one client message.
+    action_seconds: Histogram,
+}
+
+impl fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics::new()
+    }
+}
+
+/// Where the handles say they were registered from (the exporter ignores it).
+static METADATA: Metadata<'static> =
+    Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
+
+impl Metrics {
+    /// A fresh set of metrics, all at zero, with a recorder of its own.
+    pub fn new() -> Metrics {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets_for_metric(
+                metrics_exporter_prometheus::Matcher::Full("dhumbal_action_seconds".into()),
+                ACTION_BUCKETS,
+            )
+            .expect("the bucket list is not empty")
+            .build_recorder();
+        let handle = recorder.handle();
+        let describe = |name: &'static str, help: &'static str| {
+            recorder.describe_counter(
+                KeyName::from_const_str(name),
+                None,
+                SharedString::from(help),
+            );
+        };
+        let describe_gauge = |name: &'static str, help: &'static str| {
+            recorder.describe_gauge(
+                KeyName::from_const_str(name),
+                None,
+                SharedString::from(help),
+            );
+        };
+        describe_gauge("dhumbal_rooms", "Rooms open.");
+        describe_gauge("dhumbal_connections", "WebSocket connections open.");
+        describe_gauge(
+            "dhumbal_seated",
+            "Seats held, by people (human) and by bots (bot).",
+        );
+        describe(
+            "dhumbal_messages_in_total",
+            "WebSocket messages received from clients.",
+        );
+        describe(
+            "dhumbal_messages_out_total",
+            "WebSocket messages sent to clients.",
+        );
+        describe(
+            "dhumbal_rejected_messages_total",
+            "Client messages answered with an error, by the error's code.",
+        );
+        describe(
+            "dhumbal_slow_clients_dropped_total",
+            "Clients disconnected because they fell behind.",
+        );
+        describe(
+            "dhumbal_bot_takeovers_total",
+            "Turns of away people handed to a stand-in bot.",
+        );
+        describe(
+            "dhumbal_matches_finished_total",
+            "Matches played to the end.",
+        );
+        recorder.describe_histogram(
+            KeyName::from_const_str("dhumbal_action_seconds"),
+            Some(metrics::Unit::Seconds),
+            SharedString::from("Seconds a room takes to handle one client message."),
+        );
+        let counter =
+            |name: &'static str| recorder.register_counter(&Key::from_static_name(name), &METADATA);
+        let gauge = |key: Key| recorder.register_gauge(&key, &METADATA);
+        let seated = |kind: &'static str| {
+            gauge(Key::from_parts(
+                "dhumbal_seated",
+                vec![Label::from_static_parts("kind", kind)],
+            ))
+        };
+        Metrics {
+            rooms: gauge(Key::from_static_name("dhumbal_rooms")),
+            connections: gauge(Key::from_static_name("dhumbal_connections")),
+            humans: seated("human"),
+            bots: seated("bot"),
+            messages_in: counter("dhumbal_messages_in_total"),
+            messages_out: counter("dhumbal_messages_out_total"),
+            slow_clients_dropped: counter("dhumbal_slow_clients_dropped_total"),
+            bot_takeovers: counter("dhumbal_bot_takeovers_total"),
+            matches_finished: counter("dhumbal_matches_finished_total"),
+            action_seconds: recorder
+                .register_histogram(&Key::from_static_name("dhumbal_action_seconds"), &METADATA),
+            recorder,
+            handle,
+        }
+    }
+
+    /// Counts a client message answered with an `error` of this code.
+    pub fn rejected(&self, code: &str) {
+        let key = Key::from_parts(
+            "dhumbal_rejected_messages_total",
+            vec![Label::new("code", code.to_owned())],
+        );
+        self.recorder.register_counter(&key, &METADATA).increment(1);
+    }
+
+    /// Moves the count of seats held by `kind` by `change` (negative when seats are left).
+    pub fn seated(&self, kind: Seated, change: i64) {
+        let gauge = match kind {
+            Seated::Human => &self.humans,
+            Seated::Bot => &self.bots,
+        };
+        // Seat counts are small; the conversion is exact.
+        #[allow(clippy::cast_precision_loss)]
+        gauge.increment(change as f64);
+    }
+
+    /// Records how long a room took to handle one client message.
+    pub fn action_handled(&self, took: Duration) {
+        self.action_seconds.record(took.as_secs_f64());
+    }
+
+    /// The metrics in the Prometheus text format, with the room count set to `rooms`.
+    pub fn render(&self, rooms: usize) -> String {
+        // Room counts are far below 2^53; the conversion is exact.
+        #[allow(clippy::cast_precision_loss)]
+        self.rooms.set(rooms as f64);
+        self.handle.render()
+    }
+}
+
+/// The metrics route.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/metrics", get(scrape))
+}
+
+/// `GET /metrics`: every metric in the Prometheus text format.
+async fn scrape(State(app): State<Arc<AppState>>) -> impl IntoResponse {
+    let text = app.metrics.render(app.rooms.len());
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The value of the sample line that starts with `series`.
+    fn sample(text: &str, series: &str) -> Option<f64> {
+        text.lines()
+            .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    }
+
+    #[test]
+    fn each_server_counts_alone() {
+        let one = Metrics::new();
+        let two = Metrics::new();
+        one.messages_in.increment(3);
+        one.rejected("not_your_turn");
+        one.rejected("not_your_turn");
+        one.seated(Seated::Human, 4);
+        one.seated(Seated::Human, -1);
+        one.action_handled(Duration::from_micros(30));
+        two.messages_in.increment(1);
+        let text = one.render(7);
+        assert_eq!(sample(&text, "dhumbal_messages_in_total"), Some(3.0));
+        assert_eq!(
+            sample(
+                &text,
+                "dhumbal_rejected_messages_total{code=\"not_your_turn\"}"
+            ),
+            Some(2.0)
+        );
+        assert_eq!(sample(&text, "dhumbal_seated{kind=\"human\"}"), Some(3.0));
+        assert_eq!(sample(&text, "dhumbal_rooms"), Some(7.0));
+        assert_eq!(sample(&text, "dhumbal_action_seconds_count"), Some(1.0));
+        assert_eq!(
+            sample(&text, "dhumbal_action_seconds_bucket{le=\"0.00005\"}"),
+            Some(1.0)
+        );
+        assert!(text.contains("# TYPE dhumbal_action_seconds histogram"));
+        assert_eq!(
+            sample(&two.render(0), "dhumbal_messages_in_total"),
+            Some(1.0)
+        );
+    }
+}
