@@ -435,6 +435,45 @@ mod tests {
         assert_eq!(chance_sum_at_most(&pool, &settings, 0, 0, 0.0), 1.0);
     }
 
+    /// A judge for seat 0 of a fresh `settings` table where seat 1 (next to play) was seen
+    /// taking `taken` from the pile.
+    fn judge_with_next_holding(settings: Settings, taken: &str) -> (SeatView, Memory) {
+        let game = Game::new(settings, [4; 32]).unwrap();
+        let view = game.view(0);
+        let mut memory = Memory::new();
+        memory.sync(&view);
+        memory.observe(&Event::TookFromPile {
+            seat: 1,
+            card: taken.parse().unwrap(),
+        });
+        (view, memory)
+    }
+
+    #[test]
+    fn the_top_card_is_the_least_useful_to_the_next_player() {
+        let run = parse_cards("5H 6H 7H").unwrap();
+        // Draw-then-throw with runs: the next player holds a seven, so the seven stays under,
+        // and of the other two the heavier lands on top.
+        let settings = Settings {
+            runs: true,
+            ..Preset::Standard.settings()
+        };
+        let (view, memory) = judge_with_next_holding(settings, "7S");
+        let (ordered, gift) = Judge::new(&view, &memory).order(&run);
+        assert_eq!(ordered.last().unwrap().to_string(), "6H");
+        assert_eq!(gift, 0.0);
+        // Yaniv picks up either end: both ends avoid the seven.
+        let (view, memory) = judge_with_next_holding(Preset::Yaniv.settings(), "7S");
+        let (ordered, _) = Judge::new(&view, &memory).order(&run);
+        assert_eq!(ordered[1].to_string(), "7H", "{ordered:?}");
+        // A single card the next player collects is a gift with a cost.
+        let (view, memory) = judge_with_next_holding(Preset::Standard.settings(), "KS");
+        let judge = Judge::new(&view, &memory);
+        assert!(
+            judge.order(&parse_cards("KH").unwrap()).1 > judge.order(&parse_cards("QH").unwrap()).1
+        );
+    }
+
     #[test]
     fn a_one_card_opponent_makes_a_call_less_likely_to_win() {
         let game = Game::new(Preset::Standard.settings(), [5; 32]).unwrap();

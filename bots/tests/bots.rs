@@ -127,7 +127,11 @@ fn any_seats(players: usize) -> impl Strategy<Value = Vec<Difficulty>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+    // 32 cases by default; `PROPTEST_CASES=2000 cargo test --release` for a longer hunt.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(32),
+        ..ProptestConfig::default()
+    })]
 
     /// Whatever the table and the deal, every action any bot chooses is one the engine accepts,
     /// and the match ends.

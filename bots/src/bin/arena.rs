@@ -2,9 +2,12 @@
 //!
 //! ```text
 //! cargo run --release -p dhumbal-bots --bin arena -- --preset standard \
-//!     --seats hard,medium,easy,easy --games 10000 --seed 1 --threads 2 [--json]
+//!     --seats hard,medium,easy,easy --games 10000 --seed 1 --threads 2 [--json] \
+//!     [--set call_limit=null --set turn_order=throw_then_draw …]
 //! ```
 //!
+//! `--set key=value` changes one setting of the preset (the value in JSON, or a bare word for a
+//! name), so every option mix can be measured; the seat count comes from `--seats`.
 //! Entries rotate round the table (see [`dhumbal_bots::arena`]). For each entry it prints the
 //! mean Paid per round (mean points per round at cumulative tables, where lower is better) with
 //! a 95% confidence interval, the match win rate, calls made and calls caught; then the rounds
@@ -227,4 +230,33 @@ fn main() -> ExitCode {
         config.threads
     );
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_apply_to_the_preset_and_bad_ones_are_refused() {
+        let standard = Preset::Standard.settings();
+        let changed = with_changes(
+            standard.clone(),
+            &[
+                "call_limit=null".into(),
+                "court=sequential".into(),
+                "runs=true".into(),
+                "penalty=30".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(changed.call_limit, None);
+        assert_eq!(changed.court, dhumbal_engine::CourtValues::Sequential);
+        assert!(changed.runs);
+        assert_eq!(changed.penalty, 30);
+        assert!(with_changes(standard.clone(), &["colour=red".into()]).is_err());
+        assert!(with_changes(standard.clone(), &["runs".into()]).is_err());
+        assert!(with_changes(standard, &["court=purple".into()]).is_err());
+        assert_eq!(difficulty("hard"), Some(Difficulty::Hard));
+        assert_eq!(difficulty("expert"), None);
+    }
 }
