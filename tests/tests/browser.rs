@@ -126,6 +126,7 @@ impl Drop for TempDir {
 /// A chromedriver process on a loopback port, killed on drop.
 struct Driver {
     child: Child,
+    port: u16,
     url: String,
     chromium: PathBuf,
     profiles: Vec<TempDir>,
@@ -152,6 +153,7 @@ impl Driver {
         }
         Driver {
             child,
+            port,
             url,
             chromium,
             profiles: Vec::new(),
@@ -202,7 +204,21 @@ impl Driver {
 }
 
 impl Drop for Driver {
+    /// Asks chromedriver to shut down, which quits every browser it started (also when a test
+    /// failed before closing its sessions), then makes sure it is gone.
     fn drop(&mut self) {
+        let shutdown = std::net::TcpStream::connect(("127.0.0.1", self.port)).and_then(|mut s| {
+            s.set_read_timeout(Some(Duration::from_secs(10)))?;
+            s.write_all(b"GET /shutdown HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")?;
+            std::io::copy(&mut s, &mut std::io::sink())
+        });
+        let asked = Instant::now();
+        while shutdown.is_ok() && asked.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
