@@ -10,6 +10,7 @@
 //! - [`config`] — [`Config`]: flags and environment variables.
 //! - [`api`] — the routes: `POST /api/rooms`, `GET /api/rooms/{code}`, `GET /ws`, `GET /healthz`.
 //! - [`health`] — `GET /readyz` and the `healthcheck` client.
+//! - [`logging`] — text or JSON log lines.
 //! - [`metrics`] — `GET /metrics`: the server's own Prometheus metrics.
 //! - [`echo`] — `GET /ws-echo`, a diagnostic echo for WebSocket conformance (`--ws-echo` only).
 //! - [`conn`] — one WebSocket connection: reader and writer, size and shape checks, `hello`.
@@ -25,6 +26,7 @@ pub mod config;
 pub mod conn;
 pub mod echo;
 pub mod health;
+pub mod logging;
 pub mod metrics;
 pub mod registry;
 pub mod room;

@@ -9,11 +9,11 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
+use dhumbal_server::logging::{self, LogFormat};
 use dhumbal_server::{Config, health, run};
 use tokio::net::TcpListener;
 use tracing::info;
-use tracing_subscriber::EnvFilter;
 
 /// The command line: the server's configuration, and an optional subcommand.
 #[derive(Debug, Parser)]
@@ -42,15 +42,6 @@ enum Command {
     Healthcheck,
 }
 
-/// How log lines are written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object a line, for container log collectors.
-    Json,
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(Command::Healthcheck) = cli.command {
@@ -62,14 +53,7 @@ fn main() -> ExitCode {
             }
         };
     }
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    match cli.log_format {
-        LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
-        LogFormat::Json => tracing_subscriber::fmt()
-            .json()
-            .with_env_filter(filter)
-            .init(),
-    }
+    logging::init(cli.log_format);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
