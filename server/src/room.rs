@@ -820,10 +820,10 @@ impl Room {
                     };
                     self.broadcast(&ServerMessage::MatchResult(result));
                     stage = Stage::MatchOver;
+                    self.metrics.matches_finished.increment(1);
                     info!(room = %self.code, "match over");
                 }
                 _ => {}
-                    self.metrics.matches_finished.increment(1);
             }
         }
         let conns: Vec<ConnId> = self.clients.keys().copied().collect();
@@ -986,10 +986,10 @@ impl Room {
             bot.observe(event);
         }
         human.stand_in = Some(bot);
+        self.metrics.bot_takeovers.increment(1);
         info!(room = %self.code, seat, "a bot plays for an away person");
         self.broadcast_room();
     }
-        self.metrics.bot_takeovers.increment(1);
 
     fn bot_step(&mut self) {
         let Some(seat) = self.bot_to_play() else {
@@ -1034,9 +1034,6 @@ impl Room {
         self.after_change(events);
     }
 
-    // ----- Telling clients -----
-
-    fn send_to(&mut self, conn: ConnId, message: &ServerMessage) {
     /// Brings the metrics' seat counts up to date with this room's seats (to zero when the room
     /// is `closing`).
     fn report_seats(&mut self, closing: bool) {
@@ -1060,6 +1057,9 @@ impl Room {
         self.reported_seats = (humans, bots);
     }
 
+    // ----- Telling clients -----
+
+    fn send_to(&mut self, conn: ConnId, message: &ServerMessage) {
         if let Some(client) = self.clients.get(&conn) {
             if !client.tx.send_message(message) {
                 self.dead.push(conn);
@@ -1211,10 +1211,10 @@ mod tests {
             bot_delay: Duration::ZERO,
             takeover_after: Duration::from_secs(3600),
             idle_ttl: Duration::from_secs(3600),
+            metrics: Arc::default(),
         }
     }
 
-            metrics: Arc::default(),
     fn client(capacity: usize) -> (ClientTx, mpsc::Receiver<Outgoing>) {
         let (queue, outbox) = mpsc::channel(capacity);
         let tx = ClientTx {
