@@ -749,8 +749,11 @@ impl Room {
     /// Seats the bots for a new match, and tells everyone about its first deal.
     fn begin_match(&mut self, game: Game) {
         for seat in &mut self.seats {
-            if let Seat::Bot(bot) = seat {
-                bot.bot = Some(new_bot(bot.difficulty, rand::random()));
+            match seat {
+                Seat::Bot(bot) => bot.bot = Some(new_bot(bot.difficulty, rand::random())),
+                // A stand-in remembers the last match; it is made afresh if it is needed again.
+                Seat::Human(human) => human.stand_in = None,
+                Seat::Empty => {}
             }
         }
         let events = game.log().to_vec();
