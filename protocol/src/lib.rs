@@ -68,6 +68,37 @@ pub fn seed_hex(seed: &[u8; 32]) -> String {
 mod tests {
     use super::*;
 
+    /// Every complete JSON example in `docs/protocol.md` (one per line in a `json` block; lines
+    /// shortened with `…` are left out) reads as the message or body it shows.
+    #[test]
+    fn the_examples_in_the_docs_are_real_messages() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/protocol.md");
+        let docs = std::fs::read_to_string(path).unwrap();
+        let mut in_json = false;
+        let mut checked = 0;
+        for line in docs.lines() {
+            match line.trim() {
+                "```json" => in_json = true,
+                "```" => in_json = false,
+                example if in_json && !example.is_empty() && !example.contains('…') => {
+                    let fits = parse_client_message(example).is_ok()
+                        || serde_json::from_str::<ServerMessage>(example).is_ok()
+                        || serde_json::from_str::<CreateRoom>(example).is_ok()
+                        || serde_json::from_str::<CreatedRoom>(example).is_ok()
+                        || serde_json::from_str::<RoomSummary>(example).is_ok()
+                        || serde_json::from_str::<ApiError>(example).is_ok();
+                    assert!(
+                        fits,
+                        "this example in docs/protocol.md is not a message: {example}"
+                    );
+                    checked += 1;
+                }
+                _ => {}
+            }
+        }
+        assert!(checked >= 20, "only {checked} examples were found");
+    }
+
     #[test]
     fn seeds_are_written_as_hex() {
         let mut seed = [0u8; 32];
