@@ -383,6 +383,20 @@ mod tests {
     use dhumbal_engine::{Game, Preset};
     use serde::de::DeserializeOwned;
 
+    fn event_type(event: &dhumbal_engine::Event) -> &'static str {
+        use dhumbal_engine::Event as E;
+        match event {
+            E::Dealt { .. } => "dealt",
+            E::Called { .. } => "called",
+            E::DrewFromStock { .. } => "drew_from_stock",
+            E::TookFromPile { .. } => "took_from_pile",
+            E::Threw { .. } => "threw",
+            E::Reshuffled { .. } => "reshuffled",
+            E::RoundEnded { .. } => "round_ended",
+            E::MatchEnded { .. } => "match_ended",
+        }
+    }
+
     /// Reads `value`'s JSON into the mirror `M` and writes it back: it must come out unchanged.
     fn mirrors<T: Serialize, M: Serialize + DeserializeOwned>(value: &T) {
         let json = serde_json::to_value(value).unwrap();
@@ -393,10 +407,16 @@ mod tests {
 
     #[test]
     fn the_mirrors_match_the_engine_wire_format() {
+        let mut seen = std::collections::BTreeSet::new();
         for preset in Preset::ALL {
             mirrors::<_, Settings>(&preset.settings());
             mirrors::<_, Preset>(&preset);
-            let mut game = Game::new(preset.settings(), [preset as u8; 32]).unwrap();
+            // Two rounds show every kind of event and result and keep the test quick.
+            let two_rounds = dhumbal_engine::Settings {
+                rounds: dhumbal_engine::Rounds::Fixed(2),
+                ..preset.settings()
+            };
+            let mut game = Game::new(two_rounds, [preset as u8; 32]).unwrap();
             // Play whole matches with the first legal action, checking every view and event.
             for step in 0..20_000 {
                 if game.is_over() {
@@ -405,6 +425,7 @@ mod tests {
                 if game.phase() == dhumbal_engine::Phase::RoundOver {
                     for event in game.next_round().unwrap() {
                         mirrors::<_, Event>(&event);
+                        seen.insert("dealt");
                     }
                     continue;
                 }
@@ -416,6 +437,7 @@ mod tests {
                 let action = actions[step % actions.len()].clone();
                 for event in game.apply(seat, action).unwrap() {
                     mirrors::<_, Event>(&event);
+                    seen.insert(event_type(&event));
                 }
             }
             assert!(game.is_over(), "{preset:?} did not finish");
@@ -424,6 +446,18 @@ mod tests {
                 mirrors::<_, RoundResult>(result);
             }
         }
+        let every: std::collections::BTreeSet<&str> = [
+            "dealt",
+            "called",
+            "drew_from_stock",
+            "took_from_pile",
+            "threw",
+            "reshuffled",
+            "round_ended",
+            "match_ended",
+        ]
+        .into();
+        assert_eq!(seen, every, "every kind of event went through the mirror");
     }
 
     #[test]
