@@ -33,9 +33,8 @@ use crate::turn::{Step, draw, next_player, opponents, pickable_after_throw, step
 pub const CALL_MARGIN: u32 = 2;
 /// How sure the hard bot must be that it is strictly the lightest before it calls.
 pub const CALL_CONFIDENCE: f64 = 0.85;
-/// How sure it must be at a throw-then-draw table, where the hand it calls on was just topped
-/// up with a card it chose (measured in the arena: waiting for more certainty there costs more
-/// than it saves).
+/// How sure it must be at a throw-then-draw table (measured in the arena: there, waiting for
+/// [`CALL_CONFIDENCE`] lets the others get light first and costs more than it saves).
 pub const THROW_FIRST_CALL_CONFIDENCE: f64 = 0.6;
 /// How sure it must be at a table with no limit, where it may call on up to
 /// [`OPEN_TABLE_CALL_AT`] and a call that waits for certainty comes too late.
