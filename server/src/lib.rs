@@ -37,6 +37,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use axum::Router;
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 pub use config::Config;
@@ -98,6 +99,13 @@ pub async fn run(
     };
     let router = app(Arc::clone(&state));
     state.readiness.set(true);
+    // Without TCP_NODELAY a state sent right after its events waits for the client's delayed
+    // ACK (~40 ms on Linux).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "no TCP_NODELAY");
+        }
+    });
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await

@@ -1,0 +1,832 @@
+//! `loadgen`: a load benchmark of the Dhumbal server over real loopback sockets.
+//!
+//! It starts the server binary as a child process (`dhumbal-server`, by default the one built
+//! beside `loadgen`), so that it can read the server's resident memory from `/proc`, and spreads
+//! its client sockets over several loopback source addresses (127.0.0.2, 127.0.0.3, …) so that
+//! ephemeral ports do not run out. Every run is bounded: in clients by its flags, in time by
+//! `--seconds` and by a deadline on each connection. It prints figures and asserts nothing.
+//!
+//! - `loadgen play --rooms 500 --humans 4 --seconds 20` opens the rooms, seats `humans` people
+//!   in each, starts the matches and plays random legal actions as fast as the server answers
+//!   (bots have no delay; every seat here is a person), `ready` between rounds and `rematch`
+//!   after each match. It prints the clients connected, actions per second, the latency from
+//!   sending an action to receiving the state that results (p50, p99, max), errors, and the
+//!   server's resident memory before and after. With `--echo` it then runs the same shape of
+//!   load (the same rooms of sockets, one action at a time per room, the same message size)
+//!   against the server's `/ws-echo` route, and prints the game's cost as ratios.
+//! - `loadgen idle --connections 10000` opens that many WebSockets and holds them without a
+//!   word, then prints how many are held and the server's memory per connection.
+
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Parser, Subcommand};
+use dhumbal_engine::{Phase, Preset, Settings};
+use dhumbal_protocol::{
+    ClientEnvelope, ClientMessage, CreateRoom, CreatedRoom, Hello, PROTOCOL_VERSION, ServerMessage,
+};
+use dhumbal_tests::random_action;
+use futures_util::{SinkExt, StreamExt};
+use hdrhistogram::Histogram;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde::Deserialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::sync::Semaphore;
+use tokio::time::timeout_at;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
+
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "loadgen",
+    about = "Load benchmark of the Dhumbal server over loopback"
+)]
+struct Cli {
+    /// What to measure.
+    #[command(subcommand)]
+    mode: Mode,
+}
+
+/// What to measure.
+#[derive(Debug, Subcommand)]
+enum Mode {
+    /// Rooms of people playing random legal actions as fast as the server answers.
+    Play(PlayArgs),
+    /// Idle WebSocket connections held open: how many, and memory per connection.
+    Idle(IdleArgs),
+}
+
+/// What every mode needs.
+#[derive(Debug, Args)]
+struct Common {
+    /// The server binary to start (default: `dhumbal-server` beside this program).
+    #[arg(long)]
+    server: Option<PathBuf>,
+    /// How many loopback source addresses to spread clients over (127.0.0.2 and up).
+    #[arg(long, default_value_t = 8)]
+    sources: u8,
+    /// How many connections may be opening at once.
+    #[arg(long, default_value_t = 128)]
+    connecting: usize,
+}
+
+/// The play mode's flags.
+#[derive(Debug, Args)]
+struct PlayArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Rooms to open.
+    #[arg(long, default_value_t = 500)]
+    rooms: usize,
+    /// People seated in each room (2 to 6; every seat is a person).
+    #[arg(long, default_value_t = 4)]
+    humans: u8,
+    /// Seconds of play once every room has started.
+    #[arg(long, default_value_t = 20)]
+    seconds: u64,
+    /// Then run the same shape of load against the server's echo route, and print ratios.
+    #[arg(long)]
+    echo: bool,
+}
+
+/// The idle mode's flags.
+#[derive(Debug, Args)]
+struct IdleArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Connections to open and hold.
+    #[arg(long, default_value_t = 10_000)]
+    connections: usize,
+    /// Seconds to hold them after the last one opened, before measuring.
+    #[arg(long, default_value_t = 2)]
+    hold: u64,
+}
+
+/// The most clients any run may open.
+const MAX_CLIENTS: usize = 20_000;
+/// How long setting up (connecting, joining, starting) may take before the run gives up.
+const SETUP_LIMIT: Duration = Duration::from_secs(120);
+
+fn main() -> Result<(), String> {
+    let cli = Cli::parse();
+    // Raise the soft limit on open files to the hard one; the server inherits it.
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => println!("open file limit: {limit}"),
+        Err(e) => println!("open file limit unchanged: {e}"),
+    }
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    match cli.mode {
+        Mode::Play(args) => runtime.block_on(play(args)),
+        Mode::Idle(args) => runtime.block_on(idle(args)),
+    }
+}
+
+// ----- The server process -----
+
+/// The server as a child process, killed when dropped.
+struct Server {
+    /// The process.
+    child: Child,
+    /// Where it listens.
+    addr: SocketAddr,
+}
+
+impl Server {
+    /// Starts the server binary on a free loopback port with instant bots, room for `rooms`
+    /// rooms, and warnings-only logs, and waits until it answers its health check.
+    async fn start(common: &Common, rooms: usize) -> Result<Server, String> {
+        let binary = match &common.server {
+            Some(path) => path.clone(),
+            None => std::env::current_exe()
+                .map_err(|e| e.to_string())?
+                .with_file_name("dhumbal-server"),
+        };
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| e.to_string())?
+            .port();
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let child = Command::new(&binary)
+            .args([
+                "--addr",
+                &addr.to_string(),
+                "--bot-delay-ms",
+                "0",
+                "--ws-echo",
+            ])
+            .args(["--max-rooms", &(rooms + 16).to_string()])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+        let server = Server { child, addr };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let up = tokio::task::spawn_blocking(move || {
+                dhumbal_server::health::check(addr, "/readyz").is_ok()
+            })
+            .await
+            .unwrap_or(false);
+            if up {
+                return Ok(server);
+            }
+            if Instant::now() > deadline {
+                return Err("the server did not become ready".into());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The server's resident memory now, and its peak, in KiB (from `/proc/PID/status`).
+    fn memory(&self) -> (u64, u64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ----- Sockets -----
+
+/// A client's WebSocket.
+type Ws = WebSocketStream<TcpStream>;
+
+/// The loopback source address for the `n`th client.
+fn source(common: &Common, n: usize) -> Ipv4Addr {
+    let sources = usize::from(common.sources.max(1));
+    let last = u8::try_from(2 + n % sources).expect("at most 255 sources");
+    Ipv4Addr::new(127, 0, 0, last)
+}
+
+/// Opens a WebSocket to `path` on the server from the loopback address `from`.
+async fn connect(server: SocketAddr, from: Ipv4Addr, path: &str) -> Result<Ws, String> {
+    let socket = TcpSocket::new_v4().map_err(|e| e.to_string())?;
+    socket
+        .bind(SocketAddr::from((from, 0)))
+        .map_err(|e| format!("bind {from}: {e}"))?;
+    let stream = socket
+        .connect(server)
+        .await
+        .map_err(|e| format!("connect from {from}: {e}"))?;
+    stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    let (ws, _) = tokio_tungstenite::client_async(format!("ws://{server}{path}"), stream)
+        .await
+        .map_err(|e| format!("upgrade: {e}"))?;
+    Ok(ws)
+}
+
+/// Sends one client message.
+async fn send(ws: &mut Ws, message: ClientMessage) -> Result<(), String> {
+    let text = serde_json::to_string(&ClientEnvelope::from(message)).map_err(|e| e.to_string())?;
+    ws.send(Message::text(text))
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// The next server message, or `None` at the deadline.
+async fn recv(
+    ws: &mut Ws,
+    deadline: tokio::time::Instant,
+) -> Result<Option<ServerMessage>, String> {
+    match recv_text(ws, deadline).await? {
+        Some(text) => serde_json::from_str(text.as_str())
+            .map(Some)
+            .map_err(|e| format!("not a server message: {e}")),
+        None => Ok(None),
+    }
+}
+
+/// The next text message from the server, or `None` at the deadline.
+async fn recv_text(
+    ws: &mut Ws,
+    deadline: tokio::time::Instant,
+) -> Result<Option<tokio_tungstenite::tungstenite::Utf8Bytes>, String> {
+    loop {
+        let frame = match timeout_at(deadline, ws.next()).await {
+            Err(_) => return Ok(None),
+            Ok(None) => return Err("the server ended the socket".into()),
+            Ok(Some(Err(e))) => return Err(e.to_string()),
+            Ok(Some(Ok(frame))) => frame,
+        };
+        match frame {
+            Message::Text(text) => return Ok(Some(text)),
+            Message::Close(frame) => return Err(format!("closed by the server: {frame:?}")),
+            _ => {}
+        }
+    }
+}
+
+/// Just enough of a server message to decide what a player does next; the full view is parsed
+/// only on the seat's own turn, as a light client would.
+#[derive(Deserialize)]
+struct Peek {
+    /// The message's type.
+    #[serde(rename = "type")]
+    kind: String,
+    /// A `state`'s view.
+    view: Option<PeekView>,
+    /// An `error`'s code.
+    code: Option<String>,
+}
+
+/// The part of a view that says whose turn it is.
+#[derive(Deserialize)]
+struct PeekView {
+    seat: Option<usize>,
+    turn: usize,
+    phase: Phase,
+    round: u32,
+}
+
+/// `POST /api/rooms` for a table of `players` people.
+async fn create_room(server: SocketAddr, players: u8) -> Result<CreatedRoom, String> {
+    let request = CreateRoom {
+        settings: Some(Settings {
+            players,
+            ..Preset::Standard.settings()
+        }),
+        ..CreateRoom::default()
+    };
+    let body = serde_json::to_string(&request).map_err(|e| e.to_string())?;
+    let mut stream = TcpStream::connect(server)
+        .await
+        .map_err(|e| e.to_string())?;
+    let head = format!(
+        "POST /api/rooms HTTP/1.1\r\nHost: {server}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream
+        .write_all(head.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (status, body) = answer.split_once("\r\n\r\n").ok_or("no HTTP answer")?;
+    if !status.starts_with("HTTP/1.1 201") {
+        return Err(format!("room creation: {status}"));
+    }
+    serde_json::from_str(body).map_err(|e| format!("created room: {e}"))
+}
+
+// ----- Play -----
+
+/// What one client or room measured.
+struct Tally {
+    /// Latency from an action to its resulting state (or echo), in microseconds.
+    latency: Histogram<u64>,
+    /// Actions answered.
+    actions: u64,
+    /// Matches finished (seen by the room's first seat).
+    matches: u64,
+    /// Errors, by kind.
+    errors: BTreeMap<String, u64>,
+    /// Clients that connected.
+    connected: u64,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            latency: Histogram::new_with_bounds(1, 60_000_000, 3).expect("valid bounds"),
+            actions: 0,
+            matches: 0,
+            errors: BTreeMap::new(),
+            connected: 0,
+        }
+    }
+
+    fn error(&mut self, kind: impl Into<String>) {
+        *self.errors.entry(kind.into()).or_default() += 1;
+    }
+
+    fn add(&mut self, other: Tally) {
+        self.latency.add(&other.latency).expect("same bounds");
+        self.actions += other.actions;
+        self.matches += other.matches;
+        self.connected += other.connected;
+        for (kind, n) in other.errors {
+            *self.errors.entry(kind).or_default() += n;
+        }
+    }
+
+    fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+/// The first word of an error, to group errors by kind.
+fn kind(error: &str) -> String {
+    error.split([':', ' ']).next().unwrap_or(error).to_owned()
+}
+
+/// Joins one room's people, `humans` of them (the first is the host). Returns their sockets.
+async fn seat_room(
+    args: &PlayArgs,
+    server: SocketAddr,
+    room: usize,
+    gate: &Semaphore,
+) -> Result<Vec<Ws>, String> {
+    let created = create_room(server, args.humans).await?;
+    let mut seats = Vec::new();
+    let deadline = tokio::time::Instant::now() + SETUP_LIMIT;
+    for n in 0..usize::from(args.humans) {
+        let from = source(&args.common, room * usize::from(args.humans) + n);
+        let mut ws = {
+            let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
+            connect(server, from, "/ws").await?
+        };
+        let hello = Hello {
+            protocol: PROTOCOL_VERSION,
+            room: created.code.clone(),
+            name: format!("P{n}"),
+            token: None,
+            spectator: false,
+            host_secret: (n == 0).then(|| created.host_secret.clone()),
+        };
+        send(&mut ws, ClientMessage::Hello(hello)).await?;
+        loop {
+            match recv(&mut ws, deadline).await? {
+                Some(ServerMessage::Welcome(_)) => break,
+                Some(ServerMessage::Error(e)) => return Err(format!("hello: {}", e.code)),
+                Some(_) => {}
+                None => return Err("no welcome in time".into()),
+            }
+        }
+        seats.push(ws);
+    }
+    Ok(seats)
+}
+
+/// Plays one seat until `deadline`: random legal actions on its turns, `ready` between rounds,
+/// `rematch` after each match.
+async fn play_seat(mut ws: Ws, seed: u64, deadline: tokio::time::Instant) -> Tally {
+    let mut tally = Tally::new();
+    tally.connected = 1;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut pending: Option<Instant> = None;
+    let mut ready_for = 0;
+    loop {
+        let text = match recv_text(&mut ws, deadline).await {
+            Ok(Some(text)) => text,
+            Ok(None) => break,
+            Err(e) => {
+                tally.error(kind(&e));
+                return tally;
+            }
+        };
+        // Events and room updates need no answer: skip them unparsed.
+        if text.as_str().starts_with(r#"{"type":"event""#)
+            || text.as_str().starts_with(r#"{"type":"room""#)
+        {
+            continue;
+        }
+        let peek: Peek = match serde_json::from_str(text.as_str()) {
+            Ok(peek) => peek,
+            Err(e) => {
+                tally.error(format!("bad message {e}"));
+                continue;
+            }
+        };
+        let answer = match (peek.kind.as_str(), peek.view) {
+            ("state", Some(view)) => {
+                if let Some(sent) = pending.take() {
+                    let micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX);
+                    tally.latency.saturating_record(micros.max(1));
+                    tally.actions += 1;
+                }
+                let my_turn = view.seat == Some(view.turn)
+                    && matches!(view.phase, Phase::Start | Phase::Throw | Phase::Draw);
+                if my_turn {
+                    match serde_json::from_str::<ServerMessage>(text.as_str()) {
+                        Ok(ServerMessage::State { view }) => {
+                            pending = Some(Instant::now());
+                            Some(random_action(&view, &mut rng))
+                        }
+                        _ => {
+                            tally.error("bad state");
+                            None
+                        }
+                    }
+                } else if view.phase == Phase::RoundOver && ready_for < view.round {
+                    ready_for = view.round;
+                    Some(ClientMessage::Ready)
+                } else {
+                    None
+                }
+            }
+            ("match_result", _) => {
+                tally.matches += 1;
+                ready_for = 0;
+                Some(ClientMessage::Rematch)
+            }
+            ("error", _) => {
+                tally.error(format!("error {}", peek.code.unwrap_or_default()));
+                pending = None;
+                None
+            }
+            _ => None,
+        };
+        if let Some(answer) = answer {
+            if let Err(e) = send(&mut ws, answer).await {
+                tally.error(kind(&e));
+                return tally;
+            }
+        }
+    }
+    let _ = ws.close(None).await;
+    tally
+}
+
+/// The same shape of load against the echo route: each room's sockets take turns, one message
+/// of an action's size at a time, until `deadline`.
+async fn echo_room(mut seats: Vec<Ws>, deadline: tokio::time::Instant) -> Tally {
+    let mut tally = Tally::new();
+    tally.connected = seats.len() as u64;
+    let action = serde_json::to_string(&ClientEnvelope::from(ClientMessage::Draw {
+        from: dhumbal_protocol::DrawFrom::Stock,
+        card: None,
+    }))
+    .expect("serializes");
+    let mut turn = 0;
+    'play: while tokio::time::Instant::now() < deadline {
+        let ws = &mut seats[turn];
+        let sent = Instant::now();
+        if let Err(e) = ws.send(Message::text(action.clone())).await {
+            tally.error(kind(&e.to_string()));
+            break;
+        }
+        loop {
+            match timeout_at(deadline, ws.next()).await {
+                Err(_) => break 'play,
+                Ok(Some(Ok(Message::Text(_)))) => break,
+                Ok(Some(Ok(_))) => {}
+                Ok(other) => {
+                    tally.error(format!("echo ended: {other:?}"));
+                    break 'play;
+                }
+            }
+        }
+        let micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX);
+        tally.latency.saturating_record(micros.max(1));
+        tally.actions += 1;
+        turn = (turn + 1) % seats.len();
+    }
+    for mut ws in seats {
+        let _ = ws.close(None).await;
+    }
+    tally
+}
+
+/// Opens the echo route's sockets for one room.
+async fn seat_echo_room(
+    args: &PlayArgs,
+    server: SocketAddr,
+    room: usize,
+    gate: &Semaphore,
+) -> Result<Vec<Ws>, String> {
+    let mut seats = Vec::new();
+    for n in 0..usize::from(args.humans) {
+        let from = source(&args.common, room * usize::from(args.humans) + n);
+        let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
+        seats.push(connect(server, from, "/ws-echo").await?);
+    }
+    Ok(seats)
+}
+
+/// What a play run measured.
+struct Run {
+    tally: Tally,
+    seconds: f64,
+    memory_before: (u64, u64),
+    memory_during: (u64, u64),
+}
+
+impl Run {
+    fn actions_per_second(&self) -> f64 {
+        self.tally.actions as f64 / self.seconds
+    }
+
+    fn print(&self, what: &str) {
+        let t = &self.tally;
+        let ms = |v: u64| v as f64 / 1000.0;
+        println!("== {what}");
+        println!("clients connected:  {}", t.connected);
+        println!(
+            "actions:            {} in {:.1} s = {:.0} actions/s",
+            t.actions,
+            self.seconds,
+            self.actions_per_second()
+        );
+        println!(
+            "latency (ms):       p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
+            ms(t.latency.value_at_quantile(0.5)),
+            ms(t.latency.value_at_quantile(0.9)),
+            ms(t.latency.value_at_quantile(0.99)),
+            ms(t.latency.value_at_quantile(0.999)),
+            ms(t.latency.max())
+        );
+        if t.matches > 0 {
+            println!("matches finished:   {} (counted by every seat)", t.matches);
+        }
+        println!("errors:             {} {:?}", t.error_count(), t.errors);
+        println!(
+            "server RSS (KiB):   before {}  during {}  (peak {})",
+            self.memory_before.0, self.memory_during.0, self.memory_during.1
+        );
+    }
+}
+
+/// Runs one workload: `seat` opens each room's sockets, `drive` plays them until the deadline.
+async fn run_rooms<S, SF, D, DF>(
+    args: &PlayArgs,
+    server: &Server,
+    seat: S,
+    drive: D,
+) -> Result<Run, String>
+where
+    S: Fn(usize, Arc<Semaphore>) -> SF,
+    SF: std::future::Future<Output = Result<Vec<Ws>, String>> + Send + 'static,
+    D: Fn(Vec<Ws>, u64, tokio::time::Instant) -> DF,
+    DF: std::future::Future<Output = Tally> + Send + 'static,
+{
+    let memory_before = server.memory();
+    let gate = Arc::new(Semaphore::new(args.common.connecting));
+    let setup = std::time::Instant::now();
+    let mut opening = tokio::task::JoinSet::new();
+    for room in 0..args.rooms {
+        let seated = seat(room, Arc::clone(&gate));
+        opening.spawn(async move { (room, seated.await) });
+    }
+    let mut rooms = Vec::new();
+    let mut tally = Tally::new();
+    while let Some(joined) = opening.join_next().await {
+        match joined {
+            Ok((room, Ok(seats))) => rooms.push((room, seats)),
+            Ok((_, Err(e))) => tally.error(format!("setup {}", kind(&e))),
+            Err(e) => tally.error(format!("setup task {e}")),
+        }
+    }
+    println!(
+        "{} rooms seated in {:.1} s",
+        rooms.len(),
+        setup.elapsed().as_secs_f64()
+    );
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(args.seconds);
+    let mut playing = tokio::task::JoinSet::new();
+    for (room, seats) in rooms {
+        playing.spawn(drive(seats, room as u64, deadline));
+    }
+    // Memory while every client is connected and playing: halfway through.
+    tokio::time::sleep(Duration::from_secs(args.seconds) / 2).await;
+    let memory_during = server.memory();
+    while let Some(done) = playing.join_next().await {
+        match done {
+            Ok(room_tally) => tally.add(room_tally),
+            Err(e) => tally.error(format!("task {e}")),
+        }
+    }
+    Ok(Run {
+        tally,
+        seconds: started
+            .elapsed()
+            .as_secs_f64()
+            .min(args.seconds as f64)
+            .max(0.001),
+        memory_before,
+        memory_during,
+    })
+}
+
+async fn play(args: PlayArgs) -> Result<(), String> {
+    let clients = args.rooms * usize::from(args.humans);
+    if clients > MAX_CLIENTS || !(2..=6).contains(&args.humans) {
+        return Err(format!(
+            "at most {MAX_CLIENTS} clients and 2 to 6 people a room"
+        ));
+    }
+    let args = Arc::new(args);
+    let server = Server::start(&args.common, args.rooms).await?;
+    println!(
+        "server {} (pid {}); {} rooms x {} people = {clients} clients over {} source addresses, {} s",
+        server.addr,
+        server.child.id(),
+        args.rooms,
+        args.humans,
+        args.common.sources,
+        args.seconds
+    );
+    let addr = server.addr;
+    let game = {
+        let inner = Arc::clone(&args);
+        run_rooms(
+            &args,
+            &server,
+            move |room, gate| {
+                let args = Arc::clone(&inner);
+                async move { seat_room(&args, addr, room, &gate).await }
+            },
+            |seats, room, deadline| async move {
+                let mut start_with = seats;
+                // The host starts the match once everyone is seated.
+                let mut host = start_with.remove(0);
+                let mut tally = Tally::new();
+                if let Err(e) = send(&mut host, ClientMessage::Start).await {
+                    tally.error(kind(&e));
+                }
+                start_with.insert(0, host);
+                let mut seats = tokio::task::JoinSet::new();
+                for (n, ws) in start_with.into_iter().enumerate() {
+                    seats.spawn(play_seat(ws, room * 16 + n as u64, deadline));
+                }
+                while let Some(seat) = seats.join_next().await {
+                    match seat {
+                        Ok(seat) => tally.add(seat),
+                        Err(e) => tally.error(format!("seat task {e}")),
+                    }
+                }
+                tally
+            },
+        )
+        .await?
+    };
+    game.print("game: rooms of people playing");
+    if args.echo {
+        // Let the game's sockets finish closing first.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let echo = {
+            let inner = Arc::clone(&args);
+            run_rooms(
+                &args,
+                &server,
+                move |room, gate| {
+                    let args = Arc::clone(&inner);
+                    async move { seat_echo_room(&args, addr, room, &gate).await }
+                },
+                |seats, _room, deadline| echo_room(seats, deadline),
+            )
+            .await?
+        };
+        echo.print("echo: the same rooms of sockets against /ws-echo");
+        let p99 = |run: &Run| run.tally.latency.value_at_quantile(0.99) as f64;
+        println!("== game / echo");
+        println!(
+            "throughput: echo {:.0} actions/s / game {:.0} actions/s = {:.2}x",
+            echo.actions_per_second(),
+            game.actions_per_second(),
+            echo.actions_per_second() / game.actions_per_second()
+        );
+        println!(
+            "p99 latency: game {:.3} ms / echo {:.3} ms = {:.2}x",
+            p99(&game) / 1000.0,
+            p99(&echo) / 1000.0,
+            p99(&game) / p99(&echo).max(1.0)
+        );
+    }
+    Ok(())
+}
+
+// ----- Idle -----
+
+async fn idle(args: IdleArgs) -> Result<(), String> {
+    if args.connections > MAX_CLIENTS {
+        return Err(format!("at most {MAX_CLIENTS} connections"));
+    }
+    let common = Arc::new(args.common);
+    let server = Server::start(&common, 16).await?;
+    println!(
+        "server {} (pid {}); opening {} idle WebSockets over {} source addresses",
+        server.addr,
+        server.child.id(),
+        args.connections,
+        common.sources
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = server.memory();
+    let gate = Arc::new(Semaphore::new(common.connecting));
+    let started = Instant::now();
+    let mut opening = tokio::task::JoinSet::new();
+    for n in 0..args.connections {
+        let gate = Arc::clone(&gate);
+        let common = Arc::clone(&common);
+        let addr = server.addr;
+        opening.spawn(async move {
+            let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
+            tokio::time::timeout(SETUP_LIMIT, connect(addr, source(&common, n), "/ws"))
+                .await
+                .map_err(|_| "timed out".to_owned())?
+        });
+    }
+    let mut held = Vec::with_capacity(args.connections);
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    while let Some(opened) = opening.join_next().await {
+        match opened {
+            Ok(Ok(ws)) => held.push(ws),
+            Ok(Err(e)) => *errors.entry(kind(&e)).or_default() += 1,
+            Err(e) => *errors.entry(format!("task {e}")).or_default() += 1,
+        }
+    }
+    let opened_in = started.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_secs(args.hold)).await;
+    // Every held socket is still open: the server has not dropped any.
+    let mut still_open = 0;
+    for ws in &mut held {
+        match tokio::time::timeout(Duration::from_millis(1), ws.next()).await {
+            Err(_) => still_open += 1,
+            Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => still_open += 1,
+            Ok(_) => {}
+        }
+    }
+    let after = server.memory();
+    let per = (after.0.saturating_sub(before.0) * 1024) as f64 / held.len().max(1) as f64;
+    println!("== idle WebSockets");
+    println!(
+        "connections held:   {} of {} (opened in {:.1} s), still open after {} s: {}",
+        held.len(),
+        args.connections,
+        opened_in,
+        args.hold,
+        still_open
+    );
+    println!(
+        "errors:             {} {errors:?}",
+        errors.values().sum::<u64>()
+    );
+    println!(
+        "server RSS (KiB):   before {}  after {}  (peak {})",
+        before.0, after.0, after.1
+    );
+    println!(
+        "memory per idle connection: {:.0} bytes ({:.1} KiB)",
+        per,
+        per / 1024.0
+    );
+    drop(held);
+    Ok(())
+}
