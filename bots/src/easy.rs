@@ -136,6 +136,23 @@ mod tests {
     use dhumbal_engine::{Preset, parse_cards};
 
     #[test]
+    fn takes_only_a_very_low_pile_card_and_forgets_everything() {
+        let game = dhumbal_engine::Game::new(Preset::Standard.settings(), [8; 32]).unwrap();
+        let mut view = game.view(0);
+        view.takeable = parse_cards("3H").unwrap();
+        assert_eq!(EasyBot::pile_choice(&view), Some(view.takeable[0]));
+        view.takeable = parse_cards("4H").unwrap();
+        assert_eq!(EasyBot::pile_choice(&view), None);
+        // The same view gets the same answer whatever the bot was told before.
+        let mut told = EasyBot::new(3);
+        told.observe(&Event::TookFromPile {
+            seat: 1,
+            card: view.takeable[0],
+        });
+        assert_eq!(told.choose(&view), EasyBot::new(3).choose(&view));
+    }
+
+    #[test]
     fn obvious_groups_are_singles_complete_sets_and_complete_runs() {
         let hand = parse_cards("7H 7S 5D 6D 8D KC").unwrap();
         let standard = Preset::Standard.settings();

@@ -183,6 +183,66 @@ mod tests {
     use super::*;
     use dhumbal_engine::{Preset, parse_cards};
 
+    /// Seat 0's view of a fresh `settings` table, holding `hand` after drawing (or at the start
+    /// of its turn with `phase` Start), with a bot that saw seat 1 take `taken` from the pile.
+    fn seat_zero(
+        settings: Settings,
+        hand: &str,
+        phase: dhumbal_engine::Phase,
+        taken: &str,
+    ) -> (SeatView, MediumBot) {
+        let game = dhumbal_engine::Game::new(settings, [6; 32]).unwrap();
+        let mut view = game.view(0);
+        view.hand = parse_cards(hand).unwrap();
+        view.hand_total = total(&view.hand, &view.settings);
+        view.phase = phase;
+        let mut bot = MediumBot::new(0);
+        bot.memory.sync(&view);
+        bot.memory.observe(&Event::TookFromPile {
+            seat: 1,
+            card: taken.parse().unwrap(),
+        });
+        // The view's log must match what the bot saw, or it would rebuild from the log.
+        view.log.push(Event::TookFromPile {
+            seat: 1,
+            card: taken.parse().unwrap(),
+        });
+        (view, bot)
+    }
+
+    #[test]
+    fn the_top_card_does_not_pair_with_a_recent_pick_up_of_the_next_player() {
+        let settings = Settings {
+            runs: true,
+            ..Preset::Standard.settings()
+        };
+        let (view, bot) = seat_zero(settings, "5H 6H 7H AS", dhumbal_engine::Phase::Throw, "7S");
+        let group = bot.throw(&view);
+        assert_eq!(group.len(), 3);
+        assert_ne!(group.last().unwrap().to_string(), "7H");
+    }
+
+    #[test]
+    fn takes_the_pile_to_complete_a_set_or_lower_the_hand() {
+        let settings = Preset::Standard.settings();
+        let start = dhumbal_engine::Phase::Start;
+        let (mut view, bot) = seat_zero(settings, "KH 9S 8D 3C 2C", start, "5S");
+        view.takeable = parse_cards("KS").unwrap();
+        assert_eq!(
+            bot.pile_choice(&view),
+            Some(view.takeable[0]),
+            "completes kings"
+        );
+        view.takeable = parse_cards("AD").unwrap();
+        assert_eq!(
+            bot.pile_choice(&view),
+            Some(view.takeable[0]),
+            "an ace lowers it"
+        );
+        view.takeable = parse_cards("QD").unwrap();
+        assert_eq!(bot.pile_choice(&view), None, "a queen does not");
+    }
+
     #[test]
     fn keeps_a_pair_when_a_single_is_heavier() {
         let settings = Preset::Standard.settings();
