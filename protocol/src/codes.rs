@@ -56,5 +56,18 @@ pub const MATCH_NOT_OVER: &str = "match_not_over";
 pub const TEST_DECKS_DISABLED: &str = "test_decks_disabled";
 /// The server holds as many rooms as it may.
 pub const TOO_MANY_ROOMS: &str = "too_many_rooms";
+/// The client sent more messages than the rate limit allows; the message was not handled.
+/// A client that keeps on is told `bye` with this reason and closed with 1008.
+pub const RATE_LIMITED: &str = "rate_limited";
+/// Too many lookups of unknown rooms came from this address within the last minute; every
+/// lookup from it (`hello`, `GET /api/rooms/{code}`) is refused until the minute has passed.
+pub const TOO_MANY_ATTEMPTS: &str = "too_many_attempts";
+/// The server holds as many connections as it may (`GET /ws` answers 503).
+pub const TOO_MANY_CONNECTIONS: &str = "too_many_connections";
+/// A browser page from an origin the server does not allow tried to open the WebSocket
+/// (`GET /ws` answers 403).
+pub const FORBIDDEN_ORIGIN: &str = "forbidden_origin";
+/// The reason in `bye` when the server shuts down (close code 1001).
+pub const SHUTTING_DOWN: &str = "shutting_down";
 /// Something went wrong inside the server; it has been logged.
 pub const INTERNAL: &str = "internal";

@@ -40,7 +40,7 @@ pub use client::{
 pub use http::{ApiError, CreateRoom, CreatedRoom, RoomSummary};
 pub use schema::json_schema;
 pub use server::{
-    ErrorMessage, MatchResult, RoomState, SeatInfo, SeatKind, ServerMessage, Stage, Welcome,
+    Bye, ErrorMessage, MatchResult, RoomState, SeatInfo, SeatKind, ServerMessage, Stage, Welcome,
 };
 
 /// The protocol's version. A `hello` carrying another version is refused with
@@ -54,6 +54,19 @@ pub const CLOSE_REPLACED: u16 = 4001;
 /// The WebSocket close code sent when a client's message is over the size cap ("message too
 /// big").
 pub const CLOSE_TOO_BIG: u16 = 1009;
+
+/// The WebSocket close code ("going away") sent to every client when the server shuts down,
+/// right after a `bye` with the reason `shutting_down`.
+pub const CLOSE_GOING_AWAY: u16 = 1001;
+
+/// The WebSocket close code ("policy violation") sent to a client that keeps sending faster than
+/// the rate limit allows, right after a `bye` with the reason `rate_limited`.
+pub const CLOSE_POLICY_VIOLATION: u16 = 1008;
+
+/// The WebSocket close code sent to a connection that answered nothing, not even the server's
+/// pings, for two ping intervals: the server treats it as gone (the seat is kept for a
+/// reconnection).
+pub const CLOSE_NO_PONG: u16 = 4002;
 
 /// Writes a 32-byte seed as 64 lowercase hex digits, the way `match_result` reveals seeds.
 pub fn seed_hex(seed: &[u8; 32]) -> String {

@@ -490,6 +490,7 @@ mod tests {
             "round_result",
             "match_result",
             "error",
+            "bye",
         ] {
             assert!(text.contains(&format!("\"{kind}\"")), "{kind} is missing");
         }

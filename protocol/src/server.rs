@@ -3,7 +3,8 @@
 //! After a successful `hello` a client gets `welcome`, then `room`, then (once the match has
 //! started) `state`. From then on: `room` whenever the seats or the stage change, `event` for
 //! every public event, `state` after every change of the game, `round_result` at each show,
-//! `match_result` at the end, and `error` answering a message that was refused.
+//! `match_result` at the end, and `error` answering a message that was refused. A socket the
+//! server closes on purpose gets `bye` with the reason just before the close frame.
 
 use dhumbal_engine::{Difficulty, Event, RoundResult, SeatView, Settings, Standing};
 use schemars::JsonSchema;
@@ -42,6 +43,18 @@ pub enum ServerMessage {
     MatchResult(MatchResult),
     /// A message was refused; nothing changed.
     Error(ErrorMessage),
+    /// The server is about to close this socket, and why (the close frame follows).
+    Bye(Bye),
+}
+
+/// The last message on a socket the server closes: a stable reason and a sentence.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Bye {
+    /// The stable reason: `shutting_down` (the close code is 1001; reconnect with the seat
+    /// token once the server is back) or `rate_limited` (1008; too many messages too fast).
+    pub reason: String,
+    /// A sentence for people.
+    pub message: String,
 }
 
 /// The answer to a successful `hello`.
@@ -164,6 +177,14 @@ impl ServerMessage {
         })
     }
 
+    /// A `bye` message.
+    pub fn bye(reason: &str, message: impl Into<String>) -> ServerMessage {
+        ServerMessage::Bye(Bye {
+            reason: reason.to_owned(),
+            message: message.into(),
+        })
+    }
+
     /// This message as JSON text.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("server messages always serialize")
@@ -193,6 +214,7 @@ mod tests {
                 event: game.log()[0].clone(),
             },
             ServerMessage::error("not_host", "only the host may start", None),
+            ServerMessage::bye(crate::codes::SHUTTING_DOWN, "the server is restarting"),
         ];
         for message in messages {
             let text = message.to_json();

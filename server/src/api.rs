@@ -1,21 +1,23 @@
 //! The HTTP routes: room creation and lookup, the WebSocket upgrade, and the health check.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::StatusCode;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use dhumbal_engine::{Game, Preset};
 use dhumbal_protocol::{ApiError, CreateRoom, CreatedRoom, codes};
-use tracing::debug;
+use tracing::{debug, warn};
 
 use crate::code::normalize;
 use crate::conn;
+use crate::origin;
 use crate::room::RoomSetup;
 use crate::{AppState, Config};
 
@@ -108,25 +110,76 @@ async fn create_room(State(app): State<Arc<AppState>>, body: Bytes) -> Response 
     (StatusCode::CREATED, Json(created)).into_response()
 }
 
-/// `GET /api/rooms/{code}`: what someone about to join needs to know.
-async fn room_summary(State(app): State<Arc<AppState>>, Path(code): Path<String>) -> Response {
+/// `GET /api/rooms/{code}`: what someone about to join needs to know. A code of no room counts
+/// as a failed attempt of the caller's address ([`crate::limits::JoinAttempts`]).
+async fn room_summary(
+    State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(code): Path<String>,
+) -> Response {
+    if app.join_attempts.check(peer.ip()).is_err() {
+        return refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            codes::TOO_MANY_ATTEMPTS,
+            "too many room codes that do not exist came from your address; wait a minute",
+        );
+    }
     let summary = match app.rooms.get(&normalize(&code)) {
         Some(handle) => handle.summary().await,
         None => None,
     };
     match summary {
         Some(summary) => Json(summary).into_response(),
-        None => refuse(
-            StatusCode::NOT_FOUND,
-            codes::UNKNOWN_ROOM,
-            "there is no room with that code",
-        ),
+        None => {
+            app.join_attempts.fail(peer.ip());
+            refuse(
+                StatusCode::NOT_FOUND,
+                codes::UNKNOWN_ROOM,
+                "there is no room with that code",
+            )
+        }
     }
 }
 
-/// `GET /ws`: the WebSocket, with limits fit for small JSON messages.
-async fn upgrade(State(app): State<Arc<AppState>>, ws: WebSocketUpgrade) -> Response {
-    ws_limits(ws, &app.config).on_upgrade(move |socket| conn::serve(socket, app))
+/// `GET /ws`: the WebSocket, with limits fit for small JSON messages. Refused with 403 for a
+/// browser page of a foreign origin ([`origin`]), with 503 when the server holds
+/// `--max-connections` or is shutting down.
+async fn upgrade(
+    State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    ws: WebSocketUpgrade,
+) -> Response {
+    if !origin::allowed(&headers, &app.config.allowed_origins) {
+        debug!(origin = ?headers.get(axum::http::header::ORIGIN), "foreign origin refused");
+        return refuse(
+            StatusCode::FORBIDDEN,
+            codes::FORBIDDEN_ORIGIN,
+            "pages of this origin may not open the game's WebSocket",
+        );
+    }
+    if app.shutdown.has_begun() {
+        return refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            codes::SHUTTING_DOWN,
+            "the server is shutting down; try again in a moment",
+        );
+    }
+    let Some(slot) = app.connections.acquire() else {
+        warn!(
+            max = app.config.max_connections,
+            "connection refused: the server is full"
+        );
+        return refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            codes::TOO_MANY_CONNECTIONS,
+            "the server holds as many connections as it may; try again later",
+        );
+    };
+    ws_limits(ws, &app.config).on_upgrade(move |socket| {
+        let shutdown = app.shutdown.clone();
+        shutdown.track(conn::serve(socket, app, peer, slot))
+    })
 }
 
 /// The WebSocket limits and buffer sizes of every socket the server accepts (the game's, and

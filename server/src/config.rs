@@ -19,6 +19,18 @@ pub const DEFAULT_TAKEOVER_AFTER: Duration = Duration::from_secs(30);
 pub const DEFAULT_IDLE_ROOM_TTL: Duration = Duration::from_secs(15 * 60);
 /// The default length of each client's outbound queue, in messages.
 pub const DEFAULT_CLIENT_QUEUE: usize = 256;
+/// The default burst of messages a client may send at once before the rate limit applies.
+pub const DEFAULT_MESSAGE_BURST: u32 = 20;
+/// The default sustained rate of messages a client may send, per second.
+pub const DEFAULT_MESSAGES_PER_SEC: u32 = 10;
+/// The default number of messages over the rate limit after which a client is disconnected.
+pub const DEFAULT_RATE_LIMIT_STRIKES: u32 = 20;
+/// The default cap on WebSocket connections held at once.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+/// The default interval between the server's pings on each WebSocket.
+pub const DEFAULT_PING_INTERVAL: Duration = Duration::from_secs(20);
+/// The default cap on lookups of unknown rooms per address per minute.
+pub const DEFAULT_MAX_JOIN_ATTEMPTS: u32 = 20;
 
 /// How the server runs. Every flag can also be set through its environment variable.
 #[derive(Clone, Debug, PartialEq, Eq, Parser)]
@@ -61,6 +73,36 @@ pub struct Config {
     /// so that a load balancer stops sending people here first.
     #[arg(long, env = "DHUMBAL_DRAIN_DELAY", default_value = "0s", value_parser = parse_duration)]
     pub drain_delay: Duration,
+    /// How many messages a client may send at once (a burst) before the rate limit applies.
+    #[arg(long, env = "DHUMBAL_MESSAGE_BURST", default_value_t = DEFAULT_MESSAGE_BURST)]
+    pub message_burst: u32,
+    /// How many messages per second a client may send once its burst is spent; a message over
+    /// the limit is refused with `rate_limited` and not handled.
+    #[arg(long, env = "DHUMBAL_MESSAGES_PER_SEC", default_value_t = DEFAULT_MESSAGES_PER_SEC)]
+    pub messages_per_sec: u32,
+    /// How far over the rate limit a client may go (messages refused and not yet earned back)
+    /// before it is told `bye` and closed with 1008 (policy violation).
+    #[arg(long, env = "DHUMBAL_RATE_LIMIT_STRIKES", default_value_t = DEFAULT_RATE_LIMIT_STRIKES)]
+    pub rate_limit_strikes: u32,
+    /// The most WebSocket connections held at once; `GET /ws` beyond it answers 503
+    /// `too_many_connections`.
+    #[arg(long, env = "DHUMBAL_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
+    /// How often the server pings each WebSocket; a connection that sends nothing (not even a
+    /// pong) for two intervals is closed as dead and its seat kept for a reconnection. `0s`
+    /// turns pings off.
+    #[arg(long, env = "DHUMBAL_PING_INTERVAL", default_value = "20s", value_parser = parse_duration)]
+    pub ping_interval: Duration,
+    /// How many lookups of rooms that do not exist (`hello`, `GET /api/rooms/{code}`) one
+    /// address may make per minute; beyond it, its lookups answer `too_many_attempts` until the
+    /// minute has passed, so room codes cannot be guessed by brute force.
+    #[arg(long, env = "DHUMBAL_MAX_JOIN_ATTEMPTS", default_value_t = DEFAULT_MAX_JOIN_ATTEMPTS)]
+    pub max_join_attempts: u32,
+    /// Origins (such as `https://dhumbal.example`) whose pages may open the WebSocket besides
+    /// the server's own, comma-separated. A browser upgrade from any other origin answers 403;
+    /// clients that send no `Origin` (not browsers) are always allowed.
+    #[arg(long, env = "DHUMBAL_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub allowed_origins: Vec<String>,
     /// Serve `GET /ws-echo`, a WebSocket that echoes every message, with the same upgrade and
     /// limits as the game's: for WebSocket conformance suites. Off in production.
     #[arg(long, env = "DHUMBAL_WS_ECHO")]
@@ -87,6 +129,13 @@ impl Default for Config {
             client_queue: DEFAULT_CLIENT_QUEUE,
             allow_test_decks: false,
             drain_delay: Duration::ZERO,
+            message_burst: DEFAULT_MESSAGE_BURST,
+            messages_per_sec: DEFAULT_MESSAGES_PER_SEC,
+            rate_limit_strikes: DEFAULT_RATE_LIMIT_STRIKES,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            ping_interval: DEFAULT_PING_INTERVAL,
+            max_join_attempts: DEFAULT_MAX_JOIN_ATTEMPTS,
+            allowed_origins: Vec::new(),
             ws_echo: false,
         }
     }
@@ -135,8 +184,17 @@ mod tests {
             "--bot-delay-ms",
             "0",
             "--allow-test-decks",
+            "--allowed-origins",
+            "https://a.example,https://b.example",
+            "--ping-interval",
+            "5s",
         ])
         .unwrap();
+        assert_eq!(
+            config.allowed_origins,
+            ["https://a.example", "https://b.example"]
+        );
+        assert_eq!(config.ping_interval, Duration::from_secs(5));
         assert_eq!(config.addr.to_string(), "0.0.0.0:9000");
         assert_eq!(config.bot_delay(), Duration::ZERO);
         assert!(config.allow_test_decks);

@@ -1,26 +1,34 @@
 //! One WebSocket connection: a reader and a writer that only do IO.
 //!
-//! The writer task drains the connection's bounded outbound queue onto the socket. The reader
-//! (the connection's own task) checks each incoming message's size (the socket refuses a message
-//! over the cap and is closed with 1009) and shape ([`parse_client_message`]), handles `hello` by
-//! finding the room, and hands every other message to the room. Whichever side ends first ends
-//! the other, and the room is told the connection has gone.
+//! The writer task drains the connection's bounded outbound queue onto the socket, and pings the
+//! client every `--ping-interval`. The reader (the connection's own task) checks each incoming
+//! message's size (the socket refuses a message over the cap and is closed with 1009), rate
+//! ([`RateLimit`]: `rate_limited`, then `bye` and 1008) and shape ([`parse_client_message`]),
+//! handles `hello` by finding the room (counting codes of no room against the address,
+//! [`crate::limits::JoinAttempts`]), and hands every other message to the room. A client that
+//! sends nothing, not even a pong, for two ping intervals is closed with 4002 as gone. Whichever
+//! side ends first ends the other, and the room is told the connection has gone (its seat is
+//! kept). When the server shuts down, the client is told `bye` and closed with 1001.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use dhumbal_protocol::{
-    CLOSE_TOO_BIG, ClientMessage, PROTOCOL_VERSION, ServerMessage, codes, parse_client_message,
+    CLOSE_GOING_AWAY, CLOSE_NO_PONG, CLOSE_POLICY_VIOLATION, CLOSE_TOO_BIG, ClientMessage,
+    PROTOCOL_VERSION, ServerMessage, codes, parse_client_message,
 };
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
 use crate::AppState;
 use crate::code::normalize;
+use crate::limits::{RateLimit, Slot, Verdict};
 use crate::room::{ClientTx, Command, Outgoing, RoomHandle};
 
 /// How long a socket closed for a message over the cap stays open so that the client can read
@@ -30,8 +38,25 @@ const CLOSE_LINGER: Duration = Duration::from_secs(1);
 /// How long a closing connection's writer may take to flush what is left.
 const WRITER_GRACE: Duration = Duration::from_secs(5);
 
-/// Serves one upgraded WebSocket until either side ends it.
-pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
+/// How a connection's reader loop ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ending {
+    /// The client went, or fell behind, or its seat was taken by another connection.
+    Gone,
+    /// The client sent a message over the size cap.
+    TooBig,
+    /// The client kept sending faster than the rate limit.
+    RateAbuse,
+    /// The client answered nothing for two ping intervals.
+    Silent,
+    /// The server is shutting down.
+    Shutdown,
+}
+
+/// Serves one upgraded WebSocket from `peer` until either side ends it or the server shuts
+/// down. `slot` is the connection's place under `--max-connections`, given back at the end.
+pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot: Slot) {
+    let _slot = slot;
     let conn = app.next_conn.fetch_add(1, Ordering::Relaxed);
     app.metrics.connections.increment(1.0);
     let (mut sink, mut stream) = socket.split();
@@ -44,12 +69,23 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
 
     let writer_kick = kick.clone();
     let metrics = Arc::clone(&app.metrics);
+    let mut pings = pinger(app.config.ping_interval);
     let writer = tokio::spawn(async move {
         loop {
             let next = tokio::select! {
                 biased;
                 next = outbox.recv() => next,
                 () = writer_kick.cancelled() => None,
+                () = tick(&mut pings) => {
+                    let sent = tokio::select! {
+                        sent = sink.send(Message::Ping(Default::default())) => sent.is_ok(),
+                        () = writer_kick.cancelled() => false,
+                    };
+                    if !sent {
+                        break;
+                    }
+                    continue;
+                }
             };
             match next {
                 Some(Outgoing::Text(text)) => {
@@ -81,14 +117,48 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
     });
 
     let mut room: Option<RoomHandle> = None;
-    let mut too_big = false;
-    loop {
+    let mut rate = RateLimit::new(
+        app.config.message_burst,
+        app.config.messages_per_sec,
+        app.config.rate_limit_strikes,
+    );
+    // Anything from the client (a pong included) shows it is there; silence for two ping
+    // intervals shows it is not.
+    let silence = app.config.ping_interval * 2;
+    let mut heard = Instant::now();
+    let stop = app.shutdown.token();
+    let ending = loop {
         let frame = tokio::select! {
+            biased;
+            () = stop.cancelled() => break Ending::Shutdown,
             frame = stream.next() => frame,
-            () = kick.cancelled() => break,
+            () = kick.cancelled() => break Ending::Gone,
+            () = tokio::time::sleep_until(heard + silence), if !silence.is_zero() => {
+                break Ending::Silent;
+            }
         };
+        heard = Instant::now();
+        if matches!(frame, Some(Ok(Message::Text(_) | Message::Binary(_)))) {
+            app.metrics.messages_in.increment(1);
+            match rate.check() {
+                Verdict::Allow => {}
+                Verdict::Refuse => {
+                    refuse(
+                        &app,
+                        &tx,
+                        &ServerMessage::error(
+                            codes::RATE_LIMITED,
+                            "too many messages too fast; this one was not handled",
+                            None,
+                        ),
+                    );
+                    continue;
+                }
+                Verdict::Close => break Ending::RateAbuse,
+            }
+        }
         let text = match frame {
-            None => break,
+            None => break Ending::Gone,
             // The socket answers the close frame on the next read, which then ends: reading on
             // until then closes cleanly instead of dropping the connection before the answer.
             Some(Ok(Message::Close(_))) => continue,
@@ -97,16 +167,12 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
                     let _ = tx
                         .queue
                         .try_send(Outgoing::Close(CLOSE_TOO_BIG, "message too big"));
-                    too_big = true;
+                    break Ending::TooBig;
                 }
-                break;
+                break Ending::Gone;
             }
-            Some(Ok(Message::Text(text))) => {
-                app.metrics.messages_in.increment(1);
-                text
-            }
+            Some(Ok(Message::Text(text))) => text,
             Some(Ok(Message::Binary(_))) => {
-                app.metrics.messages_in.increment(1);
                 refuse(
                     &app,
                     &tx,
@@ -143,7 +209,21 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
                     );
                     continue;
                 }
+                if app.join_attempts.check(peer.ip()).is_err() {
+                    refuse(
+                        &app,
+                        &tx,
+                        &ServerMessage::error(
+                            codes::TOO_MANY_ATTEMPTS,
+                            "too many room codes that do not exist came from your address; \
+                             wait a minute",
+                            id,
+                        ),
+                    );
+                    continue;
+                }
                 let Some(handle) = app.rooms.get(&normalize(&hello.room)) else {
+                    app.join_attempts.fail(peer.ip());
                     refuse(
                         &app,
                         &tx,
@@ -202,12 +282,42 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
             }
             (message, Some(handle)) => {
                 if !handle.send(Command::Message { conn, id, message }).await {
-                    break;
+                    // The room has closed (it stops when the server shuts down).
+                    break if app.shutdown.has_begun() {
+                        Ending::Shutdown
+                    } else {
+                        Ending::Gone
+                    };
                 }
             }
         }
+    };
+    match ending {
+        Ending::Shutdown => {
+            debug!(conn, "telling the client the server is shutting down");
+            tx.send_message(&ServerMessage::bye(
+                codes::SHUTTING_DOWN,
+                "the server is shutting down; reconnect with your seat token in a moment",
+            ));
+            tx.close(CLOSE_GOING_AWAY, "server shutting down");
+        }
+        Ending::RateAbuse => {
+            debug!(conn, "closing a connection that keeps sending too fast");
+            app.metrics.rejected(codes::RATE_LIMITED);
+            tx.send_message(&ServerMessage::bye(
+                codes::RATE_LIMITED,
+                "too many messages too fast, for too long",
+            ));
+            tx.close(CLOSE_POLICY_VIOLATION, "rate limit exceeded");
+        }
+        Ending::Silent => {
+            debug!(conn, "closing a connection that answers no pings");
+            tx.close(CLOSE_NO_PONG, "no answer to pings");
+        }
+        Ending::Gone | Ending::TooBig => {}
     }
-    if let Some(handle) = room {
+    // A room that is stopping for the shutdown need not hear of it.
+    if let (Some(handle), false) = (room, ending == Ending::Shutdown) {
         handle.send(Command::Leave { conn }).await;
     }
     // Once the room has let go of the queue, the writer sends what is left (a close frame, say)
@@ -221,13 +331,44 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>) {
         kick.cancel();
         let _ = writer.await;
     }
-    if too_big {
-        // The rest of the refused message is still unread; closing the TCP connection now would
-        // reset it and could destroy the close frame on its way. Give the client time to read it.
-        tokio::time::sleep(CLOSE_LINGER).await;
+    match ending {
+        Ending::TooBig => {
+            // The rest of the refused message is still unread; closing the TCP connection now
+            // would reset it and could destroy the close frame on its way. Give the client time
+            // to read it.
+            tokio::time::sleep(CLOSE_LINGER).await;
+        }
+        Ending::Shutdown | Ending::RateAbuse => {
+            // Read on until the client answers the close frame (the stream then ends), so that
+            // unread data does not reset the connection under the close frame.
+            let _ = tokio::time::timeout(CLOSE_LINGER, async {
+                while let Some(Ok(_)) = stream.next().await {}
+            })
+            .await;
+        }
+        Ending::Gone | Ending::Silent => {}
     }
     app.metrics.connections.decrement(1.0);
     debug!(conn, "connection closed");
+}
+
+/// The writer's ping timer: every `interval` from now, or never when `interval` is zero.
+fn pinger(interval: Duration) -> Option<Interval> {
+    (!interval.is_zero()).then(|| {
+        let mut pings = tokio::time::interval_at(Instant::now() + interval, interval);
+        pings.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        pings
+    })
+}
+
+/// The next tick of the ping timer, or never.
+async fn tick(pings: &mut Option<Interval>) {
+    match pings {
+        Some(pings) => {
+            pings.tick().await;
+        }
+        None => std::future::pending().await,
+    }
 }
 
 /// Sends a refusal (an `error`) to the client and counts it.

@@ -13,7 +13,12 @@
 //! - [`logging`] — text or JSON log lines.
 //! - [`metrics`] — `GET /metrics`: the server's own Prometheus metrics.
 //! - [`echo`] — `GET /ws-echo`, a diagnostic echo for WebSocket conformance (`--ws-echo` only).
-//! - [`conn`] — one WebSocket connection: reader and writer, size and shape checks, `hello`.
+//! - [`conn`] — one WebSocket connection: reader and writer, size, rate and shape checks,
+//!   pings, `hello`, and `bye` at shutdown.
+//! - [`limits`] — the message rate, the connection cap, and failed room lookups per address.
+//! - [`origin`] — the `Origin` check of the WebSocket upgrade.
+//! - [`shutdown`] — graceful shutdown: the signal every connection and room hears, and the
+//!   tracker [`run`] waits on.
 //! - [`registry`] — room codes to room handles.
 //! - [`room`] — the room actor: seats, host, lobby, the [`Game`](dhumbal_engine::Game), bots,
 //!   rounds and rematches; permission and rule checks; per-seat views.
@@ -26,13 +31,17 @@ pub mod config;
 pub mod conn;
 pub mod echo;
 pub mod health;
+pub mod limits;
 pub mod logging;
 pub mod metrics;
+pub mod origin;
 pub mod registry;
 pub mod room;
+pub mod shutdown;
 pub mod web;
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
@@ -56,13 +65,23 @@ pub struct AppState {
     pub readiness: health::Readiness,
     /// This server's metrics (`GET /metrics`).
     pub metrics: Arc<metrics::Metrics>,
+    /// The WebSocket connections held, against `--max-connections`.
+    pub connections: limits::Connections,
+    /// Failed room lookups per address, against `--max-join-attempts`.
+    pub join_attempts: limits::JoinAttempts,
+    /// The shutdown signal, and the connections' and rooms' tasks that [`run`] waits for.
+    pub shutdown: shutdown::Shutdown,
 }
 
 impl AppState {
     /// Fresh state for a server with this configuration.
     pub fn new(config: Config) -> AppState {
+        let shutdown = shutdown::Shutdown::new();
         AppState {
-            rooms: Registry::new(config.max_rooms),
+            rooms: Registry::new(config.max_rooms, shutdown.clone()),
+            connections: limits::Connections::new(config.max_connections),
+            join_attempts: limits::JoinAttempts::new(config.max_join_attempts),
+            shutdown,
             config,
             next_conn: AtomicU64::new(1),
             readiness: health::Readiness::default(),
@@ -83,7 +102,10 @@ pub fn app(state: Arc<AppState>) -> Router {
     router.with_state(state)
 }
 
-/// Serves the application on `listener` until `shutdown` completes.
+/// Serves the application on `listener` until `shutdown` completes, then shuts down gracefully:
+/// readiness turns false, the server keeps serving for `--drain-delay`, then every WebSocket
+/// client is told `bye` and closed with 1001, every room stops, and `run` returns once they
+/// have (waiting at most [`shutdown::SHUTDOWN_GRACE`]).
 pub async fn run(
     listener: TcpListener,
     config: Config,
@@ -96,6 +118,7 @@ pub async fn run(
         // Not ready from now on; keep serving for the drain delay so that load balancers see it.
         draining.readiness.set(false);
         tokio::time::sleep(draining.config.drain_delay).await;
+        draining.shutdown.begin();
     };
     let router = app(Arc::clone(&state));
     state.readiness.set(true);
@@ -106,7 +129,17 @@ pub async fn run(
             tracing::debug!(error = %e, "no TCP_NODELAY");
         }
     });
-    axum::serve(listener, router)
+    // The peer's address is what the join-attempt cap counts by.
+    let service = router.into_make_service_with_connect_info::<SocketAddr>();
+    axum::serve(listener, service)
         .with_graceful_shutdown(shutdown)
-        .await
+        .await?;
+    // axum has waited for HTTP requests, but not for WebSocket connections nor rooms.
+    if !state.shutdown.wait(shutdown::SHUTDOWN_GRACE).await {
+        tracing::warn!(
+            left = state.shutdown.running(),
+            "connections or rooms still running after the shutdown grace period"
+        );
+    }
+    Ok(())
 }

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::code::new_code;
 use crate::room::{self, RoomHandle, RoomSetup};
+use crate::shutdown::Shutdown;
 
 /// Every open room, by code. Cheap to share: lookups take a short lock and clone a handle.
 #[derive(Debug)]
@@ -13,6 +14,8 @@ pub struct Registry {
     rooms: Arc<Mutex<HashMap<String, RoomHandle>>>,
     /// The most rooms held at once.
     max_rooms: usize,
+    /// The server's shutdown: every room stops when it begins, and the server waits for them.
+    shutdown: Shutdown,
 }
 
 /// The registry holds as many rooms as it may.
@@ -20,11 +23,12 @@ pub struct Registry {
 pub struct Full;
 
 impl Registry {
-    /// An empty registry that holds at most `max_rooms` rooms.
-    pub fn new(max_rooms: usize) -> Registry {
+    /// An empty registry that holds at most `max_rooms` rooms, each stopping at `shutdown`.
+    pub fn new(max_rooms: usize, shutdown: Shutdown) -> Registry {
         Registry {
             rooms: Arc::new(Mutex::new(HashMap::new())),
             max_rooms,
+            shutdown,
         }
     }
 
@@ -54,7 +58,7 @@ impl Registry {
                     .remove(&closing);
             }
         });
-        rooms.insert(code.clone(), room::spawn(setup, on_close));
+        rooms.insert(code.clone(), room::spawn(setup, &self.shutdown, on_close));
         Ok(code)
     }
 

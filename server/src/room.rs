@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::metrics::{Metrics, Seated};
+use crate::shutdown::Shutdown;
 
 /// How many commands may wait for a room before senders wait.
 const ROOM_QUEUE: usize = 256;
@@ -163,12 +164,18 @@ pub struct RoomSetup {
 }
 
 /// Starts a room's task and returns its handle. `on_close` runs when the room closes (after
-/// `idle_ttl` without anyone connected), to take it out of the registry.
-pub fn spawn(setup: RoomSetup, on_close: Box<dyn FnOnce() + Send>) -> RoomHandle {
+/// `idle_ttl` without anyone connected, or when `shutdown` begins), to take it out of the
+/// registry; `shutdown` waits for the task.
+pub fn spawn(
+    setup: RoomSetup,
+    shutdown: &Shutdown,
+    on_close: Box<dyn FnOnce() + Send>,
+) -> RoomHandle {
     let (commands, inbox) = mpsc::channel(ROOM_QUEUE);
     let room = Room::new(setup);
-    tokio::spawn(async move {
-        room.run(inbox).await;
+    let stop = shutdown.token();
+    shutdown.spawn(async move {
+        room.run(inbox, stop).await;
         on_close();
     });
     RoomHandle { commands }
@@ -299,7 +306,7 @@ impl Room {
         }
     }
 
-    async fn run(mut self, mut inbox: mpsc::Receiver<Command>) {
+    async fn run(mut self, mut inbox: mpsc::Receiver<Command>, stop: CancellationToken) {
         info!(room = %self.code, "room opened");
         loop {
             let idle_due = self.idle_since.map(|since| since + self.idle_ttl);
@@ -312,6 +319,11 @@ impl Room {
             .flatten()
             .min();
             tokio::select! {
+                // The connections tell their clients `bye` themselves.
+                () = stop.cancelled() => {
+                    info!(room = %self.code, "closing the room: the server is shutting down");
+                    break;
+                }
                 command = inbox.recv() => match command {
                     Some(command) => self.handle(command),
                     None => break,
@@ -1254,7 +1266,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_client_that_falls_behind_is_dropped_and_the_room_goes_on() {
-        let room = spawn(setup(), Box::new(|| {}));
+        let room = spawn(setup(), &Shutdown::new(), Box::new(|| {}));
         // A client that never reads, with room for two messages: welcome and room fill it.
         let (slow, _never_read) = client(2);
         assert!(join(&room, 1, hello(true, None), slow.clone()).await);

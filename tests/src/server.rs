@@ -21,12 +21,13 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    /// A server for tests: bots play without delay and fixed test decks are allowed.
+    /// A server for tests: bots play without delay, fixed test decks are allowed, and the
+    /// message rate is not limited (test clients play whole matches as fast as the bots).
     pub async fn start() -> TestServer {
         TestServer::with_config(Config {
             bot_delay_ms: 0,
             allow_test_decks: true,
-            ..Config::default()
+            ..unlimited_rate()
         })
         .await
     }
@@ -67,6 +68,16 @@ impl TestServer {
                 .expect("the server task ended cleanly")
                 .expect("the server ran without an IO error");
         }
+    }
+}
+
+/// The default configuration with a message rate no test client reaches: for tests that play
+/// at machine speed (the limit has its own tests).
+pub fn unlimited_rate() -> Config {
+    Config {
+        message_burst: u32::MAX,
+        messages_per_sec: u32::MAX,
+        ..Config::default()
     }
 }
 
