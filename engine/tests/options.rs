@@ -3,18 +3,17 @@
 
 mod common;
 
-use common::{Rng, card, cards, deck, game, play_match};
+use common::{
+    Rng, card, cards, deck, game, last_result, ok, pile, play_match, refused, standard, stock,
+    take, throw,
+};
 use dhumbal_engine::{
     Action, CourtValues, DoublePenalty, Ending, Event, Game, PenaltyMode, Phase, PickUp, Preset,
-    RoundResult, Rounds, RuleError, Scoring, Settings, Source, TurnOrder,
+    Rounds, Scoring, Settings, TurnOrder,
 };
 
 /// Heavy hands for seats that only need to hold something: 44 and 50 under J/Q/K 10.
 const HEAVY: [&str; 2] = ["8H 8D 8C 10C 10D", "JS JH JD JC 10H"];
-
-fn standard() -> Settings {
-    Preset::Standard.settings()
-}
 
 /// A table of `players` that throws first and then draws, with this pick-up rule and runs on.
 fn throw_first(players: u8, pickup: PickUp) -> Settings {
@@ -35,49 +34,6 @@ fn cumulative(players: u8) -> Settings {
         scoring: Scoring::Cumulative,
         ..standard()
     }
-}
-
-fn stock() -> Action {
-    Action::Draw {
-        from: Source::Stock,
-    }
-}
-
-fn pile() -> Action {
-    Action::Draw { from: Source::Pile }
-}
-
-fn throw(text: &str) -> Action {
-    Action::Throw { cards: cards(text) }
-}
-
-fn take(text: &str) -> Action {
-    Action::Draw {
-        from: Source::PileCard(card(text)),
-    }
-}
-
-/// Applies the action, checks the invariants, and returns the events.
-fn ok(game: &mut Game, seat: usize, action: Action) -> Vec<Event> {
-    let events = game
-        .apply(seat, action.clone())
-        .unwrap_or_else(|e| panic!("seat {seat} {action:?}: {e}"));
-    game.validate_invariants().unwrap();
-    events
-}
-
-/// Asserts the action is refused with this code, with a sentence, and changes nothing.
-fn refused(game: &mut Game, seat: usize, action: Action, code: &str) -> RuleError {
-    let before = game.clone();
-    let err = game.apply(seat, action).unwrap_err();
-    assert_eq!(err.code(), code, "{err}");
-    assert!(!err.to_string().is_empty(), "{code} has no sentence");
-    assert_eq!(*game, before, "a refused action changed the game");
-    err
-}
-
-fn last_result(game: &Game) -> &RoundResult {
-    game.results().last().expect("a round has ended")
 }
 
 // ----- Turn order and pick-up -----

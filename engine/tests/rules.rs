@@ -3,40 +3,16 @@
 
 mod common;
 
-use common::{card, cards, deck, game};
+use common::{card, cards, deck, game, last_result, pile, refused, standard, stock, take, throw};
 use dhumbal_engine::{
-    Action, Card, CourtValues, Ending, Event, Game, Phase, Preset, RoundResult, Rounds, RuleError,
-    Settings, Source, THROW_CAP, full_deck, hand_total,
+    Action, Card, CourtValues, Ending, Event, Game, Phase, Rounds, RuleError, Settings, THROW_CAP,
+    full_deck, hand_total,
 };
-
-fn standard() -> Settings {
-    Preset::Standard.settings()
-}
 
 fn with_players(players: u8) -> Settings {
     Settings {
         players,
         ..standard()
-    }
-}
-
-fn stock() -> Action {
-    Action::Draw {
-        from: Source::Stock,
-    }
-}
-
-fn pile() -> Action {
-    Action::Draw { from: Source::Pile }
-}
-
-fn throw(text: &str) -> Action {
-    Action::Throw { cards: cards(text) }
-}
-
-fn take(text: &str) -> Action {
-    Action::Draw {
-        from: Source::PileCard(card(text)),
     }
 }
 
@@ -52,21 +28,6 @@ fn seat_zero_holds(settings: &Settings, hand: &str, pile: &str, stock: &str) -> 
         pile,
         stock,
     )
-}
-
-/// Asserts the action is refused with this code, with a sentence, and changes nothing.
-fn refused(game: &mut Game, seat: usize, action: Action, code: &str) -> RuleError {
-    let before = game.clone();
-    let err = game.apply(seat, action).unwrap_err();
-    assert_eq!(err.code(), code, "{err}");
-    assert!(!err.to_string().is_empty(), "{code} has no sentence");
-    assert_eq!(*game, before, "a refused action changed the game");
-    err
-}
-
-/// The last round's result.
-fn last_result(game: &Game) -> &RoundResult {
-    game.results().last().expect("a round has ended")
 }
 
 // ----- What you need; the deal -----

@@ -4,7 +4,10 @@
 // Each test file uses its own subset of these helpers.
 #![allow(dead_code)]
 
-use dhumbal_engine::{Action, Card, Game, Phase, Settings, full_deck, parse_cards};
+use dhumbal_engine::{
+    Action, Card, Event, Game, Phase, Preset, RoundResult, RuleError, Settings, Source, full_deck,
+    parse_cards,
+};
 
 /// Cards from text, such as `"AS 10H RJ"`.
 pub(crate) fn cards(text: &str) -> Vec<Card> {
@@ -141,4 +144,57 @@ pub(crate) fn play_match(game: &mut Game, rng: &mut Rng, max_rounds: u32) -> usi
         game.validate_invariants().expect("invariants hold");
     }
     applied
+}
+
+/// The standard table's settings.
+pub(crate) fn standard() -> Settings {
+    Preset::Standard.settings()
+}
+
+/// Draw from the stock.
+pub(crate) fn stock() -> Action {
+    Action::Draw {
+        from: Source::Stock,
+    }
+}
+
+/// Draw the pile's one takeable card.
+pub(crate) fn pile() -> Action {
+    Action::Draw { from: Source::Pile }
+}
+
+/// Throw these cards, in this order.
+pub(crate) fn throw(text: &str) -> Action {
+    Action::Throw { cards: cards(text) }
+}
+
+/// Take this card from the pile.
+pub(crate) fn take(text: &str) -> Action {
+    Action::Draw {
+        from: Source::PileCard(card(text)),
+    }
+}
+
+/// Applies the action, checks the invariants, and returns the events.
+pub(crate) fn ok(game: &mut Game, seat: usize, action: Action) -> Vec<Event> {
+    let events = game
+        .apply(seat, action.clone())
+        .unwrap_or_else(|e| panic!("seat {seat} {action:?}: {e}"));
+    game.validate_invariants().unwrap();
+    events
+}
+
+/// Asserts the action is refused with this code, with a sentence, and changes nothing.
+pub(crate) fn refused(game: &mut Game, seat: usize, action: Action, code: &str) -> RuleError {
+    let before = game.clone();
+    let err = game.apply(seat, action).unwrap_err();
+    assert_eq!(err.code(), code, "{err}");
+    assert!(!err.to_string().is_empty(), "{code} has no sentence");
+    assert_eq!(*game, before, "a refused action changed the game");
+    err
+}
+
+/// The last round's result.
+pub(crate) fn last_result(game: &Game) -> &RoundResult {
+    game.results().last().expect("a round has ended")
 }
