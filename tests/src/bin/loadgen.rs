@@ -94,6 +94,10 @@ struct PlayArgs {
     /// Then run the same shape of load against the server's echo route, and print ratios.
     #[arg(long)]
     echo: bool,
+    /// Milliseconds each player thinks before each action (0: act as soon as the state
+    /// arrives, which keeps one action in flight per room and saturates the machine).
+    #[arg(long, default_value_t = 0)]
+    think_ms: u64,
 }
 
 /// The idle mode's flags.
@@ -206,6 +210,26 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The CPU time (user and system) a process has used, in seconds, from `/proc/PID/stat`
+/// (in clock ticks of 1/100 s, as on every Linux x86-64 build).
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .unwrap_or_default();
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) as f64 / 100.0
 }
 
 // ----- Sockets -----
@@ -425,7 +449,12 @@ async fn seat_room(
 
 /// Plays one seat until `deadline`: random legal actions on its turns, `ready` between rounds,
 /// `rematch` after each match.
-async fn play_seat(mut ws: Ws, seed: u64, deadline: tokio::time::Instant) -> Tally {
+async fn play_seat(
+    mut ws: Ws,
+    seed: u64,
+    think: Duration,
+    deadline: tokio::time::Instant,
+) -> Tally {
     let mut tally = Tally::new();
     tally.connected = 1;
     let mut rng = StdRng::seed_from_u64(seed);
@@ -465,6 +494,9 @@ async fn play_seat(mut ws: Ws, seed: u64, deadline: tokio::time::Instant) -> Tal
                 if my_turn {
                     match serde_json::from_str::<ServerMessage>(text.as_str()) {
                         Ok(ServerMessage::State { view }) => {
+                            if !think.is_zero() {
+                                tokio::time::sleep(think).await;
+                            }
                             pending = Some(Instant::now());
                             Some(random_action(&view, &mut rng))
                         }
@@ -505,7 +537,7 @@ async fn play_seat(mut ws: Ws, seed: u64, deadline: tokio::time::Instant) -> Tal
 
 /// The same shape of load against the echo route: each room's sockets take turns, one message
 /// of an action's size at a time, until `deadline`.
-async fn echo_room(mut seats: Vec<Ws>, deadline: tokio::time::Instant) -> Tally {
+async fn echo_room(mut seats: Vec<Ws>, think: Duration, deadline: tokio::time::Instant) -> Tally {
     let mut tally = Tally::new();
     tally.connected = seats.len() as u64;
     let action = serde_json::to_string(&ClientEnvelope::from(ClientMessage::Draw {
@@ -515,6 +547,9 @@ async fn echo_room(mut seats: Vec<Ws>, deadline: tokio::time::Instant) -> Tally 
     .expect("serializes");
     let mut turn = 0;
     'play: while tokio::time::Instant::now() < deadline {
+        if !think.is_zero() {
+            tokio::time::sleep(think).await;
+        }
         let ws = &mut seats[turn];
         let sent = Instant::now();
         if let Err(e) = ws.send(Message::text(action.clone())).await {
@@ -565,6 +600,8 @@ struct Run {
     seconds: f64,
     memory_before: (u64, u64),
     memory_during: (u64, u64),
+    /// CPU seconds the server and this program used while playing.
+    cpu: (f64, f64),
 }
 
 impl Run {
@@ -598,6 +635,13 @@ impl Run {
         println!(
             "server RSS (KiB):   before {}  during {}  (peak {})",
             self.memory_before.0, self.memory_during.0, self.memory_during.1
+        );
+        println!(
+            "CPU while playing:  server {:.1} s ({:.0}% of a core, {:.0} us per action), loadgen {:.1} s",
+            self.cpu.0,
+            100.0 * self.cpu.0 / self.seconds,
+            1e6 * self.cpu.0 / (t.actions.max(1) as f64),
+            self.cpu.1
         );
     }
 }
@@ -638,6 +682,10 @@ where
         setup.elapsed().as_secs_f64()
     );
     let started = Instant::now();
+    let cpu_before = (
+        cpu_seconds(server.child.id()),
+        cpu_seconds(std::process::id()),
+    );
     let deadline = tokio::time::Instant::now() + Duration::from_secs(args.seconds);
     let mut playing = tokio::task::JoinSet::new();
     for (room, seats) in rooms {
@@ -652,8 +700,13 @@ where
             Err(e) => tally.error(format!("task {e}")),
         }
     }
+    let cpu = (
+        cpu_seconds(server.child.id()) - cpu_before.0,
+        cpu_seconds(std::process::id()) - cpu_before.1,
+    );
     Ok(Run {
         tally,
+        cpu,
         seconds: started
             .elapsed()
             .as_secs_f64()
@@ -683,6 +736,7 @@ async fn play(args: PlayArgs) -> Result<(), String> {
         args.seconds
     );
     let addr = server.addr;
+    let think = Duration::from_millis(args.think_ms);
     let game = {
         let inner = Arc::clone(&args);
         run_rooms(
@@ -703,7 +757,7 @@ async fn play(args: PlayArgs) -> Result<(), String> {
                 start_with.insert(0, host);
                 let mut seats = tokio::task::JoinSet::new();
                 for (n, ws) in start_with.into_iter().enumerate() {
-                    seats.spawn(play_seat(ws, room * 16 + n as u64, deadline));
+                    seats.spawn(play_seat(ws, room * 16 + n as u64, think, deadline));
                 }
                 while let Some(seat) = seats.join_next().await {
                     match seat {
@@ -729,7 +783,7 @@ async fn play(args: PlayArgs) -> Result<(), String> {
                     let args = Arc::clone(&inner);
                     async move { seat_echo_room(&args, addr, room, &gate).await }
                 },
-                |seats, _room, deadline| echo_room(seats, deadline),
+                |seats, _room, deadline| echo_room(seats, think, deadline),
             )
             .await?
         };
