@@ -22,6 +22,7 @@
 
 use dhumbal_engine::{
     Action, Card, Difficulty, Event, PickUp, SeatView, Settings, TurnOrder, full_deck,
+    pickup_choices,
 };
 
 use crate::Bot;
@@ -175,14 +176,18 @@ impl Judge<'_> {
                     (sorted, worst)
                 }
                 PickUp::Ends => {
-                    // The two least useful at the ends, the rest in between.
+                    // The two least useful at the ends, the rest in between; a run offers its
+                    // lowest and highest places whatever the order, so ask the engine.
                     let first = sorted.remove(0);
-                    let worst = gift(&first).max(sorted.first().map(gift).unwrap_or(0.0));
                     if !sorted.is_empty() {
                         let last = sorted.remove(0);
                         sorted.push(last);
                     }
                     sorted.insert(0, first);
+                    let worst = pickup_choices(self.settings, &sorted)
+                        .iter()
+                        .map(gift)
+                        .fold(0.0, f64::max);
                     (sorted, worst)
                 }
             },

@@ -2,7 +2,7 @@
 //!
 //! Everything here is computed from the view alone, the same way a human reads the table.
 
-use dhumbal_engine::{Action, Card, Phase, PickUp, SeatView, Settings, Source, TurnOrder};
+use dhumbal_engine::{Action, Card, Phase, SeatView, Settings, Source, TurnOrder, pickup_choices};
 
 /// Which decision the seat faces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,21 +40,7 @@ pub fn stock_drawable(view: &SeatView) -> bool {
 /// At a throw-then-draw table, before throwing: the cards of the current top throw that may be
 /// picked up once this seat has thrown (the top throw then becomes the previous throw).
 pub fn pickable_after_throw(settings: &Settings, top_throw: &[Card]) -> Vec<Card> {
-    match settings.pickup {
-        PickUp::SingleOnly if top_throw.len() == 1 => top_throw.to_vec(),
-        PickUp::SingleOnly => Vec::new(),
-        PickUp::AnyCard => top_throw.to_vec(),
-        PickUp::Ends => {
-            let mut ends: Vec<Card> = top_throw
-                .first()
-                .into_iter()
-                .chain(top_throw.last())
-                .copied()
-                .collect();
-            ends.dedup();
-            ends
-        }
-    }
+    pickup_choices(settings, top_throw)
 }
 
 /// The draw of `card` from the pile, or from the stock for `None`. Falls back to whatever is

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::card::{Card, full_deck, hand_total};
 use crate::error::RuleError;
-use crate::group::classify;
+use crate::group::{classify, group_ends};
 use crate::score::{RoundResult, Show, Standing, score_round, standings};
 use crate::settings::{PickUp, Rounds, SettingsError, THROW_CAP, TurnOrder};
 use crate::shuffle::{Seed, SeedStream, shuffle};
@@ -136,6 +136,21 @@ impl Pickable<'_> {
 
     fn is_empty(self) -> bool {
         matches!(self, Pickable::Cards([]))
+    }
+}
+
+/// The cards of `throw` that the next player may pick up at a throw-then-draw table under the
+/// table's [`PickUp`] rule: the one card of a single throw, any card, or the two ends
+/// ([`group_ends`]). Bots and clients use it to see what a throw will offer.
+pub fn pickup_choices(settings: &Settings, throw: &[Card]) -> Vec<Card> {
+    match (settings.pickup, throw) {
+        (PickUp::SingleOnly, [_]) | (PickUp::AnyCard, _) => throw.to_vec(),
+        (PickUp::SingleOnly, _) => Vec::new(),
+        (PickUp::Ends, _) => match group_ends(throw, settings) {
+            Some((first, last)) if first != last => vec![first, last],
+            Some((only, _)) => vec![only],
+            None => Vec::new(),
+        },
     }
 }
 
@@ -385,7 +400,10 @@ impl Game {
                     (PickUp::SingleOnly, [_]) => Pickable::Cards(prev),
                     (PickUp::SingleOnly, _) => NONE,
                     (PickUp::AnyCard, _) => Pickable::Cards(prev),
-                    (PickUp::Ends, [first, _, ..]) => Pickable::Ends(*first, prev[prev.len() - 1]),
+                    (PickUp::Ends, [_, _, ..]) => match group_ends(prev, &self.settings) {
+                        Some((first, last)) => Pickable::Ends(first, last),
+                        None => NONE,
+                    },
                     (PickUp::Ends, _) => Pickable::Cards(prev),
                 }
             }

@@ -59,6 +59,39 @@ pub fn classify(cards: &[Card], settings: &Settings) -> Option<GroupKind> {
     None
 }
 
+/// The two end cards of a thrown group, as the [`PickUp::Ends`](crate::PickUp::Ends) rule sees
+/// them (`None` for an empty group).
+///
+/// For a run, the ends are the lowest and the highest places of the run, whatever order it was
+/// listed in: a listed order of 6-4-5 still offers the 4 and the 6, never the middle card. A
+/// joker that extends a run is its end; spare jokers extend the run upward while it fits under
+/// the king, then downward. For any other group (a set, a single card) the ends are its first
+/// and last cards as listed.
+pub fn group_ends(cards: &[Card], settings: &Settings) -> Option<(Card, Card)> {
+    let (&first, &last) = (cards.first()?, cards.last()?);
+    if cards.len() < 3 || classify(cards, settings) != Some(GroupKind::Run) {
+        return Some((first, last));
+    }
+    let mut real: Vec<(u8, Card)> = cards
+        .iter()
+        .filter_map(|&c| c.rank().map(|r| (r.number(), c)))
+        .collect();
+    real.sort_unstable();
+    let jokers: Vec<Card> = cards.iter().copied().filter(|c| c.is_joker()).collect();
+    let (low, high) = (real[0], real[real.len() - 1]);
+    let span = usize::from(high.0 - low.0) + 1;
+    let spare = jokers.len() - (span - real.len());
+    let upward = spare.min(usize::from(13 - high.0));
+    let downward = spare - upward;
+    let low_end = if downward > 0 { jokers[0] } else { low.1 };
+    let high_end = if upward > 0 {
+        jokers[jokers.len() - 1]
+    } else {
+        high.1
+    };
+    Some((low_end, high_end))
+}
+
 /// Whether `cards` (with `jokers` of them jokers) form a run.
 fn is_run(cards: &[Card], jokers: usize, jokers_in_runs: bool) -> bool {
     if cards.len() < 3 || (jokers > 0 && !jokers_in_runs) {
@@ -154,6 +187,30 @@ mod tests {
             None,
             "jokers off"
         );
+    }
+
+    #[test]
+    fn run_ends_are_its_lowest_and_highest_places_whatever_the_listed_order() {
+        let on = table(true, true, true);
+        let ends = |text: &str| {
+            let (a, b) = group_ends(&parse_cards(text).unwrap(), &on).unwrap();
+            format!("{a} {b}")
+        };
+        assert_eq!(ends("6H 4H 5H"), "4H 6H");
+        assert_eq!(
+            ends("4H RJ 6H"),
+            "4H 6H",
+            "a joker filling a gap is not an end"
+        );
+        assert_eq!(ends("RJ 4H 5H"), "4H RJ", "a spare joker extends upward");
+        assert_eq!(
+            ends("QS RJ KS"),
+            "RJ KS",
+            "no room above the king: downward"
+        );
+        assert_eq!(ends("7C 7S 7H"), "7C 7H", "a set: first and last as listed");
+        assert_eq!(ends("9D"), "9D 9D");
+        assert_eq!(group_ends(&[], &on), None);
     }
 
     #[test]

@@ -38,8 +38,8 @@ pub mod view;
 
 pub use card::{Card, Rank, Suit, full_deck, hand_total, parse_cards};
 pub use error::RuleError;
-pub use game::{Action, Event, Game, Phase, Source};
-pub use group::{GroupKind, classify};
+pub use game::{Action, Event, Game, Phase, Source, pickup_choices};
+pub use group::{GroupKind, classify, group_ends};
 pub use score::{Ending, RoundResult, Standing, standings};
 pub use settings::{
     CourtValues, Difficulty, DoublePenalty, PenaltyMode, PickUp, Preset, Rounds, Scoring, Settings,

@@ -174,6 +174,21 @@ fn pick_up_ends_allows_the_first_and_last_card_only() {
     assert_eq!(g.takeable(1), cards("4D 6D"));
     refused(&mut g, 1, take("5D"), "not_takeable");
     ok(&mut g, 1, take("6D"));
+    // The same run listed out of order still offers its lowest and highest cards, never the
+    // middle one (the order only decides which card lies on top).
+    let mut g = game(
+        &settings,
+        0,
+        &["4D 5D 6D 9H 9C", "KS KH 2C 3C 6H"],
+        "8S",
+        "AS",
+    );
+    ok(&mut g, 0, throw("6D 4D 5D"));
+    ok(&mut g, 0, stock());
+    ok(&mut g, 1, throw("2C"));
+    assert_eq!(g.takeable(1), cards("4D 6D"));
+    refused(&mut g, 1, take("5D"), "not_takeable");
+    ok(&mut g, 1, take("4D"));
     // A single is its own first and last card.
     let mut g = previous_throw_is(PickUp::Ends, "9H");
     assert_eq!(g.takeable(1), cards("9H"));
