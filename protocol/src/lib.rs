@@ -64,7 +64,7 @@ pub const CLOSE_GOING_AWAY: u16 = 1001;
 pub const CLOSE_POLICY_VIOLATION: u16 = 1008;
 
 /// The WebSocket close code sent to a connection that answered nothing, not even the server's
-/// pings, for two ping intervals: the server treats it as gone (the seat is kept for a
+/// pings, for two and a half ping intervals: the server treats it as gone (the seat is kept for a
 /// reconnection).
 pub const CLOSE_NO_PONG: u16 = 4002;
 

@@ -89,7 +89,7 @@ pub struct Config {
     #[arg(long, env = "DHUMBAL_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
     /// How often the server pings each WebSocket; a connection that sends nothing (not even a
-    /// pong) for two intervals is closed as dead and its seat kept for a reconnection. `0s`
+    /// pong) for two and a half intervals is closed as dead and its seat kept for a reconnection. `0s`
     /// turns pings off.
     #[arg(long, env = "DHUMBAL_PING_INTERVAL", default_value = "20s", value_parser = parse_duration)]
     pub ping_interval: Duration,

@@ -6,7 +6,7 @@
 //! ([`RateLimit`]: `rate_limited`, then `bye` and 1008) and shape ([`parse_client_message`]),
 //! handles `hello` by finding the room (counting codes of no room against the address,
 //! [`crate::limits::JoinAttempts`]), and hands every other message to the room. A client that
-//! sends nothing, not even a pong, for two ping intervals is closed with 4002 as gone. Whichever
+//! sends nothing, not even a pong, for two and a half ping intervals is closed with 4002 as gone. Whichever
 //! side ends first ends the other, and the room is told the connection has gone (its seat is
 //! kept). When the server shuts down, the client is told `bye` and closed with 1001.
 
@@ -122,9 +122,10 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
         app.config.messages_per_sec,
         app.config.rate_limit_strikes,
     );
-    // Anything from the client (a pong included) shows it is there; silence for two ping
-    // intervals shows it is not.
-    let silence = app.config.ping_interval * 2;
+    // Anything from the client (a pong included) shows it is there; silence for two and a half
+    // ping intervals (two pings unanswered, and half an interval for the last pong to arrive)
+    // shows it is not.
+    let silence = app.config.ping_interval * 5 / 2;
     let mut heard = Instant::now();
     let stop = app.shutdown.token();
     let ending = loop {

@@ -105,7 +105,8 @@ pub fn app(state: Arc<AppState>) -> Router {
 /// Serves the application on `listener` until `shutdown` completes, then shuts down gracefully:
 /// readiness turns false, the server keeps serving for `--drain-delay`, then every WebSocket
 /// client is told `bye` and closed with 1001, every room stops, and `run` returns once they
-/// have (waiting at most [`shutdown::SHUTDOWN_GRACE`]).
+/// have. If some are still running [`shutdown::SHUTDOWN_GRACE`] after the shutdown began, `run`
+/// gives up on them and answers a `TimedOut` error.
 pub async fn run(
     listener: TcpListener,
     config: Config,
@@ -135,11 +136,16 @@ pub async fn run(
         .with_graceful_shutdown(shutdown)
         .await?;
     // axum has waited for HTTP requests, but not for WebSocket connections nor rooms.
-    if !state.shutdown.wait(shutdown::SHUTDOWN_GRACE).await {
-        tracing::warn!(
-            left = state.shutdown.running(),
-            "connections or rooms still running after the shutdown grace period"
-        );
+    if state.shutdown.wait(shutdown::SHUTDOWN_GRACE).await {
+        Ok(())
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "{} connections or rooms were still running {:?} after the shutdown began",
+                state.shutdown.running(),
+                shutdown::SHUTDOWN_GRACE
+            ),
+        ))
     }
-    Ok(())
 }

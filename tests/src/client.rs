@@ -1,6 +1,6 @@
 //! A WebSocket client for tests: it keeps what the server told it and scans every frame.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use dhumbal_engine::SeatView;
 use dhumbal_protocol::{
@@ -8,10 +8,12 @@ use dhumbal_protocol::{
     ServerMessage, Welcome,
 };
 use futures_util::{SinkExt, StreamExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, client_async, connect_async};
 
 use crate::LeakCheck;
 
@@ -58,6 +60,60 @@ impl Client {
             view: None,
             received: Vec::new(),
         }
+    }
+
+    /// Opens a WebSocket to the server's `/ws` from the loopback address `from` (any of
+    /// `127.0.0.0/8`), sending `Origin: origin` if given. A refused upgrade is returned as its
+    /// HTTP status and body.
+    pub async fn connect_from(
+        addr: SocketAddr,
+        from: IpAddr,
+        origin: Option<&str>,
+    ) -> Result<Client, (u16, String)> {
+        let mut request = format!("ws://{addr}/ws")
+            .into_client_request()
+            .expect("a WebSocket request");
+        if let Some(origin) = origin {
+            let origin = HeaderValue::from_str(origin).expect("an origin header");
+            request.headers_mut().insert("origin", origin);
+        }
+        let open = async {
+            let socket = TcpSocket::new_v4().expect("a socket");
+            socket
+                .bind(SocketAddr::new(from, 0))
+                .expect("bind a loopback address");
+            let stream = socket.connect(addr).await.expect("connect to the server");
+            client_async(request, MaybeTlsStream::Plain(stream)).await
+        };
+        match crate::guarded("the WebSocket to open", open).await {
+            Ok((ws, _)) => Ok(Client {
+                ws,
+                leaks: LeakCheck::default(),
+                welcome: None,
+                room: None,
+                view: None,
+                received: Vec::new(),
+            }),
+            Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+                let status = response.status().as_u16();
+                let body = response.body().clone().unwrap_or_default();
+                Err((status, String::from_utf8_lossy(&body).into_owned()))
+            }
+            Err(e) => panic!("the WebSocket failed to open: {e}"),
+        }
+    }
+
+    /// Says hello to `room` as a new person named `name`, without waiting for the answer.
+    pub async fn hello(&mut self, room: &str, name: &str) {
+        self.send(ClientMessage::Hello(Hello {
+            protocol: PROTOCOL_VERSION,
+            room: room.into(),
+            name: name.into(),
+            token: None,
+            spectator: false,
+            host_secret: None,
+        }))
+        .await;
     }
 
     /// Connects and says hello with a name (and the host secret, for the host), expecting a
@@ -235,6 +291,30 @@ impl Client {
                 Some(Ok(_)) => continue,
             }
         }
+    }
+
+    /// Waits for the server to close the socket while answering nothing (not even its pings:
+    /// the bytes are read off the TCP stream, past the WebSocket), and returns the code of the
+    /// close frame that ends what the server sent. For a client that plays dead.
+    pub async fn expect_closed_unanswered(&mut self) -> Closed {
+        use tokio::io::AsyncReadExt;
+        let MaybeTlsStream::Plain(tcp) = self.ws.get_mut() else {
+            panic!("test clients use plain TCP");
+        };
+        let mut sent = Vec::new();
+        crate::guarded("the server to close the socket", tcp.read_to_end(&mut sent))
+            .await
+            .expect("read the socket to its end");
+        // The last frame: 0x88 (a final close frame, unmasked), a payload length under 126, then
+        // the code and the reason.
+        (2..=125usize)
+            .filter(|len| sent.len() >= len + 2)
+            .find_map(|len| {
+                let frame = &sent[sent.len() - len - 2..];
+                (frame[0] == 0x88 && usize::from(frame[1]) == len)
+                    .then(|| Closed::Code(u16::from_be_bytes([frame[2], frame[3]])))
+            })
+            .unwrap_or(Closed::NoCode)
     }
 
     /// Closes the socket.

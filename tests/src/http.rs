@@ -1,16 +1,30 @@
 //! A small HTTP/1.1 client, enough for the server's JSON API.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::TcpSocket;
 
 /// Sends one request (`Connection: close`) and returns the status and the body.
 pub async fn request(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
+    request_from(Ipv4Addr::LOCALHOST.into(), addr, method, path, body).await
+}
+
+/// Sends one request from the loopback address `from` (any of `127.0.0.0/8`) and returns the
+/// status and the body.
+pub async fn request_from(
+    from: IpAddr,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, String) {
     let exchange = async {
-        let mut stream = TcpStream::connect(addr)
-            .await
-            .expect("connect to the server");
+        let socket = TcpSocket::new_v4().expect("a socket");
+        socket
+            .bind(SocketAddr::new(from, 0))
+            .expect("bind a loopback address");
+        let mut stream = socket.connect(addr).await.expect("connect to the server");
         let head = format!(
             "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
              Content-Length: {}\r\nConnection: close\r\n\r\n",

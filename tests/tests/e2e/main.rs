@@ -7,12 +7,17 @@
 //! - `scores` — fixed test decks reproduce the standard table's worked examples exactly.
 //! - `lobby` — seats, bots, presets and the host's powers before the match.
 //! - `reconnect` — coming back with the seat token, stand-in bots for away people, spectators.
+//! - `limits` — the message rate, the connection cap, pings, failed lookups per address, and
+//!   the origin check.
+//! - `shutdown` — graceful shutdown: `bye`, close 1001, and `run` returning.
 //! - `common` — helpers shared by these tests.
 
 mod api;
 mod bad_input;
 mod common;
+mod limits;
 mod lobby;
 mod matches;
 mod reconnect;
 mod scores;
+mod shutdown;
