@@ -39,6 +39,8 @@ const ERROR_TEXT = {
   match_not_over: "The match isn't over yet.",
   unsupported_protocol: "This page is out of date with the server; reload it.",
   unknown_room: "There is no room with that code. It may have closed, or the server restarted.",
+  rate_limited: "Slow down a little: that was too many messages at once.",
+  too_many_attempts: "Too many room codes that don't exist were tried from here; wait a minute and try again.",
   room_full: "Every seat is taken; you can still watch.",
   bad_token: "Your seat in this room has expired.",
   bad_name: "Please use a name of 1 to 24 characters.",
@@ -336,6 +338,10 @@ function onMessage(msg) {
       break;
     case "error":
       onError(msg);
+      break;
+    case "bye":
+      // The socket closes next; the connection comes back by itself with the seat token.
+      notice(msg.reason === "shutting_down" ? "The server is restarting; you'll be back in your seat in a moment." : errorText({ code: msg.reason, message: msg.message }), "error");
       break;
     default:
       break;
