@@ -12,6 +12,7 @@ use dhumbal_engine::{Phase, Preset, Settings};
 use dhumbal_protocol::{ClientMessage, CreateRoom, ServerMessage};
 use dhumbal_server::Config;
 use dhumbal_server::logging::{self, LogFormat};
+use dhumbal_tests::server::unlimited_rate;
 use dhumbal_tests::{Client, TestServer, guarded, random_action};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -73,7 +74,7 @@ async fn json_lines_for_rooms_and_matches_and_none_per_message() {
     let server = TestServer::with_config(Config {
         bot_delay_ms: 0,
         idle_room_ttl: Duration::from_millis(200),
-        ..Config::default()
+        ..unlimited_rate()
     })
     .await;
     let room = server
@@ -103,6 +104,7 @@ async fn json_lines_for_rooms_and_matches_and_none_per_message() {
                 }
             }
             ServerMessage::MatchResult(_) => break,
+            ServerMessage::Error(error) => panic!("a legal action was refused: {error:?}"),
             _ => {}
         }
     }
