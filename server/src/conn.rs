@@ -47,7 +47,7 @@ enum Ending {
     TooBig,
     /// The client kept sending faster than the rate limit.
     RateAbuse,
-    /// The client answered nothing for two ping intervals.
+    /// The client sent nothing, not even a pong, for two and a half ping intervals.
     Silent,
     /// The server is shutting down.
     Shutdown,
@@ -104,11 +104,17 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
                         code,
                         reason: reason.into(),
                     };
-                    let _ = sink.send(Message::Close(Some(frame))).await;
+                    // Kicked once the reader has waited long enough for it.
+                    tokio::select! {
+                        _ = sink.send(Message::Close(Some(frame))) => {}
+                        () = writer_kick.cancelled() => {}
+                    }
                     break;
                 }
                 None => {
-                    let _ = sink.send(Message::Close(None)).await;
+                    // A socket that takes no more data must not keep this task alive.
+                    let _ =
+                        tokio::time::timeout(WRITER_GRACE, sink.send(Message::Close(None))).await;
                     break;
                 }
             }
