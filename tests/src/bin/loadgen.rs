@@ -144,8 +144,10 @@ struct Server {
 
 impl Server {
     /// Starts the server binary on a free loopback port with instant bots, room for `rooms`
-    /// rooms, and warnings-only logs, and waits until it answers its health check.
-    async fn start(common: &Common, rooms: usize) -> Result<Server, String> {
+    /// rooms and `clients` connections, no per-connection message rate limit (the players here
+    /// act as fast as the server answers, faster than the limit allows a person), and
+    /// warnings-only logs, and waits until it answers its readiness check.
+    async fn start(common: &Common, rooms: usize, clients: usize) -> Result<Server, String> {
         let binary = match &common.server {
             Some(path) => path.clone(),
             None => std::env::current_exe()
@@ -166,6 +168,13 @@ impl Server {
                 "--ws-echo",
             ])
             .args(["--max-rooms", &(rooms + 16).to_string()])
+            .args(["--max-connections", &(clients + 64).to_string()])
+            .args([
+                "--messages-per-sec",
+                "1000000",
+                "--message-burst",
+                "1000000",
+            ])
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -725,7 +734,7 @@ async fn play(args: PlayArgs) -> Result<(), String> {
         ));
     }
     let args = Arc::new(args);
-    let server = Server::start(&args.common, args.rooms).await?;
+    let server = Server::start(&args.common, args.rooms, clients).await?;
     println!(
         "server {} (pid {}); {} rooms x {} people = {clients} clients over {} source addresses, {} s",
         server.addr,
@@ -813,7 +822,7 @@ async fn idle(args: IdleArgs) -> Result<(), String> {
         return Err(format!("at most {MAX_CLIENTS} connections"));
     }
     let common = Arc::new(args.common);
-    let server = Server::start(&common, 16).await?;
+    let server = Server::start(&common, 16, args.connections).await?;
     println!(
         "server {} (pid {}); opening {} idle WebSockets over {} source addresses",
         server.addr,
