@@ -10,6 +10,7 @@ use std::time::Duration;
 use dhumbal_engine::{Phase, Preset, Settings};
 use dhumbal_protocol::{ClientMessage, CreateRoom, ServerMessage, codes};
 use dhumbal_server::{Config, health};
+use dhumbal_tests::server::unlimited_rate;
 use dhumbal_tests::{Client, PATIENCE, TestServer, guarded, http, random_action};
 use futures_util::{SinkExt, StreamExt};
 use rand::SeedableRng;
@@ -158,7 +159,7 @@ async fn a_takeover_is_counted() {
     let server = TestServer::with_config(Config {
         bot_delay_ms: 0,
         takeover_after: Duration::from_millis(50),
-        ..Config::default()
+        ..unlimited_rate()
     })
     .await;
     let room = server.create_room(&room_for_two()).await;
