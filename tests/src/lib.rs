@@ -25,7 +25,7 @@ pub mod watchdog;
 
 pub use client::Client;
 pub use leaks::LeakCheck;
-pub use play::random_action;
+pub use play::{answer, random_action};
 pub use server::TestServer;
 pub use watchdog::{Watchdog, guarded};
 

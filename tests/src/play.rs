@@ -5,6 +5,20 @@ use dhumbal_protocol::{ClientMessage, DrawFrom};
 use rand::Rng;
 use rand::seq::IndexedRandom;
 
+/// What a random player sends in answer to a new view, if anything: a random legal action on its
+/// turn, and `ready` once per finished round (`ready_for` remembers the last round it was sent
+/// for).
+pub fn answer(view: &SeatView, rng: &mut impl Rng, ready_for: &mut u32) -> Option<ClientMessage> {
+    if view.my_turn() {
+        Some(random_action(view, rng))
+    } else if view.phase == Phase::RoundOver && *ready_for < view.round {
+        *ready_for = view.round;
+        Some(ClientMessage::Ready)
+    } else {
+        None
+    }
+}
+
 /// A random legal action for the seat whose turn it is, read from its view: a call when the view
 /// allows one (half the time), a draw from the stock or a takeable pile card, or a throw of one
 /// card or of cards of one rank (never the barred card). Works for tables without runs and

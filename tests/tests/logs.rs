@@ -8,12 +8,12 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dhumbal_engine::{Phase, Preset, Settings};
+use dhumbal_engine::{Preset, Settings};
 use dhumbal_protocol::{ClientMessage, CreateRoom, ServerMessage};
 use dhumbal_server::Config;
 use dhumbal_server::logging::{self, LogFormat};
 use dhumbal_tests::server::unlimited_rate;
-use dhumbal_tests::{Client, TestServer, guarded, random_action};
+use dhumbal_tests::{Client, TestServer, answer, guarded};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tracing_subscriber::EnvFilter;
@@ -94,12 +94,8 @@ async fn json_lines_for_rooms_and_matches_and_none_per_message() {
     loop {
         match host.recv().await {
             ServerMessage::State { view } => {
-                if view.my_turn() {
-                    host.send(random_action(&view, &mut rng)).await;
-                    sent += 1;
-                } else if view.phase == Phase::RoundOver && ready_for < view.round {
-                    ready_for = view.round;
-                    host.send(ClientMessage::Ready).await;
+                if let Some(message) = answer(&view, &mut rng, &mut ready_for) {
+                    host.send(message).await;
                     sent += 1;
                 }
             }

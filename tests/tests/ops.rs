@@ -7,11 +7,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use dhumbal_engine::{Phase, Preset, Settings};
+use dhumbal_engine::{Preset, Settings};
 use dhumbal_protocol::{ClientMessage, CreateRoom, ServerMessage, codes};
 use dhumbal_server::{Config, health};
 use dhumbal_tests::server::unlimited_rate;
-use dhumbal_tests::{Client, PATIENCE, TestServer, guarded, http, random_action};
+use dhumbal_tests::{Client, PATIENCE, TestServer, answer, guarded, http, random_action};
 use futures_util::{SinkExt, StreamExt};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -101,12 +101,8 @@ async fn metrics_count_messages_refusals_seats_and_a_whole_match() {
                     assert_eq!(value(&playing, r#"dhumbal_seated{kind="bot"}"#), 1.0);
                     checked_seats = true;
                 }
-                if view.my_turn() {
-                    host.send(random_action(&view, &mut rng)).await;
-                    sent += 1;
-                } else if view.phase == Phase::RoundOver && ready_for < view.round {
-                    ready_for = view.round;
-                    host.send(ClientMessage::Ready).await;
+                if let Some(message) = answer(&view, &mut rng, &mut ready_for) {
+                    host.send(message).await;
                     sent += 1;
                 }
             }
