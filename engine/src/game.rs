@@ -342,12 +342,25 @@ impl Game {
     ///
     /// If `seat` is not at the table (`seat >= self.seats()`).
     pub fn view(&self, seat: usize) -> SeatView {
-        SeatView::of(self, Some(seat))
+        SeatView::of(self, Some(seat), true)
     }
 
     /// What a spectator may see: everything public, no hand.
     pub fn spectator_view(&self) -> SeatView {
-        SeatView::of(self, None)
+        SeatView::of(self, None, true)
+    }
+
+    /// The view of `seat` (a spectator's for `None`) without the history: the same as
+    /// [`Game::view`] or [`Game::spectator_view`] but with [`SeatView::log`] and
+    /// [`SeatView::results`] left empty. The history only grows, and every event of it is told
+    /// once as it happens, so a sender that passes it on separately uses this after each change
+    /// rather than copying the whole history again for every seat.
+    ///
+    /// # Panics
+    ///
+    /// If `seat` is `Some` seat that is not at the table.
+    pub fn view_without_history(&self, seat: Option<usize>) -> SeatView {
+        SeatView::of(self, seat, false)
     }
 
     // ----- Queries used by views, bots and clients -----

@@ -5,6 +5,10 @@
 //! card, the throw count, the scores and the public log. After a show, the round's result holds
 //! every hand face up. Nothing else: never another seat's cards before the show, never the
 //! stock's order, never a seed.
+//!
+//! The history (the round's log and the match's finished results) is part of the view but not of
+//! its serialized form: it only grows, and every part of it is public and told once as it
+//! happens, so a client keeps it from those messages and the view on the wire stays small.
 
 use serde::{Deserialize, Serialize};
 
@@ -59,14 +63,18 @@ pub struct SeatView {
     pub can_call: bool,
     /// Every seat's running Total.
     pub totals: Vec<i64>,
-    /// Every finished round's result.
+    /// Every finished round's result. Not serialized: see the module's overview.
+    #[serde(skip)]
     pub results: Vec<RoundResult>,
-    /// The public log of the current round.
+    /// The public log of the current round: its `Dealt` event and every event since. Not
+    /// serialized: see the module's overview.
+    #[serde(skip)]
     pub log: Vec<Event>,
 }
 
 impl SeatView {
-    pub(crate) fn of(game: &Game, seat: Option<usize>) -> SeatView {
+    /// Projects `game` for `seat` (a spectator for `None`), with the history or without it.
+    pub(crate) fn of(game: &Game, seat: Option<usize>, history: bool) -> SeatView {
         let settings = game.settings().clone();
         let hand = seat.map(|s| game.hand(s).to_vec()).unwrap_or_default();
         let playing = !matches!(game.phase(), Phase::RoundOver | Phase::MatchOver);
@@ -95,8 +103,16 @@ impl SeatView {
             throw_cap: THROW_CAP,
             can_call: seat.is_some_and(|s| game.can_call(s)),
             totals: game.totals().to_vec(),
-            results: game.results().to_vec(),
-            log: game.log().to_vec(),
+            results: if history {
+                game.results().to_vec()
+            } else {
+                Vec::new()
+            },
+            log: if history {
+                game.log().to_vec()
+            } else {
+                Vec::new()
+            },
             settings,
         }
     }

@@ -8,7 +8,7 @@
 //! ```
 //! use dhumbal_protocol::{ClientMessage, parse_client_message};
 //!
-//! let text = r#"{"type":"hello","protocol":1,"room":"CODE","name":"Asha","token":null}"#;
+//! let text = r#"{"type":"hello","protocol":2,"room":"CODE","name":"Asha","token":null}"#;
 //! let envelope = parse_client_message(text).unwrap();
 //! assert!(matches!(envelope.message, ClientMessage::Hello(_)));
 //! ```
@@ -23,12 +23,15 @@
 //!   ([`parse_client_message`]), with the shape errors `bad_message` and `unknown_type`.
 //! - [`server`] — what the server sends ([`ServerMessage`]) and the room description
 //!   ([`RoomState`]).
+//! - [`history`] — the round's log and the match's results as a client keeps them
+//!   ([`History::follow`]), since a `state` does not repeat them.
 //! - [`http`] — the JSON bodies of the HTTP API (`POST /api/rooms`, `GET /api/rooms/{code}`).
 //! - [`codes`] — the stable error codes of the protocol itself (the engine adds its rule codes).
 //! - `schema` — mirrors of the engine's wire types for the JSON Schema ([`json_schema`]).
 
 pub mod client;
 pub mod codes;
+pub mod history;
 pub mod http;
 mod schema;
 pub mod server;
@@ -37,6 +40,7 @@ pub use client::{
     ClientEnvelope, ClientMessage, DrawFrom, Hello, MessageId, ParseError, draw_source,
     parse_client_message,
 };
+pub use history::History;
 pub use http::{ApiError, CreateRoom, CreatedRoom, RoomSummary};
 pub use schema::json_schema;
 pub use server::{
@@ -45,7 +49,7 @@ pub use server::{
 
 /// The protocol's version. A `hello` carrying another version is refused with
 /// [`codes::UNSUPPORTED_PROTOCOL`].
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The WebSocket close code sent to a connection whose seat was taken back by another connection
 /// presenting the same seat token (the newer connection wins).

@@ -345,10 +345,6 @@ pub(crate) struct SeatView {
     can_call: bool,
     /// Every seat's running Total.
     totals: Vec<i64>,
-    /// Every finished round's result.
-    results: Vec<RoundResult>,
-    /// The public log of the current round.
-    log: Vec<Event>,
 }
 
 /// The JSON Schema (draft 2020-12) of the whole protocol: `oneOf` a client message or a server
@@ -485,6 +481,7 @@ mod tests {
         for kind in [
             "welcome",
             "room",
+            "history",
             "state",
             "event",
             "round_result",

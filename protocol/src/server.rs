@@ -1,12 +1,16 @@
 //! What the server sends.
 //!
 //! After a successful `hello` a client gets `welcome`, then `room`, then (once the match has
-//! started) `state`. From then on: `room` whenever the seats or the stage change, `event` for
-//! every public event, `state` after every change of the game, `round_result` at each show,
-//! `match_result` at the end, and `error` answering a message that was refused. A socket the
+//! started) `history` and `state`. From then on: `room` whenever the seats or the stage change,
+//! `event` for every public event, `state` after every change of the game, `round_result` at each
+//! show, `match_result` at the end, and `error` answering a message that was refused. A socket the
 //! server closes on purpose gets `bye` with the reason just before the close frame.
+//!
+//! A `state` carries what changes turn by turn, not the history: the round's log and the match's
+//! finished results come once in `history` when a client arrives, and the client keeps them up to
+//! date from then on (see [`ServerMessage::History`]).
 
-use dhumbal_engine::{Difficulty, Event, RoundResult, SeatView, Settings, Standing};
+use dhumbal_engine::{Difficulty, Event, Game, RoundResult, SeatView, Settings, Standing};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -21,9 +25,23 @@ pub enum ServerMessage {
     Welcome(Welcome),
     /// The room: its seats, settings, host and stage. Sent on joining and after every change.
     Room(RoomState),
+    /// The history so far, sent once to a client arriving in a started match (on joining,
+    /// reconnecting or watching), just before its first `state`. The client keeps it from then
+    /// on: each `event` is added to the log, except `dealt`, which starts a new log (of itself);
+    /// a `dealt` for round 1 also starts a new match, with no results; each `round_result` is
+    /// added to the results.
+    History {
+        /// The public log of the current round: its `dealt` event and every event since.
+        #[schemars(with = "Vec<schema::Event>")]
+        log: Vec<Event>,
+        /// Every finished round's result in this match, in order.
+        #[schemars(with = "Vec<schema::RoundResult>")]
+        results: Vec<RoundResult>,
+    },
     /// This seat's view of the game (a spectator's view for a spectator), after every change.
     State {
-        /// Everything this seat may see.
+        /// Everything this seat may see, except the history (the view's `log` and `results`
+        /// are not sent: see `history`).
         #[schemars(with = "schema::SeatView")]
         view: Box<SeatView>,
     },
@@ -185,6 +203,22 @@ impl ServerMessage {
         })
     }
 
+    /// The `history` a client arriving now needs: the current round's log and the match's
+    /// finished results.
+    pub fn history(game: &Game) -> ServerMessage {
+        ServerMessage::History {
+            log: game.log().to_vec(),
+            results: game.results().to_vec(),
+        }
+    }
+
+    /// A `state` with `seat`'s view (a spectator's for `None`), without the history.
+    pub fn state(game: &Game, seat: Option<usize>) -> ServerMessage {
+        ServerMessage::State {
+            view: Box::new(game.view_without_history(seat)),
+        }
+    }
+
     /// This message as JSON text.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("server messages always serialize")
@@ -194,7 +228,7 @@ impl ServerMessage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dhumbal_engine::{Game, Preset};
+    use dhumbal_engine::Preset;
 
     #[test]
     fn server_messages_round_trip() {
@@ -207,8 +241,12 @@ mod tests {
                 token: Some("t".into()),
                 host: true,
             }),
+            ServerMessage::History {
+                log: game.log().to_vec(),
+                results: Vec::new(),
+            },
             ServerMessage::State {
-                view: Box::new(game.view(0)),
+                view: Box::new(game.view_without_history(Some(0))),
             },
             ServerMessage::Event {
                 event: game.log()[0].clone(),

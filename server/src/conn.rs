@@ -15,11 +15,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use dhumbal_protocol::{
     CLOSE_GOING_AWAY, CLOSE_NO_PONG, CLOSE_POLICY_VIOLATION, CLOSE_TOO_BIG, ClientMessage,
     PROTOCOL_VERSION, ServerMessage, codes, parse_client_message,
 };
+use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
@@ -37,6 +38,40 @@ const CLOSE_LINGER: Duration = Duration::from_secs(1);
 
 /// How long a closing connection's writer may take to flush what is left.
 const WRITER_GRACE: Duration = Duration::from_secs(5);
+
+/// The most queued messages one write to a socket carries.
+const MAX_BATCH: usize = 64;
+
+/// Writes `first` and every text already waiting in `outbox` (up to [`MAX_BATCH`]) to the socket,
+/// then flushes once: an action's events and state leave in one write, not one each. A close
+/// found in the queue is put in `held`, to be sent after. Returns how many messages went out, or
+/// `None` if the socket failed.
+async fn write_batch(
+    sink: &mut SplitSink<WebSocket, Message>,
+    first: Utf8Bytes,
+    outbox: &mut mpsc::Receiver<Outgoing>,
+    held: &mut Option<Outgoing>,
+) -> Option<u64> {
+    let mut text = first;
+    let mut sent = 0;
+    loop {
+        sink.feed(Message::Text(text)).await.ok()?;
+        sent += 1;
+        if sent == MAX_BATCH as u64 {
+            break;
+        }
+        match outbox.try_recv() {
+            Ok(Outgoing::Text(more)) => text = more,
+            Ok(other) => {
+                *held = Some(other);
+                break;
+            }
+            Err(_) => break,
+        }
+    }
+    sink.flush().await.ok()?;
+    Some(sent)
+}
 
 /// How a connection's reader loop ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,8 +106,13 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
     let metrics = Arc::clone(&app.metrics);
     let mut pings = pinger(app.config.ping_interval);
     let writer = tokio::spawn(async move {
+        // A close taken off the queue while batching texts, to be sent after them.
+        let mut held: Option<Outgoing> = None;
         loop {
-            let next = tokio::select! {
+            let next = if let Some(held) = held.take() {
+                Some(held)
+            } else {
+                tokio::select! {
                 biased;
                 next = outbox.recv() => next,
                 () = writer_kick.cancelled() => None,
@@ -86,18 +126,19 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
                     }
                     continue;
                 }
+                }
             };
             match next {
                 Some(Outgoing::Text(text)) => {
                     // A socket that stops taking data must not keep this task alive once kicked.
                     let sent = tokio::select! {
-                        sent = sink.send(Message::Text(text)) => sent.is_ok(),
-                        () = writer_kick.cancelled() => false,
+                        sent = write_batch(&mut sink, text, &mut outbox, &mut held) => sent,
+                        () = writer_kick.cancelled() => None,
                     };
-                    if !sent {
+                    let Some(sent) = sent else {
                         break;
-                    }
-                    metrics.messages_out.increment(1);
+                    };
+                    metrics.messages_out.increment(sent);
                 }
                 Some(Outgoing::Close(code, reason)) => {
                     let frame = CloseFrame {
@@ -282,7 +323,9 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
                     &tx,
                     &ServerMessage::error(
                         codes::HELLO_FIRST,
-                        "say hello first: {\"type\":\"hello\",\"protocol\":1,\"room\":…,\"name\":…,\"token\":null}",
+                        format!(
+                            "say hello first: {{\"type\":\"hello\",\"protocol\":{PROTOCOL_VERSION},\"room\":…,\"name\":…,\"token\":null}}"
+                        ),
                         id,
                     ),
                 );

@@ -473,7 +473,9 @@ impl Room {
         });
         self.send_to(conn, &welcome);
         self.broadcast_room();
-        if self.game.is_some() {
+        if let Some(game) = &self.game {
+            let history = ServerMessage::history(game);
+            self.send_to(conn, &history);
             self.send_state(conn);
         }
         Ok(())
@@ -1095,16 +1097,8 @@ impl Room {
         let (Some(game), Some(client)) = (&self.game, self.clients.get(&conn)) else {
             return;
         };
-        let view = match client.seat {
-            Some(seat) => game.view(seat),
-            None => game.spectator_view(),
-        };
-        self.send_to(
-            conn,
-            &ServerMessage::State {
-                view: Box::new(view),
-            },
-        );
+        let state = ServerMessage::state(game, client.seat);
+        self.send_to(conn, &state);
     }
 
     fn seat_infos(&self) -> Vec<SeatInfo> {

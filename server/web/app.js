@@ -148,6 +148,11 @@ const app = {
   welcome: null,
   room: null,
   view: null,
+  /**
+   * The round's log and the match's finished results. A `state` leaves them out: they come in
+   * `history` on arrival, and this page keeps them up to date from `event` and `round_result`.
+   */
+  history: { log: [], results: [] },
   matchResult: null,
   table: null,
   lobbyForm: null,
@@ -325,8 +330,11 @@ function onMessage(msg) {
       if (app.welcome) app.welcome.seat = msg.your_seat;
       paint();
       break;
+    case "history":
+      app.history = { log: msg.log, results: msg.results };
+      break;
     case "state":
-      app.view = msg.view;
+      app.view = { ...msg.view, log: app.history.log, results: app.history.results };
       paint();
       break;
     case "match_result":
@@ -334,7 +342,10 @@ function onMessage(msg) {
       paint();
       break;
     case "round_result":
+      app.history.results.push(msg.result);
+      break;
     case "event":
+      followEvent(msg.event);
       break;
     case "error":
       onError(msg);
@@ -346,6 +357,15 @@ function onMessage(msg) {
     default:
       break;
   }
+}
+
+/** Adds an event to the round's log; a deal starts a new log, and round 1's a new match. */
+function followEvent(event) {
+  if (event.type === "dealt") {
+    app.history.log = [];
+    if (event.round === 1) app.history.results = [];
+  }
+  app.history.log.push(event);
 }
 
 function onError(err) {

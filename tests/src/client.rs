@@ -4,8 +4,8 @@ use std::net::{IpAddr, SocketAddr};
 
 use dhumbal_engine::SeatView;
 use dhumbal_protocol::{
-    ClientEnvelope, ClientMessage, ErrorMessage, Hello, MessageId, PROTOCOL_VERSION, RoomState,
-    ServerMessage, Welcome,
+    ClientEnvelope, ClientMessage, ErrorMessage, Hello, History, MessageId, PROTOCOL_VERSION,
+    RoomState, ServerMessage, Welcome,
 };
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::{TcpSocket, TcpStream};
@@ -18,7 +18,9 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, client_async, connect_a
 use crate::LeakCheck;
 
 /// A connected WebSocket client. Every message it receives is scanned for leaks and remembered:
-/// the last `welcome`, `room` and view.
+/// the last `welcome`, `room` and view. It keeps the history the way a client must
+/// ([`History::follow`]) and puts it into each view it receives, so a test reads a view's `log`
+/// and `results` as the client has them.
 pub struct Client {
     /// The socket.
     ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
@@ -28,9 +30,11 @@ pub struct Client {
     pub welcome: Option<Welcome>,
     /// The last `room`.
     pub room: Option<RoomState>,
-    /// The last view (`state`).
+    /// The last view (`state`), with the history filled in.
     pub view: Option<SeatView>,
-    /// Every message received, in order.
+    /// The history as this client keeps it.
+    pub history: History,
+    /// Every message received, in order (each `state`'s view with the history filled in).
     pub received: Vec<ServerMessage>,
 }
 
@@ -58,6 +62,7 @@ impl Client {
             welcome: None,
             room: None,
             view: None,
+            history: History::default(),
             received: Vec::new(),
         }
     }
@@ -92,6 +97,7 @@ impl Client {
                 welcome: None,
                 room: None,
                 view: None,
+                history: History::default(),
                 received: Vec::new(),
             }),
             Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
@@ -200,12 +206,24 @@ impl Client {
             let value: serde_json::Value =
                 serde_json::from_str(text.as_str()).expect("the server sends JSON");
             self.leaks.scan(&value);
-            let message: ServerMessage =
+            if value["type"] == "state" {
+                let view = &value["view"];
+                assert!(
+                    view.get("log").is_none() && view.get("results").is_none(),
+                    "a state repeats the history: {text}"
+                );
+            }
+            let mut message: ServerMessage =
                 serde_json::from_value(value).expect("the server sends protocol messages");
-            match &message {
+            self.history.follow(&message);
+            match &mut message {
                 ServerMessage::Welcome(welcome) => self.welcome = Some(welcome.clone()),
                 ServerMessage::Room(room) => self.room = Some(room.clone()),
-                ServerMessage::State { view } => self.view = Some((**view).clone()),
+                ServerMessage::State { view } => {
+                    view.log.clone_from(&self.history.log);
+                    view.results.clone_from(&self.history.results);
+                    self.view = Some((**view).clone());
+                }
                 _ => {}
             }
             self.received.push(message.clone());

@@ -5,7 +5,7 @@
 //! follows the public events of the round as its client receives them, and for every frame
 //! collects every card the frame names — skipping only the results of shows (every hand face
 //! up, which is the point of a show: `round_result`, `match_result`, the `round_ended` and
-//! `match_ended` events, and a view's `results` of finished rounds). Any other card that is
+//! `match_ended` events, and the `results` of finished rounds in `history`). Any other card that is
 //! neither in the seat's own hand nor public is a leak.
 
 use std::collections::HashSet;
@@ -16,7 +16,8 @@ use serde_json::Value;
 /// Message and event types that carry a show's face-up hands.
 const SHOWS: [&str; 4] = ["round_result", "match_result", "round_ended", "match_ended"];
 
-/// Follows one client's frames; see the module documentation.
+/// Follows one client's frames (the `history` a client gets on arriving, then every `event`); see
+/// the module documentation.
 #[derive(Debug, Default)]
 pub struct LeakCheck {
     /// Cards the whole table has seen this round.
@@ -35,13 +36,14 @@ impl LeakCheck {
         if kind == "event" {
             self.learn_event(&frame["event"]);
         }
+        if kind == "history" {
+            // The round so far, for a client arriving now: it starts with the round's deal.
+            for event in frame["log"].as_array().into_iter().flatten() {
+                self.learn_event(event);
+            }
+        }
         if kind == "state" {
             let view = &frame["view"];
-            if let Some(log) = view["log"].as_array() {
-                for event in log {
-                    self.learn_event(event);
-                }
-            }
             self.hand = cards_of(&view["hand"]);
             if let (Some(seat), Some(counts)) =
                 (view["seat"].as_u64(), view["card_counts"].as_array())
@@ -124,12 +126,31 @@ mod tests {
         check.scan(
             &json!({"type":"event","event":{"type":"dealt","round":1,"dealer":3,"pile_top":"5H"}}),
         );
-        check.scan(&json!({"type":"state","view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5],"log":[]}}));
+        check.scan(
+            &json!({"type":"state","view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5]}}),
+        );
         check.scan(&json!({"type":"event","event":{"type":"threw","seat":1,"cards":["KD"]}}));
         check.scan(&json!({"type":"round_result","result":{"hands":[["AS"],["QC"]]}}));
         let leak = std::panic::catch_unwind(move || {
-            check.scan(&json!({"type":"state","view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5],"top_throw":["QC"],"log":[]}}));
+            check.scan(&json!({"type":"state","view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5],"top_throw":["QC"]}}));
         });
         assert!(leak.is_err(), "QC was never shown to seat 0");
+    }
+
+    #[test]
+    fn a_client_arriving_mid_round_learns_the_public_cards_from_its_history() {
+        let mut check = LeakCheck::default();
+        check.scan(&json!({"type":"history","log":[
+            {"type":"dealt","round":2,"dealer":0,"pile_top":"5H"},
+            {"type":"threw","seat":1,"cards":["KD","KS"]}
+        ],"results":[{"hands":[["QC"],["2C"]]}]}));
+        check.scan(&json!({"type":"state","view":{"seat":0,"hand":["AS"],"card_counts":[1,4],"top_throw":["KD","KS"],"previous_throw":["5H"]}}));
+        let leak = std::panic::catch_unwind(move || {
+            check.scan(&json!({"type":"state","view":{"seat":0,"hand":["AS"],"card_counts":[1,4],"top_throw":["QC"]}}));
+        });
+        assert!(
+            leak.is_err(),
+            "QC was shown only in a finished round, not in this one"
+        );
     }
 }

@@ -41,6 +41,7 @@ use tokio::sync::Semaphore;
 use tokio::time::timeout_at;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 /// The command line.
 #[derive(Debug, Parser)]
@@ -264,9 +265,18 @@ async fn connect(server: SocketAddr, from: Ipv4Addr, path: &str) -> Result<Ws, S
         .await
         .map_err(|e| format!("connect from {from}: {e}"))?;
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    let (ws, _) = tokio_tungstenite::client_async(format!("ws://{server}{path}"), stream)
-        .await
-        .map_err(|e| format!("upgrade: {e}"))?;
+    // tungstenite's default read buffer (128 KiB, zeroed as it is reserved) would make the load
+    // generator spend more time clearing memory than reading messages of under a kilobyte.
+    let config = WebSocketConfig::default()
+        .read_buffer_size(4 * 1024)
+        .write_buffer_size(0);
+    let (ws, _) = tokio_tungstenite::client_async_with_config(
+        format!("ws://{server}{path}"),
+        stream,
+        Some(config),
+    )
+    .await
+    .map_err(|e| format!("upgrade: {e}"))?;
     Ok(ws)
 }
 

@@ -5,6 +5,8 @@
 //!   client receives is scanned for cards its seat may not see.
 //! - `bad_input` — each kind of bad input gets its own error and leaves the game as it was.
 //! - `scores` — fixed test decks reproduce the standard table's worked examples exactly.
+//! - `history` — a `state` leaves the history out; a late arrival gets it whole in `history`,
+//!   equal to what the players kept from the events.
 //! - `lobby` — seats, bots, presets and the host's powers before the match.
 //! - `reconnect` — coming back with the seat token, stand-in bots for away people, spectators.
 //! - `limits` — the message rate, the connection cap, pings, failed lookups per address, and
@@ -15,6 +17,7 @@
 mod api;
 mod bad_input;
 mod common;
+mod history;
 mod limits;
 mod lobby;
 mod matches;

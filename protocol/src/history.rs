@@ -1,0 +1,120 @@
+//! The history a client keeps: the current round's log and the match's finished results.
+//!
+//! The server sends the history once, in `history`, when a client arrives in a started match;
+//! after that a `state` no longer repeats it, and the client follows the `event` and
+//! `round_result` messages instead. [`History::follow`] is that rule, for Rust clients; the web
+//! client does the same in `server/web/app.js`.
+
+use dhumbal_engine::{Event, RoundResult};
+
+use crate::ServerMessage;
+
+/// The round's log and the match's results, as a client keeps them from the server's messages.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct History {
+    /// The public log of the current round: its `dealt` event and every event since.
+    pub log: Vec<Event>,
+    /// Every finished round's result in this match, in order.
+    pub results: Vec<RoundResult>,
+}
+
+impl History {
+    /// Brings the history up to date with one message from the server: `history` replaces it;
+    /// an `event` is added to the log, except `dealt`, which starts a new log (and, for round 1,
+    /// a new match with no results); a `round_result` is added to the results. Other messages
+    /// change nothing.
+    pub fn follow(&mut self, message: &ServerMessage) {
+        match message {
+            ServerMessage::History { log, results } => {
+                self.log.clone_from(log);
+                self.results.clone_from(results);
+            }
+            ServerMessage::Event { event } => {
+                if let Event::Dealt { round, .. } = event {
+                    self.log.clear();
+                    if *round == 1 {
+                        self.results.clear();
+                    }
+                }
+                self.log.push(event.clone());
+            }
+            ServerMessage::RoundResult { result } => self.results.push((**result).clone()),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dhumbal_engine::{Game, Phase, Preset, Rounds, Settings};
+
+    /// The messages the server sends for `events`, in its order: each event, and a
+    /// `round_result` after each show.
+    fn messages(events: Vec<Event>) -> Vec<ServerMessage> {
+        let mut out = Vec::new();
+        for event in events {
+            let result = match &event {
+                Event::RoundEnded { result } => Some(result.clone()),
+                _ => None,
+            };
+            out.push(ServerMessage::Event { event });
+            out.extend(result.map(|result| ServerMessage::RoundResult { result }));
+        }
+        out
+    }
+
+    /// A client that arrives at any point and follows the messages from then on keeps exactly
+    /// the engine's log and results, through whole matches of every preset and a rematch.
+    #[test]
+    fn following_the_messages_keeps_the_engines_history() {
+        for preset in Preset::ALL {
+            let settings = Settings {
+                rounds: Rounds::Fixed(3),
+                ..preset.settings()
+            };
+            for (n, arrive_at) in [0usize, 7, 40].into_iter().enumerate() {
+                let mut kept = History::default();
+                let mut arrived = false;
+                for rematch in 0..2u8 {
+                    let mut game = Game::new(settings.clone(), [n as u8 + rematch; 32]).unwrap();
+                    let mut pending = messages(game.log().to_vec());
+                    for step in 0..20_000usize {
+                        if !arrived && step >= arrive_at {
+                            kept.follow(&ServerMessage::history(&game));
+                            arrived = true;
+                        } else if arrived {
+                            pending.iter().for_each(|m| kept.follow(m));
+                        }
+                        if arrived {
+                            assert_eq!(kept.log, game.log(), "{preset:?}, step {step}");
+                            assert_eq!(kept.results, game.results(), "{preset:?}, step {step}");
+                        }
+                        pending = match game.phase() {
+                            Phase::MatchOver => break,
+                            Phase::RoundOver => messages(game.next_round().unwrap()),
+                            _ => {
+                                let seat = game.turn();
+                                let actions = game.legal_actions(seat);
+                                let action = actions[(step * 7 + n) % actions.len()].clone();
+                                messages(game.apply(seat, action).unwrap())
+                            }
+                        };
+                    }
+                    assert!(game.is_over(), "{preset:?} did not finish");
+                }
+            }
+        }
+    }
+
+    /// The view in a `state` leaves the history out of its JSON.
+    #[test]
+    fn a_state_does_not_carry_the_history() {
+        let game = Game::new(Preset::Standard.settings(), [5; 32]).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&ServerMessage::state(&game, Some(0)).to_json()).unwrap();
+        let view = json["view"].as_object().unwrap();
+        assert!(!view.contains_key("log") && !view.contains_key("results"));
+        assert!(view.contains_key("hand") && view.contains_key("totals"));
+    }
+}
