@@ -108,6 +108,9 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
     let writer = tokio::spawn(async move {
         // A close taken off the queue while batching texts, to be sent after them.
         let mut held: Option<Outgoing> = None;
+        // Made once: a cancellation future registers itself when first polled, not on every turn.
+        let kicked = writer_kick.cancelled();
+        tokio::pin!(kicked);
         loop {
             let next = if let Some(held) = held.take() {
                 Some(held)
@@ -115,11 +118,11 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
                 tokio::select! {
                 biased;
                 next = outbox.recv() => next,
-                () = writer_kick.cancelled() => None,
+                () = &mut kicked => None,
                 () = tick(&mut pings) => {
                     let sent = tokio::select! {
                         sent = sink.send(Message::Ping(Default::default())) => sent.is_ok(),
-                        () = writer_kick.cancelled() => false,
+                        () = &mut kicked => false,
                     };
                     if !sent {
                         break;
@@ -133,7 +136,7 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
                     // A socket that stops taking data must not keep this task alive once kicked.
                     let sent = tokio::select! {
                         sent = write_batch(&mut sink, text, &mut outbox, &mut held) => sent,
-                        () = writer_kick.cancelled() => None,
+                        () = &mut kicked => None,
                     };
                     let Some(sent) = sent else {
                         break;
@@ -148,7 +151,7 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
                     // Kicked once the reader has waited long enough for it.
                     tokio::select! {
                         _ = sink.send(Message::Close(Some(frame))) => {}
-                        () = writer_kick.cancelled() => {}
+                        () = &mut kicked => {}
                     }
                     break;
                 }
@@ -173,19 +176,26 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
     // ping intervals (two pings unanswered, and half an interval for the last pong to arrive)
     // shows it is not.
     let silence = app.config.ping_interval * 5 / 2;
-    let mut heard = Instant::now();
     let stop = app.shutdown.token();
+    // Made once and reset, rather than made anew for every message: each registers itself when
+    // first polled.
+    let stopping = stop.cancelled();
+    let kicked = kick.cancelled();
+    let quiet = tokio::time::sleep(silence);
+    tokio::pin!(stopping, kicked, quiet);
     let ending = loop {
         let frame = tokio::select! {
             biased;
-            () = stop.cancelled() => break Ending::Shutdown,
+            () = &mut stopping => break Ending::Shutdown,
             frame = stream.next() => frame,
-            () = kick.cancelled() => break Ending::Gone,
-            () = tokio::time::sleep_until(heard + silence), if !silence.is_zero() => {
+            () = &mut kicked => break Ending::Gone,
+            () = &mut quiet, if !silence.is_zero() => {
                 break Ending::Silent;
             }
         };
-        heard = Instant::now();
+        if !silence.is_zero() {
+            quiet.as_mut().reset(Instant::now() + silence);
+        }
         if matches!(frame, Some(Ok(Message::Text(_) | Message::Binary(_)))) {
             app.metrics.messages_in.increment(1);
             match rate.check() {

@@ -308,6 +308,8 @@ impl Room {
 
     async fn run(mut self, mut inbox: mpsc::Receiver<Command>, stop: CancellationToken) {
         info!(room = %self.code, "room opened");
+        let stopping = stop.cancelled();
+        tokio::pin!(stopping);
         loop {
             let idle_due = self.idle_since.map(|since| since + self.idle_ttl);
             let due = [
@@ -320,7 +322,7 @@ impl Room {
             .min();
             tokio::select! {
                 // The connections tell their clients `bye` themselves.
-                () = stop.cancelled() => {
+                () = &mut stopping => {
                     info!(room = %self.code, "closing the room: the server is shutting down");
                     break;
                 }
