@@ -149,13 +149,24 @@ pub fn hand_total(cards: &[Card], court: CourtValues) -> u32 {
     cards.iter().map(|c| c.value(court)).sum()
 }
 
+/// Every card's text, by index: the pack in suit order, then the jokers.
+const NAMES: [&str; CARD_KINDS] = [
+    "AS", "2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S", "10S", "JS", "QS", "KS", "AH", "2H",
+    "3H", "4H", "5H", "6H", "7H", "8H", "9H", "10H", "JH", "QH", "KH", "AD", "2D", "3D", "4D",
+    "5D", "6D", "7D", "8D", "9D", "10D", "JD", "QD", "KD", "AC", "2C", "3C", "4C", "5C", "6C",
+    "7C", "8C", "9C", "10C", "JC", "QC", "KC", "RJ", "BJ",
+];
+
+impl Card {
+    /// The card as written on the wire: rank then suit (`10H`, `AS`), or `RJ`/`BJ`.
+    pub fn name(self) -> &'static str {
+        NAMES[self.index()]
+    }
+}
+
 impl fmt::Display for Card {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.rank(), self.suit()) {
-            (Some(rank), Some(suit)) => write!(f, "{}{}", rank.symbol(), suit.letter()),
-            _ if *self == Card::RED_JOKER => f.write_str("RJ"),
-            _ => f.write_str("BJ"),
-        }
+        f.write_str(self.name())
     }
 }
 
@@ -209,7 +220,7 @@ impl FromStr for Card {
 
 impl Serialize for Card {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        serializer.serialize_str(self.name())
     }
 }
 
@@ -228,6 +239,18 @@ pub fn parse_cards(s: &str) -> Result<Vec<Card>, ParseCardError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_cards_name_is_its_rank_then_its_suit() {
+        for card in full_deck(true) {
+            let expected = match (card.rank(), card.suit()) {
+                (Some(rank), Some(suit)) => format!("{}{}", rank.symbol(), suit.letter()),
+                _ if card == Card::RED_JOKER => "RJ".to_owned(),
+                _ => "BJ".to_owned(),
+            };
+            assert_eq!(card.name(), expected);
+        }
+    }
 
     #[test]
     fn every_card_round_trips_through_its_text() {

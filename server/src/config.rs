@@ -104,7 +104,9 @@ pub struct Config {
     #[arg(long, env = "DHUMBAL_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub allowed_origins: Vec<String>,
     /// Serve `GET /ws-echo`, a WebSocket that echoes every message, with the same upgrade and
-    /// limits as the game's: for WebSocket conformance suites. Off in production.
+    /// limits as the game's: for WebSocket conformance suites; and `GET /ws-relay/{group}`, which
+    /// sends every message to each socket of its group: the load benchmark's bare baseline. Off
+    /// in production.
     #[arg(long, env = "DHUMBAL_WS_ECHO")]
     pub ws_echo: bool,
 }

@@ -46,7 +46,7 @@ const MAX_BATCH: usize = 64;
 /// then flushes once: an action's events and state leave in one write, not one each. A close
 /// found in the queue is put in `held`, to be sent after. Returns how many messages went out, or
 /// `None` if the socket failed.
-async fn write_batch(
+pub(crate) async fn write_batch(
     sink: &mut SplitSink<WebSocket, Message>,
     first: Utf8Bytes,
     outbox: &mut mpsc::Receiver<Outgoing>,

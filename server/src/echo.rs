@@ -1,25 +1,119 @@
-//! A diagnostic WebSocket echo at `GET /ws-echo`, served only with `--ws-echo`.
+//! Diagnostic WebSockets, served only with `--ws-echo`: an echo at `GET /ws-echo` and a relay at
+//! `GET /ws-relay/{group}`.
 //!
-//! It exists so that a WebSocket conformance suite (Autobahn, which expects a peer that echoes)
-//! can test this server's WebSocket stack: the same axum upgrade, the same limits and buffer
-//! sizes from the same [`Config`](crate::Config) ([`crate::api::ws_limits`]), and the same
+//! The echo exists so that a WebSocket conformance suite (Autobahn, which expects a peer that
+//! echoes) can test this server's WebSocket stack: the same axum upgrade, the same limits and
+//! buffer sizes from the same [`Config`](crate::Config) ([`crate::api::ws_limits`]), and the same
 //! closing discipline as the game's connections: after a close frame, keep reading until the
 //! socket ends, so that the close reply is flushed before the TCP connection is dropped.
+//!
+//! The relay is the bare baseline of the load benchmark: every text message a socket sends goes
+//! to every socket of its group, itself included, the way an action's answer goes to every seat
+//! of a room. It is built like a game connection (a reader, and a writer draining a bounded
+//! queue with [`crate::conn::write_batch`]) but has no rules, no room actor and no JSON, so the
+//! benchmark's ratio of the game to the relay is the cost of the game itself.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
-use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::routing::get;
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
 
 use crate::AppState;
 use crate::api::ws_limits;
+use crate::conn::write_batch;
+use crate::room::Outgoing;
 
-/// The echo route (merged into the app only with `--ws-echo`).
+/// The diagnostic routes (merged into the app only with `--ws-echo`).
 pub fn routes() -> Router<Arc<AppState>> {
-    Router::new().route("/ws-echo", get(upgrade))
+    let relay = Arc::new(Relay::default());
+    Router::new().route("/ws-echo", get(upgrade)).route(
+        "/ws-relay/{group}",
+        get(
+            move |State(app): State<Arc<AppState>>,
+                  Path(group): Path<String>,
+                  ws: WebSocketUpgrade| {
+                let relay = Arc::clone(&relay);
+                async move {
+                    let queue = app.config.client_queue;
+                    ws_limits(ws, &app.config)
+                        .on_upgrade(move |socket| relay_socket(socket, relay, group, queue))
+                }
+            },
+        ),
+    )
+}
+
+/// One member of a relay group: its number and its outbound queue.
+type Member = (u64, mpsc::Sender<Outgoing>);
+
+/// The relay's groups of sockets, by group name.
+#[derive(Default)]
+struct Relay {
+    groups: Mutex<HashMap<String, Vec<Member>>>,
+    next: AtomicU64,
+}
+
+/// Serves one relay socket: joins `group`, sends every text message it reads to every member's
+/// queue (a member whose queue is full misses it), and leaves the group when the socket ends.
+async fn relay_socket(socket: WebSocket, relay: Arc<Relay>, group: String, queue: usize) {
+    let me = relay.next.fetch_add(1, Ordering::Relaxed);
+    let (mut sink, mut stream) = socket.split();
+    let (tx, mut outbox) = mpsc::channel::<Outgoing>(queue.max(1));
+    relay
+        .groups
+        .lock()
+        .expect("the relay's lock is never poisoned")
+        .entry(group.clone())
+        .or_default()
+        .push((me, tx));
+    let writer = tokio::spawn(async move {
+        let mut held = None;
+        while let Some(Outgoing::Text(text)) = outbox.recv().await {
+            if write_batch(&mut sink, text, &mut outbox, &mut held)
+                .await
+                .is_none()
+            {
+                break;
+            }
+        }
+    });
+    while let Some(frame) = stream.next().await {
+        match frame {
+            Ok(Message::Text(text)) => {
+                let groups = relay
+                    .groups
+                    .lock()
+                    .expect("the relay's lock is never poisoned");
+                for (_, member) in groups.get(&group).into_iter().flatten() {
+                    let _ = member.try_send(Outgoing::Text(text.clone()));
+                }
+            }
+            // A close is answered by the socket, and the next read ends the loop.
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    {
+        let mut groups = relay
+            .groups
+            .lock()
+            .expect("the relay's lock is never poisoned");
+        if let Some(members) = groups.get_mut(&group) {
+            members.retain(|(n, _)| *n != me);
+            if members.is_empty() {
+                groups.remove(&group);
+            }
+        }
+    }
+    // With its queue's only sender gone, the writer sends what is left and ends.
+    let _ = writer.await;
 }
 
 /// `GET /ws-echo`: the WebSocket upgrade, with the game socket's limits.

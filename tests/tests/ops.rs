@@ -1,5 +1,5 @@
 //! Operations end to end: `/metrics` counts what happened, `/readyz` turns 503 while draining,
-//! the health check client, and a clean WebSocket close.
+//! the health check client, the diagnostic echo and relay, and a clean WebSocket close.
 //!
 //! Each test starts its own server, and each server has its own metrics, so the tests may run
 //! side by side in this binary without seeing each other's counts.
@@ -246,6 +246,41 @@ async fn the_echo_route_is_off_unless_asked_for() {
     ws.send(Message::text("namaste")).await.expect("sent");
     let echoed = guarded("the echo", ws.next()).await;
     assert!(matches!(echoed, Some(Ok(Message::Text(t))) if t.as_str() == "namaste"));
+}
+
+#[tokio::test]
+async fn the_relay_sends_a_message_to_its_whole_group_and_no_other() {
+    let off = TestServer::start().await;
+    assert_eq!(http::get(off.addr, "/ws-relay/a").await.0, 404);
+    let on = TestServer::with_config(Config {
+        ws_echo: true,
+        ..Config::default()
+    })
+    .await;
+    let open = |group: &'static str| {
+        let url = format!("ws://{}/ws-relay/{group}", on.addr);
+        async move {
+            guarded("a relay WebSocket to open", connect_async(url))
+                .await
+                .expect("the relay WebSocket opens")
+                .0
+        }
+    };
+    let (mut a1, mut a2, mut b) = (open("a").await, open("a").await, open("b").await);
+    a1.send(Message::text("to a")).await.expect("sent");
+    b.send(Message::text("to b")).await.expect("sent");
+    for (ws, expected) in [(&mut a1, "to a"), (&mut a2, "to a"), (&mut b, "to b")] {
+        let got = guarded("the relayed message", ws.next()).await;
+        assert!(
+            matches!(&got, Some(Ok(Message::Text(t))) if t.as_str() == expected),
+            "expected {expected:?}, got {got:?}"
+        );
+    }
+    // A member that leaves is no longer sent to; the group goes on.
+    a1.close(None).await.expect("closed");
+    a2.send(Message::text("again")).await.expect("sent");
+    let got = guarded("the relayed message", a2.next()).await;
+    assert!(matches!(&got, Some(Ok(Message::Text(t))) if t.as_str() == "again"));
 }
 
 #[tokio::test]

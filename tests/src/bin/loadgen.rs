@@ -11,9 +11,11 @@
 //!   (bots have no delay; every seat here is a person), `ready` between rounds and `rematch`
 //!   after each match. It prints the clients connected, actions per second, the latency from
 //!   sending an action to receiving the state that results (p50, p99, max), errors, and the
-//!   server's resident memory before and after. With `--echo` it then runs the same shape of
-//!   load (the same rooms of sockets, one action at a time per room, the same message size)
-//!   against the server's `/ws-echo` route, and prints the game's cost as ratios.
+//!   server's resident memory before and after. With `--echo` it then runs two bare baselines
+//!   built from the same crates and prints the game's cost as ratios to each: the same workload
+//!   against the relay (`/ws-relay/{group}`: the same rooms of sockets taking turns, each message
+//!   as large as what each client received per action in the game, sent to the whole room), and
+//!   the simplest one against the echo (`/ws-echo`: one action-sized message back to its sender).
 //! - `loadgen idle --connections 10000` opens that many WebSockets and holds them without a
 //!   word, then prints how many are held and the server's memory per connection.
 
@@ -92,7 +94,7 @@ struct PlayArgs {
     /// Seconds of play once every room has started.
     #[arg(long, default_value_t = 20)]
     seconds: u64,
-    /// Then run the same shape of load against the server's echo route, and print ratios.
+    /// Then run the same workload against the server's bare relay and its echo, and print ratios.
     #[arg(long)]
     echo: bool,
     /// Milliseconds each player thinks before each action (0: act as soon as the state
@@ -391,6 +393,8 @@ struct Tally {
     errors: BTreeMap<String, u64>,
     /// Clients that connected.
     connected: u64,
+    /// Bytes of text the clients received while playing.
+    received: u64,
 }
 
 impl Tally {
@@ -401,6 +405,7 @@ impl Tally {
             matches: 0,
             errors: BTreeMap::new(),
             connected: 0,
+            received: 0,
         }
     }
 
@@ -410,6 +415,7 @@ impl Tally {
 
     fn add(&mut self, other: Tally) {
         self.latency.add(&other.latency).expect("same bounds");
+        self.received += other.received;
         self.actions += other.actions;
         self.matches += other.matches;
         self.connected += other.connected;
@@ -488,6 +494,7 @@ async fn play_seat(
                 return tally;
             }
         };
+        tally.received += text.len() as u64;
         // Events and room updates need no answer: skip them unparsed.
         if text.as_str().starts_with(r#"{"type":"event""#)
             || text.as_str().starts_with(r#"{"type":"room""#)
@@ -597,18 +604,75 @@ async fn echo_room(mut seats: Vec<Ws>, think: Duration, deadline: tokio::time::I
     tally
 }
 
-/// Opens the echo route's sockets for one room.
-async fn seat_echo_room(
+/// The same shape of load against the relay route: each room's sockets take turns sending one
+/// message of `size` bytes, which the relay sends to every socket of the room; the sender's own
+/// copy ends its wait, and every socket reads its copy before the next turn, until `deadline`.
+async fn relay_room(
+    mut seats: Vec<Ws>,
+    size: usize,
+    think: Duration,
+    deadline: tokio::time::Instant,
+) -> Tally {
+    let mut tally = Tally::new();
+    tally.connected = seats.len() as u64;
+    let frame = r#"{"type":"relay","pad":""}"#;
+    let message = format!(
+        r#"{{"type":"relay","pad":"{}"}}"#,
+        "x".repeat(size.saturating_sub(frame.len()))
+    );
+    let mut turn = 0;
+    'play: while tokio::time::Instant::now() < deadline {
+        if !think.is_zero() {
+            tokio::time::sleep(think).await;
+        }
+        let sent = Instant::now();
+        if let Err(e) = seats[turn].send(Message::text(message.clone())).await {
+            tally.error(kind(&e.to_string()));
+            break;
+        }
+        let order = (turn..seats.len()).chain(0..turn);
+        for (n, seat) in order.enumerate() {
+            match recv_text(&mut seats[seat], deadline).await {
+                Ok(Some(text)) => tally.received += text.len() as u64,
+                Ok(None) => break 'play,
+                Err(e) => {
+                    tally.error(kind(&e));
+                    break 'play;
+                }
+            }
+            if n == 0 {
+                let micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX);
+                tally.latency.saturating_record(micros.max(1));
+                tally.actions += 1;
+            }
+        }
+        turn = (turn + 1) % seats.len();
+    }
+    for mut ws in seats {
+        let _ = ws.close(None).await;
+    }
+    tally
+}
+
+/// Opens the sockets of one room on a diagnostic route: `/ws-echo`, or the relay group named
+/// after the room.
+async fn seat_diagnostic_room(
     args: &PlayArgs,
     server: SocketAddr,
     room: usize,
     gate: &Semaphore,
+    relay: bool,
 ) -> Result<Vec<Ws>, String> {
+    let path = if relay {
+        format!("/ws-relay/room{room}")
+    } else {
+        "/ws-echo".to_owned()
+    };
     let mut seats = Vec::new();
     for n in 0..usize::from(args.humans) {
         let from = source(&args.common, room * usize::from(args.humans) + n);
         let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
-        seats.push(connect(server, from, "/ws-echo").await?);
+        seats.push(connect(server, from, &path).await?);
     }
     Ok(seats)
 }
@@ -791,36 +855,64 @@ async fn play(args: PlayArgs) -> Result<(), String> {
     };
     game.print("game: rooms of people playing");
     if args.echo {
-        // Let the game's sockets finish closing first.
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        let echo = {
+        // What each client received per action, on average: the relay sends that much.
+        let size = (game.tally.received / (game.tally.actions.max(1) * u64::from(args.humans)))
+            .max(1) as usize;
+        let mut baselines = Vec::new();
+        for relay in [true, false] {
+            // Let the previous run's sockets finish closing first.
+            tokio::time::sleep(Duration::from_secs(2)).await;
             let inner = Arc::clone(&args);
-            run_rooms(
+            let run = run_rooms(
                 &args,
                 &server,
                 move |room, gate| {
                     let args = Arc::clone(&inner);
-                    async move { seat_echo_room(&args, addr, room, &gate).await }
+                    async move { seat_diagnostic_room(&args, addr, room, &gate, relay).await }
                 },
-                |seats, _room, deadline| echo_room(seats, think, deadline),
+                move |seats, _room, deadline| async move {
+                    if relay {
+                        relay_room(seats, size, think, deadline).await
+                    } else {
+                        echo_room(seats, think, deadline).await
+                    }
+                },
             )
-            .await?
-        };
-        echo.print("echo: the same rooms of sockets against /ws-echo");
+            .await?;
+            if relay {
+                run.print(&format!(
+                    "relay: the same rooms against /ws-relay, each message of {size} bytes to the \
+                     whole room"
+                ));
+                baselines.push(("relay", run));
+            } else {
+                run.print("echo: the same rooms of sockets against /ws-echo, one action-sized message back");
+                baselines.push(("echo", run));
+            }
+        }
         let p99 = |run: &Run| run.tally.latency.value_at_quantile(0.99) as f64;
-        println!("== game / echo");
-        println!(
-            "throughput: echo {:.0} actions/s / game {:.0} actions/s = {:.2}x",
-            echo.actions_per_second(),
-            game.actions_per_second(),
-            echo.actions_per_second() / game.actions_per_second()
-        );
-        println!(
-            "p99 latency: game {:.3} ms / echo {:.3} ms = {:.2}x",
-            p99(&game) / 1000.0,
-            p99(&echo) / 1000.0,
-            p99(&game) / p99(&echo).max(1.0)
-        );
+        let cpu = |run: &Run| run.cpu.0 / run.tally.actions.max(1) as f64 * 1e6;
+        for (name, baseline) in &baselines {
+            println!("== game / {name}");
+            println!(
+                "throughput: {name} {:.0} actions/s / game {:.0} actions/s = {:.2}x",
+                baseline.actions_per_second(),
+                game.actions_per_second(),
+                baseline.actions_per_second() / game.actions_per_second()
+            );
+            println!(
+                "p99 latency: game {:.3} ms / {name} {:.3} ms = {:.2}x",
+                p99(&game) / 1000.0,
+                p99(baseline) / 1000.0,
+                p99(&game) / p99(baseline).max(1.0)
+            );
+            println!(
+                "server CPU per action: game {:.0} us / {name} {:.0} us = {:.2}x",
+                cpu(&game),
+                cpu(baseline),
+                cpu(&game) / cpu(baseline).max(f64::MIN_POSITIVE)
+            );
+        }
     }
     Ok(())
 }
