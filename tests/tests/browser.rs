@@ -1055,6 +1055,9 @@ async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
         .await;
     let sorted = |h: &[String]| h.iter().cloned().collect::<BTreeSet<String>>();
     assert_eq!(sorted(&before.hand), sorted(&after.hand), "the same seat");
+    // The round's log comes back too, from the history the server sends on arrival.
+    assert!(!before.log.is_empty(), "the deal is in the log");
+    assert_eq!(after.log, before.log, "the same log after the reload");
     assert!(!after.banner, "no reconnecting banner once back");
     assert!(after.my_turn, "seat 0 still leads");
     let seats = b.text("#seats").await;

@@ -704,7 +704,8 @@ impl Run {
             self.actions_per_second()
         );
         println!(
-            "latency (ms):       p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
+            "latency (ms):       mean {:.3}  p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
+            t.latency.mean() / 1000.0,
             ms(t.latency.value_at_quantile(0.5)),
             ms(t.latency.value_at_quantile(0.9)),
             ms(t.latency.value_at_quantile(0.99)),
@@ -854,6 +855,17 @@ async fn play(args: PlayArgs) -> Result<(), String> {
         .await?
     };
     game.print("game: rooms of people playing");
+    if args.think_ms == 0 {
+        // Each room has an action waiting at almost every moment (all but between rounds), so
+        // the throughput bounds the mean latency, whatever the scheduling: Little's law.
+        println!(
+            "closed loop:        {} rooms, at most one action waiting in each: mean latency <= {} / {:.0} actions/s = {:.1} ms",
+            args.rooms,
+            args.rooms,
+            game.actions_per_second(),
+            args.rooms as f64 / game.actions_per_second() * 1000.0
+        );
+    }
     if args.echo {
         // What each client received per action, on average: the relay sends that much.
         let size = (game.tally.received / (game.tally.actions.max(1) * u64::from(args.humans)))
