@@ -221,7 +221,15 @@ impl ServerMessage {
 
     /// This message as JSON text.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("server messages always serialize")
+        // Room for the whole message from the start (a state is about 700 bytes), rather than
+        // growing the buffer from nothing.
+        let capacity = match self {
+            ServerMessage::Event { .. } | ServerMessage::Error(_) | ServerMessage::Bye(_) => 128,
+            _ => 1024,
+        };
+        let mut json = Vec::with_capacity(capacity);
+        serde_json::to_writer(&mut json, self).expect("server messages always serialize");
+        String::from_utf8(json).expect("serde_json writes UTF-8")
     }
 }
 
