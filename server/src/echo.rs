@@ -10,7 +10,7 @@
 //! The relay is the bare baseline of the load benchmark: every text message a socket sends goes
 //! to every socket of its group, itself included, the way an action's answer goes to every seat
 //! of a room. It is built like a game connection (a reader, and a writer draining a bounded
-//! queue with [`crate::conn::write_batch`]) but has no rules, no room actor and no JSON, so the
+//! queue with the same batched writes) but has no rules, no room actor and no JSON, so the
 //! benchmark's ratio of the game to the relay is the cost of the game itself.
 
 use std::collections::HashMap;

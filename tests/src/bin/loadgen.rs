@@ -409,6 +409,13 @@ impl Tally {
         }
     }
 
+    /// Counts an action answered, `sent` being when it was sent.
+    fn answered(&mut self, sent: Instant) {
+        let micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.latency.saturating_record(micros.max(1));
+        self.actions += 1;
+    }
+
     fn error(&mut self, kind: impl Into<String>) {
         *self.errors.entry(kind.into()).or_default() += 1;
     }
@@ -511,9 +518,7 @@ async fn play_seat(
         let answer = match (peek.kind.as_str(), peek.view) {
             ("state", Some(view)) => {
                 if let Some(sent) = pending.take() {
-                    let micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX);
-                    tally.latency.saturating_record(micros.max(1));
-                    tally.actions += 1;
+                    tally.answered(sent);
                 }
                 let my_turn = view.seat == Some(view.turn)
                     && matches!(view.phase, Phase::Start | Phase::Throw | Phase::Draw);
@@ -561,65 +566,20 @@ async fn play_seat(
     tally
 }
 
-/// The same shape of load against the echo route: each room's sockets take turns, one message
-/// of an action's size at a time, until `deadline`.
-async fn echo_room(mut seats: Vec<Ws>, think: Duration, deadline: tokio::time::Instant) -> Tally {
-    let mut tally = Tally::new();
-    tally.connected = seats.len() as u64;
-    let action = serde_json::to_string(&ClientEnvelope::from(ClientMessage::Draw {
-        from: dhumbal_protocol::DrawFrom::Stock,
-        card: None,
-    }))
-    .expect("serializes");
-    let mut turn = 0;
-    'play: while tokio::time::Instant::now() < deadline {
-        if !think.is_zero() {
-            tokio::time::sleep(think).await;
-        }
-        let ws = &mut seats[turn];
-        let sent = Instant::now();
-        if let Err(e) = ws.send(Message::text(action.clone())).await {
-            tally.error(kind(&e.to_string()));
-            break;
-        }
-        loop {
-            match timeout_at(deadline, ws.next()).await {
-                Err(_) => break 'play,
-                Ok(Some(Ok(Message::Text(_)))) => break,
-                Ok(Some(Ok(_))) => {}
-                Ok(other) => {
-                    tally.error(format!("echo ended: {other:?}"));
-                    break 'play;
-                }
-            }
-        }
-        let micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX);
-        tally.latency.saturating_record(micros.max(1));
-        tally.actions += 1;
-        turn = (turn + 1) % seats.len();
-    }
-    for mut ws in seats {
-        let _ = ws.close(None).await;
-    }
-    tally
-}
-
-/// The same shape of load against the relay route: each room's sockets take turns sending one
-/// message of `size` bytes, which the relay sends to every socket of the room; the sender's own
-/// copy ends its wait, and every socket reads its copy before the next turn, until `deadline`.
-async fn relay_room(
+/// The same shape of load against a diagnostic route: each room's sockets take turns sending
+/// `message`, until `deadline`. The sender's own copy back ends its wait; with `whole_room` (the
+/// relay sends each message to every socket of the room) every socket reads its copy before the
+/// next turn.
+async fn take_turns(
     mut seats: Vec<Ws>,
-    size: usize,
+    message: String,
+    whole_room: bool,
     think: Duration,
     deadline: tokio::time::Instant,
 ) -> Tally {
     let mut tally = Tally::new();
     tally.connected = seats.len() as u64;
-    let frame = r#"{"type":"relay","pad":""}"#;
-    let message = format!(
-        r#"{{"type":"relay","pad":"{}"}}"#,
-        "x".repeat(size.saturating_sub(frame.len()))
-    );
+    let readers = if whole_room { seats.len() } else { 1 };
     let mut turn = 0;
     'play: while tokio::time::Instant::now() < deadline {
         if !think.is_zero() {
@@ -630,8 +590,8 @@ async fn relay_room(
             tally.error(kind(&e.to_string()));
             break;
         }
-        let order = (turn..seats.len()).chain(0..turn);
-        for (n, seat) in order.enumerate() {
+        for n in 0..readers {
+            let seat = (turn + n) % seats.len();
             match recv_text(&mut seats[seat], deadline).await {
                 Ok(Some(text)) => tally.received += text.len() as u64,
                 Ok(None) => break 'play,
@@ -641,9 +601,7 @@ async fn relay_room(
                 }
             }
             if n == 0 {
-                let micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX);
-                tally.latency.saturating_record(micros.max(1));
-                tally.actions += 1;
+                tally.answered(sent);
             }
         }
         turn = (turn + 1) % seats.len();
@@ -652,6 +610,24 @@ async fn relay_room(
         let _ = ws.close(None).await;
     }
     tally
+}
+
+/// What each diagnostic baseline sends: an action-sized message to the echo, or a message of
+/// `size` bytes to the relay.
+fn diagnostic_message(relay: bool, size: usize) -> String {
+    if relay {
+        let frame = r#"{"type":"relay","pad":""}"#;
+        format!(
+            r#"{{"type":"relay","pad":"{}"}}"#,
+            "x".repeat(size.saturating_sub(frame.len()))
+        )
+    } else {
+        serde_json::to_string(&ClientEnvelope::from(ClientMessage::Draw {
+            from: dhumbal_protocol::DrawFrom::Stock,
+            card: None,
+        }))
+        .expect("serializes")
+    }
 }
 
 /// Opens the sockets of one room on a diagnostic route: `/ws-echo`, or the relay group named
@@ -882,12 +858,14 @@ async fn play(args: PlayArgs) -> Result<(), String> {
                     let args = Arc::clone(&inner);
                     async move { seat_diagnostic_room(&args, addr, room, &gate, relay).await }
                 },
-                move |seats, _room, deadline| async move {
-                    if relay {
-                        relay_room(seats, size, think, deadline).await
-                    } else {
-                        echo_room(seats, think, deadline).await
-                    }
+                move |seats, _room, deadline| {
+                    take_turns(
+                        seats,
+                        diagnostic_message(relay, size),
+                        relay,
+                        think,
+                        deadline,
+                    )
                 },
             )
             .await?;
