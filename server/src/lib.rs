@@ -122,6 +122,19 @@ pub async fn run(
         draining.shutdown.begin();
     };
     let router = app(Arc::clone(&state));
+    // The histogram's recorded values wait in memory until they are drained: drain them on a
+    // timer, so that a server nobody scrapes does not grow with every action.
+    let upkeep = Arc::clone(&state);
+    state.shutdown.spawn(async move {
+        let stop = upkeep.shutdown.token();
+        let mut ticks = tokio::time::interval(metrics::UPKEEP_INTERVAL);
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => break,
+                _ = ticks.tick() => upkeep.metrics.upkeep(),
+            }
+        }
+    });
     state.readiness.set(true);
     // Without TCP_NODELAY a state sent right after its events waits for the client's delayed
     // ACK (~40 ms on Linux).

@@ -2,7 +2,9 @@
 //!
 //! Each server has its own recorder ([`Metrics::new`]): the handles below are registered on it
 //! directly instead of through the `metrics` crate's process-wide recorder, so that several
-//! servers in one process (the tests start many) each count only what happened to them.
+//! servers in one process (the tests start many) each count only what happened to them. Such a
+//! recorder has no upkeep task of its own; [`crate::run`] calls [`Metrics::upkeep`] every
+//! [`UPKEEP_INTERVAL`], so that memory stays flat whether or not anyone scrapes.
 //!
 //! | metric | type | what it counts |
 //! | --- | --- | --- |
@@ -30,6 +32,9 @@ use metrics::{Counter, Gauge, Histogram, Key, KeyName, Label, Metadata, Recorder
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
 
 use crate::AppState;
+
+/// How often [`Metrics::upkeep`] runs ([`crate::run`] runs it).
+pub const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
 
 /// The buckets of the action latency histogram, in seconds: 10 µs to 1 s.
 const ACTION_BUCKETS: &[f64] = &[
@@ -201,6 +206,13 @@ impl Metrics {
         self.action_seconds.record(took.as_secs_f64());
     }
 
+    /// Moves the histogram values recorded since the last scrape or upkeep into the histogram's
+    /// buckets. The exporter keeps each recorded value until then, so a server that nobody
+    /// scrapes would otherwise hold on to every action it has handled, 8 bytes or more each.
+    pub fn upkeep(&self) {
+        self.handle.run_upkeep();
+    }
+
     /// The metrics in the Prometheus text format, with the room count set to `rooms`.
     pub fn render(&self, rooms: usize) -> String {
         // Room counts are far below 2^53; the conversion is exact.
@@ -268,6 +280,28 @@ mod tests {
         assert_eq!(
             sample(&two.render(0), "dhumbal_messages_in_total"),
             Some(1.0)
+        );
+    }
+
+    #[test]
+    fn upkeep_keeps_every_value_in_the_histogram() {
+        let metrics = Metrics::new();
+        for micros in [5, 30, 400, 20_000] {
+            metrics.action_handled(Duration::from_micros(micros));
+        }
+        metrics.upkeep();
+        metrics.action_handled(Duration::from_micros(30));
+        metrics.upkeep();
+        metrics.upkeep();
+        let text = metrics.render(0);
+        assert_eq!(sample(&text, "dhumbal_action_seconds_count"), Some(5.0));
+        assert_eq!(
+            sample(&text, "dhumbal_action_seconds_bucket{le=\"0.00005\"}"),
+            Some(3.0)
+        );
+        assert_eq!(
+            sample(&text, "dhumbal_action_seconds_bucket{le=\"0.025\"}"),
+            Some(5.0)
         );
     }
 }
