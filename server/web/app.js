@@ -334,7 +334,8 @@ function onMessage(msg) {
       app.history = { log: msg.log, results: msg.results };
       break;
     case "state":
-      app.view = { ...msg.view, log: app.history.log, results: app.history.results };
+      // A snapshot: the history goes on growing with the events that come before the next state.
+      app.view = { ...msg.view, log: app.history.log.slice(), results: app.history.results.slice() };
       paint();
       break;
     case "match_result":
