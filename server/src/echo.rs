@@ -60,6 +60,15 @@ struct Relay {
     next: AtomicU64,
 }
 
+impl Relay {
+    /// The groups, locked.
+    fn groups(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Member>>> {
+        self.groups
+            .lock()
+            .expect("the relay's lock is never poisoned")
+    }
+}
+
 /// Serves one relay socket: joins `group`, sends every text message it reads to every member's
 /// queue (a member whose queue is full misses it), and leaves the group when the socket ends.
 async fn relay_socket(socket: WebSocket, relay: Arc<Relay>, group: String, queue: usize) {
@@ -67,13 +76,12 @@ async fn relay_socket(socket: WebSocket, relay: Arc<Relay>, group: String, queue
     let (mut sink, mut stream) = socket.split();
     let (tx, mut outbox) = mpsc::channel::<Outgoing>(queue.max(1));
     relay
-        .groups
-        .lock()
-        .expect("the relay's lock is never poisoned")
+        .groups()
         .entry(group.clone())
         .or_default()
         .push((me, tx));
     let writer = tokio::spawn(async move {
+        // Only texts are queued here, so nothing is ever held back.
         let mut held = None;
         while let Some(Outgoing::Text(text)) = outbox.recv().await {
             if write_batch(&mut sink, text, &mut outbox, &mut held)
@@ -87,10 +95,7 @@ async fn relay_socket(socket: WebSocket, relay: Arc<Relay>, group: String, queue
     while let Some(frame) = stream.next().await {
         match frame {
             Ok(Message::Text(text)) => {
-                let groups = relay
-                    .groups
-                    .lock()
-                    .expect("the relay's lock is never poisoned");
+                let groups = relay.groups();
                 for (_, member) in groups.get(&group).into_iter().flatten() {
                     let _ = member.try_send(Outgoing::Text(text.clone()));
                 }
@@ -101,10 +106,7 @@ async fn relay_socket(socket: WebSocket, relay: Arc<Relay>, group: String, queue
         }
     }
     {
-        let mut groups = relay
-            .groups
-            .lock()
-            .expect("the relay's lock is never poisoned");
+        let mut groups = relay.groups();
         if let Some(members) = groups.get_mut(&group) {
             members.retain(|(n, _)| *n != me);
             if members.is_empty() {
