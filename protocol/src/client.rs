@@ -100,10 +100,17 @@ pub enum ClientMessage {
         #[schemars(with = "Option<schema::Difficulty>")]
         difficulty: Option<Difficulty>,
     },
-    /// Lobby, host only: empty a seat (a bot leaves; a person is moved to watching).
+    /// Lobby, host only: empty a seat. A bot leaves; a person is removed from the room (told
+    /// `bye` with `removed`, closed with 4005, their seat token refused) until the host lets them
+    /// back with `readmit`.
     ClearSeat {
         /// The seat, from 0.
         seat: usize,
+    },
+    /// Host only: let a removed person back into the room (their seat token works again).
+    Readmit {
+        /// Their place in the room's `removed` list, from 0.
+        removed: usize,
     },
     /// Lobby, host only: start the match; bots fill every empty seat.
     Start,
@@ -132,13 +139,14 @@ pub enum ClientMessage {
 
 impl ClientMessage {
     /// Every `type` a client may send.
-    pub const TYPES: [&'static str; 12] = [
+    pub const TYPES: [&'static str; 13] = [
         "hello",
         "take_seat",
         "set_settings",
         "set_preset",
         "add_bot",
         "clear_seat",
+        "readmit",
         "start",
         "call",
         "draw",
@@ -156,6 +164,7 @@ impl ClientMessage {
             ClientMessage::SetPreset { .. } => "set_preset",
             ClientMessage::AddBot { .. } => "add_bot",
             ClientMessage::ClearSeat { .. } => "clear_seat",
+            ClientMessage::Readmit { .. } => "readmit",
             ClientMessage::Start => "start",
             ClientMessage::Call => "call",
             ClientMessage::Draw { .. } => "draw",

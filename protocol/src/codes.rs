@@ -67,6 +67,24 @@ pub const TOO_MANY_CONNECTIONS: &str = "too_many_connections";
 /// A browser page from an origin the server does not allow tried to open the WebSocket
 /// (`GET /ws` answers 403).
 pub const FORBIDDEN_ORIGIN: &str = "forbidden_origin";
+/// `POST /api/rooms` was not sent as JSON (`Content-Type: application/json`).
+pub const UNSUPPORTED_MEDIA_TYPE: &str = "unsupported_media_type";
+/// Rooms created from the client's address are still open, as many as one address may have.
+pub const TOO_MANY_OPEN_ROOMS: &str = "too_many_open_rooms";
+/// The reason in `bye` when a WebSocket did not say `hello` in time (`--hello-timeout`); it is
+/// then closed with 4003.
+pub const HELLO_TIMEOUT: &str = "hello_timeout";
+/// The reason in `bye` when a room whose match never started reached its lifetime
+/// (`--lobby-ttl`) and closed; its sockets are then closed with 4004.
+pub const ROOM_EXPIRED: &str = "room_expired";
+/// The host removed this person from the room: the reason in their `bye` (their socket is then
+/// closed with 4005), and the error when their seat token comes back. They may come back only
+/// once the host lets them (`readmit`).
+pub const REMOVED: &str = "removed";
+/// Nobody removed from this room has that number (`readmit`).
+pub const NOT_REMOVED: &str = "not_removed";
+/// Another person at this table already goes by that name.
+pub const NAME_TAKEN: &str = "name_taken";
 /// The reason in `bye` when the server shuts down (close code 1001).
 pub const SHUTTING_DOWN: &str = "shutting_down";
 /// Something went wrong inside the server; it has been logged.

@@ -72,6 +72,18 @@ pub const CLOSE_POLICY_VIOLATION: u16 = 1008;
 /// reconnection).
 pub const CLOSE_NO_PONG: u16 = 4002;
 
+/// The WebSocket close code sent to a connection that did not say `hello` within
+/// `--hello-timeout`, right after a `bye` with the reason `hello_timeout`.
+pub const CLOSE_NO_HELLO: u16 = 4003;
+
+/// The WebSocket close code sent to every client of a room that closed because its match never
+/// started within `--lobby-ttl`, right after a `bye` with the reason `room_expired`.
+pub const CLOSE_ROOM_EXPIRED: u16 = 4004;
+
+/// The WebSocket close code sent to a person the host removed from the room, right after a
+/// `bye` with the reason `removed`.
+pub const CLOSE_REMOVED: u16 = 4005;
+
 /// Writes a 32-byte seed as 64 lowercase hex digits, the way `match_result` reveals seeds.
 pub fn seed_hex(seed: &[u8; 32]) -> String {
     use std::fmt::Write;

@@ -158,6 +158,10 @@ pub struct RoomState {
     pub host: Option<usize>,
     /// The seat of the client this message is sent to, `null` when watching.
     pub your_seat: Option<usize>,
+    /// The names of the people the host removed, who may not come back until the host lets
+    /// them (`readmit` names one by its place here).
+    #[serde(default)]
+    pub removed: Vec<String>,
 }
 
 /// The end of a match.

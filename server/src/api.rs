@@ -1,22 +1,24 @@
 //! The HTTP routes: room creation and lookup, the WebSocket upgrade, and the health check.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::{Extension, Json};
 use dhumbal_engine::{Game, Preset};
 use dhumbal_protocol::{ApiError, CreateRoom, CreatedRoom, codes};
 use tracing::{debug, warn};
 
+use crate::address::{ClientAddr, requested_host};
 use crate::code::normalize;
 use crate::conn;
+use crate::limits::CreationRefused;
+use crate::listener::TcpSlot;
 use crate::origin;
 use crate::room::RoomSetup;
 use crate::{AppState, Config};
@@ -47,12 +49,44 @@ fn refuse(status: StatusCode, code: &str, message: impl Into<String>) -> Respons
     (status, Json(body)).into_response()
 }
 
-/// `POST /api/rooms`: creates a room and answers its code, link and host secret.
-async fn create_room(State(app): State<Arc<AppState>>, body: Bytes) -> Response {
+/// `POST /api/rooms`: creates a room and answers its code, link and host secret. The body must
+/// be a JSON object sent as `application/json` (an empty body means `{}`): a page on another
+/// site can send a plain form or text cross-site without asking, but not JSON. Each address may
+/// create `--room-creations-per-minute` rooms a minute and hold `--max-rooms-per-address` open.
+async fn create_room(
+    State(app): State<Arc<AppState>>,
+    client: ClientAddr,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if !is_json(&headers) {
+        return refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            codes::UNSUPPORTED_MEDIA_TYPE,
+            "send the room's request as JSON, with Content-Type: application/json",
+        );
+    }
     let request: CreateRoom = if body.iter().all(u8::is_ascii_whitespace) {
         CreateRoom::default()
     } else {
-        match serde_json::from_slice(&body) {
+        let value: serde_json::Value = match serde_json::from_slice(&body) {
+            Ok(value) => value,
+            Err(e) => {
+                return refuse(
+                    StatusCode::BAD_REQUEST,
+                    codes::BAD_MESSAGE,
+                    format!("the body is not JSON: {e}"),
+                );
+            }
+        };
+        if !value.is_object() {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                codes::BAD_MESSAGE,
+                "the body must be a JSON object, such as {\"preset\":\"standard\"}",
+            );
+        }
+        match serde_json::from_value(value) {
             Ok(request) => request,
             Err(e) => {
                 return refuse(
@@ -89,10 +123,29 @@ async fn create_room(State(app): State<Arc<AppState>>, body: Bytes) -> Response 
         bot_delay: app.config.bot_delay(),
         takeover_after: app.config.takeover_after,
         idle_ttl: app.config.idle_room_ttl,
+        lobby_ttl: app.config.lobby_ttl,
         metrics: Arc::clone(&app.metrics),
     };
     let host_secret = setup.host_secret.clone();
-    let Ok(code) = app.rooms.create(setup) else {
+    let creator = match app.room_creations.admit(client.ip) {
+        Ok(slot) => slot,
+        Err(CreationRefused::TooFast) => {
+            return refuse(
+                StatusCode::TOO_MANY_REQUESTS,
+                codes::RATE_LIMITED,
+                "rooms are being created too fast from your address; wait a minute",
+            );
+        }
+        Err(CreationRefused::TooMany) => {
+            return refuse(
+                StatusCode::TOO_MANY_REQUESTS,
+                codes::TOO_MANY_OPEN_ROOMS,
+                "rooms created from your address are still open, as many as one address may \
+                 have; play in one of them or wait for them to close",
+            );
+        }
+    };
+    let Ok(code) = app.rooms.create(setup, creator) else {
         return refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             codes::TOO_MANY_ROOMS,
@@ -114,10 +167,10 @@ async fn create_room(State(app): State<Arc<AppState>>, body: Bytes) -> Response 
 /// as a failed attempt of the caller's address ([`crate::limits::JoinAttempts`]).
 async fn room_summary(
     State(app): State<Arc<AppState>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    client: ClientAddr,
     Path(code): Path<String>,
 ) -> Response {
-    if app.join_attempts.check(peer.ip()).is_err() {
+    if app.join_attempts.check(client.ip).is_err() {
         return refuse(
             StatusCode::TOO_MANY_REQUESTS,
             codes::TOO_MANY_ATTEMPTS,
@@ -131,7 +184,7 @@ async fn room_summary(
     match summary {
         Some(summary) => Json(summary).into_response(),
         None => {
-            app.join_attempts.fail(peer.ip());
+            app.join_attempts.fail(client.ip);
             refuse(
                 StatusCode::NOT_FOUND,
                 codes::UNKNOWN_ROOM,
@@ -142,15 +195,17 @@ async fn room_summary(
 }
 
 /// `GET /ws`: the WebSocket, with limits fit for small JSON messages. Refused with 403 for a
-/// browser page of a foreign origin ([`origin`]), with 503 when the server holds
-/// `--max-connections` or is shutting down.
+/// browser page of a foreign origin ([`origin`]), with 503 when the server or the client's
+/// address holds as many connections as it may, or is shutting down.
 async fn upgrade(
     State(app): State<Arc<AppState>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    client: ClientAddr,
+    tcp: Option<Extension<TcpSlot>>,
     headers: HeaderMap,
     ws: WebSocketUpgrade,
 ) -> Response {
-    if !origin::allowed(&headers, &app.config.allowed_origins) {
+    let host = requested_host(client.peer.ip(), &headers, &app.config.trusted_proxies);
+    if !origin::allowed(&headers, host.as_deref(), &app.config.allowed_origins) {
         debug!(origin = ?headers.get(axum::http::header::ORIGIN), "foreign origin refused");
         return refuse(
             StatusCode::FORBIDDEN,
@@ -165,6 +220,14 @@ async fn upgrade(
             "the server is shutting down; try again in a moment",
         );
     }
+    let Some(address) = app.ws_per_address.acquire(client.ip) else {
+        debug!(client = %client.ip, "connection refused: the address holds as many as it may");
+        return refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            codes::TOO_MANY_CONNECTIONS,
+            "your address holds as many connections as it may; close one and try again",
+        );
+    };
     let Some(slot) = app.connections.acquire() else {
         warn!(
             max = app.config.max_connections,
@@ -176,10 +239,37 @@ async fn upgrade(
             "the server holds as many connections as it may; try again later",
         );
     };
+    // The socket outlives the HTTP connection: it keeps the TCP connection's places.
+    let tcp = tcp.and_then(|Extension(slot)| slot.take());
+    let places = conn::Places {
+        _server: slot,
+        _address: address,
+        _tcp: tcp,
+    };
     ws_limits(ws, &app.config).on_upgrade(move |socket| {
         let shutdown = app.shutdown.clone();
-        shutdown.track(conn::serve(socket, app, peer, slot))
+        shutdown.track(conn::serve(socket, app, client.ip, places))
     })
+}
+
+/// Whether the request's body is declared JSON (`application/json`, or a `+json` type).
+fn is_json(headers: &HeaderMap) -> bool {
+    let Some(content_type) = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || essence
+            .strip_prefix("application/")
+            .is_some_and(|sub| sub.ends_with("+json"))
 }
 
 /// The WebSocket limits and buffer sizes of every socket the server accepts (the game's, and

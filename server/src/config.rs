@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use crate::address::TrustedProxies;
+
 /// The default listen address: loopback only, so a laptop does not expose the game by accident.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 /// The default delay before each bot action, so people can follow the bots' play.
@@ -31,6 +33,21 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 pub const DEFAULT_PING_INTERVAL: Duration = Duration::from_secs(20);
 /// The default cap on lookups of unknown rooms per address per minute.
 pub const DEFAULT_MAX_JOIN_ATTEMPTS: u32 = 20;
+/// The default cap on connections (HTTP and WebSocket) one address holds at once.
+pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 64;
+/// The default number of rooms one address may create per minute.
+pub const DEFAULT_ROOM_CREATIONS_PER_MINUTE: u32 = 10;
+/// The default cap on open rooms created from one address.
+pub const DEFAULT_MAX_ROOMS_PER_ADDRESS: usize = 20;
+/// The default time a client has to send a request's headers, and the longest a kept-alive HTTP
+/// connection waits idle for its next request.
+pub const DEFAULT_HTTP_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default time one HTTP request (its body included) may take.
+pub const DEFAULT_HTTP_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default time a WebSocket has to say `hello`.
+pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default lifetime of a room whose match never starts.
+pub const DEFAULT_LOBBY_TTL: Duration = Duration::from_secs(2 * 60 * 60);
 
 /// How the server runs. Every flag can also be set through its environment variable.
 #[derive(Clone, Debug, PartialEq, Eq, Parser)]
@@ -109,6 +126,45 @@ pub struct Config {
     /// in production.
     #[arg(long, env = "DHUMBAL_WS_ECHO")]
     pub ws_echo: bool,
+    /// The most TCP connections (HTTP and WebSocket) held at once; beyond it a connection is
+    /// answered 503 and closed. Unset: the process's file-descriptor limit less a reserve, so
+    /// that the server never runs out of descriptors.
+    #[arg(long, env = "DHUMBAL_MAX_TCP_CONNECTIONS")]
+    pub max_tcp_connections: Option<usize>,
+    /// The most connections (HTTP and WebSocket) one client address holds at once; beyond it
+    /// another is answered 503 `too_many_connections`. Trusted proxies are not capped as peers;
+    /// the clients behind them are, by their forwarded address.
+    #[arg(long, env = "DHUMBAL_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS)]
+    pub max_connections_per_address: usize,
+    /// How many rooms one address may create per minute (and at once); beyond it
+    /// `POST /api/rooms` answers 429 `rate_limited`.
+    #[arg(long, env = "DHUMBAL_ROOM_CREATIONS_PER_MINUTE", default_value_t = DEFAULT_ROOM_CREATIONS_PER_MINUTE)]
+    pub room_creations_per_minute: u32,
+    /// How many rooms created from one address may be open at once; beyond it
+    /// `POST /api/rooms` answers 429 `too_many_open_rooms`.
+    #[arg(long, env = "DHUMBAL_MAX_ROOMS_PER_ADDRESS", default_value_t = DEFAULT_MAX_ROOMS_PER_ADDRESS)]
+    pub max_rooms_per_address: usize,
+    /// How long a client may take to send a request's headers, and how long a kept-alive HTTP
+    /// connection may wait idle for its next request, before it is closed.
+    #[arg(long, env = "DHUMBAL_HTTP_HEADER_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub http_header_timeout: Duration,
+    /// How long one HTTP request, its body included, may take before it is answered 408.
+    #[arg(long, env = "DHUMBAL_HTTP_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
+    pub http_request_timeout: Duration,
+    /// How long a new WebSocket may take to say `hello` before it is told `bye`
+    /// (`hello_timeout`) and closed with 4003. `0s` waits for ever.
+    #[arg(long, env = "DHUMBAL_HELLO_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub hello_timeout: Duration,
+    /// How long a room whose match never starts stays open, however many are connected; then
+    /// its clients are told `bye` (`room_expired`) and it closes.
+    #[arg(long, env = "DHUMBAL_LOBBY_TTL", default_value = "2h", value_parser = parse_duration)]
+    pub lobby_ttl: Duration,
+    /// Reverse proxies whose `Forwarded` / `X-Forwarded-For` headers name the client, as
+    /// comma-separated networks (`10.0.0.0/8,::1`). Only from these peers are the headers
+    /// believed; every per-address limit and the origin check then use the forwarded client
+    /// and host.
+    #[arg(long, env = "DHUMBAL_TRUSTED_PROXIES", default_value = "")]
+    pub trusted_proxies: TrustedProxies,
 }
 
 impl Config {
@@ -139,11 +195,20 @@ impl Default for Config {
             max_join_attempts: DEFAULT_MAX_JOIN_ATTEMPTS,
             allowed_origins: Vec::new(),
             ws_echo: false,
+            max_tcp_connections: None,
+            max_connections_per_address: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+            room_creations_per_minute: DEFAULT_ROOM_CREATIONS_PER_MINUTE,
+            max_rooms_per_address: DEFAULT_MAX_ROOMS_PER_ADDRESS,
+            http_header_timeout: DEFAULT_HTTP_HEADER_TIMEOUT,
+            http_request_timeout: DEFAULT_HTTP_REQUEST_TIMEOUT,
+            hello_timeout: DEFAULT_HELLO_TIMEOUT,
+            lobby_ttl: DEFAULT_LOBBY_TTL,
+            trusted_proxies: TrustedProxies::default(),
         }
     }
 }
 
-/// Reads a duration: a whole number with `ms`, `s` or `m`, or a bare number of seconds.
+/// Reads a duration: a whole number with `ms`, `s`, `m` or `h`, or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
@@ -152,13 +217,14 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     };
     let n: u64 = number
         .parse()
-        .map_err(|_| format!("`{text}` is not a duration such as 30s, 500ms or 2m"))?;
+        .map_err(|_| format!("`{text}` is not a duration such as 30s, 500ms, 2m or 1h"))?;
     match unit {
         "ms" => Ok(Duration::from_millis(n)),
         "s" => Ok(Duration::from_secs(n)),
         "m" => Ok(Duration::from_secs(n * 60)),
+        "h" => Ok(Duration::from_secs(n * 60 * 60)),
         _ => Err(format!(
-            "`{text}` is not a duration such as 30s, 500ms or 2m"
+            "`{text}` is not a duration such as 30s, 500ms, 2m or 1h"
         )),
     }
 }
@@ -209,7 +275,8 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("5h").is_err());
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        assert!(parse_duration("5d").is_err());
         assert_eq!(Config::default().takeover_after, Duration::from_secs(30));
     }
 }

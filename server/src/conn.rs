@@ -10,15 +10,15 @@
 //! side ends first ends the other, and the room is told the connection has gone (its seat is
 //! kept). When the server shuts down, the client is told `bye` and closed with 1001.
 
-use std::net::SocketAddr;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use dhumbal_protocol::{
-    CLOSE_GOING_AWAY, CLOSE_NO_PONG, CLOSE_POLICY_VIOLATION, CLOSE_TOO_BIG, ClientMessage,
-    PROTOCOL_VERSION, ServerMessage, codes, parse_client_message,
+    CLOSE_GOING_AWAY, CLOSE_NO_HELLO, CLOSE_NO_PONG, CLOSE_POLICY_VIOLATION, CLOSE_TOO_BIG,
+    ClientMessage, PROTOCOL_VERSION, ServerMessage, codes, parse_client_message,
 };
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
@@ -29,7 +29,8 @@ use tracing::debug;
 
 use crate::AppState;
 use crate::code::normalize;
-use crate::limits::{RateLimit, Slot, Verdict};
+use crate::limits::{AddressSlot, RateLimit, Slot, Verdict};
+use crate::listener::Held;
 use crate::room::{ClientTx, Command, Outgoing, RoomHandle};
 
 /// How long a socket closed for a message over the cap stays open so that the client can read
@@ -86,12 +87,26 @@ enum Ending {
     Silent,
     /// The server is shutting down.
     Shutdown,
+    /// The client did not say `hello` within `--hello-timeout`.
+    NoHello,
 }
 
-/// Serves one upgraded WebSocket from `peer` until either side ends it or the server shuts
-/// down. `slot` is the connection's place under `--max-connections`, given back at the end.
-pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot: Slot) {
-    let _slot = slot;
+/// A WebSocket's places under the caps, given back when it ends.
+#[derive(Debug)]
+pub struct Places {
+    /// Its place under `--max-connections`.
+    pub _server: Slot,
+    /// Its place in its client address's count.
+    pub _address: AddressSlot,
+    /// Its TCP connection's places ([`crate::listener`]), when it came through the listener.
+    pub _tcp: Option<Held>,
+}
+
+/// Serves one upgraded WebSocket from the client at `ip` until either side ends it or the
+/// server shuts down. `places` are the connection's places under the caps, given back at the
+/// end.
+pub async fn serve(socket: WebSocket, app: Arc<AppState>, ip: IpAddr, places: Places) {
+    let _places = places;
     let conn = app.next_conn.fetch_add(1, Ordering::Relaxed);
     app.metrics.connections.increment(1.0);
     let (mut sink, mut stream) = socket.split();
@@ -182,7 +197,10 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
     let stopping = stop.cancelled();
     let kicked = kick.cancelled();
     let quiet = tokio::time::sleep(silence);
-    tokio::pin!(stopping, kicked, quiet);
+    // A socket that never says hello must not hold its place for ever.
+    let hello_timeout = app.config.hello_timeout;
+    let no_hello = tokio::time::sleep(hello_timeout);
+    tokio::pin!(stopping, kicked, quiet, no_hello);
     let ending = loop {
         let frame = tokio::select! {
             biased;
@@ -192,11 +210,22 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
             () = &mut quiet, if !silence.is_zero() => {
                 break Ending::Silent;
             }
+            () = &mut no_hello, if room.is_none() && !hello_timeout.is_zero() => {
+                break Ending::NoHello;
+            }
         };
         if !silence.is_zero() {
             quiet.as_mut().reset(Instant::now() + silence);
         }
-        if matches!(frame, Some(Ok(Message::Text(_) | Message::Binary(_)))) {
+        // Every frame but a close counts against the rate: pings too, or a client could make
+        // the server answer pongs as fast as it sends pings.
+        if matches!(
+            frame,
+            Some(Ok(Message::Text(_)
+                | Message::Binary(_)
+                | Message::Ping(_)
+                | Message::Pong(_)))
+        ) {
             app.metrics.messages_in.increment(1);
             match rate.check() {
                 Verdict::Allow => {}
@@ -267,21 +296,19 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
                     );
                     continue;
                 }
-                if app.join_attempts.check(peer.ip()).is_err() {
-                    refuse(
-                        &app,
-                        &tx,
-                        &ServerMessage::error(
-                            codes::TOO_MANY_ATTEMPTS,
-                            "too many room codes that do not exist came from your address; \
-                             wait a minute",
-                            id,
-                        ),
-                    );
+                // An address that failed too many lookups may still come back to its seat:
+                // with a token, the room itself decides (a valid token is never refused).
+                let blocked = app.join_attempts.check(ip).is_err();
+                if blocked && hello.token.is_none() {
+                    refuse(&app, &tx, &too_many_attempts(id));
                     continue;
                 }
                 let Some(handle) = app.rooms.get(&normalize(&hello.room)) else {
-                    app.join_attempts.fail(peer.ip());
+                    if blocked {
+                        refuse(&app, &tx, &too_many_attempts(id));
+                        continue;
+                    }
+                    app.join_attempts.fail(ip);
                     refuse(
                         &app,
                         &tx,
@@ -299,6 +326,7 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
                     hello,
                     id: id.clone(),
                     client: tx.clone(),
+                    token_only: blocked,
                     reply,
                 };
                 if !handle.send(join).await {
@@ -374,6 +402,15 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
             debug!(conn, "closing a connection that answers no pings");
             tx.close(CLOSE_NO_PONG, "no answer to pings");
         }
+        Ending::NoHello => {
+            debug!(conn, "closing a connection that never said hello");
+            app.metrics.rejected(codes::HELLO_TIMEOUT);
+            tx.send_message(&ServerMessage::bye(
+                codes::HELLO_TIMEOUT,
+                "say hello first, within a few seconds of connecting",
+            ));
+            tx.close(CLOSE_NO_HELLO, "no hello");
+        }
         Ending::Gone | Ending::TooBig => {}
     }
     // A room that is stopping for the shutdown need not hear of it.
@@ -398,7 +435,7 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, peer: SocketAddr, slot
             // to read it.
             tokio::time::sleep(CLOSE_LINGER).await;
         }
-        Ending::Shutdown | Ending::RateAbuse => {
+        Ending::Shutdown | Ending::RateAbuse | Ending::NoHello => {
             // Read on until the client answers the close frame (the stream then ends), so that
             // unread data does not reset the connection under the close frame.
             let _ = tokio::time::timeout(CLOSE_LINGER, async {
@@ -429,6 +466,15 @@ async fn tick(pings: &mut Option<Interval>) {
         }
         None => std::future::pending().await,
     }
+}
+
+/// The refusal of a lookup from an address that failed too many.
+fn too_many_attempts(id: Option<dhumbal_protocol::MessageId>) -> ServerMessage {
+    ServerMessage::error(
+        codes::TOO_MANY_ATTEMPTS,
+        "too many room codes that do not exist came from your address; wait a minute",
+        id,
+    )
 }
 
 /// Sends a refusal (an `error`) to the client and counts it.

@@ -8,6 +8,9 @@
 //! # Layout
 //!
 //! - [`config`] — [`Config`]: flags and environment variables.
+//! - [`listener`] — accepting TCP connections under caps, and serving HTTP/1.1 on each with
+//!   header, idle and request timeouts and a shutdown deadline.
+//! - [`address`] — the client's address and requested host, read through `--trusted-proxies`.
 //! - [`api`] — the routes: `POST /api/rooms`, `GET /api/rooms/{code}`, `GET /ws`, `GET /healthz`.
 //! - [`health`] — `GET /readyz` and the `healthcheck` client.
 //! - [`logging`] — text or JSON log lines.
@@ -15,16 +18,19 @@
 //! - [`echo`] — `GET /ws-echo`, a diagnostic echo for WebSocket conformance (`--ws-echo` only).
 //! - [`conn`] — one WebSocket connection: reader and writer, size, rate and shape checks,
 //!   pings, `hello`, and `bye` at shutdown.
-//! - [`limits`] — the message rate, the connection cap, and failed room lookups per address.
+//! - [`limits`] — the message rate, connection caps (server-wide and per address), room creation
+//!   per address, and failed room lookups per address.
 //! - [`origin`] — the `Origin` check of the WebSocket upgrade.
 //! - [`shutdown`] — graceful shutdown: the signal every connection and room hears, and the
 //!   tracker [`run`] waits on.
 //! - [`registry`] — room codes to room handles.
 //! - [`room`] — the room actor: seats, host, lobby, the [`Game`](dhumbal_engine::Game), bots,
 //!   rounds and rematches; permission and rule checks; per-seat views.
+//! - [`names`] — people's names: normalised, visible, not posing as a bot.
 //! - [`code`] — unguessable room codes.
 //! - [`web`] — the web client, embedded, at `/`, `/r/{code}` and `/assets/`.
 
+pub mod address;
 pub mod api;
 pub mod code;
 pub mod config;
@@ -32,8 +38,10 @@ pub mod conn;
 pub mod echo;
 pub mod health;
 pub mod limits;
+pub mod listener;
 pub mod logging;
 pub mod metrics;
+pub mod names;
 pub mod origin;
 pub mod registry;
 pub mod room;
@@ -41,12 +49,10 @@ pub mod shutdown;
 pub mod web;
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use axum::Router;
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 pub use config::Config;
@@ -65,8 +71,18 @@ pub struct AppState {
     pub readiness: health::Readiness,
     /// This server's metrics (`GET /metrics`).
     pub metrics: Arc<metrics::Metrics>,
+    /// The most TCP connections held at once ([`listener::tcp_cap`]).
+    pub tcp_cap: usize,
+    /// The TCP connections each peer address holds, against `--max-connections-per-address`.
+    pub tcp_per_address: limits::PerAddress,
     /// The WebSocket connections held, against `--max-connections`.
     pub connections: limits::Connections,
+    /// The WebSocket connections each client address holds (behind a trusted proxy, by the
+    /// forwarded address), against `--max-connections-per-address`.
+    pub ws_per_address: limits::PerAddress,
+    /// Rooms created per client address, against `--room-creations-per-minute` and
+    /// `--max-rooms-per-address`.
+    pub room_creations: limits::RoomCreations,
     /// Failed room lookups per address, against `--max-join-attempts`.
     pub join_attempts: limits::JoinAttempts,
     /// The shutdown signal, and the connections' and rooms' tasks that [`run`] waits for.
@@ -79,7 +95,14 @@ impl AppState {
         let shutdown = shutdown::Shutdown::new();
         AppState {
             rooms: Registry::new(config.max_rooms, shutdown.clone()),
+            tcp_cap: listener::tcp_cap(config.max_tcp_connections),
+            tcp_per_address: limits::PerAddress::new(config.max_connections_per_address),
             connections: limits::Connections::new(config.max_connections),
+            ws_per_address: limits::PerAddress::new(config.max_connections_per_address),
+            room_creations: limits::RoomCreations::new(
+                config.room_creations_per_minute,
+                config.max_rooms_per_address,
+            ),
             join_attempts: limits::JoinAttempts::new(config.max_join_attempts),
             shutdown,
             config,
@@ -99,13 +122,18 @@ pub fn app(state: Arc<AppState>) -> Router {
     if state.config.ws_echo {
         router = router.merge(echo::routes());
     }
-    router.with_state(state)
+    let timeout = tower_http::timeout::TimeoutLayer::with_status_code(
+        axum::http::StatusCode::REQUEST_TIMEOUT,
+        state.config.http_request_timeout,
+    );
+    router.layer(timeout).with_state(state)
 }
 
 /// Serves the application on `listener` until `shutdown` completes, then shuts down gracefully:
-/// readiness turns false, the server keeps serving for `--drain-delay`, then every WebSocket
-/// client is told `bye` and closed with 1001, every room stops, and `run` returns once they
-/// have. If some are still running [`shutdown::SHUTDOWN_GRACE`] after the shutdown began, `run`
+/// readiness turns false, the server keeps serving for `--drain-delay`, then it stops accepting,
+/// every WebSocket client is told `bye` and closed with 1001, every HTTP connection finishes its
+/// request (at most [`listener::HTTP_SHUTDOWN_GRACE`]), every room stops, and `run` returns once
+/// they have. If some are still running [`shutdown::SHUTDOWN_GRACE`] after the shutdown began, `run`
 /// gives up on them and answers a `TimedOut` error.
 pub async fn run(
     listener: TcpListener,
@@ -136,19 +164,10 @@ pub async fn run(
         }
     });
     state.readiness.set(true);
-    // Without TCP_NODELAY a state sent right after its events waits for the client's delayed
-    // ACK (~40 ms on Linux).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "no TCP_NODELAY");
-        }
-    });
-    // The peer's address is what the join-attempt cap counts by.
-    let service = router.into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, service)
-        .with_graceful_shutdown(shutdown)
-        .await?;
-    // axum has waited for HTTP requests, but not for WebSocket connections nor rooms.
+    let signal = tokio::spawn(shutdown);
+    listener::serve(listener, router, Arc::clone(&state)).await;
+    signal.abort();
+    // Every HTTP connection, WebSocket and room is a tracked task.
     if state.shutdown.wait(shutdown::SHUTDOWN_GRACE).await {
         Ok(())
     } else {

@@ -1,15 +1,16 @@
 //! Limits that protect the server from careless and hostile clients: each connection's message
-//! rate ([`RateLimit`]), the number of WebSocket connections held at once ([`Connections`]), and
-//! the lookups of unknown rooms per address ([`JoinAttempts`]).
+//! rate ([`RateLimit`]), the number of connections held at once ([`Connections`]) and per address
+//! ([`PerAddress`]), room creation per address ([`RoomCreations`]), and the lookups of unknown
+//! rooms per address ([`JoinAttempts`]).
 //!
 //! Every clock here is tokio's, so that tests on paused time can let a minute pass at once.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 /// What the rate limit says about one message.
@@ -70,52 +71,152 @@ impl RateLimit {
     }
 }
 
-/// The count of WebSocket connections held, with a cap.
+/// The WebSocket connections held at once, with a cap: a semaphore whose owned permits the
+/// connections hold and give back when they end.
 #[derive(Debug)]
 pub struct Connections {
-    /// Connections held now (shared with every [`Slot`]).
-    held: Arc<AtomicUsize>,
-    /// The most held at once.
+    /// One permit per connection that may still open.
+    permits: Arc<Semaphore>,
+    /// The cap.
     max: usize,
 }
 
 /// One connection's place in [`Connections`], given back when dropped.
-#[derive(Debug)]
-pub struct Slot {
-    /// The count it is part of.
-    held: Arc<AtomicUsize>,
-}
+pub type Slot = OwnedSemaphorePermit;
 
 impl Connections {
     /// No connections yet, and at most `max`.
     pub fn new(max: usize) -> Connections {
+        let max = max.min(Semaphore::MAX_PERMITS);
         Connections {
-            held: Arc::new(AtomicUsize::new(0)),
+            permits: Arc::new(Semaphore::new(max)),
             max,
         }
     }
 
     /// A place for one more connection, or `None` when the server holds as many as it may.
     pub fn acquire(&self) -> Option<Slot> {
-        self.held
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |held| {
-                (held < self.max).then_some(held + 1)
-            })
-            .ok()
-            .map(|_| Slot {
-                held: Arc::clone(&self.held),
-            })
+        Arc::clone(&self.permits).try_acquire_owned().ok()
     }
 
     /// How many connections are held now.
     pub fn held(&self) -> usize {
-        self.held.load(Ordering::SeqCst)
+        self.max - self.permits.available_permits()
     }
 }
 
-impl Drop for Slot {
+/// Open connections counted per address, with a cap for each: so that one address cannot hold
+/// every connection the server may hold.
+#[derive(Debug)]
+pub struct PerAddress {
+    /// The most connections one address may hold.
+    max: usize,
+    /// The connections each address holds now (addresses holding none are forgotten).
+    held: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+/// One connection's place in its address's count, given back when dropped.
+#[derive(Debug)]
+pub struct AddressSlot {
+    /// The count it is part of.
+    held: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    /// Its address.
+    ip: IpAddr,
+}
+
+impl PerAddress {
+    /// No connections yet, and at most `max` for each address.
+    pub fn new(max: usize) -> PerAddress {
+        PerAddress {
+            max,
+            held: Arc::default(),
+        }
+    }
+
+    /// A place for one more connection from `ip`, or `None` when it holds as many as it may.
+    pub fn acquire(&self, ip: IpAddr) -> Option<AddressSlot> {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = held.entry(ip).or_insert(0);
+        if *count >= self.max {
+            return None;
+        }
+        *count += 1;
+        Some(AddressSlot {
+            held: Arc::clone(&self.held),
+            ip,
+        })
+    }
+
+    /// How many connections `ip` holds now.
+    pub fn held(&self, ip: IpAddr) -> usize {
+        let held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        held.get(&ip).copied().unwrap_or(0)
+    }
+}
+
+impl Drop for AddressSlot {
     fn drop(&mut self) {
-        self.held.fetch_sub(1, Ordering::SeqCst);
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = held.get_mut(&self.ip) {
+            *count -= 1;
+            if *count == 0 {
+                held.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// Why an address may not create a room now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreationRefused {
+    /// It has created rooms faster than the rate allows.
+    TooFast,
+    /// Rooms it created are still open, as many as one address may hold.
+    TooMany,
+}
+
+/// Room creation per address: a rate (a token bucket of `per_minute` rooms, refilled at that
+/// rate) and a cap on the rooms it created that are still open. So that one address cannot take
+/// every room the server may hold.
+#[derive(Debug)]
+pub struct RoomCreations {
+    /// Rooms one address may create per minute (and at once).
+    per_minute: u32,
+    /// The live rooms one address may hold.
+    open: PerAddress,
+    /// Each address's bucket: its tokens and when they were counted.
+    buckets: Mutex<HashMap<IpAddr, (f64, Instant)>>,
+}
+
+impl RoomCreations {
+    /// `per_minute` creations a minute and `max_open` open rooms for each address.
+    pub fn new(per_minute: u32, max_open: usize) -> RoomCreations {
+        RoomCreations {
+            per_minute,
+            open: PerAddress::new(max_open),
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether `ip` may create a room now; if so, the slot it holds until the room closes.
+    pub fn admit(&self, ip: IpAddr) -> Result<AddressSlot, CreationRefused> {
+        let now = Instant::now();
+        let burst = f64::from(self.per_minute);
+        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        if buckets.len() > PRUNE_ABOVE {
+            // A bucket refilled to the brim is the same as no bucket.
+            buckets.retain(|_, (_, at)| now.duration_since(*at) < Duration::from_secs(60));
+        }
+        let (tokens, at) = buckets.entry(ip).or_insert((burst, now));
+        let earned = now.duration_since(*at).as_secs_f64() * burst / 60.0;
+        *tokens = (*tokens + earned).min(burst);
+        *at = now;
+        if *tokens < 1.0 {
+            return Err(CreationRefused::TooFast);
+        }
+        let slot = self.open.acquire(ip).ok_or(CreationRefused::TooMany)?;
+        *tokens -= 1.0;
+        Ok(slot)
     }
 }
 
@@ -152,10 +253,7 @@ impl JoinAttempts {
     /// Whether `ip` may look a room up now.
     pub fn check(&self, ip: IpAddr) -> Result<(), Blocked> {
         let now = Instant::now();
-        let windows = self
-            .windows
-            .lock()
-            .expect("the attempts lock is never poisoned");
+        let windows = self.windows.lock().unwrap_or_else(PoisonError::into_inner);
         match windows.get(&ip) {
             Some(&(began, failures)) if now < began + ATTEMPT_WINDOW && failures >= self.max => {
                 Err(Blocked)
@@ -167,10 +265,7 @@ impl JoinAttempts {
     /// Counts a lookup by `ip` of a room that does not exist.
     pub fn fail(&self, ip: IpAddr) {
         let now = Instant::now();
-        let mut windows = self
-            .windows
-            .lock()
-            .expect("the attempts lock is never poisoned");
+        let mut windows = self.windows.lock().unwrap_or_else(PoisonError::into_inner);
         if windows.len() > PRUNE_ABOVE {
             windows.retain(|_, (began, _)| now < *began + ATTEMPT_WINDOW);
         }
@@ -216,6 +311,35 @@ mod tests {
         assert!(connections.acquire().is_some());
         drop(two);
         assert_eq!(connections.held(), 0);
+    }
+
+    #[test]
+    fn each_address_holds_at_most_its_share() {
+        let per = PerAddress::new(2);
+        let (a, b): (IpAddr, IpAddr) = ([10, 0, 0, 1].into(), [10, 0, 0, 2].into());
+        let one = per.acquire(a).unwrap();
+        let _two = per.acquire(a).unwrap();
+        assert!(per.acquire(a).is_none());
+        let _other = per.acquire(b).unwrap();
+        drop(one);
+        assert_eq!(per.held(a), 1);
+        assert!(per.acquire(a).is_some());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn room_creation_is_rated_and_capped_per_address() {
+        let creations = RoomCreations::new(3, 4);
+        let (a, b): (IpAddr, IpAddr) = ([10, 0, 0, 1].into(), [10, 0, 0, 2].into());
+        let mut rooms: Vec<AddressSlot> = (0..3).map(|_| creations.admit(a).unwrap()).collect();
+        assert_eq!(creations.admit(a).unwrap_err(), CreationRefused::TooFast);
+        assert!(creations.admit(b).is_ok());
+        // A minute refills the bucket; the open rooms are capped at four.
+        tokio::time::advance(Duration::from_secs(60)).await;
+        rooms.push(creations.admit(a).unwrap());
+        assert_eq!(creations.admit(a).unwrap_err(), CreationRefused::TooMany);
+        // A room closing gives its place back.
+        rooms.pop();
+        assert!(creations.admit(a).is_ok());
     }
 
     #[tokio::test(start_paused = true)]

@@ -72,6 +72,12 @@ fn main() -> ExitCode {
 
 /// Binds the listen address and serves until a shutdown signal.
 async fn serve(config: Config) -> std::io::Result<()> {
+    // Every connection is a descriptor: take all the process may have (the soft limit is often
+    // 1,024 while the hard limit is far higher). The listener caps connections below it.
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => info!(limit, "file descriptors"),
+        Err(e) => tracing::warn!(error = %e, "could not raise the file-descriptor limit"),
+    }
     let listener = TcpListener::bind(config.addr).await?;
     info!(addr = %listener.local_addr()?, "dhumbal server listening");
     run(listener, config, shutdown_signal()).await?;

@@ -3,14 +3,16 @@
 //! A browser sends the `Origin` of the page that opens a WebSocket, and the page may be anyone's:
 //! without a check, any site a player visits could open a socket to this server in the player's
 //! name. An upgrade is allowed when it has no `Origin` (not a browser: a bot, a test, `websocat`),
-//! when its origin is the server's own (its host and port are the request's `Host`), or when the
-//! origin is one of `--allowed-origins`. Anything else is refused with 403 `forbidden_origin`.
+//! when its origin is the server's own (its host and port are the host the browser asked for: the
+//! request's `Host`, or behind a trusted proxy its forwarded host, [`crate::address`]), or when
+//! the origin is one of `--allowed-origins`. Anything else is refused with 403 `forbidden_origin`.
 
 use axum::http::HeaderMap;
-use axum::http::header::{HOST, ORIGIN};
+use axum::http::header::ORIGIN;
 
-/// Whether an upgrade with these headers may go ahead, given the extra allowed origins.
-pub fn allowed(headers: &HeaderMap, allowed_origins: &[String]) -> bool {
+/// Whether an upgrade with these headers, asking for `host`, may go ahead, given the extra
+/// allowed origins.
+pub fn allowed(headers: &HeaderMap, host: Option<&str>, allowed_origins: &[String]) -> bool {
     let Some(origin) = headers.get(ORIGIN) else {
         return true;
     };
@@ -24,7 +26,7 @@ pub fn allowed(headers: &HeaderMap, allowed_origins: &[String]) -> bool {
     {
         return true;
     }
-    let Some(host) = headers.get(HOST).and_then(|h| h.to_str().ok()) else {
+    let Some(host) = host else {
         return false;
     };
     same_host(&origin, host)
@@ -50,6 +52,13 @@ fn same_host(origin: &str, host: &str) -> bool {
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+    use axum::http::header::HOST;
+
+    /// The check as a request with these headers, asking for its `Host`, meets it.
+    fn allowed(headers: &HeaderMap, allowed_origins: &[String]) -> bool {
+        let host = headers.get(HOST).and_then(|h| h.to_str().ok());
+        super::allowed(headers, host, allowed_origins)
+    }
 
     fn headers(origin: Option<&str>, host: &str) -> HeaderMap {
         let mut headers = HeaderMap::new();

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::code::new_code;
+use crate::limits::AddressSlot;
 use crate::room::{self, RoomHandle, RoomSetup};
 use crate::shutdown::Shutdown;
 
@@ -33,7 +34,8 @@ impl Registry {
     }
 
     /// Opens a room under a fresh code; `setup.code` is replaced by that code, which is returned.
-    pub fn create(&self, mut setup: RoomSetup) -> Result<String, Full> {
+    /// `creator` is the creating address's place under its cap, held until the room closes.
+    pub fn create(&self, mut setup: RoomSetup, creator: AddressSlot) -> Result<String, Full> {
         let mut rooms = self
             .rooms
             .lock()
@@ -51,6 +53,7 @@ impl Registry {
         let registry = Arc::downgrade(&self.rooms);
         let closing = code.clone();
         let on_close = Box::new(move || {
+            drop(creator);
             if let Some(rooms) = registry.upgrade() {
                 rooms
                     .lock()

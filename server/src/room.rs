@@ -17,8 +17,9 @@ use axum::extract::ws::Utf8Bytes;
 use dhumbal_bots::{Bot, new_bot};
 use dhumbal_engine::{Action, Card, Difficulty, Event, Game, Phase, Settings};
 use dhumbal_protocol::{
-    CLOSE_REPLACED, ClientMessage, Hello, MatchResult, MessageId, RoomState, RoomSummary, SeatInfo,
-    SeatKind, ServerMessage, Stage, Welcome, codes, draw_source, seed_hex,
+    CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ClientMessage, Hello, MatchResult,
+    MessageId, RoomState, RoomSummary, SeatInfo, SeatKind, ServerMessage, Stage, Welcome, codes,
+    draw_source, seed_hex,
 };
 use rand::TryRngCore;
 use rand::rngs::OsRng;
@@ -28,12 +29,11 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::metrics::{Metrics, Seated};
+use crate::names;
 use crate::shutdown::Shutdown;
 
 /// How many commands may wait for a room before senders wait.
 const ROOM_QUEUE: usize = 256;
-/// The longest name shown at a table, in characters.
-const MAX_NAME_CHARS: usize = 24;
 
 /// A connection's number, unique for the server's lifetime.
 pub type ConnId = u64;
@@ -96,6 +96,9 @@ pub enum Command {
         id: Option<MessageId>,
         /// The way to the client.
         client: ClientTx,
+        /// The client's address failed too many lookups: only a valid seat token gets in, and
+        /// any other hello is refused with `too_many_attempts`.
+        token_only: bool,
         /// Whether the client joined.
         reply: oneshot::Sender<bool>,
     },
@@ -159,6 +162,8 @@ pub struct RoomSetup {
     pub takeover_after: Duration,
     /// How long the room stays open with nobody connected.
     pub idle_ttl: Duration,
+    /// How long the room stays open if its match never starts, whoever is connected.
+    pub lobby_ttl: Duration,
     /// The server's metrics, which the room keeps up to date.
     pub metrics: Arc<Metrics>,
 }
@@ -209,6 +214,14 @@ enum Seat {
     Bot(BotSeat),
 }
 
+/// A person the host removed from the room.
+struct Removed {
+    /// The name they had.
+    name: String,
+    /// The seat token they had, refused until they are let back.
+    token: String,
+}
+
 /// A connected client.
 struct Client {
     /// The way to it.
@@ -252,6 +265,11 @@ struct Room {
     idle_ttl: Duration,
     /// Since when nobody has been connected (`None` while someone is).
     idle_since: Option<Instant>,
+    /// When the room closes if its match has not started by then.
+    lobby_due: Instant,
+    /// The people the host removed (their names and seat tokens), who may not come back until
+    /// the host lets them.
+    removed: Vec<Removed>,
     /// Every seat, `settings.players` of them.
     seats: Vec<Seat>,
     /// The host's seat token, once the host has joined.
@@ -294,6 +312,8 @@ impl Room {
             takeover_after: setup.takeover_after,
             idle_ttl: setup.idle_ttl,
             idle_since: Some(Instant::now()),
+            lobby_due: Instant::now() + setup.lobby_ttl,
+            removed: Vec::new(),
             host_token: None,
             clients: HashMap::new(),
             game: None,
@@ -312,10 +332,13 @@ impl Room {
         tokio::pin!(stopping);
         loop {
             let idle_due = self.idle_since.map(|since| since + self.idle_ttl);
+            // Only a room whose match never started has a lifetime of its own.
+            let lobby_due = self.game.is_none().then_some(self.lobby_due);
             let due = [
                 self.bot_due,
                 self.takeover_due.map(|(_, due)| due),
                 idle_due,
+                lobby_due,
             ]
             .into_iter()
             .flatten()
@@ -333,6 +356,11 @@ impl Room {
                 () = sleep_until(due) => {
                     if idle_due.is_some_and(|due| due <= Instant::now()) {
                         info!(room = %self.code, "closing a room nobody has used for a while");
+                        break;
+                    }
+                    if lobby_due.is_some_and(|due| due <= Instant::now()) {
+                        info!(room = %self.code, "closing a room whose match never started");
+                        self.expire();
                         break;
                     }
                     self.wake();
@@ -357,9 +385,10 @@ impl Room {
                 hello,
                 id,
                 client,
+                token_only,
                 reply,
             } => {
-                let joined = match self.join(conn, hello, client.clone()) {
+                let joined = match self.join(conn, hello, client.clone(), token_only) {
                     Ok(()) => true,
                     Err(refusal) => {
                         self.metrics.rejected(refusal.code);
@@ -396,17 +425,34 @@ impl Room {
 
     // ----- Joining and leaving -----
 
-    fn join(&mut self, conn: ConnId, hello: Hello, tx: ClientTx) -> Result<(), Refusal> {
-        let name = hello.name.trim().to_owned();
-        if name.is_empty()
-            || name.chars().count() > MAX_NAME_CHARS
-            || name.chars().any(char::is_control)
-        {
+    fn join(
+        &mut self,
+        conn: ConnId,
+        hello: Hello,
+        tx: ClientTx,
+        token_only: bool,
+    ) -> Result<(), Refusal> {
+        let holds_seat = hello
+            .token
+            .as_ref()
+            .is_some_and(|t| self.seat_of_token(t).is_some());
+        if token_only && !holds_seat {
+            // Answered as if the room were not looked up at all: no hint whether it exists.
             return Err(Refusal::new(
-                codes::BAD_NAME,
-                format!("a name must be 1 to {MAX_NAME_CHARS} characters"),
+                codes::TOO_MANY_ATTEMPTS,
+                "too many room codes that do not exist came from your address; wait a minute",
             ));
         }
+        if let Some(token) = &hello.token {
+            if self.removed.iter().any(|r| r.token == *token) {
+                return Err(Refusal::new(
+                    codes::REMOVED,
+                    "the host removed you from this room; ask them to let you back",
+                ));
+            }
+        }
+        let name = names::clean_name(&hello.name)
+            .map_err(|e| Refusal::new(codes::BAD_NAME, e.to_string()))?;
         let claims_host = match &hello.host_secret {
             Some(secret) if *secret == self.host_secret => true,
             Some(_) => {
@@ -418,16 +464,12 @@ impl Room {
             None => false,
         };
         let seat = if let Some(token) = &hello.token {
-            let seat = self
-                .seats
-                .iter()
-                .position(|s| matches!(s, Seat::Human(h) if h.token == *token))
-                .ok_or_else(|| {
-                    Refusal::new(
-                        codes::BAD_TOKEN,
-                        "that seat token is not one of this room's",
-                    )
-                })?;
+            let seat = self.seat_of_token(token).ok_or_else(|| {
+                Refusal::new(
+                    codes::BAD_TOKEN,
+                    "that seat token is not one of this room's",
+                )
+            })?;
             // A second connection with the token replaces the first.
             if let Seat::Human(human) = &mut self.seats[seat] {
                 if let Some(old) = human.conn.replace(conn) {
@@ -451,6 +493,7 @@ impl Room {
                         "every seat is taken; you can still watch (spectator: true)",
                     )
                 })?;
+            self.require_unique_name(&name)?;
             self.seats[free] = Seat::Human(Human {
                 name: name.clone(),
                 token: new_token(),
@@ -477,17 +520,59 @@ impl Room {
         self.broadcast_room();
         if let Some(game) = &self.game {
             let history = ServerMessage::history(game);
+            let result = match_result(game).map(ServerMessage::MatchResult);
             self.send_to(conn, &history);
             self.send_state(conn);
+            // Arriving after the match: its standings and seeds too.
+            if let Some(result) = result {
+                self.send_to(conn, &result);
+            }
         }
         Ok(())
     }
 
+    /// The seat whose person holds this token.
+    fn seat_of_token(&self, token: &str) -> Option<usize> {
+        self.seats
+            .iter()
+            .position(|s| matches!(s, Seat::Human(h) if h.token == token))
+    }
+
+    /// Refuses a name another seated person already goes by.
+    fn require_unique_name(&self, name: &str) -> Result<(), Refusal> {
+        let name = names::folded(name);
+        let taken = self
+            .seats
+            .iter()
+            .any(|s| matches!(s, Seat::Human(h) if names::folded(&h.name) == name));
+        if taken {
+            return Err(Refusal::new(
+                codes::NAME_TAKEN,
+                "someone at this table already goes by that name; choose another",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The room's lifetime without a match has passed: every client is told and closed.
+    fn expire(&mut self) {
+        let bye = ServerMessage::bye(
+            codes::ROOM_EXPIRED,
+            "this room's match never started, and the room has closed; create a new one",
+        );
+        for client in self.clients.values() {
+            client.tx.send_message(&bye);
+            client.tx.close(CLOSE_ROOM_EXPIRED, "room expired");
+        }
+        self.clients.clear();
+    }
+
     fn remove_client(&mut self, conn: ConnId) {
+        // The connection's writer sends what is still queued for it (a `bye`, a close frame)
+        // before it ends: the room does not cut it short.
         let Some(client) = self.clients.remove(&conn) else {
             return;
         };
-        client.tx.kick.cancel();
         if self.clients.is_empty() {
             self.idle_since = Some(Instant::now());
         }
@@ -566,10 +651,21 @@ impl Room {
                     ));
                 }
                 if let Seat::Human(human) = std::mem::replace(&mut self.seats[at], Seat::Empty) {
-                    if let Some(client) = human.conn.and_then(|c| self.clients.get_mut(&c)) {
-                        client.seat = None;
-                    }
+                    self.remove_person(human);
                 }
+                self.broadcast_room();
+                Ok(())
+            }
+            ClientMessage::Readmit { removed } => {
+                self.require_host(seat)?;
+                if removed >= self.removed.len() {
+                    return Err(Refusal::new(
+                        codes::NOT_REMOVED,
+                        format!("nobody removed from this room is number {removed}"),
+                    ));
+                }
+                let person = self.removed.remove(removed);
+                info!(room = %self.code, name = %person.name, "let back in");
                 self.broadcast_room();
                 Ok(())
             }
@@ -607,6 +703,26 @@ impl Room {
                 self.vote(seat);
                 Ok(())
             }
+        }
+    }
+
+    /// The host cleared a person's seat: they are removed from the room, told so and closed,
+    /// and their token refused until the host lets them back.
+    fn remove_person(&mut self, human: Human) {
+        if let Some(client) = human.conn.and_then(|c| self.clients.remove(&c)) {
+            client.tx.send_message(&ServerMessage::bye(
+                codes::REMOVED,
+                "the host removed you from this room",
+            ));
+            client.tx.close(CLOSE_REMOVED, "removed by the host");
+        }
+        info!(room = %self.code, name = %human.name, "removed by the host");
+        self.removed.push(Removed {
+            name: human.name,
+            token: human.token,
+        });
+        if self.clients.is_empty() {
+            self.idle_since = Some(Instant::now());
         }
     }
 
@@ -678,12 +794,15 @@ impl Room {
                 Seat::Human(human) => human,
                 _ => unreachable!("a client's seat holds that client"),
             },
-            None => Human {
-                name: client.name.clone(),
-                token: new_token(),
-                conn: Some(conn),
-                stand_in: None,
-            },
+            None => {
+                self.require_unique_name(&client.name)?;
+                Human {
+                    name: client.name.clone(),
+                    token: new_token(),
+                    conn: Some(conn),
+                    stand_in: None,
+                }
+            }
         };
         let token = human.token.clone();
         self.seats[to] = Seat::Human(human);
@@ -824,20 +943,10 @@ impl Room {
                     });
                     stage = Stage::BetweenRounds;
                 }
-                Event::MatchEnded { standings } => {
-                    let game = self.game.as_ref().expect("a match is being played");
-                    let seeds = game
-                        .revealed_seeds()
-                        .unwrap_or_default()
-                        .iter()
-                        .map(seed_hex)
-                        .collect();
-                    let result = MatchResult {
-                        standings: standings.clone(),
-                        results: game.results().to_vec(),
-                        seeds,
-                    };
-                    self.broadcast(&ServerMessage::MatchResult(result));
+                Event::MatchEnded { .. } => {
+                    if let Some(result) = self.game.as_ref().and_then(match_result) {
+                        self.broadcast(&ServerMessage::MatchResult(result));
+                    }
                     stage = Stage::MatchOver;
                     self.metrics.matches_finished.increment(1);
                     info!(room = %self.code, "match over");
@@ -1156,6 +1265,7 @@ impl Room {
             seats: self.seat_infos(),
             host: self.host_seat(),
             your_seat,
+            removed: self.removed.iter().map(|r| r.name.clone()).collect(),
         }
     }
 
@@ -1192,6 +1302,24 @@ impl Room {
     }
 }
 
+/// The match's result, once it is over: its standings, every round's result and the revealed
+/// seeds.
+fn match_result(game: &Game) -> Option<MatchResult> {
+    if game.phase() != Phase::MatchOver {
+        return None;
+    }
+    Some(MatchResult {
+        standings: game.standings(),
+        results: game.results().to_vec(),
+        seeds: game
+            .revealed_seeds()
+            .unwrap_or_default()
+            .iter()
+            .map(seed_hex)
+            .collect(),
+    })
+}
+
 /// A new secret seat token.
 fn new_token() -> String {
     uuid::Uuid::new_v4().to_string()
@@ -1222,6 +1350,7 @@ mod tests {
             bot_delay: Duration::ZERO,
             takeover_after: Duration::from_secs(3600),
             idle_ttl: Duration::from_secs(3600),
+            lobby_ttl: Duration::from_secs(3600),
             metrics: Arc::default(),
         }
     }
@@ -1243,6 +1372,7 @@ mod tests {
                 hello,
                 id: None,
                 client,
+                token_only: false,
                 reply,
             })
             .await;

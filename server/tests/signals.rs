@@ -35,6 +35,14 @@ impl Server {
     fn start() -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_dhumbal-server"))
             .args(["--addr", "127.0.0.1:0", "--log-format", "json"])
+            // The timeouts of plain HTTP are long here, so that only the shutdown deadline can
+            // end a half-sent request.
+            .args([
+                "--http-header-timeout",
+                "10m",
+                "--http-request-timeout",
+                "10m",
+            ])
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
             .spawn()
@@ -66,6 +74,24 @@ impl Server {
         }
     }
 
+    /// Sends SIGTERM.
+    fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -TERM failed");
+    }
+
+    /// The address it listens on, from its first log line.
+    fn addr(&self) -> String {
+        let listening = self.log_line("dhumbal server listening");
+        listening["fields"]["addr"]
+            .as_str()
+            .expect("the listening line names the address")
+            .to_owned()
+    }
+
     /// Waits for the process to exit, returning whether it exited with success.
     fn wait(&mut self) -> bool {
         let give_up = std::time::Instant::now() + PATIENCE;
@@ -95,7 +121,8 @@ async fn create_room(addr: &str) -> CreatedRoom {
         .await
         .expect("connect to the server");
     let request = format!(
-        "POST /api/rooms HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        "POST /api/rooms HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: 0\r\nConnection: close\r\n\r\n"
     );
     stream
         .write_all(request.as_bytes())
@@ -174,4 +201,36 @@ async fn sigterm_tells_the_players_bye_closes_with_1001_and_the_process_exits_cl
 
     assert!(server.wait(), "the server exited with a failure");
     server.log_line("dhumbal server stopped");
+}
+
+/// Regression: the server waited for ever on one client that had sent half a request's headers
+/// (or half its body), long after SIGTERM. An HTTP connection now gets the same shutdown deadline
+/// as everything else: the process exits, with success, however the client behaves.
+#[tokio::test]
+async fn sigterm_is_not_held_up_by_a_half_sent_request() {
+    let mut server = Server::start();
+    let addr = server.addr();
+    // Half the headers of one request, and half the body of another.
+    let mut headers = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    headers
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        .await
+        .expect("send");
+    let mut body = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    body.write_all(
+        b"POST /api/rooms HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+          Content-Length: 100\r\n\r\n{\"preset\":",
+    )
+    .await
+    .expect("send");
+    // Both are being served (the body's request is in its handler, reading).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.terminate();
+    assert!(server.wait(), "the server exited with a failure");
+    server.log_line("dhumbal server stopped");
+    drop((headers, body));
 }

@@ -71,12 +71,15 @@ impl TestServer {
     }
 }
 
-/// The default configuration with a message rate no test client reaches: for tests that play
-/// at machine speed (the limit has its own tests).
+/// The default configuration with a message rate and a room-creation rate no test reaches: for
+/// tests that play at machine speed, and open many rooms from one address (the limits have
+/// their own tests).
 pub fn unlimited_rate() -> Config {
     Config {
         message_burst: u32::MAX,
         messages_per_sec: u32::MAX,
+        room_creations_per_minute: u32::MAX,
+        max_rooms_per_address: usize::MAX,
         ..Config::default()
     }
 }

@@ -195,8 +195,9 @@ async fn lookups_of_unknown_rooms_are_capped_per_address_for_a_minute() {
     let _watchdog = Watchdog::start("lookups_of_unknown_rooms…", LIMIT);
     let server = TestServer::with_config(Config {
         max_join_attempts: 3,
-        // No ping timers: paused time moves only when this test sleeps.
+        // No ping or hello timers: paused time moves only when this test sleeps.
         ping_interval: Duration::ZERO,
+        hello_timeout: Duration::ZERO,
         ..Config::default()
     })
     .await;
@@ -274,11 +275,15 @@ async fn browser_upgrades_from_foreign_origins_are_refused_with_403() {
     // The server's own origin (the page it serves), a listed origin, and no origin at all.
     let own = format!("http://{}", server.addr);
     let room = server.create_room(&room_with(standard_for(4))).await;
-    for origin in [Some(own.as_str()), Some("https://friends.example"), None] {
+    for (origin, name) in [
+        (Some(own.as_str()), "Asha"),
+        (Some("https://friends.example"), "Bina"),
+        (None, "Chandra"),
+    ] {
         let mut client = Client::connect_from(server.addr, local, origin)
             .await
             .unwrap_or_else(|refused| panic!("{origin:?} was refused: {refused:?}"));
-        client.hello(&room.code, "Asha").await;
+        client.hello(&room.code, name).await;
         client.expect_welcome_skipping_rooms().await;
     }
     server.stop().await;

@@ -2,8 +2,10 @@
 
 use dhumbal_engine::{Difficulty, Preset};
 use dhumbal_protocol::{
-    ClientMessage, Hello, PROTOCOL_VERSION, RoomState, SeatKind, ServerMessage, Stage, codes,
+    CLOSE_REMOVED, ClientMessage, Hello, PROTOCOL_VERSION, RoomState, SeatKind, ServerMessage,
+    Stage, codes,
 };
+use dhumbal_tests::client::Closed;
 use dhumbal_tests::{Client, TestServer};
 
 async fn next_room(client: &mut Client) -> RoomState {
@@ -82,15 +84,61 @@ async fn the_host_arranges_the_table_and_others_take_seats() {
         .await;
     assert_eq!(host.expect_error().await.code, "bad_cards");
 
-    // The host moves the guest to watching; the guest's view of the room says so.
+    // The host removes the guest: told why, closed with 4005, and listed as removed.
+    let token = guest.token().expect("a seat token");
     host.send(ClientMessage::ClearSeat { seat: 3 }).await;
-    let watching = guest
+    let bye = guest
         .recv_until(|m| match m {
-            ServerMessage::Room(r) if r.your_seat.is_none() => Some(r.clone()),
+            ServerMessage::Bye(bye) => Some(bye.clone()),
             _ => None,
         })
         .await;
-    assert_eq!(watching.seats[3].kind, SeatKind::Empty);
+    assert_eq!(bye.reason, codes::REMOVED);
+    assert_eq!(guest.expect_closed().await, Closed::Code(CLOSE_REMOVED));
+    let cleared = host
+        .recv_until(|m| match m {
+            ServerMessage::Room(r) if !r.removed.is_empty() => Some(r.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(cleared.seats[3].kind, SeatKind::Empty);
+    assert_eq!(cleared.removed, ["Bina"]);
+    // Regression: a removed person took a seat again straight away. Their token is refused
+    // until the host lets them back…
+    let with_token = |token: &str| {
+        ClientMessage::Hello(Hello {
+            protocol: PROTOCOL_VERSION,
+            room: room.code.clone(),
+            name: "Bina".into(),
+            token: Some(token.to_owned()),
+            spectator: false,
+            host_secret: None,
+        })
+    };
+    let mut back = Client::connect(server.addr).await;
+    back.send(with_token(&token)).await;
+    assert_eq!(back.expect_error().await.code, codes::REMOVED);
+    guest = back;
+    host.send(ClientMessage::Readmit { removed: 1 }).await;
+    assert_eq!(host.expect_error().await.code, codes::NOT_REMOVED);
+    host.send(ClientMessage::Readmit { removed: 0 }).await;
+    let readmitted = next_room(&mut host).await;
+    assert!(readmitted.removed.is_empty());
+    // …and then, their old seat gone, they come back as anyone would.
+    guest.send(with_token(&token)).await;
+    assert_eq!(guest.expect_error().await.code, codes::BAD_TOKEN);
+    guest
+        .send(ClientMessage::Hello(Hello {
+            protocol: PROTOCOL_VERSION,
+            room: room.code.clone(),
+            name: "Bina".into(),
+            token: None,
+            spectator: true,
+            host_secret: None,
+        }))
+        .await;
+    let watching = guest.expect_welcome_skipping_rooms().await;
+    assert_eq!(watching.seat, None);
     host.send(ClientMessage::ClearSeat { seat: 0 }).await;
     assert_eq!(host.expect_error().await.code, codes::OWN_SEAT);
 
