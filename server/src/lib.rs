@@ -2,11 +2,12 @@
 //! seats, and each seat told only what it may see.
 //!
 //! [`run`] serves the HTTP API and the WebSocket on a listener the caller has bound (tests bind
-//! `127.0.0.1:0`) until a shutdown future completes. The binary (`src/main.rs`) adds the command
-//! line ([`Config`]), logging and signals.
+//! `127.0.0.1:0`) until a shutdown future completes. The binary ([`cli`], run by `src/main.rs`)
+//! adds the command line ([`Config`]), logging and signals.
 //!
 //! # Layout
 //!
+//! - [`cli`] — the binary's `main`: flags, logging, signals, the `healthcheck` subcommand.
 //! - [`config`] — [`Config`]: flags and environment variables.
 //! - [`listener`] — accepting TCP connections under caps, and serving HTTP/1.1 on each with
 //!   header, idle and request timeouts and a shutdown deadline.
@@ -32,6 +33,7 @@
 
 pub mod address;
 pub mod api;
+pub mod cli;
 pub mod code;
 pub mod config;
 pub mod conn;

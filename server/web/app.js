@@ -2,7 +2,7 @@
 // dialog, How to play. It speaks only the protocol of `docs/protocol.md`: HTTP to create and look
 // up rooms, then JSON messages over one WebSocket.
 
-import { Connection, PROTOCOL } from "./net.js";
+import { CLOSE_REMOVED, Connection, PROTOCOL } from "./net.js";
 import { PRESETS, copySettings, settingsForm, summary, validate } from "./settings.js";
 import { renderRules } from "./rules.js";
 import { renderScore } from "./score.js";
@@ -43,7 +43,12 @@ const ERROR_TEXT = {
   too_many_attempts: "Too many room codes that don't exist were tried from here; wait a minute and try again.",
   room_full: "Every seat is taken; you can still watch.",
   bad_token: "Your seat in this room has expired.",
-  bad_name: "Please use a name of 1 to 24 characters.",
+  name_taken: "Someone at this table already goes by that name; choose another.",
+  removed: "The host removed you from this room. You can come back only if they let you.",
+  room_expired: "This room's match never started, and the room has closed.",
+  hello_timeout: "The connection took too long to say hello; reconnecting.",
+  too_many_open_rooms: "You already have many open rooms; play in one of them, or wait for them to close.",
+  unsupported_media_type: "This page is out of date with the server; reload it.",
   not_host: "Only the host can do that.",
   not_seated: "Only seated players can do that.",
   seat_taken: "That seat is taken.",
@@ -247,9 +252,11 @@ async function enterRoom(code) {
   joinForm(summaryBody);
 }
 
-function gone() {
+/** The room is gone for this page: it does not exist, expired, or the host removed this person. */
+function gone(why) {
   show("gone");
   $("gone-code").textContent = app.code;
+  $("gone-why").textContent = why || ERROR_TEXT.unknown_room;
 }
 
 function joinForm(room) {
@@ -310,6 +317,10 @@ function connect(spectator) {
       banner("Reconnecting\u2026");
       app.conn.open();
     }),
+    ended: (code) => {
+      banner(null);
+      gone(code === CLOSE_REMOVED ? ERROR_TEXT.removed : ERROR_TEXT.room_expired);
+    },
   });
   app.conn.open();
 }
@@ -380,9 +391,9 @@ function onError(err) {
       enterRoom(app.code);
       return;
     }
-    if (err.code === "unknown_room") {
+    if (err.code === "unknown_room" || err.code === "removed") {
       app.conn.close();
-      gone();
+      gone(errorText(err));
       return;
     }
     if (err.code === "room_full") {
@@ -509,7 +520,7 @@ function lobby(room) {
           controls.append(pick, button("Add bot", "small", () => send({ type: "add_bot", seat: seat.seat, difficulty: pick.value })));
         }
       } else if (seat.seat !== me) {
-        controls.append(button("Move to watching", "small", () => send({ type: "clear_seat", seat: seat.seat })));
+        controls.append(button("Remove", "small", () => send({ type: "clear_seat", seat: seat.seat })));
       }
     }
     if (seat.kind === "empty" && !isHost) {
@@ -518,6 +529,16 @@ function lobby(room) {
     li.append(controls);
     seatsBox.append(li);
   }
+  // The people the host removed: only the host may let them back.
+  const removedBox = $("lobby-removed");
+  removedBox.replaceChildren();
+  (room.removed || []).forEach((name, i) => {
+    const li = el("li", "lobby-seat removed");
+    li.append(el("span", "who", `${name} \u00b7 removed`));
+    if (isHost) li.append(button("Let back", "small", () => send({ type: "readmit", removed: i })));
+    removedBox.append(li);
+  });
+  removedBox.hidden = removedBox.childElementCount === 0;
   const settingsBox = $("lobby-settings");
   if (isHost) {
     if (!app.lobbyForm) {

@@ -8,6 +8,12 @@ export const PROTOCOL = 2;
 /** The close code the server uses when another connection takes this seat. */
 export const CLOSE_REPLACED = 4001;
 
+/** The close code of a room that closed because its match never started. */
+export const CLOSE_ROOM_EXPIRED = 4004;
+
+/** The close code sent to a person the host removed from the room. */
+export const CLOSE_REMOVED = 4005;
+
 /** A connection to one room that reconnects by itself until closed. */
 export class Connection {
   /**
@@ -16,6 +22,8 @@ export class Connection {
    * @param {(msg: object) => void} handlers.message a server message
    * @param {(away: boolean) => void} handlers.status whether the connection is down
    * @param {() => void} handlers.replaced the seat was taken by another connection (another tab)
+   * @param {(code: number) => void} handlers.ended the room is gone for this client (it expired,
+   *   or the host removed this person): coming back would not help
    */
   constructor(handlers) {
     this.handlers = handlers;
@@ -55,6 +63,11 @@ export class Connection {
         // and the two would take turns forever. Wait for the player to choose.
         this.closed = true;
         this.handlers.replaced();
+        return;
+      }
+      if (event.code === CLOSE_ROOM_EXPIRED || event.code === CLOSE_REMOVED) {
+        this.closed = true;
+        this.handlers.ended(event.code);
         return;
       }
       this.handlers.status(true);

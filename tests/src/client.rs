@@ -75,12 +75,27 @@ impl Client {
         from: IpAddr,
         origin: Option<&str>,
     ) -> Result<Client, (u16, String)> {
+        let headers: Vec<(&str, &str)> = origin.map(|o| ("origin", o)).into_iter().collect();
+        Client::connect_with(addr, from, &headers).await
+    }
+
+    /// Opens a WebSocket to the server's `/ws` from the loopback address `from`, with these
+    /// extra request headers (an `Origin`, a proxy's `X-Forwarded-For`, …). A refused upgrade is
+    /// returned as its HTTP status and body.
+    pub async fn connect_with(
+        addr: SocketAddr,
+        from: IpAddr,
+        headers: &[(&str, &str)],
+    ) -> Result<Client, (u16, String)> {
         let mut request = format!("ws://{addr}/ws")
             .into_client_request()
             .expect("a WebSocket request");
-        if let Some(origin) = origin {
-            let origin = HeaderValue::from_str(origin).expect("an origin header");
-            request.headers_mut().insert("origin", origin);
+        for (name, value) in headers {
+            let value = HeaderValue::from_str(value).expect("a header value");
+            let name =
+                tokio_tungstenite::tungstenite::http::HeaderName::from_bytes(name.as_bytes())
+                    .expect("a header name");
+            request.headers_mut().insert(name, value);
         }
         let open = async {
             let socket = TcpSocket::new_v4().expect("a socket");
@@ -107,6 +122,11 @@ impl Client {
             }
             Err(e) => panic!("the WebSocket failed to open: {e}"),
         }
+    }
+
+    /// The socket, for tests that send frames a well-behaved client would not (pings, say).
+    pub fn socket(&mut self) -> &mut WebSocketStream<MaybeTlsStream<TcpStream>> {
+        &mut self.ws
     }
 
     /// Says hello to `room` as a new person named `name`, without waiting for the answer.

@@ -12,6 +12,8 @@
 //! - [`http`] — `POST`/`GET` against the API.
 //! - [`client`] — [`Client`]: a WebSocket client that keeps its seat, room and view.
 //! - [`leaks`] — [`LeakCheck`]: the scan of every frame for cards the seat may not see.
+//! - [`process`] — [`ServerProcess`](process::ServerProcess): the real server binary as a child
+//!   process, for the tests that attack it (`tests/hostile.rs`).
 //! - [`play`] — [`random_action`]: a random legal action chosen from a seat's view alone.
 //! - [`watchdog`] — [`Watchdog`] and [`guarded`]: failure guards that also work under paused
 //!   tokio time.
@@ -20,6 +22,7 @@ pub mod client;
 pub mod http;
 pub mod leaks;
 pub mod play;
+pub mod process;
 pub mod server;
 pub mod watchdog;
 

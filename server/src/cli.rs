@@ -1,0 +1,113 @@
+//! The `dhumbal-server` command line: what the binary (`src/main.rs`) runs.
+//!
+//! Reads the configuration from flags and the environment ([`dhumbal_server::Config`]; `--help`
+//! lists them), logs with `tracing` (filtered by `RUST_LOG`, default `info`; one JSON object a
+//! line with `--log-format json`), binds the listen address and serves until Ctrl-C or SIGTERM.
+//!
+//! `dhumbal-server healthcheck` instead GETs `/healthz` from the server at `--addr` and exits 0
+//! when it answers 200, 1 otherwise: the container's health check, which needs no curl.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::logging::{self, LogFormat};
+use crate::{Config, health, run};
+use tokio::net::TcpListener;
+use tracing::info;
+
+/// The command line: the server's configuration, and an optional subcommand.
+#[derive(Debug, Parser)]
+#[command(
+    name = "dhumbal-server",
+    version,
+    about = "The Dhumbal (Jhyap) game server"
+)]
+struct Cli {
+    /// What to do instead of serving.
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// How log lines are written.
+    #[arg(long, env = "DHUMBAL_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+    /// The server's configuration.
+    #[command(flatten)]
+    config: Config,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// GET /healthz from the server at --addr (0.0.0.0 means this host) and exit 0 if it answers
+    /// 200, 1 otherwise.
+    Healthcheck,
+}
+
+/// Runs the command line: serves until Ctrl-C or SIGTERM, or runs a subcommand. The binary's
+/// `main`, here so that the tests can build the same program ([`crate`] is all it needs).
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Some(Command::Healthcheck) = cli.command {
+        return match health::check(cli.config.addr, "/healthz") {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("unhealthy: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    logging::init(cli.log_format);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(cli.config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "the server failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Binds the listen address and serves until a shutdown signal.
+async fn serve(config: Config) -> std::io::Result<()> {
+    // Every connection is a descriptor: take all the process may have (the soft limit is often
+    // 1,024 while the hard limit is far higher). The listener caps connections below it.
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => info!(limit, "file descriptors"),
+        Err(e) => tracing::warn!(error = %e, "could not raise the file-descriptor limit"),
+    }
+    let listener = TcpListener::bind(config.addr).await?;
+    info!(addr = %listener.local_addr()?, "dhumbal server listening");
+    run(listener, config, shutdown_signal()).await?;
+    info!("dhumbal server stopped");
+    Ok(())
+}
+
+/// Completes on Ctrl-C or, on Unix, SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}
