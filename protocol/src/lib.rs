@@ -128,6 +128,29 @@ mod tests {
         assert!(checked >= 20, "only {checked} examples were found");
     }
 
+    /// Regression: `docs/protocol.md` said "Version 1" for a year after protocol 2. Its version
+    /// line and every `"protocol":` in its examples name the version the server speaks.
+    #[test]
+    fn the_docs_name_the_protocol_version_the_server_speaks() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/protocol.md");
+        let docs = std::fs::read_to_string(path).unwrap();
+        let first = docs.lines().find(|l| l.starts_with("Version")).unwrap();
+        assert!(
+            first.starts_with(&format!("Version **{PROTOCOL_VERSION}**")),
+            "docs/protocol.md says: {first}"
+        );
+        for (at, _) in docs.match_indices("\"protocol\":") {
+            let rest = &docs[at + "\"protocol\":".len()..];
+            let number: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            assert_eq!(
+                number,
+                PROTOCOL_VERSION.to_string(),
+                "near {}",
+                &docs[at..at + 20]
+            );
+        }
+    }
+
     #[test]
     fn seeds_are_written_as_hex() {
         let mut seed = [0u8; 32];

@@ -856,9 +856,14 @@ impl Room {
             Some(decks) => Game::with_decks(self.settings.clone(), decks.clone()),
             None => {
                 let mut seed = [0u8; 32];
-                OsRng
-                    .try_fill_bytes(&mut seed)
-                    .map_err(|e| Refusal::new(codes::INTERNAL, format!("no randomness: {e}")))?;
+                OsRng.try_fill_bytes(&mut seed).map_err(|e| {
+                    // The detail is for the log; the client learns only that it failed.
+                    tracing::error!(room = %self.code, error = %e, "no randomness for a shuffle");
+                    Refusal::new(
+                        codes::INTERNAL,
+                        "something went wrong on the server; it has been logged",
+                    )
+                })?;
                 Game::new(self.settings.clone(), seed)
             }
         };

@@ -794,6 +794,80 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
     b.close().await;
 }
 
+/// A name written as markup is shown as text, never run; and a person the host removes sees why
+/// on their own page, while the host may let them back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_with_markup_is_shown_as_text() {
+    let Some(tools) = browser_tools() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start().await;
+    let addr = server.addr;
+    let mut driver = Driver::start(tools).await;
+    let host = driver.browser(DESKTOP).await;
+    let guest = driver.browser(PHONE).await;
+    let markup = "<img src=x onerror=f()>";
+
+    let invite = create_room(&host, addr, "Asha").await;
+    guest.goto(&invite).await;
+    guest
+        .wait_until("the join form", |s| s.screen == "join")
+        .await;
+    guest.type_into("#join-name", markup).await;
+    guest.click("#join-sit").await;
+    guest.wait_until("the lobby", |s| s.screen == "lobby").await;
+    let started = Instant::now();
+    while !host.text("#lobby-seats").await.contains(markup) {
+        assert!(
+            started.elapsed() < WAIT,
+            "the host never saw the name as text"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    for page in [&host, &guest] {
+        let images = page
+            .eval(
+                "return document.querySelectorAll('#lobby-seats img, #lobby-seats b img').length;",
+            )
+            .await;
+        assert_eq!(images, json!(0), "the name became an element");
+    }
+
+    // The host removes the guest: the guest's page says why and stays away.
+    host.click(".lobby-seat[data-seat='1'] button").await;
+    guest
+        .wait_until("the removed page", |s| s.screen == "gone")
+        .await;
+    assert!(
+        guest.text("#gone-why").await.contains("removed you"),
+        "{}",
+        guest.text("#gone-why").await
+    );
+    let started = Instant::now();
+    while !host.text("#lobby-removed").await.contains(markup) {
+        assert!(
+            started.elapsed() < WAIT,
+            "the host never saw the removed list"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    host.click("#lobby-removed button").await;
+    let started = Instant::now();
+    while host
+        .find("#lobby-removed")
+        .await
+        .is_displayed()
+        .await
+        .unwrap()
+    {
+        assert!(started.elapsed() < WAIT, "the removed list never emptied");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    host.assert_no_console_errors().await;
+    guest.assert_no_console_errors().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_people_in_one_room_each_see_only_their_own_hand_and_a_third_watches() {
     let Some(tools) = browser_tools() else {
