@@ -178,6 +178,16 @@ impl Server {
                 "--message-burst",
                 "1000000",
             ])
+            // Every client comes from a few loopback addresses, and creates rooms at machine
+            // speed: the per-address caps are for people.
+            .args([
+                "--max-connections-per-address",
+                &(clients + 64).to_string(),
+                "--room-creations-per-minute",
+                &(rooms + 16).to_string(),
+                "--max-rooms-per-address",
+                &(rooms + 16).to_string(),
+            ])
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
