@@ -85,7 +85,10 @@ pub const REMOVED: &str = "removed";
 pub const NOT_REMOVED: &str = "not_removed";
 /// Another person at this table already goes by that name.
 pub const NAME_TAKEN: &str = "name_taken";
-/// The reason in `bye` when the server shuts down (close code 1001).
+/// The reason in `bye` when the server restarts and keeps its rooms (close code 1012): come back
+/// with the seat token in a moment, to the same seat and cards.
+pub const RESTARTING: &str = "restarting";
+/// The reason in `bye` when the server shuts down and its rooms end with it (close code 1001).
 pub const SHUTTING_DOWN: &str = "shutting_down";
 /// Something went wrong inside the server; it has been logged.
 pub const INTERNAL: &str = "internal";

@@ -72,6 +72,11 @@ pub const CLOSE_POLICY_VIOLATION: u16 = 1008;
 /// reconnection).
 pub const CLOSE_NO_PONG: u16 = 4002;
 
+/// The WebSocket close code ("service restart") sent to every client when a server that keeps
+/// its rooms (`--store sqlite`) restarts, right after a `bye` with the reason `restarting`:
+/// reconnect with the seat token, with a growing pause, until it is back.
+pub const CLOSE_SERVICE_RESTART: u16 = 1012;
+
 /// The WebSocket close code sent to a connection that did not say `hello` within
 /// `--hello-timeout`, right after a `bye` with the reason `hello_timeout`.
 pub const CLOSE_NO_HELLO: u16 = 4003;

@@ -20,7 +20,8 @@ use crate::conn;
 use crate::limits::CreationRefused;
 use crate::listener::TcpSlot;
 use crate::origin;
-use crate::room::RoomSetup;
+use crate::registry::CreateError;
+use crate::room::record::{self, Setup};
 use crate::{AppState, Config};
 
 /// The largest request body the API reads.
@@ -115,18 +116,14 @@ async fn create_room(
             return refuse(StatusCode::BAD_REQUEST, e.code(), e.to_string());
         }
     }
-    let setup = RoomSetup {
+    let host_secret = uuid::Uuid::new_v4().to_string();
+    let setup = Setup {
+        format: record::FORMAT,
         code: String::new(),
-        host_secret: uuid::Uuid::new_v4().to_string(),
+        host_secret_hash: record::hash_secret(&host_secret),
         settings: settings.clone(),
         decks: request.decks,
-        bot_delay: app.config.bot_delay(),
-        takeover_after: app.config.takeover_after,
-        idle_ttl: app.config.idle_room_ttl,
-        lobby_ttl: app.config.lobby_ttl,
-        metrics: Arc::clone(&app.metrics),
     };
-    let host_secret = setup.host_secret.clone();
     let creator = match app.room_creations.admit(client.ip) {
         Ok(slot) => slot,
         Err(CreationRefused::TooFast) => {
@@ -145,12 +142,33 @@ async fn create_room(
             );
         }
     };
-    let Ok(code) = app.rooms.create(setup, creator) else {
-        return refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            codes::TOO_MANY_ROOMS,
-            "the server holds as many rooms as it may; try again later",
-        );
+    let created = app
+        .rooms
+        .create(
+            setup,
+            app.config.timing(),
+            Arc::clone(&app.metrics),
+            creator,
+        )
+        .await;
+    let code = match created {
+        Ok(code) => code,
+        Err(CreateError::Full) => {
+            return refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                codes::TOO_MANY_ROOMS,
+                "the server holds as many rooms as it may; try again later",
+            );
+        }
+        Err(CreateError::Store(e)) => {
+            // The detail is for the log; the client learns only that it failed.
+            tracing::error!(error = %e, "a new room could not be stored");
+            return refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                codes::INTERNAL,
+                "something went wrong on the server; it has been logged",
+            );
+        }
     };
     debug!(room = %code, "room created");
     let created = CreatedRoom {

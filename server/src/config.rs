@@ -1,11 +1,14 @@
 //! The server's configuration: command-line flags, each with an environment variable.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
 
 use crate::address::TrustedProxies;
+use crate::room::Timing;
+use crate::store::StoreConfig;
 
 /// The default listen address: loopback only, so a laptop does not expose the game by accident.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
@@ -46,6 +49,8 @@ pub const DEFAULT_HTTP_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_HTTP_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default time a WebSocket has to say `hello`.
 pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default folder of the room log: `./data`, beside wherever the server is started.
+pub const DEFAULT_DATA_DIR: &str = "data";
 /// The default lifetime of a room whose match never starts.
 pub const DEFAULT_LOBBY_TTL: Duration = Duration::from_secs(2 * 60 * 60);
 
@@ -165,12 +170,48 @@ pub struct Config {
     /// and host.
     #[arg(long, env = "DHUMBAL_TRUSTED_PROXIES", default_value = "")]
     pub trusted_proxies: TrustedProxies,
+    /// Where rooms are kept so that they survive a restart: `sqlite` (a log in `--data-dir`) or
+    /// `memory` (nothing kept: every room ends with the process; for tests and benchmarks).
+    #[arg(long, env = "DHUMBAL_STORE", value_enum, default_value_t = StoreKind::Sqlite)]
+    pub store: StoreKind,
+    /// The folder of the SQLite room log (`dhumbal.db`); created if missing.
+    #[arg(long, env = "DHUMBAL_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
+    pub data_dir: PathBuf,
+}
+
+/// Where rooms are kept (`--store`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StoreKind {
+    /// A SQLite log in `--data-dir`: rooms survive restarts and crashes.
+    Sqlite,
+    /// Nothing kept.
+    Memory,
 }
 
 impl Config {
     /// The delay before each bot action.
     pub fn bot_delay(&self) -> Duration {
         Duration::from_millis(self.bot_delay_ms)
+    }
+
+    /// Every room's timings.
+    pub fn timing(&self) -> Timing {
+        Timing {
+            bot_delay: self.bot_delay(),
+            takeover_after: self.takeover_after,
+            idle_ttl: self.idle_room_ttl,
+            lobby_ttl: self.lobby_ttl,
+        }
+    }
+
+    /// The store these flags choose.
+    pub fn store_config(&self) -> StoreConfig {
+        match self.store {
+            StoreKind::Sqlite => StoreConfig::Sqlite {
+                data_dir: self.data_dir.clone(),
+            },
+            StoreKind::Memory => StoreConfig::Memory,
+        }
     }
 }
 
@@ -204,6 +245,8 @@ impl Default for Config {
             hello_timeout: DEFAULT_HELLO_TIMEOUT,
             lobby_ttl: DEFAULT_LOBBY_TTL,
             trusted_proxies: TrustedProxies::default(),
+            store: StoreKind::Sqlite,
+            data_dir: PathBuf::from(DEFAULT_DATA_DIR),
         }
     }
 }

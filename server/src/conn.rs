@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use dhumbal_protocol::{
-    CLOSE_GOING_AWAY, CLOSE_NO_HELLO, CLOSE_NO_PONG, CLOSE_POLICY_VIOLATION, CLOSE_TOO_BIG,
-    ClientMessage, PROTOCOL_VERSION, ServerMessage, codes, parse_client_message,
+    CLOSE_GOING_AWAY, CLOSE_NO_HELLO, CLOSE_NO_PONG, CLOSE_POLICY_VIOLATION, CLOSE_SERVICE_RESTART,
+    CLOSE_TOO_BIG, ClientMessage, PROTOCOL_VERSION, ServerMessage, codes, parse_client_message,
 };
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
@@ -31,7 +31,51 @@ use crate::AppState;
 use crate::code::normalize;
 use crate::limits::{AddressSlot, RateLimit, Slot, Verdict};
 use crate::listener::Held;
-use crate::room::{ClientTx, Command, Outgoing, RoomHandle};
+use crate::room::{Command, RoomHandle};
+
+/// What a connection's writer task sends on the socket.
+#[derive(Debug)]
+pub enum Outgoing {
+    /// A text message (JSON).
+    Text(Utf8Bytes),
+    /// Close the socket with this code and reason.
+    Close(u16, &'static str),
+}
+
+/// The way to one client: its bounded outbound queue, and a token that disconnects it.
+#[derive(Clone, Debug)]
+pub struct ClientTx {
+    /// The client's outbound queue; the room only ever `try_send`s on it.
+    pub queue: mpsc::Sender<Outgoing>,
+    /// Cancelled to disconnect the client at once (it fell behind, or its writer is stuck).
+    pub kick: CancellationToken,
+}
+
+impl ClientTx {
+    /// Queues a message without waiting; a client that cannot take it is disconnected.
+    /// Returns whether the client is still fine.
+    pub fn send(&self, text: Utf8Bytes) -> bool {
+        match self.queue.try_send(Outgoing::Text(text)) {
+            Ok(()) => true,
+            Err(_) => {
+                self.kick.cancel();
+                false
+            }
+        }
+    }
+
+    /// Closes the client's socket with this code and reason, after what is already queued.
+    pub fn close(&self, code: u16, reason: &'static str) {
+        if self.queue.try_send(Outgoing::Close(code, reason)).is_err() {
+            self.kick.cancel();
+        }
+    }
+
+    /// Queues one server message.
+    pub fn send_message(&self, message: &ServerMessage) -> bool {
+        self.send(message.to_json().into())
+    }
+}
 
 /// How long a socket closed for a message over the cap stays open so that the client can read
 /// the close frame.
@@ -381,6 +425,14 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, ip: IpAddr, places: Pl
         }
     };
     match ending {
+        Ending::Shutdown if app.rooms.store().is_durable() => {
+            debug!(conn, "telling the client the server is restarting");
+            tx.send_message(&ServerMessage::bye(
+                codes::RESTARTING,
+                "the server is restarting; you will be back in your seat in a moment",
+            ));
+            tx.close(CLOSE_SERVICE_RESTART, "server restarting");
+        }
         Ending::Shutdown => {
             debug!(conn, "telling the client the server is shutting down");
             tx.send_message(&ServerMessage::bye(

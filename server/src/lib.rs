@@ -25,8 +25,10 @@
 //! - [`shutdown`] — graceful shutdown: the signal every connection and room hears, and the
 //!   tracker [`run`] waits on.
 //! - [`registry`] — room codes to room handles.
-//! - [`room`] — the room actor: seats, host, lobby, the [`Game`](dhumbal_engine::Game), bots,
-//!   rounds and rematches; permission and rule checks; per-seat views.
+//! - [`store`] — the room log (setup, numbered inputs, snapshots), in SQLite or in memory.
+//! - [`room`] — a room: its synchronous core (seats, host, lobby, the
+//!   [`Game`](dhumbal_engine::Game), bots, rounds and rematches; permission and rule checks;
+//!   per-seat views), the records of its log, and the actor that does its IO.
 //! - [`names`] — people's names: normalised, visible, not posing as a bot.
 //! - [`code`] — unguessable room codes.
 //! - [`web`] — the web client, embedded, at `/`, `/r/{code}` and `/assets/`.
@@ -48,6 +50,7 @@ pub mod origin;
 pub mod registry;
 pub mod room;
 pub mod shutdown;
+pub mod store;
 pub mod web;
 
 use std::future::Future;
@@ -92,11 +95,11 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Fresh state for a server with this configuration.
-    pub fn new(config: Config) -> AppState {
+    /// Fresh state for a server with this configuration, keeping its rooms in `store`.
+    pub fn new(config: Config, store: store::Store, metrics: Arc<metrics::Metrics>) -> AppState {
         let shutdown = shutdown::Shutdown::new();
         AppState {
-            rooms: Registry::new(config.max_rooms, shutdown.clone()),
+            rooms: Registry::new(config.max_rooms, shutdown.clone(), store),
             tcp_cap: listener::tcp_cap(config.max_tcp_connections),
             tcp_per_address: limits::PerAddress::new(config.max_connections_per_address),
             connections: limits::Connections::new(config.max_connections),
@@ -110,7 +113,7 @@ impl AppState {
             config,
             next_conn: AtomicU64::new(1),
             readiness: health::Readiness::default(),
-            metrics: Arc::new(metrics::Metrics::new()),
+            metrics,
         }
     }
 }
@@ -142,7 +145,18 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let state = Arc::new(AppState::new(config));
+    let metrics = Arc::new(metrics::Metrics::new());
+    let store = store::Store::open(&config.store_config(), Arc::clone(&metrics))
+        .map_err(|e| std::io::Error::other(format!("the room store: {e}")))?;
+    // Every room in the store is back before the server says it is ready.
+    let loaded = store
+        .load()
+        .map_err(|e| std::io::Error::other(format!("loading the rooms: {e}")))?;
+    let state = Arc::new(AppState::new(config, store.clone(), Arc::clone(&metrics)));
+    state
+        .rooms
+        .restore(loaded, state.config.timing(), &state.metrics)
+        .await;
     let draining = Arc::clone(&state);
     let shutdown = async move {
         shutdown.await;
@@ -170,7 +184,10 @@ pub async fn run(
     listener::serve(listener, router, Arc::clone(&state)).await;
     signal.abort();
     // Every HTTP connection, WebSocket and room is a tracked task.
-    if state.shutdown.wait(shutdown::SHUTDOWN_GRACE).await {
+    let finished = state.shutdown.wait(shutdown::SHUTDOWN_GRACE).await;
+    // Whatever the rooms appended is committed before the process ends.
+    store.close().await;
+    if finished {
         Ok(())
     } else {
         Err(std::io::Error::new(

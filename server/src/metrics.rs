@@ -18,6 +18,9 @@
 //! | `dhumbal_bot_takeovers_total` | counter | away people's turns handed to a stand-in bot |
 //! | `dhumbal_matches_finished_total` | counter | matches played to the end |
 //! | `dhumbal_action_seconds` | histogram | time a room takes to handle one client message |
+//! | `dhumbal_store_append_seconds` | histogram | time from a room's append to its commit ([`crate::store`]) |
+//! | `dhumbal_store_commits_total` | counter | transactions the store's writer committed (each carries one or more writes) |
+//! | `dhumbal_store_errors_total` | counter | store writes that failed, rooms set aside at load, and damaged database files moved aside |
 
 use std::fmt;
 use std::sync::Arc;
@@ -40,6 +43,13 @@ pub const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
 const ACTION_BUCKETS: &[f64] = &[
     0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025,
     0.05, 0.1, 0.25, 1.0,
+];
+
+/// The buckets of the store's append latency histogram, in seconds: 10 µs to 2.5 s. An append
+/// waits for its group commit, which a slow disk can stretch well past an action's time.
+const STORE_BUCKETS: &[f64] = &[
+    0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025,
+    0.05, 0.1, 0.25, 1.0, 2.5,
 ];
 
 /// Who seats a count of [`Metrics::seated`].
@@ -77,6 +87,14 @@ pub struct Metrics {
     pub matches_finished: Counter,
     /// Seconds a room takes to handle one client message.
     action_seconds: Histogram,
+    /// Seconds from a room's append to its commit: what durability adds to every action.
+    store_append_seconds: Histogram,
+    /// Transactions the store's writer committed; fewer than the appends when group commit
+    /// batches them.
+    pub store_commits: Counter,
+    /// Store writes that failed, rooms set aside at load, damaged database files moved aside:
+    /// anything here deserves a look at the logs.
+    pub store_errors: Counter,
 }
 
 impl fmt::Debug for Metrics {
@@ -102,6 +120,11 @@ impl Metrics {
             .set_buckets_for_metric(
                 metrics_exporter_prometheus::Matcher::Full("dhumbal_action_seconds".into()),
                 ACTION_BUCKETS,
+            )
+            .expect("the bucket list is not empty")
+            .set_buckets_for_metric(
+                metrics_exporter_prometheus::Matcher::Full("dhumbal_store_append_seconds".into()),
+                STORE_BUCKETS,
             )
             .expect("the bucket list is not empty")
             .build_recorder();
@@ -150,6 +173,19 @@ impl Metrics {
             "dhumbal_matches_finished_total",
             "Matches played to the end.",
         );
+        describe(
+            "dhumbal_store_commits_total",
+            "Transactions the room log's writer committed.",
+        );
+        describe(
+            "dhumbal_store_errors_total",
+            "Room log writes that failed, rooms set aside and damaged files moved aside.",
+        );
+        recorder.describe_histogram(
+            KeyName::from_const_str("dhumbal_store_append_seconds"),
+            Some(metrics::Unit::Seconds),
+            SharedString::from("Seconds from a room's append to the room log to its commit."),
+        );
         recorder.describe_histogram(
             KeyName::from_const_str("dhumbal_action_seconds"),
             Some(metrics::Unit::Seconds),
@@ -176,6 +212,12 @@ impl Metrics {
             matches_finished: counter("dhumbal_matches_finished_total"),
             action_seconds: recorder
                 .register_histogram(&Key::from_static_name("dhumbal_action_seconds"), &METADATA),
+            store_append_seconds: recorder.register_histogram(
+                &Key::from_static_name("dhumbal_store_append_seconds"),
+                &METADATA,
+            ),
+            store_commits: counter("dhumbal_store_commits_total"),
+            store_errors: counter("dhumbal_store_errors_total"),
             recorder,
             handle,
         }
@@ -204,6 +246,11 @@ impl Metrics {
     /// Records how long a room took to handle one client message.
     pub fn action_handled(&self, took: Duration) {
         self.action_seconds.record(took.as_secs_f64());
+    }
+
+    /// Records how long an append took from being called to being committed.
+    pub fn store_appended(&self, took: Duration) {
+        self.store_append_seconds.record(took.as_secs_f64());
     }
 
     /// Moves the histogram values recorded since the last scrape or upkeep into the histogram's
@@ -280,6 +327,34 @@ mod tests {
         assert_eq!(
             sample(&two.render(0), "dhumbal_messages_in_total"),
             Some(1.0)
+        );
+    }
+
+    #[test]
+    fn store_series_are_rendered() {
+        let metrics = Metrics::new();
+        let text = metrics.render(0);
+        assert_eq!(sample(&text, "dhumbal_store_commits_total"), Some(0.0));
+        assert_eq!(sample(&text, "dhumbal_store_errors_total"), Some(0.0));
+        assert!(text.contains("# TYPE dhumbal_store_append_seconds histogram"));
+        metrics.store_commits.increment(2);
+        metrics.store_errors.increment(1);
+        metrics.store_appended(Duration::from_micros(300));
+        metrics.store_appended(Duration::from_millis(2));
+        let text = metrics.render(0);
+        assert_eq!(sample(&text, "dhumbal_store_commits_total"), Some(2.0));
+        assert_eq!(sample(&text, "dhumbal_store_errors_total"), Some(1.0));
+        assert_eq!(
+            sample(&text, "dhumbal_store_append_seconds_count"),
+            Some(2.0)
+        );
+        assert_eq!(
+            sample(&text, "dhumbal_store_append_seconds_bucket{le=\"0.0005\"}"),
+            Some(1.0)
+        );
+        assert_eq!(
+            sample(&text, "dhumbal_store_append_seconds_bucket{le=\"2.5\"}"),
+            Some(2.0)
         );
     }
 

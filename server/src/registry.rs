@@ -1,12 +1,18 @@
-//! The room registry: room codes to room handles.
+//! The room registry: room codes to room handles; creating rooms, and restoring them from the
+//! store at start.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tracing::{error, info, warn};
 
 use crate::code::new_code;
 use crate::limits::AddressSlot;
-use crate::room::{self, RoomHandle, RoomSetup};
+use crate::metrics::Metrics;
+use crate::room::record::{self, Entry, Setup, Snapshot};
+use crate::room::{self, RoomCore, RoomHandle, RoomLog, Timing};
 use crate::shutdown::Shutdown;
+use crate::store::{Loaded, Store, StoreError, StoredRoom};
 
 /// Every open room, by code. Cheap to share: lookups take a short lock and clone a handle.
 #[derive(Debug)]
@@ -17,39 +23,134 @@ pub struct Registry {
     max_rooms: usize,
     /// The server's shutdown: every room stops when it begins, and the server waits for them.
     shutdown: Shutdown,
+    /// Where every room's log goes.
+    store: Store,
 }
 
-/// The registry holds as many rooms as it may.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Full;
+/// Why a room could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    /// The registry holds as many rooms as it may.
+    #[error("the server holds as many rooms as it may")]
+    Full,
+    /// The room's setup could not be written to the store.
+    #[error("the room could not be stored: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// What restoring the stored rooms did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Restored {
+    /// The rooms restored, by code.
+    pub rooms: Vec<String>,
+    /// The rooms set aside, with why: their logs stay on disk, and they are not served.
+    pub set_aside: Vec<(String, String)>,
+}
 
 impl Registry {
-    /// An empty registry that holds at most `max_rooms` rooms, each stopping at `shutdown`.
-    pub fn new(max_rooms: usize, shutdown: Shutdown) -> Registry {
+    /// An empty registry that holds at most `max_rooms` rooms, each stopping at `shutdown` and
+    /// logging to `store`.
+    pub fn new(max_rooms: usize, shutdown: Shutdown, store: Store) -> Registry {
         Registry {
             rooms: Arc::new(Mutex::new(HashMap::new())),
             max_rooms,
             shutdown,
+            store,
         }
     }
 
-    /// Opens a room under a fresh code; `setup.code` is replaced by that code, which is returned.
-    /// `creator` is the creating address's place under its cap, held until the room closes.
-    pub fn create(&self, mut setup: RoomSetup, creator: AddressSlot) -> Result<String, Full> {
-        let mut rooms = self
-            .rooms
-            .lock()
-            .expect("the registry lock is never poisoned");
-        if rooms.len() >= self.max_rooms {
-            return Err(Full);
-        }
-        let code = loop {
-            let code = new_code();
-            if !rooms.contains_key(&code) {
-                break code;
+    /// The rooms' store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Opens a room under a fresh code: writes its setup to the store, then starts it. `setup`'s
+    /// code is replaced by the new code, which is returned. `creator` is the creating address's
+    /// place under its cap, held until the room closes.
+    pub async fn create(
+        &self,
+        mut setup: Setup,
+        timing: Timing,
+        metrics: Arc<Metrics>,
+        creator: AddressSlot,
+    ) -> Result<String, CreateError> {
+        let code = {
+            let rooms = self.lock();
+            if rooms.len() >= self.max_rooms {
+                return Err(CreateError::Full);
+            }
+            loop {
+                let code = new_code();
+                if !rooms.contains_key(&code) {
+                    break code;
+                }
             }
         };
         setup.code = code.clone();
+        self.store
+            .create_room(&code, record::encode(&setup))
+            .await?;
+        let core = room::new_core(&setup, timing, metrics);
+        let log = RoomLog {
+            store: self.store.clone(),
+            code: code.clone(),
+            seq: 0,
+        };
+        self.start(core, log, Some(creator));
+        Ok(code)
+    }
+
+    /// Restores every room the store loaded, replaying its log; a room whose log does not
+    /// replay is set aside (kept on disk, not served), and the others are restored.
+    pub async fn restore(
+        &self,
+        loaded: Loaded,
+        timing: Timing,
+        metrics: &Arc<Metrics>,
+    ) -> Restored {
+        let mut restored = Restored {
+            set_aside: loaded.set_aside,
+            ..Restored::default()
+        };
+        for (code, why) in &loaded.kept_aside {
+            warn!(room = %code, why, "a room set aside earlier is still in the store");
+        }
+        for stored in loaded.rooms {
+            let code = stored.code.clone();
+            let seq = stored.last_seq();
+            match replay(&stored, timing, Arc::clone(metrics)) {
+                Ok(core) => {
+                    let log = RoomLog {
+                        store: self.store.clone(),
+                        code: code.clone(),
+                        seq,
+                    };
+                    self.start(core, log, None);
+                    restored.rooms.push(code);
+                }
+                Err(why) => {
+                    error!(room = %code, why, "a room's log does not replay; it is set aside");
+                    if let Err(e) = self.store.set_aside(&code, &why).await {
+                        error!(room = %code, error = %e, "could not mark the room set aside");
+                    }
+                    restored.set_aside.push((code, why));
+                }
+            }
+        }
+        for (code, why) in &restored.set_aside {
+            error!(room = %code, why, "room set aside, not restored");
+        }
+        info!(
+            rooms = restored.rooms.len(),
+            set_aside = restored.set_aside.len(),
+            "rooms restored"
+        );
+        restored
+    }
+
+    /// Starts a room's task and registers it.
+    fn start(&self, core: RoomCore, log: RoomLog, creator: Option<AddressSlot>) {
+        let code = log.code.clone();
         let registry = Arc::downgrade(&self.rooms);
         let closing = code.clone();
         let on_close = Box::new(move || {
@@ -57,33 +158,62 @@ impl Registry {
             if let Some(rooms) = registry.upgrade() {
                 rooms
                     .lock()
-                    .expect("the registry lock is never poisoned")
+                    .unwrap_or_else(PoisonError::into_inner)
                     .remove(&closing);
             }
         });
-        rooms.insert(code.clone(), room::spawn(setup, &self.shutdown, on_close));
-        Ok(code)
+        let handle = room::spawn(core, log, &self.shutdown, on_close);
+        self.lock().insert(code, handle);
     }
 
     /// The room with this (canonical) code.
     pub fn get(&self, code: &str) -> Option<RoomHandle> {
-        let rooms = self
-            .rooms
-            .lock()
-            .expect("the registry lock is never poisoned");
-        rooms.get(code).cloned()
+        self.lock().get(code).cloned()
     }
 
     /// How many rooms are open.
     pub fn len(&self) -> usize {
-        self.rooms
-            .lock()
-            .expect("the registry lock is never poisoned")
-            .len()
+        self.lock().len()
     }
 
     /// Whether no room is open.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, RoomHandle>> {
+        self.rooms.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A stored room's core, replayed from its log.
+fn replay(stored: &StoredRoom, timing: Timing, metrics: Arc<Metrics>) -> Result<RoomCore, String> {
+    let setup: Setup = record::decode(&stored.setup).map_err(|e| format!("its setup is {e}"))?;
+    if setup.code != stored.code {
+        return Err(format!("its setup names another room, {}", setup.code));
+    }
+    let snapshot = match &stored.snapshot {
+        Some((seq, blob)) => Some(
+            record::decode::<Snapshot>(blob)
+                .map_err(|e| format!("its snapshot at input {seq} is {e}"))?,
+        ),
+        None => None,
+    };
+    let entries = stored
+        .inputs
+        .iter()
+        .map(|(seq, blob)| {
+            record::decode::<Entry>(blob)
+                .map(|entry| (*seq, entry.records))
+                .map_err(|e| format!("its input {seq} is {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    RoomCore::restore(
+        &setup,
+        snapshot,
+        entries,
+        timing,
+        metrics,
+        tokio::time::Instant::now(),
+    )
 }

@@ -364,7 +364,7 @@ function onMessage(msg) {
       break;
     case "bye":
       // The socket closes next; the connection comes back by itself with the seat token.
-      notice(msg.reason === "shutting_down" ? "The server is restarting; you'll be back in your seat in a moment." : errorText({ code: msg.reason, message: msg.message }), "error");
+      notice(msg.reason === "shutting_down" || msg.reason === "restarting" ? "The server is restarting; you'll be back in your seat in a moment." : errorText({ code: msg.reason, message: msg.message }), "error");
       break;
     default:
       break;

@@ -71,7 +71,9 @@ export class Connection {
         return;
       }
       this.handlers.status(true);
-      const delay = Math.min(5000, 400 * 2 ** this.retries);
+      // A growing pause with jitter: after a restart, every page comes back, not all at once.
+      const base = Math.min(5000, 400 * 2 ** this.retries);
+      const delay = base / 2 + Math.random() * (base / 2);
       this.retries += 1;
       this.timer = setTimeout(() => this.open(), delay);
     });

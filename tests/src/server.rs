@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 
 use dhumbal_protocol::{CreateRoom, CreatedRoom};
 use dhumbal_server::Config;
+use dhumbal_server::config::StoreKind;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -33,8 +34,15 @@ impl TestServer {
     }
 
     /// A server with this configuration (its `addr` is ignored: the server binds loopback port
-    /// 0).
-    pub async fn with_config(config: Config) -> TestServer {
+    /// 0). A configuration that keeps the default store (SQLite in `./data`) gets the memory
+    /// store instead, so that tests never share a database; a test of durability names its own
+    /// `data_dir`.
+    pub async fn with_config(mut config: Config) -> TestServer {
+        if config.store == StoreKind::Sqlite
+            && config.data_dir == std::path::Path::new(dhumbal_server::config::DEFAULT_DATA_DIR)
+        {
+            config.store = StoreKind::Memory;
+        }
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind a loopback port");

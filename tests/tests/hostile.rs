@@ -34,9 +34,9 @@ fn loopback(n: u8) -> IpAddr {
     Ipv4Addr::new(127, 0, 0, n).into()
 }
 
-/// The server, with bots that play at once and these flags.
+/// The server, with bots that play at once, rooms kept in memory, and these flags.
 fn server(args: &[&str]) -> ServerProcess {
-    let mut all = vec!["--bot-delay-ms", "0"];
+    let mut all = vec!["--bot-delay-ms", "0", "--store", "memory"];
     all.extend_from_slice(args);
     ServerProcess::start(SERVER, &all)
 }
@@ -194,6 +194,8 @@ async fn idle_sockets_cannot_exhaust_connections_or_descriptors() {
         SERVER,
         256,
         &[
+            "--store",
+            "memory",
             "--http-header-timeout",
             "2s",
             "--max-connections-per-address",

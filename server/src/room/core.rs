@@ -1,13 +1,18 @@
-//! A room: one actor task that owns the game, the seats, the bots and the room's clients.
+//! The room's decisions, synchronous: seats, host, lobby, votes, the [`Game`], bots and
+//! stand-ins. No channel, socket or task: [`RoomCore`] takes one input at a time (a person's
+//! message, a join, a leave, a timer that fired) with the time and a source of randomness, and
+//! leaves behind what to send ([`Effect`]s) and what changed for good ([`Record`]s). The actor
+//! ([`super::actor`]) appends the records to the room's log, and only once that append has
+//! completed delivers the effects.
 //!
-//! The task (`Room`) owns everything and is the only code that touches it; the rest of the
-//! server talks to it through a cloneable [`RoomHandle`] over a bounded channel. The room never
-//! waits for a client: every message to a client goes through that client's bounded queue with
-//! `try_send`, and a client whose queue is full is disconnected.
+//! Every durable change goes through [`RoomCore::apply`], live and in a replay alike: the live
+//! path validates, draws what is random, and commits a record (apply it, keep it for the log);
+//! [`RoomCore::restore`] applies the logged records, with no randomness, clock or bot. Bots play
+//! in the core; their choices are logged as [`Record::Acted`] like anyone's, so a replay never
+//! runs a bot.
 //!
-//! Every client message reaches the room already checked for size and shape. The room checks
-//! permission (a seat, the host, the stage) and then the rules (the engine), and answers a
-//! refusal with an `error` to that client only, changing nothing.
+//! The room checks permission (a seat, the host, the stage) and then the rules (the engine),
+//! and answers a refusal with an `error` to that client only, changing nothing.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,78 +20,97 @@ use std::time::Duration;
 
 use axum::extract::ws::Utf8Bytes;
 use dhumbal_bots::{Bot, new_bot};
-use dhumbal_engine::{Action, Card, Difficulty, Event, Game, Phase, Settings};
+use dhumbal_engine::{Action, Difficulty, Event, Game, Phase, RuleError, Settings};
 use dhumbal_protocol::{
     CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ClientMessage, Hello, MatchResult,
-    MessageId, RoomState, RoomSummary, SeatInfo, SeatKind, ServerMessage, Stage, Welcome, codes,
-    draw_source, seed_hex,
+    MessageId, PROTOCOL_VERSION, RoomState, RoomSummary, SeatInfo, SeatKind, ServerMessage, Stage,
+    Welcome, codes, draw_source, seed_hex,
 };
 use rand::TryRngCore;
 use rand::rngs::OsRng;
-use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+use super::record::{FORMAT, Record, RemovedRecord, SeatRecord, Setup, Snapshot, hash_secret};
 use crate::metrics::{Metrics, Seated};
 use crate::names;
-use crate::shutdown::Shutdown;
-
-/// How many commands may wait for a room before senders wait.
-const ROOM_QUEUE: usize = 256;
 
 /// A connection's number, unique for the server's lifetime.
 pub type ConnId = u64;
 
-/// What a connection's writer task sends on the socket.
+/// Something to send, once the input that caused it is in the log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Send this text to a connection.
+    Send {
+        /// The connection.
+        to: ConnId,
+        /// The message (JSON).
+        text: Utf8Bytes,
+    },
+    /// Close a connection with this code, after what is already queued for it; the room has
+    /// let go of it.
+    Close {
+        /// The connection.
+        to: ConnId,
+        /// The close code.
+        code: u16,
+        /// The close reason.
+        reason: &'static str,
+    },
+}
+
+/// Why a room is closing for good (its log is deleted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// Nobody was connected for `--idle-room-ttl`.
+    Idle,
+    /// The match never started within `--lobby-ttl`.
+    LobbyExpired,
+}
+
+/// The randomness a room draws: match seeds and seat tokens. The server's comes from the
+/// operating system ([`OsEntropy`]); tests pass their own.
+pub trait Entropy {
+    /// A match seed.
+    fn seed(&mut self) -> Result<[u8; 32], String>;
+    /// A new secret seat token.
+    fn token(&mut self) -> String;
+}
+
+/// The operating system's randomness.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OsEntropy;
+
+impl Entropy for OsEntropy {
+    fn seed(&mut self) -> Result<[u8; 32], String> {
+        let mut seed = [0u8; 32];
+        OsRng.try_fill_bytes(&mut seed).map_err(|e| e.to_string())?;
+        Ok(seed)
+    }
+
+    fn token(&mut self) -> String {
+        uuid::Uuid::new_v4().to_string()
+    }
+}
+
+/// The room's timings.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// The delay before each bot action.
+    pub bot_delay: Duration,
+    /// How long a disconnected person's turn waits before a bot plays it for them.
+    pub takeover_after: Duration,
+    /// How long the room stays open with nobody connected.
+    pub idle_ttl: Duration,
+    /// How long the room stays open if its match never starts, whoever is connected.
+    pub lobby_ttl: Duration,
+}
+
+/// One input for the room.
 #[derive(Debug)]
-pub enum Outgoing {
-    /// A text message (JSON).
-    Text(Utf8Bytes),
-    /// Close the socket with this code and reason.
-    Close(u16, &'static str),
-}
-
-/// The way to one client: its bounded outbound queue, and a token that disconnects it.
-#[derive(Clone, Debug)]
-pub struct ClientTx {
-    /// The client's outbound queue; the room only ever `try_send`s on it.
-    pub queue: mpsc::Sender<Outgoing>,
-    /// Cancelled to disconnect the client (it fell behind, or another connection took its seat).
-    pub kick: CancellationToken,
-}
-
-impl ClientTx {
-    /// Queues a message without waiting; a client that cannot take it is disconnected.
-    /// Returns whether the client is still fine.
-    pub fn send(&self, text: Utf8Bytes) -> bool {
-        match self.queue.try_send(Outgoing::Text(text)) {
-            Ok(()) => true,
-            Err(_) => {
-                self.kick.cancel();
-                false
-            }
-        }
-    }
-
-    /// Closes the client's socket with this code and reason, after what is already queued.
-    pub fn close(&self, code: u16, reason: &'static str) {
-        if self.queue.try_send(Outgoing::Close(code, reason)).is_err() {
-            self.kick.cancel();
-        }
-    }
-
-    /// Queues one server message.
-    pub fn send_message(&self, message: &ServerMessage) -> bool {
-        self.send(message.to_json().into())
-    }
-}
-
-/// What the rest of the server asks of a room.
-#[derive(Debug)]
-pub enum Command {
-    /// A connection's `hello`: join the room. `reply` says whether it joined; either way, the
-    /// answer (`welcome` or `error`) goes to `client`.
+pub enum Input {
+    /// A connection's `hello`.
     Join {
         /// The connection.
         conn: ConnId,
@@ -94,13 +118,8 @@ pub enum Command {
         hello: Hello,
         /// The `hello`'s `id`, echoed by an error.
         id: Option<MessageId>,
-        /// The way to the client.
-        client: ClientTx,
-        /// The client's address failed too many lookups: only a valid seat token gets in, and
-        /// any other hello is refused with `too_many_attempts`.
+        /// Only a valid seat token gets in (the address failed too many lookups).
         token_only: bool,
-        /// Whether the client joined.
-        reply: oneshot::Sender<bool>,
     },
     /// A message from a joined connection (its shape already checked).
     Message {
@@ -111,87 +130,19 @@ pub enum Command {
         /// The message.
         message: ClientMessage,
     },
-    /// A connection has gone.
+    /// A connection has gone (it closed, or fell behind and was dropped).
     Leave {
         /// The connection.
         conn: ConnId,
     },
-    /// Describe the room for someone about to join.
-    Summary {
-        /// Where the answer goes.
-        reply: oneshot::Sender<RoomSummary>,
-    },
-}
-
-/// A cloneable handle on a room's task.
-#[derive(Clone, Debug)]
-pub struct RoomHandle {
-    commands: mpsc::Sender<Command>,
-}
-
-impl RoomHandle {
-    /// Sends a command; `false` if the room has closed.
-    pub async fn send(&self, command: Command) -> bool {
-        self.commands.send(command).await.is_ok()
-    }
-
-    /// The room's summary, or `None` if it has closed.
-    pub async fn summary(&self) -> Option<RoomSummary> {
-        let (reply, answer) = oneshot::channel();
-        if !self.send(Command::Summary { reply }).await {
-            return None;
-        }
-        answer.await.ok()
-    }
-}
-
-/// What a new room is made of.
-#[derive(Clone, Debug)]
-pub struct RoomSetup {
-    /// The room's code.
-    pub code: String,
-    /// The secret whose holder is the host.
-    pub host_secret: String,
-    /// The table's settings (already validated).
-    pub settings: Settings,
-    /// Fixed deck orders, for tests.
-    pub decks: Option<Vec<Vec<Card>>>,
-    /// The delay before each bot action.
-    pub bot_delay: Duration,
-    /// How long a disconnected person's turn waits before a bot plays it for them.
-    pub takeover_after: Duration,
-    /// How long the room stays open with nobody connected.
-    pub idle_ttl: Duration,
-    /// How long the room stays open if its match never starts, whoever is connected.
-    pub lobby_ttl: Duration,
-    /// The server's metrics, which the room keeps up to date.
-    pub metrics: Arc<Metrics>,
-}
-
-/// Starts a room's task and returns its handle. `on_close` runs when the room closes (after
-/// `idle_ttl` without anyone connected, or when `shutdown` begins), to take it out of the
-/// registry; `shutdown` waits for the task.
-pub fn spawn(
-    setup: RoomSetup,
-    shutdown: &Shutdown,
-    on_close: Box<dyn FnOnce() + Send>,
-) -> RoomHandle {
-    let (commands, inbox) = mpsc::channel(ROOM_QUEUE);
-    let room = Room::new(setup);
-    let stop = shutdown.token();
-    shutdown.spawn(async move {
-        room.run(inbox, stop).await;
-        on_close();
-    });
-    RoomHandle { commands }
 }
 
 /// A person in a seat.
 struct Human {
     /// The name shown at the table.
     name: String,
-    /// The seat's secret token: whoever presents it in a `hello` takes the seat.
-    token: String,
+    /// The SHA-256 of the seat's secret token: whoever presents the token takes the seat.
+    token_hash: String,
     /// The connection playing the seat now; `None` while the person is away.
     conn: Option<ConnId>,
     /// The bot playing the seat while the person is away, from when their turn waited longer
@@ -214,28 +165,29 @@ enum Seat {
     Bot(BotSeat),
 }
 
-/// A person the host removed from the room.
-struct Removed {
-    /// The name they had.
-    name: String,
-    /// The seat token they had, refused until they are let back.
-    token: String,
-}
-
 /// A connected client.
 struct Client {
-    /// The way to it.
-    tx: ClientTx,
     /// Its seat, or `None` when watching.
     seat: Option<usize>,
     /// The name it gave in `hello`, used if it takes a seat later.
     name: String,
 }
 
+/// A person the host removed from the room.
+struct Removed {
+    /// The name they had.
+    name: String,
+    /// The hash of the seat token they had, refused until they are let back.
+    token_hash: String,
+}
+
 /// A refusal: code and sentence.
-struct Refusal {
-    code: &'static str,
-    message: String,
+#[derive(Debug)]
+pub struct Refusal {
+    /// The stable code.
+    pub code: &'static str,
+    /// A sentence for people.
+    pub message: String,
 }
 
 impl Refusal {
@@ -247,33 +199,46 @@ impl Refusal {
     }
 }
 
-/// The room's task: owns its game, seats, bots and clients.
-struct Room {
+/// Why a record could not be applied.
+#[derive(Debug)]
+enum ApplyError {
+    /// The rules refused it.
+    Rule(RuleError),
+    /// It does not fit the room (a seat that is not there, a settings error, …).
+    Invalid(String),
+}
+
+impl std::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApplyError::Rule(e) => write!(f, "the rules refuse it: {e}"),
+            ApplyError::Invalid(why) => f.write_str(why),
+        }
+    }
+}
+
+/// A room's whole state and its decisions.
+pub struct RoomCore {
     /// The room's code, for messages and logs.
     code: String,
-    /// Whoever presents this in `hello` becomes the host.
-    host_secret: String,
+    /// The hash of the secret whose holder is the host.
+    host_secret_hash: String,
     /// The table's settings; the lobby may change them.
     settings: Settings,
     /// Fixed deck orders (only with `--allow-test-decks`).
-    decks: Option<Vec<Vec<Card>>>,
-    /// How long a bot waits before each action.
-    bot_delay: Duration,
-    /// How long a disconnected person's turn waits before a stand-in bot plays it.
-    takeover_after: Duration,
-    /// How long the room stays open with nobody connected.
-    idle_ttl: Duration,
+    decks: Option<Vec<Vec<dhumbal_engine::Card>>>,
+    /// The room's timings.
+    timing: Timing,
     /// Since when nobody has been connected (`None` while someone is).
     idle_since: Option<Instant>,
     /// When the room closes if its match has not started by then.
     lobby_due: Instant,
-    /// The people the host removed (their names and seat tokens), who may not come back until
-    /// the host lets them.
-    removed: Vec<Removed>,
     /// Every seat, `settings.players` of them.
     seats: Vec<Seat>,
-    /// The host's seat token, once the host has joined.
+    /// The hash of the host's seat token, once the host has joined.
     host_token: Option<String>,
+    /// The people the host removed, who may not come back until the host lets them.
+    removed: Vec<Removed>,
     /// Every connected client.
     clients: HashMap<ConnId, Client>,
     /// The match, once started.
@@ -286,126 +251,151 @@ struct Room {
     bot_due: Option<Instant>,
     /// The seat of an away person whose turn it is, and when a stand-in bot takes it over.
     takeover_due: Option<(usize, Instant)>,
-    /// Clients found disconnected while sending, removed once the current command is done.
-    dead: Vec<ConnId>,
+    /// Why the room is closing for good, once it is.
+    ending: Option<Ending>,
     /// The server's metrics.
     metrics: Arc<Metrics>,
     /// The seats held by people and by bots as last added to the metrics.
     reported_seats: (i64, i64),
+    /// What to send once the current input is in the log.
+    effects: Vec<Effect>,
+    /// What the current input changed for good.
+    records: Vec<Record>,
+    /// The room as it stood before a rematch began in the current input, for the log to restart
+    /// from.
+    snapshot: Option<Snapshot>,
 }
 
-fn refuse_rule(e: dhumbal_engine::RuleError) -> Refusal {
-    Refusal::new(e.code(), e.to_string())
-}
-
-impl Room {
-    fn new(setup: RoomSetup) -> Room {
+impl RoomCore {
+    /// A new room, as set up.
+    pub fn new(setup: &Setup, timing: Timing, metrics: Arc<Metrics>, now: Instant) -> RoomCore {
         let players = usize::from(setup.settings.players);
-        Room {
-            code: setup.code,
-            host_secret: setup.host_secret,
+        RoomCore {
+            code: setup.code.clone(),
+            host_secret_hash: setup.host_secret_hash.clone(),
             seats: (0..players).map(|_| Seat::Empty).collect(),
             votes: vec![false; players],
-            settings: setup.settings,
-            decks: setup.decks,
-            bot_delay: setup.bot_delay,
-            takeover_after: setup.takeover_after,
-            idle_ttl: setup.idle_ttl,
-            idle_since: Some(Instant::now()),
-            lobby_due: Instant::now() + setup.lobby_ttl,
-            removed: Vec::new(),
+            settings: setup.settings.clone(),
+            decks: setup.decks.clone(),
+            timing,
+            idle_since: Some(now),
+            lobby_due: now + timing.lobby_ttl,
             host_token: None,
+            removed: Vec::new(),
             clients: HashMap::new(),
             game: None,
             stage: Stage::Lobby,
             bot_due: None,
             takeover_due: None,
-            dead: Vec::new(),
-            metrics: setup.metrics,
+            ending: None,
+            metrics,
             reported_seats: (0, 0),
+            effects: Vec::new(),
+            records: Vec::new(),
+            snapshot: None,
         }
     }
 
-    async fn run(mut self, mut inbox: mpsc::Receiver<Command>, stop: CancellationToken) {
-        info!(room = %self.code, "room opened");
-        let stopping = stop.cancelled();
-        tokio::pin!(stopping);
-        loop {
-            let idle_due = self.idle_since.map(|since| since + self.idle_ttl);
-            // Only a room whose match never started has a lifetime of its own.
-            let lobby_due = self.game.is_none().then_some(self.lobby_due);
-            let due = [
-                self.bot_due,
-                self.takeover_due.map(|(_, due)| due),
-                idle_due,
-                lobby_due,
-            ]
-            .into_iter()
-            .flatten()
-            .min();
-            tokio::select! {
-                // The connections tell their clients `bye` themselves.
-                () = &mut stopping => {
-                    info!(room = %self.code, "closing the room: the server is shutting down");
-                    break;
-                }
-                command = inbox.recv() => match command {
-                    Some(command) => self.handle(command),
-                    None => break,
-                },
-                () = sleep_until(due) => {
-                    if idle_due.is_some_and(|due| due <= Instant::now()) {
-                        info!(room = %self.code, "closing a room nobody has used for a while");
-                        break;
-                    }
-                    if lobby_due.is_some_and(|due| due <= Instant::now()) {
-                        info!(room = %self.code, "closing a room whose match never started");
-                        self.expire();
-                        break;
-                    }
-                    self.wake();
-                    // Bots without a delay could otherwise play a whole round before the
-                    // connections' writers get a turn to send it.
-                    tokio::task::yield_now().await;
-                }
+    /// The room its log describes: the setup, the latest snapshot, then every entry's records
+    /// in order. No randomness, clock or bot is used; nobody is connected, and the timers start
+    /// afresh from `now`. Fails, naming the entry, when a record does not apply.
+    pub fn restore(
+        setup: &Setup,
+        snapshot: Option<Snapshot>,
+        entries: impl IntoIterator<Item = (u64, Vec<Record>)>,
+        timing: Timing,
+        metrics: Arc<Metrics>,
+        now: Instant,
+    ) -> Result<RoomCore, String> {
+        let mut core = RoomCore::new(setup, timing, metrics, now);
+        if let Some(snapshot) = snapshot {
+            core.load_snapshot(snapshot);
+        }
+        for (seq, records) in entries {
+            for record in &records {
+                core.apply(record)
+                    .map_err(|e| format!("input {seq} ({record:?}) does not replay: {e}"))?;
             }
-            self.reap();
-            self.review_seats();
-            self.reap();
-            self.report_seats(false);
         }
-        self.report_seats(true);
-        info!(room = %self.code, "room closed");
+        core.rebuild_bots();
+        Ok(core)
     }
 
-    fn handle(&mut self, command: Command) {
-        match command {
-            Command::Join {
+    // ----- What the actor takes away -----
+
+    /// What to send, once this input's records are in the log.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    /// What this input changed for good, for the log.
+    pub fn take_records(&mut self) -> Vec<Record> {
+        std::mem::take(&mut self.records)
+    }
+
+    /// The room as it stood before a rematch began in this input: the log restarts from it.
+    pub fn take_snapshot(&mut self) -> Option<Snapshot> {
+        self.snapshot.take()
+    }
+
+    /// Why the room is closing for good, once it is.
+    pub fn ending(&self) -> Option<Ending> {
+        self.ending
+    }
+
+    /// The room's code.
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+
+    /// The server's metrics, which the room keeps up to date.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The next time something is due (a bot's action, a takeover, the room's closing).
+    pub fn next_due(&self) -> Option<Instant> {
+        let idle_due = self.idle_since.map(|since| since + self.timing.idle_ttl);
+        // Only a room whose match never started has a lifetime of its own.
+        let lobby_due = self.game.is_none().then_some(self.lobby_due);
+        [
+            self.bot_due,
+            self.takeover_due.map(|(_, due)| due),
+            idle_due,
+            lobby_due,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    // ----- Inputs -----
+
+    /// Handles one input. For a join, returns whether the connection joined.
+    pub fn handle(&mut self, input: Input, entropy: &mut dyn Entropy) -> bool {
+        match input {
+            Input::Join {
                 conn,
                 hello,
                 id,
-                client,
                 token_only,
-                reply,
-            } => {
-                let joined = match self.join(conn, hello, client.clone(), token_only) {
-                    Ok(()) => true,
-                    Err(refusal) => {
-                        self.metrics.rejected(refusal.code);
-                        client.send_message(&ServerMessage::error(
-                            refusal.code,
-                            refusal.message,
-                            id,
-                        ));
-                        false
-                    }
-                };
-                let _ = reply.send(joined);
-            }
-            Command::Message { conn, id, message } => {
+            } => match self.join(conn, hello, token_only, entropy) {
+                Ok(()) => true,
+                Err(refusal) => {
+                    self.metrics.rejected(refusal.code);
+                    self.effects.push(Effect::Send {
+                        to: conn,
+                        text: ServerMessage::error(refusal.code, refusal.message, id)
+                            .to_json()
+                            .into(),
+                    });
+                    false
+                }
+            },
+            Input::Message { conn, id, message } => {
                 let kind = message.type_name();
                 let started = std::time::Instant::now();
-                let handled = self.on_message(conn, message);
+                let handled = self.on_message(conn, message, entropy);
                 self.metrics.action_handled(started.elapsed());
                 if let Err(refusal) = handled {
                     self.metrics.rejected(refusal.code);
@@ -415,12 +405,330 @@ impl Room {
                         &ServerMessage::error(refusal.code, refusal.message, id),
                     );
                 }
+                false
             }
-            Command::Leave { conn } => self.remove_client(conn),
-            Command::Summary { reply } => {
-                let _ = reply.send(self.summary());
+            Input::Leave { conn } => {
+                self.remove_client(conn, entropy);
+                false
             }
         }
+    }
+
+    /// A timer fired at `now`: a takeover, a bot action, the room's closing.
+    pub fn wake(&mut self, now: Instant, entropy: &mut dyn Entropy) {
+        if self
+            .idle_since
+            .is_some_and(|since| since + self.timing.idle_ttl <= now)
+        {
+            info!(room = %self.code, "closing a room nobody has used for a while");
+            self.ending = Some(Ending::Idle);
+            return;
+        }
+        if self.game.is_none() && self.lobby_due <= now {
+            info!(room = %self.code, "closing a room whose match never started");
+            self.expire();
+            return;
+        }
+        if let Some((seat, due)) = self.takeover_due {
+            if due <= now {
+                self.takeover_due = None;
+                self.take_over(seat);
+            }
+        }
+        if self.bot_due.is_some_and(|due| due <= now) {
+            self.bot_due = None;
+            self.bot_step(entropy);
+        }
+    }
+
+    /// After every input and timer: hands seats back to people who returned, starts or stops
+    /// the takeover timer of an away person's turn, schedules the next bot action, notes
+    /// whether anyone is connected, and brings the seat metrics up to date.
+    pub fn settle(&mut self, now: Instant) {
+        if self.clients.is_empty() {
+            self.idle_since.get_or_insert(now);
+        } else {
+            self.idle_since = None;
+        }
+        let turn = self.turn_being_played();
+        let mid_turn = self
+            .game
+            .as_ref()
+            .is_some_and(|g| matches!(g.phase(), Phase::Throw | Phase::Draw));
+        let mut handed_back = false;
+        for (seat, occupant) in self.seats.iter_mut().enumerate() {
+            if let Seat::Human(human) = occupant {
+                // A returned person gets the seat back unless a turn is half played for them.
+                let finishing = turn == Some(seat) && mid_turn;
+                if human.conn.is_some() && human.stand_in.is_some() && !finishing {
+                    human.stand_in = None;
+                    handed_back = true;
+                    info!(room = %self.code, seat, "seat handed back");
+                }
+            }
+        }
+        let away_turn = turn.filter(|&seat| {
+            self.human(seat)
+                .is_some_and(|h| h.conn.is_none() && h.stand_in.is_none())
+        });
+        self.takeover_due = match (away_turn, self.takeover_due) {
+            (Some(seat), Some((waiting, due))) if waiting == seat => Some((seat, due)),
+            (Some(seat), _) => Some((seat, now + self.timing.takeover_after)),
+            (None, _) => None,
+        };
+        if self.bot_to_play().is_none() {
+            self.bot_due = None;
+        } else if self.bot_due.is_none() {
+            self.bot_due = Some(now + self.timing.bot_delay);
+        }
+        if handed_back {
+            self.broadcast_room();
+        }
+        self.report_seats(false);
+    }
+
+    /// Takes the room's seats out of the metrics: it is closing.
+    pub fn close(&mut self) {
+        self.report_seats(true);
+    }
+
+    // ----- The log: every durable change goes through `apply` -----
+
+    /// Applies a record and keeps it for the log. The live path's only way to change the
+    /// room for good.
+    fn commit(&mut self, record: Record) -> Result<Vec<Event>, ApplyError> {
+        let events = self.apply(&record)?;
+        self.records.push(record);
+        Ok(events)
+    }
+
+    /// Applies one record to the room's durable state, and returns the game's events it caused.
+    /// Nothing is sent and no bot plays here: this is also the replay.
+    fn apply(&mut self, record: &Record) -> Result<Vec<Event>, ApplyError> {
+        let invalid = |why: &str| Err(ApplyError::Invalid(why.to_owned()));
+        match record {
+            Record::Seated {
+                seat,
+                name,
+                token_hash,
+            } => {
+                if !matches!(self.seats.get(*seat), Some(Seat::Empty)) {
+                    return invalid("the seat is not empty");
+                }
+                self.seats[*seat] = Seat::Human(Human {
+                    name: name.clone(),
+                    token_hash: token_hash.clone(),
+                    conn: None,
+                    stand_in: None,
+                });
+            }
+            Record::HostIs { seat } => {
+                let Some(human) = self.human(*seat) else {
+                    return invalid("no person sits there");
+                };
+                self.host_token = Some(human.token_hash.clone());
+            }
+            Record::Moved { from, to } => {
+                if !matches!(self.seats.get(*from), Some(Seat::Human(_)))
+                    || !matches!(self.seats.get(*to), Some(Seat::Empty))
+                {
+                    return invalid("not a move from a person's seat to an empty one");
+                }
+                self.seats.swap(*from, *to);
+            }
+            Record::SettingsSet { settings } => {
+                settings
+                    .validate()
+                    .map_err(|e| ApplyError::Invalid(e.to_string()))?;
+                let players = usize::from(settings.players);
+                if self.seats[players.min(self.seats.len())..]
+                    .iter()
+                    .any(|s| matches!(s, Seat::Human(_)))
+                {
+                    return invalid("a person sits beyond the new seats");
+                }
+                self.seats.truncate(players);
+                self.seats.resize_with(players, || Seat::Empty);
+                self.votes = vec![false; players];
+                self.settings = settings.clone();
+            }
+            Record::BotAdded { seat, difficulty } => {
+                if !matches!(self.seats.get(*seat), Some(Seat::Empty | Seat::Bot(_))) {
+                    return invalid("the seat is not empty");
+                }
+                self.seats[*seat] = Seat::Bot(BotSeat {
+                    difficulty: *difficulty,
+                    bot: None,
+                });
+            }
+            Record::Cleared { seat } => {
+                let Some(occupant) = self.seats.get_mut(*seat) else {
+                    return invalid("no such seat");
+                };
+                if let Seat::Human(human) = std::mem::replace(occupant, Seat::Empty) {
+                    self.removed.push(Removed {
+                        name: human.name,
+                        token_hash: human.token_hash,
+                    });
+                }
+            }
+            Record::Readmitted { index } => {
+                if *index >= self.removed.len() {
+                    return invalid("nobody removed has that number");
+                }
+                self.removed.remove(*index);
+            }
+            Record::MatchBegun { seed } => {
+                let game = match (&self.decks, seed) {
+                    (Some(decks), _) => Game::with_decks(self.settings.clone(), decks.clone()),
+                    (None, Some(seed)) => Game::new(self.settings.clone(), *seed),
+                    (None, None) => return invalid("a match without a seed or decks"),
+                }
+                .map_err(|e| ApplyError::Invalid(e.to_string()))?;
+                let difficulty = self.settings.difficulty;
+                for seat in &mut self.seats {
+                    match seat {
+                        Seat::Empty => {
+                            *seat = Seat::Bot(BotSeat {
+                                difficulty,
+                                bot: Some(new_bot(difficulty, rand::random())),
+                            });
+                        }
+                        Seat::Bot(bot) => bot.bot = Some(new_bot(bot.difficulty, rand::random())),
+                        // A stand-in remembers the last match; it is made afresh if needed.
+                        Seat::Human(human) => human.stand_in = None,
+                    }
+                }
+                let events = game.log().to_vec();
+                self.game = Some(game);
+                self.stage = Stage::Playing;
+                self.votes.fill(false);
+                return Ok(events);
+            }
+            Record::Acted { seat, action } => {
+                let Some(game) = &mut self.game else {
+                    return invalid("no match is being played");
+                };
+                let events = game
+                    .apply(*seat, action.clone())
+                    .map_err(ApplyError::Rule)?;
+                for event in &events {
+                    let stage = match event {
+                        Event::RoundEnded { .. } => Stage::BetweenRounds,
+                        Event::MatchEnded { .. } => Stage::MatchOver,
+                        _ => continue,
+                    };
+                    self.stage = stage;
+                    self.votes.fill(false);
+                }
+                return Ok(events);
+            }
+            Record::Voted { seat } => {
+                let Some(vote) = self.votes.get_mut(*seat) else {
+                    return invalid("no such seat");
+                };
+                *vote = true;
+            }
+            Record::NextRound => {
+                let Some(game) = &mut self.game else {
+                    return invalid("no match is being played");
+                };
+                let events = game.next_round().map_err(ApplyError::Rule)?;
+                self.stage = Stage::Playing;
+                self.votes.fill(false);
+                return Ok(events);
+            }
+        }
+        Ok(Vec::new())
+    }
+
+    /// The room's durable state without its match: what the log restarts from at a rematch.
+    fn snapshot_now(&self) -> Snapshot {
+        Snapshot {
+            format: FORMAT,
+            settings: self.settings.clone(),
+            seats: self
+                .seats
+                .iter()
+                .map(|seat| match seat {
+                    Seat::Empty => SeatRecord::Empty,
+                    Seat::Human(human) => SeatRecord::Human {
+                        name: human.name.clone(),
+                        token_hash: human.token_hash.clone(),
+                    },
+                    Seat::Bot(bot) => SeatRecord::Bot {
+                        difficulty: bot.difficulty,
+                    },
+                })
+                .collect(),
+            host: self.host_token.clone(),
+            removed: self
+                .removed
+                .iter()
+                .map(|r| RemovedRecord {
+                    name: r.name.clone(),
+                    token_hash: r.token_hash.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Takes the durable state from a snapshot.
+    fn load_snapshot(&mut self, snapshot: Snapshot) {
+        self.votes = vec![false; snapshot.seats.len()];
+        self.seats = snapshot
+            .seats
+            .into_iter()
+            .map(|seat| match seat {
+                SeatRecord::Empty => Seat::Empty,
+                SeatRecord::Human { name, token_hash } => Seat::Human(Human {
+                    name,
+                    token_hash,
+                    conn: None,
+                    stand_in: None,
+                }),
+                SeatRecord::Bot { difficulty } => Seat::Bot(BotSeat {
+                    difficulty,
+                    bot: None,
+                }),
+            })
+            .collect();
+        self.settings = snapshot.settings;
+        self.host_token = snapshot.host;
+        self.removed = snapshot
+            .removed
+            .into_iter()
+            .map(|r| Removed {
+                name: r.name,
+                token_hash: r.token_hash,
+            })
+            .collect();
+    }
+
+    /// New bots for every bot seat, told the current round's public log (after a replay).
+    fn rebuild_bots(&mut self) {
+        let Some(game) = &self.game else {
+            return;
+        };
+        for seat in &mut self.seats {
+            if let Seat::Bot(bot) = seat {
+                let mut fresh = new_bot(bot.difficulty, rand::random());
+                for event in game.log() {
+                    fresh.observe(event);
+                }
+                bot.bot = Some(fresh);
+            }
+        }
+    }
+
+    /// A durable change the live path could not make: the room's own state broke a rule it
+    /// checked a moment before. Logged, and answered as an internal error.
+    fn internal(&self, e: ApplyError) -> Refusal {
+        warn!(room = %self.code, error = %e, "a checked change did not apply");
+        Refusal::new(
+            codes::INTERNAL,
+            "something went wrong on the server; it has been logged",
+        )
     }
 
     // ----- Joining and leaving -----
@@ -429,11 +737,11 @@ impl Room {
         &mut self,
         conn: ConnId,
         hello: Hello,
-        tx: ClientTx,
         token_only: bool,
+        entropy: &mut dyn Entropy,
     ) -> Result<(), Refusal> {
-        let holds_seat = hello
-            .token
+        let token_hash = hello.token.as_deref().map(hash_secret);
+        let holds_seat = token_hash
             .as_ref()
             .is_some_and(|t| self.seat_of_token(t).is_some());
         if token_only && !holds_seat {
@@ -443,8 +751,8 @@ impl Room {
                 "too many room codes that do not exist came from your address; wait a minute",
             ));
         }
-        if let Some(token) = &hello.token {
-            if self.removed.iter().any(|r| r.token == *token) {
+        if let Some(hash) = &token_hash {
+            if self.removed.iter().any(|r| r.token_hash == *hash) {
                 return Err(Refusal::new(
                     codes::REMOVED,
                     "the host removed you from this room; ask them to let you back",
@@ -454,7 +762,7 @@ impl Room {
         let name = names::clean_name(&hello.name)
             .map_err(|e| Refusal::new(codes::BAD_NAME, e.to_string()))?;
         let claims_host = match &hello.host_secret {
-            Some(secret) if *secret == self.host_secret => true,
+            Some(secret) if hash_secret(secret) == self.host_secret_hash => true,
             Some(_) => {
                 return Err(Refusal::new(
                     codes::BAD_HOST_SECRET,
@@ -463,8 +771,8 @@ impl Room {
             }
             None => false,
         };
-        let seat = if let Some(token) = &hello.token {
-            let seat = self.seat_of_token(token).ok_or_else(|| {
+        let (seat, token) = if let Some(hash) = &token_hash {
+            let seat = self.seat_of_token(hash).ok_or_else(|| {
                 Refusal::new(
                     codes::BAD_TOKEN,
                     "that seat token is not one of this room's",
@@ -473,16 +781,18 @@ impl Room {
             // A second connection with the token replaces the first.
             if let Seat::Human(human) = &mut self.seats[seat] {
                 if let Some(old) = human.conn.replace(conn) {
-                    if let Some(old_client) = self.clients.remove(&old) {
-                        old_client
-                            .tx
-                            .close(CLOSE_REPLACED, "another connection took this seat");
+                    if self.clients.remove(&old).is_some() {
+                        self.effects.push(Effect::Close {
+                            to: old,
+                            code: CLOSE_REPLACED,
+                            reason: "another connection took this seat",
+                        });
                     }
                 }
             }
-            Some(seat)
+            (Some(seat), hello.token.clone())
         } else if hello.spectator {
-            None
+            (None, None)
         } else {
             let free = (self.stage == Stage::Lobby)
                 .then(|| self.seats.iter().position(|s| matches!(s, Seat::Empty)))
@@ -494,26 +804,33 @@ impl Room {
                     )
                 })?;
             self.require_unique_name(&name)?;
-            self.seats[free] = Seat::Human(Human {
+            let token = entropy.token();
+            self.commit(Record::Seated {
+                seat: free,
                 name: name.clone(),
-                token: new_token(),
-                conn: Some(conn),
-                stand_in: None,
-            });
-            Some(free)
+                token_hash: hash_secret(&token),
+            })
+            .map_err(|e| self.internal(e))?;
+            if let Seat::Human(human) = &mut self.seats[free] {
+                human.conn = Some(conn);
+            }
+            (Some(free), Some(token))
         };
-        let token = seat.and_then(|s| self.human(s).map(|h| h.token.clone()));
-        if claims_host && token.is_some() {
-            self.host_token = token.clone();
+        if let (true, Some(seat)) = (claims_host, seat) {
+            let is_host = self.human(seat).map(|h| &h.token_hash) == self.host_token.as_ref();
+            if !is_host {
+                self.commit(Record::HostIs { seat })
+                    .map_err(|e| self.internal(e))?;
+            }
         }
         info!(room = %self.code, conn, ?seat, "joined");
-        self.clients.insert(conn, Client { tx, seat, name });
-        self.idle_since = None;
+        self.clients.insert(conn, Client { seat, name });
+        let host = seat.is_some_and(|s| self.is_host(s));
         let welcome = ServerMessage::Welcome(Welcome {
-            protocol: dhumbal_protocol::PROTOCOL_VERSION,
+            protocol: PROTOCOL_VERSION,
             room: self.code.clone(),
             seat,
-            host: token.is_some() && token == self.host_token,
+            host,
             token,
         });
         self.send_to(conn, &welcome);
@@ -531,11 +848,17 @@ impl Room {
         Ok(())
     }
 
-    /// The seat whose person holds this token.
-    fn seat_of_token(&self, token: &str) -> Option<usize> {
+    /// The seat whose person holds the token with this hash.
+    fn seat_of_token(&self, token_hash: &str) -> Option<usize> {
         self.seats
             .iter()
-            .position(|s| matches!(s, Seat::Human(h) if h.token == token))
+            .position(|s| matches!(s, Seat::Human(h) if h.token_hash == token_hash))
+    }
+
+    /// Whether the person in `seat` is the host.
+    fn is_host(&self, seat: usize) -> bool {
+        self.human(seat)
+            .is_some_and(|h| Some(&h.token_hash) == self.host_token.as_ref())
     }
 
     /// Refuses a name another seated person already goes by.
@@ -560,22 +883,23 @@ impl Room {
             codes::ROOM_EXPIRED,
             "this room's match never started, and the room has closed; create a new one",
         );
-        for client in self.clients.values() {
-            client.tx.send_message(&bye);
-            client.tx.close(CLOSE_ROOM_EXPIRED, "room expired");
+        let conns: Vec<ConnId> = self.clients.keys().copied().collect();
+        for conn in conns {
+            self.send_to(conn, &bye);
+            self.effects.push(Effect::Close {
+                to: conn,
+                code: CLOSE_ROOM_EXPIRED,
+                reason: "room expired",
+            });
         }
         self.clients.clear();
+        self.ending = Some(Ending::LobbyExpired);
     }
 
-    fn remove_client(&mut self, conn: ConnId) {
-        // The connection's writer sends what is still queued for it (a `bye`, a close frame)
-        // before it ends: the room does not cut it short.
+    fn remove_client(&mut self, conn: ConnId, entropy: &mut dyn Entropy) {
         let Some(client) = self.clients.remove(&conn) else {
             return;
         };
-        if self.clients.is_empty() {
-            self.idle_since = Some(Instant::now());
-        }
         if let Some(seat) = client.seat {
             if let Seat::Human(human) = &mut self.seats[seat] {
                 if human.conn == Some(conn) {
@@ -585,21 +909,17 @@ impl Room {
         }
         info!(room = %self.code, conn, seat = ?client.seat, "left");
         self.broadcast_room();
-        self.advance_if_all_voted();
-    }
-
-    /// Removes the clients found disconnected while sending, until none is left.
-    fn reap(&mut self) {
-        while let Some(conn) = self.dead.pop() {
-            warn!(room = %self.code, conn, "dropping a client that fell behind");
-            self.metrics.slow_clients_dropped.increment(1);
-            self.remove_client(conn);
-        }
+        self.advance_if_all_voted(entropy);
     }
 
     // ----- Client messages: permission, then the rules -----
 
-    fn on_message(&mut self, conn: ConnId, message: ClientMessage) -> Result<(), Refusal> {
+    fn on_message(
+        &mut self,
+        conn: ConnId,
+        message: ClientMessage,
+        entropy: &mut dyn Entropy,
+    ) -> Result<(), Refusal> {
         let Some(client) = self.clients.get(&conn) else {
             return Ok(());
         };
@@ -609,7 +929,7 @@ impl Room {
                 codes::ALREADY_JOINED,
                 "this connection has already joined a room",
             )),
-            ClientMessage::TakeSeat { seat: to } => self.take_seat(conn, to),
+            ClientMessage::TakeSeat { seat: to } => self.take_seat(conn, to, entropy),
             ClientMessage::SetSettings { settings } => {
                 self.require_host(seat)?;
                 self.require_lobby()?;
@@ -633,10 +953,12 @@ impl Room {
                         format!("seat {at} is taken by a person"),
                     ));
                 }
-                self.seats[at] = Seat::Bot(BotSeat {
-                    difficulty: difficulty.unwrap_or(self.settings.difficulty),
-                    bot: None,
-                });
+                let difficulty = difficulty.unwrap_or(self.settings.difficulty);
+                self.commit(Record::BotAdded {
+                    seat: at,
+                    difficulty,
+                })
+                .map_err(|e| self.internal(e))?;
                 self.broadcast_room();
                 Ok(())
             }
@@ -650,8 +972,15 @@ impl Room {
                         "the host cannot empty their own seat",
                     ));
                 }
-                if let Seat::Human(human) = std::mem::replace(&mut self.seats[at], Seat::Empty) {
-                    self.remove_person(human);
+                let person = match &self.seats[at] {
+                    Seat::Human(human) => Some((human.conn, human.name.clone())),
+                    _ => None,
+                };
+                self.commit(Record::Cleared { seat: at })
+                    .map_err(|e| self.internal(e))?;
+                if let Some((conn, name)) = person {
+                    self.tell_removed(conn);
+                    info!(room = %self.code, %name, "removed by the host");
                 }
                 self.broadcast_room();
                 Ok(())
@@ -664,23 +993,25 @@ impl Room {
                         format!("nobody removed from this room is number {removed}"),
                     ));
                 }
-                let person = self.removed.remove(removed);
-                info!(room = %self.code, name = %person.name, "let back in");
+                let name = self.removed[removed].name.clone();
+                self.commit(Record::Readmitted { index: removed })
+                    .map_err(|e| self.internal(e))?;
+                info!(room = %self.code, %name, "let back in");
                 self.broadcast_room();
                 Ok(())
             }
             ClientMessage::Start => {
                 self.require_host(seat)?;
                 self.require_lobby()?;
-                self.start()
+                self.begin_match(entropy)
             }
-            ClientMessage::Call => self.play(seat, Action::Call),
+            ClientMessage::Call => self.play(seat, Action::Call, entropy),
             ClientMessage::Draw { from, card } => {
                 let from =
                     draw_source(from, card).map_err(|e| Refusal::new(codes::BAD_MESSAGE, e))?;
-                self.play(seat, Action::Draw { from })
+                self.play(seat, Action::Draw { from }, entropy)
             }
-            ClientMessage::Throw { cards } => self.play(seat, Action::Throw { cards }),
+            ClientMessage::Throw { cards } => self.play(seat, Action::Throw { cards }, entropy),
             ClientMessage::Ready => {
                 let seat = self.require_seated(seat)?;
                 if self.stage != Stage::BetweenRounds {
@@ -689,8 +1020,7 @@ impl Room {
                         "ready is for the pause between rounds",
                     ));
                 }
-                self.vote(seat);
-                Ok(())
+                self.vote(seat, entropy)
             }
             ClientMessage::Rematch => {
                 let seat = self.require_seated(seat)?;
@@ -700,30 +1030,26 @@ impl Room {
                         "a rematch can only be asked for once the match is over",
                     ));
                 }
-                self.vote(seat);
-                Ok(())
+                self.vote(seat, entropy)
             }
         }
     }
 
-    /// The host cleared a person's seat: they are removed from the room, told so and closed,
-    /// and their token refused until the host lets them back.
-    fn remove_person(&mut self, human: Human) {
-        if let Some(client) = human.conn.and_then(|c| self.clients.remove(&c)) {
-            client.tx.send_message(&ServerMessage::bye(
-                codes::REMOVED,
-                "the host removed you from this room",
-            ));
-            client.tx.close(CLOSE_REMOVED, "removed by the host");
-        }
-        info!(room = %self.code, name = %human.name, "removed by the host");
-        self.removed.push(Removed {
-            name: human.name,
-            token: human.token,
+    /// Tells a removed person's connection why it closes, and lets go of it.
+    fn tell_removed(&mut self, conn: Option<ConnId>) {
+        let Some(conn) = conn.filter(|c| self.clients.contains_key(c)) else {
+            return;
+        };
+        self.send_to(
+            conn,
+            &ServerMessage::bye(codes::REMOVED, "the host removed you from this room"),
+        );
+        self.clients.remove(&conn);
+        self.effects.push(Effect::Close {
+            to: conn,
+            code: CLOSE_REMOVED,
+            reason: "removed by the host",
         });
-        if self.clients.is_empty() {
-            self.idle_since = Some(Instant::now());
-        }
     }
 
     fn require_seated(&self, seat: Option<usize>) -> Result<usize, Refusal> {
@@ -736,10 +1062,7 @@ impl Room {
     }
 
     fn require_host(&self, seat: Option<usize>) -> Result<(), Refusal> {
-        let is_host = seat
-            .and_then(|s| self.human(s))
-            .is_some_and(|h| Some(&h.token) == self.host_token.as_ref());
-        if is_host {
+        if seat.is_some_and(|s| self.is_host(s)) {
             Ok(())
         } else {
             Err(Refusal::new(codes::NOT_HOST, "only the host can do that"))
@@ -775,7 +1098,12 @@ impl Room {
         }
     }
 
-    fn take_seat(&mut self, conn: ConnId, to: usize) -> Result<(), Refusal> {
+    fn take_seat(
+        &mut self,
+        conn: ConnId,
+        to: usize,
+        entropy: &mut dyn Entropy,
+    ) -> Result<(), Refusal> {
         self.require_lobby()?;
         self.require_seat(to)?;
         let client = &self.clients[&conn];
@@ -789,33 +1117,38 @@ impl Room {
                 format!("seat {to} is taken"),
             ));
         }
-        let human = match from {
-            Some(from) => match std::mem::replace(&mut self.seats[from], Seat::Empty) {
-                Seat::Human(human) => human,
-                _ => unreachable!("a client's seat holds that client"),
-            },
+        let token = match from {
+            Some(from) => {
+                self.commit(Record::Moved { from, to })
+                    .map_err(|e| self.internal(e))?;
+                None
+            }
             None => {
-                self.require_unique_name(&client.name)?;
-                Human {
-                    name: client.name.clone(),
-                    token: new_token(),
-                    conn: Some(conn),
-                    stand_in: None,
+                let name = client.name.clone();
+                self.require_unique_name(&name)?;
+                let token = entropy.token();
+                self.commit(Record::Seated {
+                    seat: to,
+                    name,
+                    token_hash: hash_secret(&token),
+                })
+                .map_err(|e| self.internal(e))?;
+                if let Seat::Human(human) = &mut self.seats[to] {
+                    human.conn = Some(conn);
                 }
+                Some(token)
             }
         };
-        let token = human.token.clone();
-        self.seats[to] = Seat::Human(human);
         if let Some(client) = self.clients.get_mut(&conn) {
             client.seat = Some(to);
         }
-        if from.is_none() {
+        if let Some(token) = token {
             // Someone who was watching sat down: they need their seat token.
             let welcome = ServerMessage::Welcome(Welcome {
-                protocol: dhumbal_protocol::PROTOCOL_VERSION,
+                protocol: PROTOCOL_VERSION,
                 room: self.code.clone(),
                 seat: Some(to),
-                host: self.host_token.as_ref() == Some(&token),
+                host: self.is_host(to),
                 token: Some(token),
             });
             self.send_to(conn, &welcome);
@@ -841,70 +1174,51 @@ impl Room {
                 ),
             ));
         }
-        self.seats.truncate(players);
-        self.seats.resize_with(players, || Seat::Empty);
-        self.votes = vec![false; players];
-        self.settings = settings;
+        self.commit(Record::SettingsSet { settings })
+            .map_err(|e| self.internal(e))?;
         self.broadcast_room();
         Ok(())
     }
 
     // ----- The match -----
 
-    fn new_game(&self) -> Result<Game, Refusal> {
-        let game = match &self.decks {
-            Some(decks) => Game::with_decks(self.settings.clone(), decks.clone()),
-            None => {
-                let mut seed = [0u8; 32];
-                OsRng.try_fill_bytes(&mut seed).map_err(|e| {
-                    // The detail is for the log; the client learns only that it failed.
-                    tracing::error!(room = %self.code, error = %e, "no randomness for a shuffle");
-                    Refusal::new(
-                        codes::INTERNAL,
-                        "something went wrong on the server; it has been logged",
-                    )
-                })?;
-                Game::new(self.settings.clone(), seed)
-            }
+    /// Begins a match (the first, or a rematch): draws its seed, deals, tells everyone.
+    fn begin_match(&mut self, entropy: &mut dyn Entropy) -> Result<(), Refusal> {
+        let seed = match &self.decks {
+            Some(_) => None,
+            None => Some(entropy.seed().map_err(|e| {
+                // The detail is for the log; the client learns only that it failed.
+                tracing::error!(room = %self.code, error = %e, "no randomness for a shuffle");
+                Refusal::new(
+                    codes::INTERNAL,
+                    "something went wrong on the server; it has been logged",
+                )
+            })?),
         };
-        game.map_err(|e| Refusal::new(e.code(), e.to_string()))
-    }
-
-    fn start(&mut self) -> Result<(), Refusal> {
-        let game = self.new_game()?;
-        let difficulty = self.settings.difficulty;
-        for seat in &mut self.seats {
-            if matches!(seat, Seat::Empty) {
-                *seat = Seat::Bot(BotSeat {
-                    difficulty,
-                    bot: None,
-                });
-            }
+        if self.game.is_some() {
+            // A rematch: the log restarts from the room as it stands.
+            self.snapshot = Some(self.snapshot_now());
         }
-        info!(room = %self.code, "match started");
-        self.begin_match(game);
+        let before = self.stage;
+        let events = match self.commit(Record::MatchBegun { seed }) {
+            Ok(events) => events,
+            Err(ApplyError::Invalid(why)) => {
+                return Err(Refusal::new(codes::INTERNAL, why));
+            }
+            Err(e) => return Err(self.internal(e)),
+        };
+        info!(room = %self.code, ?before, "match started");
+        self.broadcast_room();
+        self.after_change(events, Stage::Playing, entropy);
         Ok(())
     }
 
-    /// Seats the bots for a new match, and tells everyone about its first deal.
-    fn begin_match(&mut self, game: Game) {
-        for seat in &mut self.seats {
-            match seat {
-                Seat::Bot(bot) => bot.bot = Some(new_bot(bot.difficulty, rand::random())),
-                // A stand-in remembers the last match; it is made afresh if it is needed again.
-                Seat::Human(human) => human.stand_in = None,
-                Seat::Empty => {}
-            }
-        }
-        let events = game.log().to_vec();
-        self.game = Some(game);
-        self.stage = Stage::Playing;
-        self.votes.fill(false);
-        self.broadcast_room();
-        self.after_change(events);
-    }
-
-    fn play(&mut self, seat: Option<usize>, action: Action) -> Result<(), Refusal> {
+    fn play(
+        &mut self,
+        seat: Option<usize>,
+        action: Action,
+        entropy: &mut dyn Entropy,
+    ) -> Result<(), Refusal> {
         let seat = self.require_seated(seat)?;
         if self.human(seat).is_some_and(|h| h.stand_in.is_some()) {
             return Err(Refusal::new(
@@ -912,21 +1226,26 @@ impl Room {
                 "a bot is finishing this turn for you; your seat is yours again from your next turn",
             ));
         }
-        let Some(game) = &mut self.game else {
+        if self.game.is_none() {
             return Err(Refusal::new(
                 codes::NOT_STARTED,
                 "the match has not started yet",
             ));
-        };
-        let events = game.apply(seat, action).map_err(refuse_rule)?;
-        self.after_change(events);
+        }
+        let before = self.stage;
+        let events = self
+            .commit(Record::Acted { seat, action })
+            .map_err(|e| match e {
+                ApplyError::Rule(e) => Refusal::new(e.code(), e.to_string()),
+                other => self.internal(other),
+            })?;
+        self.after_change(events, before, entropy);
         Ok(())
     }
 
     /// After the game changed: tell everyone the events, the results and their new views; move
-    /// the stage on; let the next bot play.
-    fn after_change(&mut self, events: Vec<Event>) {
-        let mut stage = self.stage;
+    /// on if everyone has already agreed; let the next bot play.
+    fn after_change(&mut self, events: Vec<Event>, before: Stage, entropy: &mut dyn Entropy) {
         for event in &events {
             for seat in &mut self.seats {
                 match seat {
@@ -946,13 +1265,11 @@ impl Room {
                     self.broadcast(&ServerMessage::RoundResult {
                         result: result.clone(),
                     });
-                    stage = Stage::BetweenRounds;
                 }
                 Event::MatchEnded { .. } => {
                     if let Some(result) = self.game.as_ref().and_then(match_result) {
                         self.broadcast(&ServerMessage::MatchResult(result));
                     }
-                    stage = Stage::MatchOver;
                     self.metrics.matches_finished.increment(1);
                     info!(room = %self.code, "match over");
                 }
@@ -963,21 +1280,21 @@ impl Room {
         for conn in conns {
             self.send_state(conn);
         }
-        if stage != self.stage {
-            self.stage = stage;
-            self.votes.fill(false);
+        if self.stage != before {
             self.broadcast_room();
-            self.advance_if_all_voted();
+            self.advance_if_all_voted(entropy);
         }
     }
 
     /// Records a seat's `ready` (between rounds) or `rematch` (after the match).
-    fn vote(&mut self, seat: usize) {
+    fn vote(&mut self, seat: usize, entropy: &mut dyn Entropy) -> Result<(), Refusal> {
         if !self.votes[seat] {
-            self.votes[seat] = true;
+            self.commit(Record::Voted { seat })
+                .map_err(|e| self.internal(e))?;
             self.broadcast_room();
         }
-        self.advance_if_all_voted();
+        self.advance_if_all_voted(entropy);
+        Ok(())
     }
 
     /// Whether a seat has agreed to go on: bots always have; a person who is away is not waited
@@ -989,7 +1306,7 @@ impl Room {
         }
     }
 
-    fn advance_if_all_voted(&mut self) {
+    fn advance_if_all_voted(&mut self, entropy: &mut dyn Entropy) {
         if !matches!(self.stage, Stage::BetweenRounds | Stage::MatchOver) {
             return;
         }
@@ -997,29 +1314,21 @@ impl Room {
             return;
         }
         match self.stage {
-            Stage::BetweenRounds => {
-                let game = self.game.as_mut().expect("between rounds of a match");
-                match game.next_round() {
-                    Ok(events) => {
-                        self.stage = Stage::Playing;
-                        self.votes.fill(false);
-                        self.broadcast_room();
-                        self.after_change(events);
-                    }
-                    Err(e) => warn!(room = %self.code, error = %e, "could not deal"),
+            Stage::BetweenRounds => match self.commit(Record::NextRound) {
+                Ok(events) => {
+                    self.broadcast_room();
+                    self.after_change(events, Stage::Playing, entropy);
                 }
-            }
+                Err(e) => warn!(room = %self.code, error = %e, "could not deal"),
+            },
             Stage::MatchOver => {
                 // Only when somebody asked: a room whose people are all away waits for them.
                 if !self.votes.iter().any(|v| *v) {
                     return;
                 }
-                match self.new_game() {
-                    Ok(game) => {
-                        info!(room = %self.code, "rematch");
-                        self.begin_match(game);
-                    }
-                    Err(e) => warn!(room = %self.code, error = %e.message, "no rematch"),
+                info!(room = %self.code, "rematch");
+                if let Err(e) = self.begin_match(entropy) {
+                    warn!(room = %self.code, error = %e.message, "no rematch");
                 }
             }
             Stage::Lobby | Stage::Playing => {}
@@ -1047,60 +1356,6 @@ impl Room {
         (self.stage == Stage::Playing && playing).then(|| game.turn())
     }
 
-    /// After every command and timer: hands seats back to people who returned, starts or stops
-    /// the takeover timer of an away person's turn, and schedules the next bot action.
-    fn review_seats(&mut self) {
-        let turn = self.turn_being_played();
-        let mid_turn = self
-            .game
-            .as_ref()
-            .is_some_and(|g| matches!(g.phase(), Phase::Throw | Phase::Draw));
-        let mut handed_back = false;
-        for (seat, occupant) in self.seats.iter_mut().enumerate() {
-            if let Seat::Human(human) = occupant {
-                // A returned person gets the seat back unless a turn is half played for them.
-                let finishing = turn == Some(seat) && mid_turn;
-                if human.conn.is_some() && human.stand_in.is_some() && !finishing {
-                    human.stand_in = None;
-                    handed_back = true;
-                    info!(room = %self.code, seat, "seat handed back");
-                }
-            }
-        }
-        let away_turn = turn.filter(|&seat| {
-            self.human(seat)
-                .is_some_and(|h| h.conn.is_none() && h.stand_in.is_none())
-        });
-        self.takeover_due = match (away_turn, self.takeover_due) {
-            (Some(seat), Some((waiting, due))) if waiting == seat => Some((seat, due)),
-            (Some(seat), _) => Some((seat, Instant::now() + self.takeover_after)),
-            (None, _) => None,
-        };
-        if self.bot_to_play().is_none() {
-            self.bot_due = None;
-        } else if self.bot_due.is_none() {
-            self.bot_due = Some(Instant::now() + self.bot_delay);
-        }
-        if handed_back {
-            self.broadcast_room();
-        }
-    }
-
-    /// A timer fired: a takeover, a bot action, or both.
-    fn wake(&mut self) {
-        let now = Instant::now();
-        if let Some((seat, due)) = self.takeover_due {
-            if due <= now {
-                self.takeover_due = None;
-                self.take_over(seat);
-            }
-        }
-        if self.bot_due.is_some_and(|due| due <= now) {
-            self.bot_due = None;
-            self.bot_step();
-        }
-    }
-
     /// An away person's turn has waited the grace period: a bot of the table's difficulty plays
     /// for them, knowing what the round's public log tells.
     fn take_over(&mut self, seat: usize) {
@@ -1124,12 +1379,16 @@ impl Room {
         self.broadcast_room();
     }
 
-    fn bot_step(&mut self) {
+    /// The bot whose turn it is chooses; its action is committed like anyone's.
+    fn bot_step(&mut self, entropy: &mut dyn Entropy) {
         let Some(seat) = self.bot_to_play() else {
             return;
         };
-        let game = self.game.as_mut().expect("a bot plays in a match");
+        let Some(game) = &self.game else {
+            return;
+        };
         let view = game.view(seat);
+        let legal = game.legal_actions(seat);
         let bot = match &mut self.seats[seat] {
             Seat::Bot(BotSeat { bot: Some(bot), .. })
             | Seat::Human(Human {
@@ -1141,8 +1400,12 @@ impl Room {
         // A bot must never stall the table: if it fails (panics, or chooses an illegal action),
         // log its mistake and play the first legal action for it.
         let chosen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| bot.choose(&view)));
+        let before = self.stage;
         let played = match chosen {
-            Ok(action) => match game.apply(seat, action.clone()) {
+            Ok(action) => match self.commit(Record::Acted {
+                seat,
+                action: action.clone(),
+            }) {
                 Ok(events) => Some(events),
                 Err(e) => {
                     warn!(room = %self.code, seat, ?action, error = %e, "bot chose an illegal action");
@@ -1157,14 +1420,22 @@ impl Room {
         let events = match played {
             Some(events) => events,
             None => {
-                let fallback = game.legal_actions(seat).into_iter().next();
-                match fallback.map(|a| game.apply(seat, a)) {
-                    Some(Ok(events)) => events,
-                    _ => return,
+                let Some(first) = legal.into_iter().next() else {
+                    return;
+                };
+                match self.commit(Record::Acted {
+                    seat,
+                    action: first,
+                }) {
+                    Ok(events) => events,
+                    Err(e) => {
+                        warn!(room = %self.code, seat, error = %e, "a legal action failed");
+                        return;
+                    }
                 }
             }
         };
-        self.after_change(events);
+        self.after_change(events, before, entropy);
     }
 
     /// Brings the metrics' seat counts up to date with this room's seats (to zero when the room
@@ -1193,19 +1464,21 @@ impl Room {
     // ----- Telling clients -----
 
     fn send_to(&mut self, conn: ConnId, message: &ServerMessage) {
-        if let Some(client) = self.clients.get(&conn) {
-            if !client.tx.send_message(message) {
-                self.dead.push(conn);
-            }
+        if self.clients.contains_key(&conn) {
+            self.effects.push(Effect::Send {
+                to: conn,
+                text: message.to_json().into(),
+            });
         }
     }
 
     fn broadcast(&mut self, message: &ServerMessage) {
         let text: Utf8Bytes = message.to_json().into();
-        for (conn, client) in &self.clients {
-            if !client.tx.send(text.clone()) {
-                self.dead.push(*conn);
-            }
+        for conn in self.clients.keys() {
+            self.effects.push(Effect::Send {
+                to: *conn,
+                text: text.clone(),
+            });
         }
     }
 
@@ -1257,8 +1530,7 @@ impl Room {
     }
 
     fn host_seat(&self) -> Option<usize> {
-        let token = self.host_token.as_ref()?;
-        (0..self.seats.len()).find(|&s| self.human(s).is_some_and(|h| h.token == *token))
+        (0..self.seats.len()).find(|&s| self.is_host(s))
     }
 
     fn room_state(&self, your_seat: Option<usize>) -> RoomState {
@@ -1287,7 +1559,8 @@ impl Room {
         }
     }
 
-    fn summary(&self) -> RoomSummary {
+    /// What someone about to join needs to know.
+    pub fn summary(&self) -> RoomSummary {
         RoomSummary {
             exists: true,
             code: self.code.clone(),
@@ -1304,6 +1577,18 @@ impl Room {
             seats: self.seat_infos(),
             settings: self.settings.clone(),
         }
+    }
+
+    /// The room's durable state in a comparable form (for the replay tests): settings, seats,
+    /// host, removed people, stage, votes and the game.
+    #[cfg(test)]
+    fn durable(&self) -> (Snapshot, Stage, Vec<bool>, Option<Game>) {
+        (
+            self.snapshot_now(),
+            self.stage,
+            self.votes.clone(),
+            self.game.clone(),
+        )
     }
 }
 
@@ -1325,112 +1610,357 @@ fn match_result(game: &Game) -> Option<MatchResult> {
     })
 }
 
-/// A new secret seat token.
-fn new_token() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
-/// Sleeps until `due`, or forever when there is nothing due.
-async fn sleep_until(due: Option<Instant>) {
-    match due {
-        Some(due) => tokio::time::sleep_until(due).await,
-        None => std::future::pending().await,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    //! The core without a runtime: inputs in, effects and records out, and a replay of the
+    //! records that gives the same room.
+
     use super::*;
-    use dhumbal_engine::Preset;
+    use dhumbal_engine::{Preset, Rounds};
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
 
-    fn setup() -> RoomSetup {
-        RoomSetup {
+    /// Randomness from a seed, for tests that replay.
+    struct TestEntropy(StdRng);
+
+    impl Entropy for TestEntropy {
+        fn seed(&mut self) -> Result<[u8; 32], String> {
+            Ok(self.0.random())
+        }
+
+        fn token(&mut self) -> String {
+            format!("token-{:x}", self.0.random::<u64>())
+        }
+    }
+
+    const TIMING: Timing = Timing {
+        bot_delay: Duration::from_millis(10),
+        takeover_after: Duration::from_secs(30),
+        idle_ttl: Duration::from_secs(900),
+        lobby_ttl: Duration::from_secs(7200),
+    };
+
+    fn setup(settings: Settings) -> Setup {
+        Setup {
+            format: FORMAT,
             code: "TESTROOM23".into(),
-            host_secret: "secret".into(),
-            settings: Settings {
-                players: 2,
-                ..Preset::Standard.settings()
-            },
+            host_secret_hash: hash_secret("secret"),
+            settings,
             decks: None,
-            bot_delay: Duration::ZERO,
-            takeover_after: Duration::from_secs(3600),
-            idle_ttl: Duration::from_secs(3600),
-            lobby_ttl: Duration::from_secs(3600),
-            metrics: Arc::default(),
         }
     }
 
-    fn client(capacity: usize) -> (ClientTx, mpsc::Receiver<Outgoing>) {
-        let (queue, outbox) = mpsc::channel(capacity);
-        let tx = ClientTx {
-            queue,
-            kick: CancellationToken::new(),
-        };
-        (tx, outbox)
-    }
-
-    async fn join(room: &RoomHandle, conn: ConnId, hello: Hello, client: ClientTx) -> bool {
-        let (reply, joined) = oneshot::channel();
-        let sent = room
-            .send(Command::Join {
-                conn,
-                hello,
-                id: None,
-                client,
-                token_only: false,
-                reply,
-            })
-            .await;
-        sent && joined.await == Ok(true)
-    }
-
-    fn hello(spectator: bool, host_secret: Option<&str>) -> Hello {
+    fn hello(name: &str, token: Option<String>, host: bool) -> Hello {
         Hello {
-            protocol: dhumbal_protocol::PROTOCOL_VERSION,
+            protocol: PROTOCOL_VERSION,
             room: "TESTROOM23".into(),
-            name: "Asha".into(),
-            token: None,
-            spectator,
-            host_secret: host_secret.map(str::to_owned),
+            name: name.into(),
+            token,
+            spectator: false,
+            host_secret: host.then(|| "secret".to_owned()),
         }
     }
 
-    #[tokio::test]
-    async fn a_client_that_falls_behind_is_dropped_and_the_room_goes_on() {
-        let room = spawn(setup(), &Shutdown::new(), Box::new(|| {}));
-        // A client that never reads, with room for two messages: welcome and room fill it.
-        let (slow, _never_read) = client(2);
-        assert!(join(&room, 1, hello(true, None), slow.clone()).await);
-        assert!(!slow.kick.is_cancelled());
-        // The next message for it (a room update when the host joins) does not fit: it is
-        // dropped, and the room does not wait for it.
-        let (host, mut outbox) = client(64);
-        assert!(join(&room, 2, hello(false, Some("secret")), host).await);
-        room.summary().await.expect("the room answers");
-        assert!(slow.kick.is_cancelled());
-        // The game goes on for those who keep up.
-        room.send(Command::Message {
-            conn: 2,
-            id: None,
-            message: ClientMessage::Start,
-        })
-        .await;
-        loop {
-            let Some(Outgoing::Text(text)) = outbox.recv().await else {
-                panic!("the host's queue closed");
-            };
-            if text.as_str().starts_with(r#"{"type":"state""#) {
-                break;
+    /// A room being played, with its log as the actor would write it.
+    struct Played {
+        setup: Setup,
+        core: RoomCore,
+        entropy: TestEntropy,
+        now: Instant,
+        log: Vec<(u64, Vec<Record>)>,
+        snapshot: Option<(u64, Snapshot)>,
+    }
+
+    impl Played {
+        fn new(settings: Settings, seed: u64) -> Played {
+            let now = Instant::now();
+            let setup = setup(settings);
+            Played {
+                core: RoomCore::new(&setup, TIMING, Arc::default(), now),
+                setup,
+                entropy: TestEntropy(StdRng::seed_from_u64(seed)),
+                now,
+                log: Vec::new(),
+                snapshot: None,
             }
         }
+
+        /// What the actor does after every input: settle, log the records, take the effects.
+        fn step(&mut self) -> Vec<Effect> {
+            self.core.settle(self.now);
+            let records = self.core.take_records();
+            if !records.is_empty() {
+                let seq = self.log.last().map_or(0, |(s, _)| *s) + 1;
+                if let Some(snapshot) = self.core.take_snapshot() {
+                    self.snapshot = Some((seq - 1, snapshot));
+                    self.log.clear();
+                }
+                self.log.push((seq, records));
+            }
+            self.core.take_effects()
+        }
+
+        fn input(&mut self, input: Input) -> (bool, Vec<Effect>) {
+            let joined = self.core.handle(input, &mut self.entropy);
+            (joined, self.step())
+        }
+
+        fn message(&mut self, conn: ConnId, message: ClientMessage) -> Vec<Effect> {
+            self.input(Input::Message {
+                conn,
+                id: None,
+                message,
+            })
+            .1
+        }
+
+        /// Lets time pass until the next timer and fires it.
+        fn tick(&mut self) -> Vec<Effect> {
+            if let Some(due) = self.core.next_due() {
+                self.now = self.now.max(due);
+            }
+            self.core.wake(self.now, &mut self.entropy);
+            self.step()
+        }
+
+        fn restored(&self) -> RoomCore {
+            RoomCore::restore(
+                &self.setup,
+                self.snapshot.as_ref().map(|(_, s)| s.clone()),
+                self.log.clone(),
+                TIMING,
+                Arc::default(),
+                self.now,
+            )
+            .expect("the log replays")
+        }
+    }
+
+    /// The errors among the effects for `conn`.
+    fn errors(effects: &[Effect], conn: ConnId) -> Vec<String> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Send { to, text } if *to == conn => {
+                    let value: serde_json::Value = serde_json::from_str(text.as_str()).ok()?;
+                    (value["type"] == "error").then(|| value["code"].as_str().unwrap().to_owned())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn join(played: &mut Played, conn: ConnId, hello: Hello) -> (bool, Vec<Effect>) {
+        played.input(Input::Join {
+            conn,
+            hello,
+            id: None,
+            token_only: false,
+        })
     }
 
     #[test]
-    fn a_full_queue_disconnects_the_client() {
-        let (tx, _outbox) = client(1);
-        assert!(tx.send("one".into()));
-        assert!(!tx.kick.is_cancelled());
-        assert!(!tx.send("two".into()));
-        assert!(tx.kick.is_cancelled());
+    fn a_refused_input_changes_nothing_and_logs_nothing() {
+        let mut played = Played::new(Preset::Standard.settings(), 1);
+        assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+        let entries = played.log.len();
+        let before = played.core.durable();
+        // Not the host, not started, no such seat: each refused, none logged.
+        assert!(join(&mut played, 2, hello("Bina", None, false)).0);
+        let entries_after_join = played.log.len();
+        assert_eq!(entries_after_join, entries + 1);
+        let before_refusals = played.core.durable();
+        for message in [
+            ClientMessage::Start,
+            ClientMessage::Call,
+            ClientMessage::TakeSeat { seat: 9 },
+            ClientMessage::Readmit { removed: 0 },
+        ] {
+            let effects = played.message(2, message);
+            assert_eq!(errors(&effects, 2).len(), 1, "{effects:?}");
+        }
+        assert_eq!(played.log.len(), entries_after_join);
+        assert_eq!(played.core.durable(), before_refusals);
+        assert_ne!(before, before_refusals);
+    }
+
+    #[test]
+    fn nothing_is_sent_to_anyone_but_through_effects() {
+        let mut played = Played::new(Preset::Standard.settings(), 2);
+        let (joined, effects) = join(&mut played, 1, hello("Asha", None, true));
+        assert!(joined);
+        // welcome, then room: both for the joining connection, none sent yet.
+        assert!(
+            effects
+                .iter()
+                .all(|e| matches!(e, Effect::Send { to: 1, .. })),
+            "{effects:?}"
+        );
+        assert_eq!(effects.len(), 2);
+        // Its records hold the token's hash, never the token.
+        let Some((_, records)) = played.log.last() else {
+            panic!("nothing logged");
+        };
+        let welcome: serde_json::Value = match &effects[0] {
+            Effect::Send { text, .. } => serde_json::from_str(text.as_str()).unwrap(),
+            Effect::Close { .. } => panic!("a close"),
+        };
+        let token = welcome["token"].as_str().unwrap();
+        let logged = serde_json::to_string(records).unwrap();
+        assert!(!logged.contains(token), "{logged}");
+        assert!(logged.contains(&hash_secret(token)), "{logged}");
+    }
+
+    /// Plays a room to its end (or `steps` inputs) with people who join, sit, leave, come back,
+    /// act at random and vote, and bots; after every input the replay of the log so far equals
+    /// the room.
+    /// Returns whether a rematch cut the log short along the way.
+    fn replay_equals_the_room(settings: Settings, seed: u64, steps: usize) -> bool {
+        let mut played = Played::new(settings, seed);
+        let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
+        let (_, effects) = join(&mut played, 1, hello("Asha", None, true));
+        let token = effects.iter().find_map(|e| match e {
+            Effect::Send { text, .. } => serde_json::from_str::<serde_json::Value>(text.as_str())
+                .ok()?["token"]
+                .as_str()
+                .map(str::to_owned),
+            Effect::Close { .. } => None,
+        });
+        join(&mut played, 2, hello("Bina", None, false));
+        played.message(
+            1,
+            ClientMessage::AddBot {
+                seat: 2,
+                difficulty: Some(Difficulty::Easy),
+            },
+        );
+        played.message(1, ClientMessage::Start);
+        let mut next_conn = 10;
+        let mut asha = Some(1);
+        for _ in 0..steps {
+            // Now and then Asha drops and comes back with her token.
+            if rng.random_ratio(1, 20) {
+                if let Some(conn) = asha.take() {
+                    played.input(Input::Leave { conn });
+                } else {
+                    next_conn += 1;
+                    let (joined, _) =
+                        join(&mut played, next_conn, hello("Asha", token.clone(), true));
+                    assert!(joined);
+                    asha = Some(next_conn);
+                }
+            }
+            let game = played.core.game.clone().expect("a match");
+            let turn = game.turn();
+            let phase = game.phase();
+            let conn_of = |seat: usize| match seat {
+                0 => asha,
+                1 => Some(2),
+                _ => None,
+            };
+            match phase {
+                Phase::RoundOver => {
+                    for seat in 0..2 {
+                        if let Some(conn) = conn_of(seat) {
+                            played.message(conn, ClientMessage::Ready);
+                        }
+                    }
+                    played.tick();
+                }
+                Phase::MatchOver => {
+                    for seat in 0..2 {
+                        if let Some(conn) = conn_of(seat) {
+                            played.message(conn, ClientMessage::Rematch);
+                        }
+                    }
+                    played.tick();
+                }
+                _ => match conn_of(turn) {
+                    Some(conn)
+                        if played
+                            .core
+                            .human(turn)
+                            .is_some_and(|h| h.stand_in.is_none()) =>
+                    {
+                        let legal = game.legal_actions(turn);
+                        let action = legal[rng.random_range(0..legal.len())].clone();
+                        let message = match action {
+                            Action::Call => ClientMessage::Call,
+                            Action::Throw { cards } => ClientMessage::Throw { cards },
+                            Action::Draw { from } => match from {
+                                dhumbal_engine::Source::Stock => ClientMessage::Draw {
+                                    from: dhumbal_protocol::DrawFrom::Stock,
+                                    card: None,
+                                },
+                                dhumbal_engine::Source::Pile => ClientMessage::Draw {
+                                    from: dhumbal_protocol::DrawFrom::Pile,
+                                    card: None,
+                                },
+                                dhumbal_engine::Source::PileCard(card) => ClientMessage::Draw {
+                                    from: dhumbal_protocol::DrawFrom::Pile,
+                                    card: Some(card),
+                                },
+                            },
+                        };
+                        let effects = played.message(conn, message);
+                        assert!(errors(&effects, conn).is_empty(), "{effects:?}");
+                    }
+                    // A bot, or a stand-in for someone away.
+                    _ => {
+                        played.tick();
+                    }
+                },
+            }
+            assert_eq!(played.restored().durable(), played.core.durable());
+        }
+        played.snapshot.is_some()
+    }
+
+    #[test]
+    fn the_log_replays_to_the_same_room_at_every_step() {
+        let standard = Settings {
+            players: 3,
+            rounds: Rounds::Fixed(2),
+            ..Preset::Standard.settings()
+        };
+        let household = Settings {
+            players: 3,
+            ..Preset::Household.settings()
+        };
+        let yaniv = Settings {
+            players: 3,
+            ..Preset::Yaniv.settings()
+        };
+        let mut rematches = 0;
+        for (i, settings) in [standard, household, yaniv].into_iter().enumerate() {
+            rematches += usize::from(replay_equals_the_room(settings, 40 + i as u64, 400));
+        }
+        assert!(
+            rematches > 0,
+            "no match ended in a rematch: the snapshot went untested"
+        );
+    }
+
+    #[test]
+    fn a_log_that_does_not_replay_names_its_input() {
+        let played = Played::new(Preset::Standard.settings(), 3);
+        let bad = vec![(
+            1,
+            vec![Record::Acted {
+                seat: 0,
+                action: Action::Call,
+            }],
+        )];
+        let Err(why) = RoomCore::restore(
+            &setup(Preset::Standard.settings()),
+            None,
+            bad,
+            TIMING,
+            Arc::default(),
+            played.now,
+        ) else {
+            panic!("an action before the match replayed");
+        };
+        assert!(why.contains("input 1"), "{why}");
     }
 }

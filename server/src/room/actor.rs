@@ -1,0 +1,238 @@
+//! The room's task: the IO around a [`RoomCore`]. It takes commands from the connections and
+//! timers from the clock, hands each to the core, appends what the core changed for good to the
+//! room's log, and only once that append has completed delivers what the core wants sent
+//! (**validate → append → broadcast**). A client whose queue is full is dropped, which is one
+//! more input for the core. An append that fails stops the room: nothing it changed is ever
+//! shown to anyone, and its log restores the room as it was before.
+
+use std::collections::HashMap;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::{error, info, warn};
+
+use super::core::{ConnId, Effect, Ending, Input, OsEntropy, RoomCore};
+use super::record::{Entry, FORMAT, encode};
+use super::{Command, RoomLog};
+use crate::conn::ClientTx;
+
+/// A room's task: its core, its clients' queues, and its log.
+pub(super) struct Actor {
+    /// The room's state and decisions.
+    pub(super) core: RoomCore,
+    /// The way to each connected client.
+    pub(super) clients: HashMap<ConnId, ClientTx>,
+    /// Where the room's inputs are appended.
+    pub(super) log: RoomLog,
+}
+
+/// How a room's task ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Stopped {
+    /// The server is shutting down: the room's log stays, to be restored.
+    Shutdown,
+    /// The room closed for good; its log is deleted.
+    Ended(Ending),
+    /// The room's log could not be written; the room stopped as its log has it.
+    LogFailed,
+}
+
+impl Actor {
+    /// Runs the room until it closes or the server shuts down.
+    pub(super) async fn run(
+        mut self,
+        mut inbox: mpsc::Receiver<Command>,
+        stop: CancellationToken,
+    ) -> Stopped {
+        info!(room = %self.core.code(), "room opened");
+        let stopping = stop.cancelled();
+        tokio::pin!(stopping);
+        let mut entropy = OsEntropy;
+        let stopped = loop {
+            let due = self.core.next_due();
+            tokio::select! {
+                // The connections tell their clients `bye` themselves.
+                () = &mut stopping => break Stopped::Shutdown,
+                command = inbox.recv() => match command {
+                    Some(command) => self.command(command, &mut entropy).await,
+                    None => break Stopped::Shutdown,
+                },
+                () = sleep_until(due) => {
+                    self.core.wake(Instant::now(), &mut entropy);
+                    // Bots without a delay could otherwise play a whole round before the
+                    // connections' writers get a turn to send it.
+                    tokio::task::yield_now().await;
+                }
+            }
+            if !self.flush(&mut entropy).await {
+                break Stopped::LogFailed;
+            }
+            if let Some(ending) = self.core.ending() {
+                break Stopped::Ended(ending);
+            }
+        };
+        self.core.close();
+        match stopped {
+            Stopped::Shutdown => info!(room = %self.core.code(), "room stopped for the shutdown"),
+            Stopped::Ended(ending) => {
+                if let Err(e) = self.log.store.delete_room(self.core.code()).await {
+                    warn!(room = %self.core.code(), error = %e, "could not delete the room's log");
+                }
+                info!(room = %self.core.code(), ?ending, "room closed");
+            }
+            Stopped::LogFailed => error!(room = %self.core.code(), "room stopped: its log failed"),
+        }
+        stopped
+    }
+
+    /// One command from a connection (or the API).
+    async fn command(&mut self, command: Command, entropy: &mut OsEntropy) {
+        match command {
+            Command::Join {
+                conn,
+                hello,
+                id,
+                client,
+                token_only,
+                reply,
+            } => {
+                self.clients.insert(conn, client);
+                let joined = self.core.handle(
+                    Input::Join {
+                        conn,
+                        hello,
+                        id,
+                        token_only,
+                    },
+                    entropy,
+                );
+                if !self.flush(entropy).await {
+                    let _ = reply.send(false);
+                    return;
+                }
+                if !joined {
+                    self.clients.remove(&conn);
+                }
+                let _ = reply.send(joined);
+            }
+            Command::Message { conn, id, message } => {
+                self.core
+                    .handle(Input::Message { conn, id, message }, entropy);
+            }
+            Command::Leave { conn } => {
+                // The connection's writer sends what is still queued for it (a `bye`, a close
+                // frame) before it ends: the room does not cut it short.
+                self.clients.remove(&conn);
+                self.core.handle(Input::Leave { conn }, entropy);
+            }
+            Command::Summary { reply } => {
+                let _ = reply.send(self.core.summary());
+            }
+        }
+    }
+
+    /// Settles the core, appends what it changed for good, then delivers what it wants sent;
+    /// clients that fell behind are dropped (each one more input), until nothing is left.
+    /// Returns `false` if the log could not be written: the room must stop.
+    async fn flush(&mut self, entropy: &mut OsEntropy) -> bool {
+        loop {
+            self.core.settle(Instant::now());
+            let records = self.core.take_records();
+            if !records.is_empty() {
+                let snapshot = self.core.take_snapshot();
+                if !self.log.append(records, snapshot).await {
+                    self.fail();
+                    return false;
+                }
+            }
+            let dropped = self.deliver();
+            if dropped.is_empty() {
+                return true;
+            }
+            for conn in dropped {
+                warn!(room = %self.core.code(), conn, "dropping a client that fell behind");
+                self.core.metrics().slow_clients_dropped.increment(1);
+                self.core.handle(Input::Leave { conn }, entropy);
+            }
+        }
+    }
+
+    /// Sends the core's effects; returns the clients that could not take theirs.
+    fn deliver(&mut self) -> Vec<ConnId> {
+        let mut dropped = Vec::new();
+        for effect in self.core.take_effects() {
+            match effect {
+                Effect::Send { to, text } => {
+                    if let Some(client) = self.clients.get(&to) {
+                        if !client.send(text) {
+                            self.clients.remove(&to);
+                            dropped.push(to);
+                        }
+                    }
+                }
+                Effect::Close { to, code, reason } => {
+                    if let Some(client) = self.clients.remove(&to) {
+                        client.close(code, reason);
+                    }
+                }
+            }
+        }
+        dropped
+    }
+
+    /// The log failed: nobody hears of what the room did since its last append, and every
+    /// client is disconnected (they come back to the room as its log has it, after a restart).
+    fn fail(&mut self) {
+        self.core.take_effects();
+        for (_, client) in self.clients.drain() {
+            client.send_message(&dhumbal_protocol::ServerMessage::bye(
+                dhumbal_protocol::codes::INTERNAL,
+                "the server could not save this room; it has stopped",
+            ));
+            client.close(1011, "internal error");
+        }
+    }
+}
+
+impl RoomLog {
+    /// Appends one input's records as the log's next entry, and the snapshot the log restarts
+    /// from if a rematch began in it. Returns whether they were written.
+    async fn append(
+        &mut self,
+        records: Vec<super::record::Record>,
+        snapshot: Option<super::record::Snapshot>,
+    ) -> bool {
+        let started = std::time::Instant::now();
+        let entry = encode(&Entry {
+            format: FORMAT,
+            records,
+        });
+        self.seq += 1;
+        if let Err(e) = self.store.append(&self.code, self.seq, entry).await {
+            error!(room = %self.code, seq = self.seq, error = %e, "appending to the room's log failed");
+            return false;
+        }
+        if let Some(snapshot) = snapshot {
+            // The snapshot is the room before this entry: the log restarts from it.
+            if let Err(e) = self
+                .store
+                .snapshot(&self.code, self.seq - 1, encode(&snapshot))
+                .await
+            {
+                // The log is whole without it, only longer to replay.
+                warn!(room = %self.code, error = %e, "writing a snapshot failed");
+            }
+        }
+        tracing::trace!(room = %self.code, seq = self.seq, took = ?started.elapsed(), "appended");
+        true
+    }
+}
+
+/// Sleeps until `due`, or forever when there is nothing due.
+async fn sleep_until(due: Option<Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
+}

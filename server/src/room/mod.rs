@@ -1,0 +1,135 @@
+//! A room: one actor task that owns the game, the seats, the bots and the room's clients, and
+//! keeps a log from which the room comes back after a restart.
+//!
+//! - [`core`] — [`RoomCore`]: the room's decisions, synchronous and unit-tested without a
+//!   runtime. One input at a time in; effects to send and records to log out.
+//! - [`record`] — what the log holds: the setup, one entry of records per accepted input, and
+//!   a snapshot at each rematch; secrets only as SHA-256 hashes.
+//! - [`actor`] — the room's task: channels, timers and the log around the core, in the order
+//!   **validate → append → broadcast**.
+//!
+//! The rest of the server talks to a room through a cloneable [`RoomHandle`] over a bounded
+//! channel. The room never waits for a client: every message to a client goes through that
+//! client's bounded queue with `try_send`, and a client whose queue is full is disconnected.
+
+pub mod actor;
+pub mod core;
+pub mod record;
+
+use std::sync::Arc;
+
+use dhumbal_protocol::{ClientMessage, Hello, MessageId, RoomSummary};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+pub use self::core::{ConnId, RoomCore, Timing};
+use self::record::Setup;
+use crate::conn::ClientTx;
+use crate::metrics::Metrics;
+use crate::shutdown::Shutdown;
+use crate::store::Store;
+
+/// How many commands may wait for a room before senders wait.
+const ROOM_QUEUE: usize = 256;
+
+/// What the rest of the server asks of a room.
+#[derive(Debug)]
+pub enum Command {
+    /// A connection's `hello`: join the room. `reply` says whether it joined; either way, the
+    /// answer (`welcome` or `error`) goes to `client`.
+    Join {
+        /// The connection.
+        conn: ConnId,
+        /// The `hello`.
+        hello: Hello,
+        /// The `hello`'s `id`, echoed by an error.
+        id: Option<MessageId>,
+        /// The way to the client.
+        client: ClientTx,
+        /// The client's address failed too many lookups: only a valid seat token gets in, and
+        /// any other hello is refused with `too_many_attempts`.
+        token_only: bool,
+        /// Whether the client joined.
+        reply: oneshot::Sender<bool>,
+    },
+    /// A message from a joined connection (its shape already checked).
+    Message {
+        /// The connection.
+        conn: ConnId,
+        /// The message's `id`.
+        id: Option<MessageId>,
+        /// The message.
+        message: ClientMessage,
+    },
+    /// A connection has gone.
+    Leave {
+        /// The connection.
+        conn: ConnId,
+    },
+    /// Describe the room for someone about to join.
+    Summary {
+        /// Where the answer goes.
+        reply: oneshot::Sender<RoomSummary>,
+    },
+}
+
+/// A cloneable handle on a room's task.
+#[derive(Clone, Debug)]
+pub struct RoomHandle {
+    commands: mpsc::Sender<Command>,
+}
+
+impl RoomHandle {
+    /// Sends a command; `false` if the room has closed.
+    pub async fn send(&self, command: Command) -> bool {
+        self.commands.send(command).await.is_ok()
+    }
+
+    /// The room's summary, or `None` if it has closed.
+    pub async fn summary(&self) -> Option<RoomSummary> {
+        let (reply, answer) = oneshot::channel();
+        if !self.send(Command::Summary { reply }).await {
+            return None;
+        }
+        answer.await.ok()
+    }
+}
+
+/// Where a room's log goes: the store, the room's code, and the number of its last entry.
+#[derive(Clone, Debug)]
+pub struct RoomLog {
+    /// The store.
+    pub store: Store,
+    /// The room's code.
+    pub code: String,
+    /// The number of the last entry appended (0 for none).
+    pub seq: u64,
+}
+
+/// Starts a room's task from its core and returns its handle. `on_close` runs when the room's
+/// task ends (the room closed, or the server is shutting down), to take it out of the registry;
+/// `shutdown` waits for the task.
+pub fn spawn(
+    core: RoomCore,
+    log: RoomLog,
+    shutdown: &Shutdown,
+    on_close: Box<dyn FnOnce() + Send>,
+) -> RoomHandle {
+    let (commands, inbox) = mpsc::channel(ROOM_QUEUE);
+    let actor = actor::Actor {
+        core,
+        clients: std::collections::HashMap::new(),
+        log,
+    };
+    let stop = shutdown.token();
+    shutdown.spawn(async move {
+        actor.run(inbox, stop).await;
+        on_close();
+    });
+    RoomHandle { commands }
+}
+
+/// A new room's core, as set up.
+pub fn new_core(setup: &Setup, timing: Timing, metrics: Arc<Metrics>) -> RoomCore {
+    RoomCore::new(setup, timing, metrics, Instant::now())
+}

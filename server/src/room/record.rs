@@ -1,0 +1,248 @@
+//! What a room's log holds: its setup, and one [`Entry`] per accepted input, each the
+//! [`Record`]s of what the input changed.
+//!
+//! A record is an outcome, not a request: `Seated` carries the seat and the hash of the token
+//! that was drawn for it, `MatchBegun` the seed that was drawn, `Acted` the action a person or a
+//! bot chose. Replaying the records therefore needs no randomness, no clock and no bot: the
+//! same records on the same setup give the same room (`RoomCore::restore`). Secrets are kept
+//! only as SHA-256 hashes: the log can restore who holds a seat without being able to hand the
+//! seat to anyone.
+//!
+//! What is not recorded, on purpose: connections, stand-in bots and timers. After a restart
+//! every person is away until they reconnect, and the takeover grace starts afresh.
+
+use dhumbal_engine::{Action, Card, Difficulty, Settings};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The format of the log's blobs; a blob of another version is refused (the room set aside).
+pub const FORMAT: u32 = 1;
+
+/// A room as created: what its log starts from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setup {
+    /// The log's format ([`FORMAT`]).
+    pub format: u32,
+    /// The room's code.
+    pub code: String,
+    /// The SHA-256 of the host secret (hex).
+    pub host_secret_hash: String,
+    /// The table's settings at creation.
+    pub settings: Settings,
+    /// Fixed deck orders (only with `--allow-test-decks`).
+    pub decks: Option<Vec<Vec<Card>>>,
+}
+
+/// The durable part of a room at the start of a match, from which the rest of the log replays:
+/// a room's log is cut short at every rematch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// The log's format ([`FORMAT`]).
+    pub format: u32,
+    /// The table's settings.
+    pub settings: Settings,
+    /// Every seat.
+    pub seats: Vec<SeatRecord>,
+    /// The seat-token hash of the host, once the host has joined.
+    pub host: Option<String>,
+    /// The people the host removed.
+    pub removed: Vec<RemovedRecord>,
+}
+
+/// A seat as a snapshot keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SeatRecord {
+    /// Nobody.
+    Empty,
+    /// A person: their name and the hash of their seat token.
+    Human {
+        /// The name shown at the table.
+        name: String,
+        /// The SHA-256 of the seat token (hex).
+        token_hash: String,
+    },
+    /// A bot of this difficulty.
+    Bot {
+        /// Its difficulty.
+        difficulty: Difficulty,
+    },
+}
+
+/// A removed person as a snapshot keeps them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemovedRecord {
+    /// The name they had.
+    pub name: String,
+    /// The SHA-256 of the seat token they had (hex).
+    pub token_hash: String,
+}
+
+/// One change to a room's durable state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    /// A person took an empty seat (joining, or a spectator sitting down).
+    Seated {
+        /// The seat.
+        seat: usize,
+        /// Their name.
+        name: String,
+        /// The SHA-256 of the token drawn for the seat (hex).
+        token_hash: String,
+    },
+    /// The person in this seat presented the host secret: they are the host.
+    HostIs {
+        /// The seat.
+        seat: usize,
+    },
+    /// A person moved to an empty seat.
+    Moved {
+        /// From this seat.
+        from: usize,
+        /// To this one.
+        to: usize,
+    },
+    /// The host changed the settings (or chose a preset).
+    SettingsSet {
+        /// Every setting.
+        settings: Settings,
+    },
+    /// The host put a bot in a seat (or changed its difficulty).
+    BotAdded {
+        /// The seat.
+        seat: usize,
+        /// The bot's difficulty.
+        difficulty: Difficulty,
+    },
+    /// The host emptied a seat: a bot left, or a person was removed.
+    Cleared {
+        /// The seat.
+        seat: usize,
+    },
+    /// The host let a removed person back.
+    Readmitted {
+        /// Their place in the removed list.
+        index: usize,
+    },
+    /// A match began (the first, or a rematch): empty seats got bots of the table's difficulty.
+    MatchBegun {
+        /// The match seed drawn for it (`None` for fixed test decks).
+        seed: Option<[u8; 32]>,
+    },
+    /// A seat's action was accepted by the rules (played by its person, a bot, or a stand-in).
+    Acted {
+        /// The seat.
+        seat: usize,
+        /// The action.
+        action: Action,
+    },
+    /// A seat said `ready` (between rounds) or asked for a rematch (after the match).
+    Voted {
+        /// The seat.
+        seat: usize,
+    },
+    /// Everyone present agreed: the next round was dealt.
+    NextRound,
+}
+
+/// One accepted input's records: the unit the log appends and numbers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The log's format ([`FORMAT`]).
+    pub format: u32,
+    /// What the input changed, in order.
+    pub records: Vec<Record>,
+}
+
+/// The SHA-256 of a secret (a seat token or a host secret), as lowercase hex.
+pub fn hash_secret(secret: &str) -> String {
+    let digest = Sha256::digest(secret.as_bytes());
+    digest.iter().fold(String::with_capacity(64), |mut hex, b| {
+        use std::fmt::Write;
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
+}
+
+/// A blob of the log as JSON.
+pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value).expect("log records serialise")
+}
+
+/// A blob of the log read back, or why it cannot be.
+pub fn decode<'a, T: Deserialize<'a> + HasFormat>(blob: &'a [u8]) -> Result<T, String> {
+    let value: T = serde_json::from_slice(blob).map_err(|e| format!("unreadable: {e}"))?;
+    if value.format() != FORMAT {
+        return Err(format!(
+            "written in log format {}, and this server reads {FORMAT}",
+            value.format()
+        ));
+    }
+    Ok(value)
+}
+
+/// A blob that says which log format it was written in.
+pub trait HasFormat {
+    /// Its format.
+    fn format(&self) -> u32;
+}
+
+impl HasFormat for Setup {
+    fn format(&self) -> u32 {
+        self.format
+    }
+}
+
+impl HasFormat for Snapshot {
+    fn format(&self) -> u32 {
+        self.format
+    }
+}
+
+impl HasFormat for Entry {
+    fn format(&self) -> u32 {
+        self.format
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_kept_as_sha256() {
+        assert_eq!(
+            hash_secret("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn entries_round_trip_and_other_formats_are_refused() {
+        let entry = Entry {
+            format: FORMAT,
+            records: vec![
+                Record::Voted { seat: 1 },
+                Record::MatchBegun {
+                    seed: Some([7; 32]),
+                },
+                Record::Acted {
+                    seat: 0,
+                    action: Action::Call,
+                },
+            ],
+        };
+        assert_eq!(decode::<Entry>(&encode(&entry)), Ok(entry.clone()));
+        let future = Entry {
+            format: FORMAT + 1,
+            ..entry
+        };
+        assert!(
+            decode::<Entry>(&encode(&future))
+                .unwrap_err()
+                .contains("format")
+        );
+        assert!(decode::<Entry>(b"{not json").is_err());
+    }
+}

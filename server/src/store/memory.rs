@@ -1,0 +1,146 @@
+//! `--store memory`: the room log's checks and answers, with nothing kept. Every write completes
+//! at once, under one lock; [`MemoryStore::load`] answers what this process wrote.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use super::{Loaded, StoreError, StoredRoom, check};
+use crate::metrics::Metrics;
+
+/// One room's log in memory.
+#[derive(Debug)]
+struct Room {
+    /// As created.
+    setup: Vec<u8>,
+    /// The latest snapshot: (seq, state).
+    snapshot: Option<(u64, Vec<u8>)>,
+    /// The inputs after the snapshot, in seq order.
+    inputs: Vec<(u64, Vec<u8>)>,
+    /// Why it was set aside, once it is.
+    set_aside: Option<String>,
+}
+
+impl Room {
+    /// The last input's seq (or the snapshot's, or 0).
+    fn last_seq(&self) -> u64 {
+        self.inputs
+            .last()
+            .map(|(seq, _)| *seq)
+            .or(self.snapshot.as_ref().map(|(seq, _)| *seq))
+            .unwrap_or(0)
+    }
+}
+
+/// The memory store: every room's log under one lock.
+#[derive(Debug)]
+pub struct MemoryStore {
+    /// Rooms by code, ordered so that [`MemoryStore::load`] answers in a stable order.
+    rooms: Mutex<BTreeMap<String, Room>>,
+    /// For the append latency, so that the memory store's figures compare with SQLite's.
+    metrics: Arc<Metrics>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new(metrics: Arc<Metrics>) -> MemoryStore {
+        MemoryStore {
+            rooms: Mutex::new(BTreeMap::new()),
+            metrics,
+        }
+    }
+
+    /// The rooms; a panic elsewhere while holding the lock leaves them consistent (every write
+    /// checks before it changes anything), so a poisoned lock is taken as it is.
+    fn rooms(&self) -> MutexGuard<'_, BTreeMap<String, Room>> {
+        self.rooms
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The live room `code`, or [`StoreError::UnknownRoom`].
+    fn live<'a>(
+        rooms: &'a mut BTreeMap<String, Room>,
+        code: &str,
+    ) -> Result<&'a mut Room, StoreError> {
+        match rooms.get_mut(code) {
+            Some(room) if room.set_aside.is_none() => Ok(room),
+            _ => Err(StoreError::UnknownRoom(code.to_owned())),
+        }
+    }
+
+    /// Every live room, and the rooms set aside (all in [`Loaded::kept_aside`]: nothing in
+    /// memory is ever damaged).
+    pub fn load(&self) -> Loaded {
+        let mut loaded = Loaded::default();
+        for (code, room) in self.rooms().iter() {
+            match &room.set_aside {
+                Some(why) => loaded.kept_aside.push((code.clone(), why.clone())),
+                None => loaded.rooms.push(StoredRoom {
+                    code: code.clone(),
+                    setup: room.setup.clone(),
+                    snapshot: room.snapshot.clone(),
+                    inputs: room.inputs.clone(),
+                }),
+            }
+        }
+        loaded
+    }
+
+    /// See [`super::Store::create_room`].
+    pub fn create_room(&self, code: &str, setup: Vec<u8>) -> Result<(), StoreError> {
+        let mut rooms = self.rooms();
+        if rooms.contains_key(code) {
+            return Err(check::exists(code));
+        }
+        rooms.insert(
+            code.to_owned(),
+            Room {
+                setup,
+                snapshot: None,
+                inputs: Vec::new(),
+                set_aside: None,
+            },
+        );
+        Ok(())
+    }
+
+    /// See [`super::Store::append`].
+    pub fn append(&self, code: &str, seq: u64, input: Vec<u8>) -> Result<(), StoreError> {
+        let started = Instant::now();
+        let mut rooms = self.rooms();
+        let room = Self::live(&mut rooms, code)?;
+        check::next_seq(code, room.last_seq(), seq)?;
+        room.inputs.push((seq, input));
+        self.metrics.store_appended(started.elapsed());
+        Ok(())
+    }
+
+    /// See [`super::Store::snapshot`].
+    pub fn snapshot(&self, code: &str, seq: u64, state: Vec<u8>) -> Result<(), StoreError> {
+        let mut rooms = self.rooms();
+        let room = Self::live(&mut rooms, code)?;
+        let snapshot = room.snapshot.as_ref().map_or(0, |(seq, _)| *seq);
+        check::snapshot_seq(code, room.last_seq(), snapshot, seq)?;
+        room.inputs.retain(|(input, _)| *input > seq);
+        room.snapshot = Some((seq, state));
+        Ok(())
+    }
+
+    /// See [`super::Store::delete_room`].
+    pub fn delete_room(&self, code: &str) -> Result<(), StoreError> {
+        self.rooms().remove(code);
+        Ok(())
+    }
+
+    /// See [`super::Store::set_aside`].
+    pub fn set_aside(&self, code: &str, why: &str) -> Result<(), StoreError> {
+        match self.rooms().get_mut(code) {
+            Some(room) => {
+                room.set_aside = Some(why.to_owned());
+                Ok(())
+            }
+            None => Err(StoreError::UnknownRoom(code.to_owned())),
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! The room log: what a room needs to come back after the process restarts.
+//!
+//! Every room is a replayable state machine (see "Durable rooms" in the design). Its log holds
+//! its *setup* (settings, match seeds, seat-token and host-secret hashes), then its accepted
+//! *inputs*, numbered 1, 2, 3, … per room, and now and then a *snapshot*: the state after input
+//! `N`, which replaces the setup and the inputs up to `N` for replay, so that those inputs are
+//! deleted. Every blob is opaque here; the room layer writes and reads them.
+//!
+//! The order is **validate → append → broadcast**: a room appends an input it has accepted and
+//! sends the input's effects only once [`Store::append`] has answered, which it does once the
+//! input has been committed.
+//!
+//! Two stores behind one [`Store`]:
+//!
+//! - [`StoreConfig::Sqlite`] ([`sqlite`]): the log in `<data-dir>/dhumbal.db`, SQLite in WAL mode
+//!   with `synchronous=NORMAL`, written by one thread that commits whatever is queued in one
+//!   transaction (group commit). Whatever was answered as committed survives the process being
+//!   killed at any moment.
+//! - [`StoreConfig::Memory`] ([`memory`]): the same checks and answers, nothing kept; every write
+//!   completes at once. For tests and benchmarks.
+//!
+//! Writes ([`Store::create_room`], [`Store::append`], [`Store::snapshot`], [`Store::delete_room`],
+//! [`Store::set_aside`]) are queued when called, not when first polled: each returns a
+//! [`Pending`] future that only waits for the answer, so a write happens even if its future is
+//! dropped, and the writes of one caller commit in the order it called them.
+//!
+//! A room that cannot be restored is *set aside*: its rows stay on disk, marked with the reason,
+//! and it is never loaded again; every other room is restored. [`Store::load`] reports, in
+//! [`Loaded::set_aside`], the rooms it set aside itself, and in [`Loaded::kept_aside`] those set
+//! aside before (by an earlier load or by [`Store::set_aside`]), every start, so that a
+//! forgotten damaged room stays visible in the logs until someone deletes it.
+
+pub mod memory;
+pub mod sqlite;
+
+use std::fmt;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tokio::sync::oneshot;
+
+use crate::metrics::Metrics;
+
+/// The database's file name inside `--data-dir`.
+pub const DB_FILE: &str = "dhumbal.db";
+
+/// Which store: `--store memory`, or the SQLite log in `--data-dir`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreConfig {
+    /// Nothing kept: rooms are lost when the process ends. For tests and benchmarks.
+    Memory,
+    /// The log in `<data_dir>/dhumbal.db` ([`DB_FILE`]); the folder is created if missing.
+    Sqlite {
+        /// The folder that holds the database and its `-wal` and `-shm` files.
+        data_dir: PathBuf,
+    },
+}
+
+/// Why the store could not do what it was asked. Cheap to clone, so that one failed commit can
+/// answer every write it carried.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file or folder could not be created, read or renamed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the operating system said.
+        source: Arc<std::io::Error>,
+    },
+    /// SQLite failed (a damaged page, an I/O error). The text is for logs, not for players.
+    #[error("SQLite: {0}")]
+    Sqlite(Arc<rusqlite::Error>),
+    /// The disk (or the database's page cap) is full: the write was not made, and nothing
+    /// committed before it was lost. The room that asked cannot go on durably.
+    #[error("the disk is full: the write was not committed")]
+    Full,
+    /// The database was written by a newer version of the server: it is left as it is.
+    #[error(
+        "{path}: the database has schema version {found}, newer than the {known} this server \
+         knows; it was not opened for writing and was not changed (run a newer server, or move \
+         the file away to start afresh)"
+    )]
+    NewerSchema {
+        /// The database file.
+        path: PathBuf,
+        /// Its `PRAGMA user_version`.
+        found: u32,
+        /// The newest version this binary knows.
+        known: u32,
+    },
+    /// The store was closed ([`Store::close`]), or its writer thread has ended.
+    #[error("the store is closed")]
+    Closed,
+    /// The write does not fit the room's log: a room that exists already, an input that is not
+    /// the room's next, a snapshot of inputs not logged. A bug in the caller, never in the data.
+    #[error("{0}")]
+    Conflict(String),
+    /// No such room in the log (never created, deleted, or set aside).
+    #[error("room {0} is not in the store")]
+    UnknownRoom(String),
+}
+
+impl StoreError {
+    /// An I/O error about `path`.
+    fn io(path: &Path, source: std::io::Error) -> StoreError {
+        StoreError::Io {
+            path: path.to_owned(),
+            source: Arc::new(source),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> StoreError {
+        match error.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DiskFull) => StoreError::Full,
+            _ => StoreError::Sqlite(Arc::new(error)),
+        }
+    }
+}
+
+/// One room as loaded at start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredRoom {
+    /// The room's code.
+    pub code: String,
+    /// The room's setup, as [`Store::create_room`] was given it.
+    pub setup: Vec<u8>,
+    /// The latest snapshot, if any: (the seq it covers, its blob). Replay starts from it.
+    pub snapshot: Option<(u64, Vec<u8>)>,
+    /// Every input after the snapshot (or after the setup), in seq order, seq starting at
+    /// snapshot seq + 1 (or 1), without gaps.
+    pub inputs: Vec<(u64, Vec<u8>)>,
+}
+
+impl StoredRoom {
+    /// The seq of the room's last input (or of its snapshot; 0 for none): the next append is
+    /// this + 1.
+    pub fn last_seq(&self) -> u64 {
+        self.inputs
+            .last()
+            .map(|(seq, _)| *seq)
+            .or(self.snapshot.as_ref().map(|(seq, _)| *seq))
+            .unwrap_or(0)
+    }
+}
+
+/// What loading found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Loaded {
+    /// Every live room, by code.
+    pub rooms: Vec<StoredRoom>,
+    /// The rooms this load set aside because their logs do not load: (code, why). Each is
+    /// kept on disk, marked, and not loaded again.
+    pub set_aside: Vec<(String, String)>,
+    /// The rooms set aside before this load (by an earlier load or [`Store::set_aside`]), still
+    /// on disk: (code, why). Reported at every start until deleted.
+    pub kept_aside: Vec<(String, String)>,
+}
+
+/// A write queued in the store, resolving once it has committed (or failed). Dropping it does
+/// not cancel the write. `Send`, `Unpin` and `'static`: it borrows nothing from the store.
+#[must_use = "a write is committed only when its future answers Ok"]
+pub struct Pending {
+    /// The answer, already known (memory store, or a failure to queue), or still to come.
+    state: PendingState,
+}
+
+/// Where [`Pending`]'s answer comes from.
+enum PendingState {
+    /// Known when the write was called; `None` once taken.
+    Ready(Option<Result<(), StoreError>>),
+    /// Sent by the writer thread once the write's transaction has ended.
+    Waiting(oneshot::Receiver<Result<(), StoreError>>),
+}
+
+impl Pending {
+    /// A write already answered.
+    fn ready(result: Result<(), StoreError>) -> Pending {
+        Pending {
+            state: PendingState::Ready(Some(result)),
+        }
+    }
+
+    /// A write whose answer the writer thread will send.
+    fn waiting(answer: oneshot::Receiver<Result<(), StoreError>>) -> Pending {
+        Pending {
+            state: PendingState::Waiting(answer),
+        }
+    }
+}
+
+impl fmt::Debug for Pending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pending").finish_non_exhaustive()
+    }
+}
+
+impl Future for Pending {
+    type Output = Result<(), StoreError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.state {
+            PendingState::Ready(result) => Poll::Ready(
+                result
+                    .take()
+                    .expect("a Pending is not polled after it answered"),
+            ),
+            // The writer dropped the answer without sending it only when it ended.
+            PendingState::Waiting(answer) => Pin::new(answer)
+                .poll(cx)
+                .map(|answer| answer.unwrap_or(Err(StoreError::Closed))),
+        }
+    }
+}
+
+/// The room log, in SQLite or in memory. Cheap to clone; every clone is the same store.
+#[derive(Clone)]
+pub struct Store {
+    /// The store behind the API, shared by the clones. The SQLite writer thread ends once the
+    /// last clone is dropped (after committing what was queued) or at [`Store::close`].
+    backend: Arc<Backend>,
+}
+
+/// The two stores.
+enum Backend {
+    /// `--store memory`.
+    Memory(memory::MemoryStore),
+    /// The SQLite log.
+    Sqlite(sqlite::SqliteStore),
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match &*self.backend {
+            Backend::Memory(_) => "memory",
+            Backend::Sqlite(_) => "sqlite",
+        };
+        f.debug_struct("Store").field("kind", &kind).finish()
+    }
+}
+
+impl Store {
+    /// Opens the store. For SQLite: creates the data folder if missing, opens (or creates)
+    /// `dhumbal.db`, moves a file that is not a usable database aside (to
+    /// `dhumbal.db.damaged-<unix-time>`, with an error log line) and starts a fresh one, runs
+    /// the schema migrations this database lacks, and starts the writer thread. Refuses a
+    /// database of a newer schema ([`StoreError::NewerSchema`]) without changing it.
+    pub fn open(config: &StoreConfig, metrics: Arc<Metrics>) -> Result<Store, StoreError> {
+        let backend = match config {
+            StoreConfig::Memory => Backend::Memory(memory::MemoryStore::new(metrics)),
+            StoreConfig::Sqlite { data_dir } => {
+                Backend::Sqlite(sqlite::SqliteStore::open(data_dir, metrics)?)
+            }
+        };
+        Ok(Store {
+            backend: Arc::new(backend),
+        })
+    }
+
+    /// Every live room, and the rooms set aside. Call it once, at start, before serving: it
+    /// blocks the calling thread until the writer has read the whole log. A room whose log does
+    /// not load (a gap in its inputs, a missing setup, a damaged page) is set aside, reported in
+    /// [`Loaded::set_aside`] with the reason, and every other room is loaded.
+    pub fn load(&self) -> Result<Loaded, StoreError> {
+        match &*self.backend {
+            Backend::Memory(store) => Ok(store.load()),
+            Backend::Sqlite(store) => store.load(),
+        }
+    }
+
+    /// Creates a room's log with its setup. [`StoreError::Conflict`] if the code is in the log
+    /// already (live or set aside).
+    pub fn create_room(&self, code: &str, setup: Vec<u8>) -> Pending {
+        match &*self.backend {
+            Backend::Memory(store) => Pending::ready(store.create_room(code, setup)),
+            Backend::Sqlite(store) => store.create_room(code, setup),
+        }
+    }
+
+    /// Appends the room's input number `seq`; resolves once it is committed.
+    /// [`StoreError::Conflict`] unless `seq` is the room's next (1 for the first input);
+    /// [`StoreError::Full`] when the disk is full.
+    pub fn append(&self, code: &str, seq: u64, input: Vec<u8>) -> Pending {
+        match &*self.backend {
+            Backend::Memory(store) => Pending::ready(store.append(code, seq, input)),
+            Backend::Sqlite(store) => store.append(code, seq, input),
+        }
+    }
+
+    /// Records the room's state after input `seq` and deletes its inputs up to `seq`: replay
+    /// starts from here. [`StoreError::Conflict`] if `seq` is past the room's last input or
+    /// before its latest snapshot.
+    pub fn snapshot(&self, code: &str, seq: u64, state: Vec<u8>) -> Pending {
+        match &*self.backend {
+            Backend::Memory(store) => Pending::ready(store.snapshot(code, seq, state)),
+            Backend::Sqlite(store) => store.snapshot(code, seq, state),
+        }
+    }
+
+    /// Deletes everything about the room (a room closed for good, live or set aside). Deleting
+    /// a room that is not there is not an error.
+    pub fn delete_room(&self, code: &str) -> Pending {
+        match &*self.backend {
+            Backend::Memory(store) => Pending::ready(store.delete_room(code)),
+            Backend::Sqlite(store) => store.delete_room(code),
+        }
+    }
+
+    /// Sets the room aside: its rows stay on disk, marked with `why`, and it is never loaded
+    /// again (only reported, in [`Loaded::kept_aside`]); writes to it answer
+    /// [`StoreError::UnknownRoom`]. For a room whose log the room layer could not replay.
+    pub fn set_aside(&self, code: &str, why: &str) -> Pending {
+        match &*self.backend {
+            Backend::Memory(store) => Pending::ready(store.set_aside(code, why)),
+            Backend::Sqlite(store) => store.set_aside(code, why),
+        }
+    }
+
+    /// Whether what is committed survives the process: false for the memory store.
+    pub fn is_durable(&self) -> bool {
+        matches!(&*self.backend, Backend::Sqlite(_))
+    }
+
+    /// Commits every write queued before it, closes the database and ends the writer thread.
+    /// Writes after it answer [`StoreError::Closed`]. Closing twice is harmless.
+    pub async fn close(&self) {
+        match &*self.backend {
+            Backend::Memory(_) => {}
+            Backend::Sqlite(store) => store.close().await,
+        }
+    }
+}
+
+/// What the stores check before a write, from what they know of the room.
+mod check {
+    use super::StoreError;
+
+    /// `seq` must follow `last`.
+    pub(super) fn next_seq(code: &str, last: u64, seq: u64) -> Result<(), StoreError> {
+        if seq == last + 1 {
+            Ok(())
+        } else {
+            Err(StoreError::Conflict(format!(
+                "room {code}: input {seq} is not the next; the last input is {last}"
+            )))
+        }
+    }
+
+    /// A snapshot at `seq` must cover logged inputs only, and not go back before the latest
+    /// snapshot (`snapshot`).
+    pub(super) fn snapshot_seq(
+        code: &str,
+        last: u64,
+        snapshot: u64,
+        seq: u64,
+    ) -> Result<(), StoreError> {
+        if seq > last {
+            Err(StoreError::Conflict(format!(
+                "room {code}: a snapshot at {seq} is past the last input, {last}"
+            )))
+        } else if seq < snapshot {
+            Err(StoreError::Conflict(format!(
+                "room {code}: a snapshot at {seq} is older than the latest, at {snapshot}"
+            )))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The room exists already.
+    pub(super) fn exists(code: &str) -> StoreError {
+        StoreError::Conflict(format!("room {code} is in the store already"))
+    }
+}
+
+#[cfg(test)]
+mod tests;

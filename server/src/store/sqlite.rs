@@ -1,0 +1,817 @@
+//! The room log in SQLite: `<data-dir>/dhumbal.db`, in WAL mode with `synchronous=NORMAL`.
+//!
+//! **One writer thread** owns the only connection. Callers queue their writes on a channel and
+//! wait on a oneshot; the thread takes whatever is queued (up to [`MAX_BATCH`] writes), runs it in
+//! one transaction and answers every write once that transaction has committed: group commit, so
+//! that many rooms writing at once cost one commit, not one each. In WAL mode with
+//! `synchronous=NORMAL` a commit is in the operating system's hands when it returns: a process
+//! killed at any moment keeps every committed write (a power cut may lose the last few, never
+//! corrupt the file). [`SqliteStore::load`] runs on the same thread, so nothing else ever writes.
+//!
+//! The schema is versioned by `PRAGMA user_version`: [`MIGRATIONS`] lists the SQL steps in order,
+//! and a database at version `v` gets steps `v..` in one transaction. A database of a version
+//! newer than [`MIGRATIONS`] knows is refused ([`StoreError::NewerSchema`]) after being read
+//! through a read-only connection only, so it is never changed.
+//!
+//! A file that is not a usable database at all (not SQLite, a damaged header, a truncated file,
+//! an unreadable list of rooms) is renamed `dhumbal.db.damaged-<unix-time>` with its `-wal` and
+//! `-shm`, an error is logged naming the new path, and a fresh database is started. Damage that
+//! touches some rooms only is found by [`SqliteStore::load`]: those rooms are set aside, the
+//! others load.
+//!
+//! # Schema (version 1)
+//!
+//! - `rooms(code, setup, created)`: one row per room, its setup.
+//! - `inputs(code, seq, input)`: the inputs after the room's snapshot, keyed by (code, seq).
+//! - `snapshots(code, seq, state)`: the room's latest snapshot, covering its inputs up to `seq`.
+//! - `set_aside(code, why, at)`: the rooms not to load again, with the reason and the time.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+use tokio::sync::oneshot;
+
+use super::{DB_FILE, Loaded, Pending, StoreError, StoredRoom, check};
+use crate::metrics::Metrics;
+
+/// The schema steps, in order: step `i` takes the database from version `i` to `i + 1`. Append
+/// new steps; never edit one that has shipped.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the room log.
+    "CREATE TABLE rooms (
+         code TEXT PRIMARY KEY NOT NULL,
+         setup BLOB NOT NULL,
+         created INTEGER NOT NULL
+     ) STRICT;
+     CREATE TABLE inputs (
+         code TEXT NOT NULL,
+         seq INTEGER NOT NULL,
+         input BLOB NOT NULL,
+         PRIMARY KEY (code, seq)
+     ) STRICT, WITHOUT ROWID;
+     CREATE TABLE snapshots (
+         code TEXT PRIMARY KEY NOT NULL,
+         seq INTEGER NOT NULL,
+         state BLOB NOT NULL
+     ) STRICT;
+     CREATE TABLE set_aside (
+         code TEXT PRIMARY KEY NOT NULL,
+         why TEXT NOT NULL,
+         at INTEGER NOT NULL
+     ) STRICT;",
+];
+
+/// The most writes one transaction carries, so that one commit's latency stays bounded when a
+/// burst is queued.
+pub const MAX_BATCH: usize = 1024;
+
+/// How long a statement waits for a lock another connection holds (only an operator's `sqlite3`
+/// shell could hold one: the writer is the only connection).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The SQLite store: the queue to the writer thread.
+#[derive(Debug)]
+pub struct SqliteStore {
+    /// Where the writes go. Dropped with the last [`super::Store`] clone, which ends the writer
+    /// once it has committed what was queued.
+    commands: Sender<Command>,
+    /// The writer thread, taken by [`SqliteStore::close`] to join it.
+    writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// What the writer thread is asked.
+enum Command {
+    /// A write, answered once its transaction has ended.
+    Write(Write),
+    /// Read every room (after committing what was queued before).
+    Load(SyncSender<Result<Loaded, StoreError>>),
+    /// Commit what was queued, close the database, answer, and end.
+    Close(oneshot::Sender<()>),
+    /// Run something on the writer's connection (tests: a page cap to fill the disk).
+    #[cfg(test)]
+    With(Box<dyn FnOnce(&Connection) + Send>),
+}
+
+/// One queued write.
+struct Write {
+    /// What to write.
+    op: Op,
+    /// When it was called, for the append latency.
+    started: Instant,
+    /// Where its answer goes; the caller may have stopped listening.
+    answer: oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// The writes.
+#[derive(Debug)]
+enum Op {
+    /// A new room with its setup.
+    Create { code: String, setup: Vec<u8> },
+    /// The room's next input.
+    Append {
+        code: String,
+        seq: u64,
+        input: Vec<u8>,
+    },
+    /// The room's state after input `seq`; its inputs up to `seq` go.
+    Snapshot {
+        code: String,
+        seq: u64,
+        state: Vec<u8>,
+    },
+    /// Everything about the room goes.
+    Delete { code: String },
+    /// The room is marked not to load again.
+    SetAside { code: String, why: String },
+}
+
+impl SqliteStore {
+    /// Opens (or creates) `<data_dir>/dhumbal.db`, moving an unusable file aside, migrates it and
+    /// starts the writer thread.
+    pub fn open(data_dir: &Path, metrics: Arc<Metrics>) -> Result<SqliteStore, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|e| StoreError::io(data_dir, e))?;
+        let path = data_dir.join(DB_FILE);
+        let conn = match open_database(&path) {
+            Ok(conn) => conn,
+            Err(Opening::Damaged(error)) => {
+                metrics.store_errors.increment(1);
+                let moved = move_aside(&path)?;
+                tracing::error!(
+                    path = %path.display(),
+                    moved_to = %moved.display(),
+                    %error,
+                    "the room log is not a usable database: moved it to {} and started a fresh \
+                     one; the rooms in it are not restored",
+                    moved.display()
+                );
+                open_database(&path).map_err(Opening::into_error)?
+            }
+            Err(Opening::Failed(error)) => return Err(error),
+        };
+        let (commands, queue) = mpsc::channel();
+        let writer = thread::Builder::new()
+            .name("dhumbal-store".into())
+            .spawn(move || Writer { conn, metrics }.run(&queue))
+            .map_err(|e| StoreError::io(&path, e))?;
+        Ok(SqliteStore {
+            commands,
+            writer: Mutex::new(Some(writer)),
+        })
+    }
+
+    /// Queues a write.
+    fn write(&self, op: Op) -> Pending {
+        let (answer, answered) = oneshot::channel();
+        let write = Write {
+            op,
+            started: Instant::now(),
+            answer,
+        };
+        match self.commands.send(Command::Write(write)) {
+            Ok(()) => Pending::waiting(answered),
+            Err(_) => Pending::ready(Err(StoreError::Closed)),
+        }
+    }
+
+    /// See [`super::Store::load`]; blocks until the writer has read every room.
+    pub fn load(&self) -> Result<Loaded, StoreError> {
+        let (answer, answered) = mpsc::sync_channel(1);
+        self.commands
+            .send(Command::Load(answer))
+            .map_err(|_| StoreError::Closed)?;
+        answered.recv().map_err(|_| StoreError::Closed)?
+    }
+
+    /// See [`super::Store::create_room`].
+    pub fn create_room(&self, code: &str, setup: Vec<u8>) -> Pending {
+        self.write(Op::Create {
+            code: code.to_owned(),
+            setup,
+        })
+    }
+
+    /// See [`super::Store::append`].
+    pub fn append(&self, code: &str, seq: u64, input: Vec<u8>) -> Pending {
+        self.write(Op::Append {
+            code: code.to_owned(),
+            seq,
+            input,
+        })
+    }
+
+    /// See [`super::Store::snapshot`].
+    pub fn snapshot(&self, code: &str, seq: u64, state: Vec<u8>) -> Pending {
+        self.write(Op::Snapshot {
+            code: code.to_owned(),
+            seq,
+            state,
+        })
+    }
+
+    /// See [`super::Store::delete_room`].
+    pub fn delete_room(&self, code: &str) -> Pending {
+        self.write(Op::Delete {
+            code: code.to_owned(),
+        })
+    }
+
+    /// See [`super::Store::set_aside`].
+    pub fn set_aside(&self, code: &str, why: &str) -> Pending {
+        self.write(Op::SetAside {
+            code: code.to_owned(),
+            why: why.to_owned(),
+        })
+    }
+
+    /// See [`super::Store::close`].
+    pub async fn close(&self) {
+        let writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let Some(writer) = writer else { return };
+        let (answer, answered) = oneshot::channel();
+        if self.commands.send(Command::Close(answer)).is_ok() {
+            // An Err means the writer has ended without answering: it panicked.
+            let _ = answered.await;
+        }
+        match tokio::task::spawn_blocking(move || writer.join()).await {
+            Ok(Ok(())) => {}
+            _ => tracing::error!("the room log's writer thread panicked"),
+        }
+    }
+
+    /// Runs `f` on the writer's connection, after what was queued before.
+    #[cfg(test)]
+    pub(super) fn with_connection(&self, f: impl FnOnce(&Connection) + Send + 'static) {
+        let (done, finished) = mpsc::sync_channel(1);
+        let command = Command::With(Box::new(move |conn| {
+            f(conn);
+            let _ = done.send(());
+        }));
+        self.commands.send(command).expect("the writer is running");
+        finished.recv().expect("the writer ran it");
+    }
+}
+
+/// Why [`open_database`] failed.
+enum Opening {
+    /// The file is not a usable database: move it aside and start afresh.
+    Damaged(StoreError),
+    /// Anything else (a newer schema, a folder we may not write): refuse to start.
+    Failed(StoreError),
+}
+
+impl Opening {
+    /// The error to give the caller.
+    fn into_error(self) -> StoreError {
+        match self {
+            Opening::Damaged(error) => error,
+            Opening::Failed(error) => error,
+        }
+    }
+}
+
+/// Sorts an error met while opening.
+fn opening(error: impl Into<StoreError>) -> Opening {
+    let error = error.into();
+    match &error {
+        StoreError::Sqlite(sqlite)
+            if matches!(
+                sqlite.sqlite_error_code(),
+                Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
+            ) =>
+        {
+            Opening::Damaged(error)
+        }
+        _ => Opening::Failed(error),
+    }
+}
+
+/// The database's schema version.
+fn user_version(conn: &Connection) -> rusqlite::Result<u32> {
+    conn.pragma_query_value(None, "user_version", |row| row.get(0))
+}
+
+/// Opens the database for the writer: checks it through a read-only connection first (a newer
+/// schema is refused unchanged; a damaged file is reported as such), then opens it for writing
+/// in WAL mode and migrates it.
+fn open_database(path: &Path) -> Result<Connection, Opening> {
+    let known = u32::try_from(MIGRATIONS.len()).expect("a few migrations");
+    if path.exists() {
+        // A read-only connection to a WAL database creates the `-wal` and `-shm` files it finds
+        // missing (and leaves them): remove those it made, so that a refused file is left as it
+        // was found and a damaged one is moved aside alone.
+        let sidecars = [sidecar(path, "-wal"), sidecar(path, "-shm")];
+        let made: Vec<bool> = sidecars.iter().map(|file| !file.exists()).collect();
+        let checked = check_database(path, known);
+        for (file, made) in sidecars.iter().zip(made) {
+            if made {
+                let _ = std::fs::remove_file(file);
+            }
+        }
+        checked?;
+    }
+    let mut conn = Connection::open(path).map_err(opening)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(opening)?;
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+        .map_err(opening)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(Opening::Failed(StoreError::Conflict(format!(
+            "{}: SQLite would not use WAL mode (it answered {mode})",
+            path.display()
+        ))));
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(opening)?;
+    migrate(&mut conn, path, MIGRATIONS).map_err(opening)?;
+    Ok(conn)
+}
+
+/// Checks the database through a read-only connection: a newer schema is refused, a damaged
+/// file is reported as such, and nothing is written.
+fn check_database(path: &Path, known: u32) -> Result<(), Opening> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(opening)?;
+    let found = user_version(&conn).map_err(opening)?;
+    if found > known {
+        return Err(Opening::Failed(StoreError::NewerSchema {
+            path: path.to_owned(),
+            found,
+            known,
+        }));
+    }
+    check_readable(&conn, found).map_err(opening)
+}
+
+/// `path` with `tail` appended to its name: its `-wal` or `-shm`.
+fn sidecar(path: &Path, tail: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(tail);
+    PathBuf::from(name)
+}
+
+/// Reads what every start needs to read (the schema, the list of rooms), so that a file whose
+/// header or room list is damaged is found before anything is written to it.
+fn check_readable(conn: &Connection, version: u32) -> rusqlite::Result<()> {
+    conn.query_row("SELECT count(*) FROM sqlite_schema", [], |row| {
+        row.get::<_, i64>(0)
+    })?;
+    if version >= 1 {
+        let mut rooms = conn.prepare("SELECT code FROM rooms")?;
+        let mut rows = rooms.query([])?;
+        while rows.next()?.is_some() {}
+        conn.query_row("SELECT count(*) FROM set_aside", [], |row| {
+            row.get::<_, i64>(0)
+        })?;
+    }
+    Ok(())
+}
+
+/// Brings the database from its `user_version` to `steps.len()`, running the missing steps in
+/// order in one transaction (all or none). Refuses a version newer than `steps` knows.
+pub(super) fn migrate(
+    conn: &mut Connection,
+    path: &Path,
+    steps: &[&str],
+) -> Result<(), StoreError> {
+    let known = u32::try_from(steps.len()).expect("a few migrations");
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let found = user_version(&tx)?;
+    if found > known {
+        return Err(StoreError::NewerSchema {
+            path: path.to_owned(),
+            found,
+            known,
+        });
+    }
+    if found == known {
+        return Ok(());
+    }
+    for step in &steps[found as usize..] {
+        tx.execute_batch(step)?;
+    }
+    tx.pragma_update(None, "user_version", known)?;
+    tx.commit()?;
+    tracing::info!(path = %path.display(), from = found, to = known, "migrated the room log");
+    Ok(())
+}
+
+/// Renames the damaged database `path` (and its `-wal` and `-shm`) to
+/// `<path>.damaged-<unix-time>` (with `.1`, `.2`, … if taken) and answers the new path.
+fn move_aside(path: &Path) -> Result<PathBuf, StoreError> {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    let name = |tail: &str| sidecar(path, tail);
+    let mut target = name(&format!(".damaged-{now}"));
+    let mut n = 0;
+    while target.exists() {
+        n += 1;
+        target = name(&format!(".damaged-{now}.{n}"));
+    }
+    std::fs::rename(path, &target).map_err(|e| StoreError::io(path, e))?;
+    for tail in ["-wal", "-shm"] {
+        let from = name(tail);
+        if from.exists() {
+            let mut to = target.clone().into_os_string();
+            to.push(tail);
+            std::fs::rename(&from, &to).map_err(|e| StoreError::io(&from, e))?;
+        }
+    }
+    Ok(target)
+}
+
+/// A seq as SQLite stores it (an `i64`).
+fn sql_seq(code: &str, seq: u64) -> Result<i64, StoreError> {
+    i64::try_from(seq)
+        .map_err(|_| StoreError::Conflict(format!("room {code}: seq {seq} is out of range")))
+}
+
+/// The seq in column `column`; a negative one is damage.
+fn read_seq(row: &rusqlite::Row<'_>, column: usize) -> rusqlite::Result<u64> {
+    let seq: i64 = row.get(column)?;
+    u64::try_from(seq).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(column, seq))
+}
+
+/// The writer thread's state: the only connection that writes.
+struct Writer {
+    /// The database, in WAL mode.
+    conn: Connection,
+    /// Commits, errors and append latency.
+    metrics: Arc<Metrics>,
+}
+
+impl Writer {
+    /// Serves `queue` until [`Command::Close`] or until every sender is gone, committing what
+    /// is queued in batches.
+    fn run(self, queue: &Receiver<Command>) {
+        let mut batch = Vec::new();
+        while let Ok(command) = queue.recv() {
+            let mut next = Some(command);
+            while let Some(command) = next.take() {
+                match command {
+                    Command::Write(write) => {
+                        batch.push(write);
+                        if batch.len() < MAX_BATCH {
+                            next = queue.try_recv().ok();
+                        }
+                    }
+                    Command::Load(answer) => {
+                        self.commit(&mut batch);
+                        let _ = answer.send(self.load());
+                    }
+                    Command::Close(answer) => {
+                        self.commit(&mut batch);
+                        self.close();
+                        let _ = answer.send(());
+                        return;
+                    }
+                    #[cfg(test)]
+                    Command::With(f) => {
+                        self.commit(&mut batch);
+                        f(&self.conn);
+                    }
+                }
+            }
+            self.commit(&mut batch);
+        }
+        self.close();
+    }
+
+    /// Closes the connection (the last one checkpoints the WAL into the database).
+    fn close(self) {
+        if let Err((_, error)) = self.conn.close() {
+            tracing::error!(%error, "closing the room log failed");
+        }
+    }
+
+    /// Runs `batch` in one transaction and answers each write once it has committed (or
+    /// failed). A write refused for its own reason (a conflict) is answered so and the others
+    /// commit; a failure of the transaction itself (a full disk, an I/O error) answers every
+    /// write with it.
+    fn commit(&self, batch: &mut Vec<Write>) {
+        if batch.is_empty() {
+            return;
+        }
+        let mut answers = Vec::with_capacity(batch.len());
+        let outcome = self.transaction(batch, &mut answers);
+        let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        match outcome {
+            Ok(()) => self.metrics.store_commits.increment(1),
+            Err(error) => {
+                if !self.conn.is_autocommit() {
+                    // Nothing of the batch may stay; a failed rollback leaves it uncommitted.
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                }
+                tracing::error!(%error, writes = batch.len(), "a room log commit failed");
+                answers.resize_with(batch.len(), || Ok(()));
+                for answer in &mut answers {
+                    if answer.is_ok() {
+                        *answer = Err(error.clone());
+                    }
+                }
+            }
+        }
+        let failed = answers.iter().filter(|answer| answer.is_err()).count();
+        if failed > 0 {
+            self.metrics.store_errors.increment(count(failed));
+        }
+        for (write, answer) in batch.drain(..).zip(answers) {
+            if answer.is_ok() && matches!(write.op, Op::Append { .. }) {
+                self.metrics.store_appended(write.started.elapsed());
+            }
+            let _ = write.answer.send(answer);
+        }
+    }
+
+    /// The batch's transaction: each write's own answer goes to `answers`; an error here is the
+    /// transaction's.
+    fn transaction(
+        &self,
+        batch: &[Write],
+        answers: &mut Vec<Result<(), StoreError>>,
+    ) -> Result<(), StoreError> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        for write in batch {
+            let answer = self.apply(&write.op);
+            if answer.is_err() && self.conn.is_autocommit() {
+                // SQLite rolled the whole transaction back (a full disk, an I/O error).
+                return Err(answer.expect_err("an error"));
+            }
+            if let Err(StoreError::Full) = answer {
+                return Err(StoreError::Full);
+            }
+            answers.push(answer);
+        }
+        self.conn.execute_batch("COMMIT")?;
+        Ok(())
+    }
+
+    /// Makes one write; an error leaves nothing of it behind (the writes of several statements
+    /// run in a savepoint).
+    fn apply(&self, op: &Op) -> Result<(), StoreError> {
+        match op {
+            Op::Create { code, setup } => {
+                let taken: bool = self
+                    .conn
+                    .prepare_cached(
+                        "SELECT EXISTS (SELECT 1 FROM rooms WHERE code = ?1)
+                             OR EXISTS (SELECT 1 FROM set_aside WHERE code = ?1)",
+                    )?
+                    .query_row([code], |row| row.get(0))?;
+                if taken {
+                    return Err(check::exists(code));
+                }
+                self.conn
+                    .prepare_cached(
+                        "INSERT INTO rooms (code, setup, created) VALUES (?1, ?2, unixepoch())",
+                    )?
+                    .execute(params![code, setup])?;
+                Ok(())
+            }
+            Op::Append { code, seq, input } => {
+                let (last, _) = self.position(code)?;
+                check::next_seq(code, last, *seq)?;
+                self.conn
+                    .prepare_cached("INSERT INTO inputs (code, seq, input) VALUES (?1, ?2, ?3)")?
+                    .execute(params![code, sql_seq(code, *seq)?, input])?;
+                Ok(())
+            }
+            Op::Snapshot { code, seq, state } => {
+                let (last, snapshot) = self.position(code)?;
+                check::snapshot_seq(code, last, snapshot, *seq)?;
+                let seq = sql_seq(code, *seq)?;
+                self.savepoint(|conn| {
+                    conn.prepare_cached(
+                        "INSERT OR REPLACE INTO snapshots (code, seq, state) VALUES (?1, ?2, ?3)",
+                    )?
+                    .execute(params![code, seq, state])?;
+                    conn.prepare_cached("DELETE FROM inputs WHERE code = ?1 AND seq <= ?2")?
+                        .execute(params![code, seq])?;
+                    Ok(())
+                })
+            }
+            Op::Delete { code } => self.savepoint(|conn| {
+                for table in ["inputs", "snapshots", "set_aside", "rooms"] {
+                    conn.prepare_cached(&format!("DELETE FROM {table} WHERE code = ?1"))?
+                        .execute([code])?;
+                }
+                Ok(())
+            }),
+            Op::SetAside { code, why } => {
+                let known: bool = self
+                    .conn
+                    .prepare_cached("SELECT EXISTS (SELECT 1 FROM rooms WHERE code = ?1)")?
+                    .query_row([code], |row| row.get(0))?;
+                if !known {
+                    return Err(StoreError::UnknownRoom(code.clone()));
+                }
+                self.mark(code, why)?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Marks the room set aside.
+    fn mark(&self, code: &str, why: &str) -> rusqlite::Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO set_aside (code, why, at) VALUES (?1, ?2, unixepoch())",
+            )?
+            .execute([code, why])?;
+        Ok(())
+    }
+
+    /// Runs `f` in a savepoint: all of it, or none of it when it fails.
+    fn savepoint(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<()>,
+    ) -> Result<(), StoreError> {
+        self.conn.execute_batch("SAVEPOINT write")?;
+        match f(&self.conn) {
+            Ok(()) => {
+                self.conn.execute_batch("RELEASE write")?;
+                Ok(())
+            }
+            Err(error) => {
+                if !self.conn.is_autocommit() {
+                    self.conn
+                        .execute_batch("ROLLBACK TO write; RELEASE write")?;
+                }
+                Err(error.into())
+            }
+        }
+    }
+
+    /// The live room's last seq and its snapshot's seq (0 for none), or
+    /// [`StoreError::UnknownRoom`].
+    fn position(&self, code: &str) -> Result<(u64, u64), StoreError> {
+        let row: Option<(bool, Option<i64>, Option<i64>)> = self
+            .conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM set_aside WHERE code = ?1),
+                        (SELECT max(seq) FROM inputs WHERE code = ?1),
+                        (SELECT seq FROM snapshots WHERE code = ?1)
+                 FROM rooms WHERE code = ?1",
+            )?
+            .query_row([code], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            .optional()?;
+        match row {
+            Some((false, input, snapshot)) => {
+                // A negative seq is damage that the next load will set aside; until then it
+                // counts as none.
+                let seq = |seq: Option<i64>| seq.map_or(0, |seq| u64::try_from(seq).unwrap_or(0));
+                let snapshot = seq(snapshot);
+                Ok((seq(input).max(snapshot), snapshot))
+            }
+            _ => Err(StoreError::UnknownRoom(code.to_owned())),
+        }
+    }
+
+    /// Every live room; sets aside (and reports) the rooms whose logs do not load, and the
+    /// inputs or snapshots whose room has no setup.
+    fn load(&self) -> Result<Loaded, StoreError> {
+        let mut loaded = Loaded::default();
+        let mut aside = HashSet::new();
+        {
+            let mut kept = self
+                .conn
+                .prepare("SELECT code, why FROM set_aside ORDER BY code")?;
+            let rows = kept.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            for row in rows {
+                let (code, why): (String, String) = row?;
+                aside.insert(code.clone());
+                loaded.kept_aside.push((code, why));
+            }
+        }
+        let codes: Vec<String> = self
+            .conn
+            .prepare("SELECT code FROM rooms ORDER BY code")?
+            .query_map([], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for code in codes {
+            if aside.contains(&code) {
+                continue;
+            }
+            match self.load_room(&code) {
+                Ok(room) => loaded.rooms.push(room),
+                Err(why) => loaded.set_aside.push((code, why)),
+            }
+        }
+        let orphans: rusqlite::Result<Vec<String>> = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT code FROM inputs WHERE code NOT IN (SELECT code FROM rooms)
+                 UNION SELECT code FROM snapshots WHERE code NOT IN (SELECT code FROM rooms)
+                 ORDER BY code",
+            )
+            .and_then(|mut orphans| orphans.query_map([], |row| row.get(0))?.collect());
+        match orphans {
+            Ok(orphans) => {
+                for code in orphans.into_iter().filter(|code| !aside.contains(code)) {
+                    let why = "the room's inputs or snapshot are logged but its setup is not";
+                    loaded.set_aside.push((code, why.to_owned()));
+                }
+            }
+            Err(error) => {
+                self.metrics.store_errors.increment(1);
+                tracing::error!(%error, "the room log's inputs could not be listed");
+            }
+        }
+        if !loaded.set_aside.is_empty() {
+            let n = u64::try_from(loaded.set_aside.len()).unwrap_or(u64::MAX);
+            self.metrics.store_errors.increment(n);
+            for (code, why) in &loaded.set_aside {
+                tracing::error!(
+                    room = %code,
+                    why = %why,
+                    "room {code} cannot be restored from the room log: set aside (kept on \
+                     disk, not loaded again)"
+                );
+            }
+            if let Err(error) = self.mark_all(&loaded.set_aside) {
+                tracing::error!(
+                    %error,
+                    "the rooms set aside could not be marked; they will be found again at the \
+                     next start"
+                );
+            }
+        }
+        Ok(loaded)
+    }
+
+    /// Marks these rooms set aside, in one transaction.
+    fn mark_all(&self, rooms: &[(String, String)]) -> rusqlite::Result<()> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        let marked = rooms
+            .iter()
+            .try_for_each(|(code, why)| self.mark(code, why));
+        match marked {
+            Ok(()) => self.conn.execute_batch("COMMIT"),
+            Err(error) => {
+                if !self.conn.is_autocommit() {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// One room's log, or why it does not load.
+    fn load_room(&self, code: &str) -> Result<StoredRoom, String> {
+        let unreadable =
+            |what: &str, error: rusqlite::Error| format!("its {what} cannot be read: {error}");
+        let setup: Vec<u8> = self
+            .conn
+            .query_row("SELECT setup FROM rooms WHERE code = ?1", [code], |row| {
+                row.get(0)
+            })
+            .map_err(|e| unreadable("setup", e))?;
+        let snapshot: Option<(u64, Vec<u8>)> = self
+            .conn
+            .query_row(
+                "SELECT seq, state FROM snapshots WHERE code = ?1",
+                [code],
+                |row| Ok((read_seq(row, 0)?, row.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| unreadable("snapshot", e))?;
+        let after = snapshot.as_ref().map_or(0, |(seq, _)| *seq);
+        let inputs: Vec<(u64, Vec<u8>)> = self
+            .conn
+            .prepare("SELECT seq, input FROM inputs WHERE code = ?1 AND seq > ?2 ORDER BY seq")
+            .and_then(|mut inputs| {
+                inputs
+                    .query_map(
+                        params![code, sql_seq(code, after).unwrap_or(i64::MAX)],
+                        |row| Ok((read_seq(row, 0)?, row.get(1)?)),
+                    )?
+                    .collect()
+            })
+            .map_err(|e| unreadable("inputs", e))?;
+        for (expected, (seq, _)) in (after + 1..).zip(&inputs) {
+            if *seq != expected {
+                return Err(format!(
+                    "input {expected} is missing from its log (the next logged input is {seq})"
+                ));
+            }
+        }
+        Ok(StoredRoom {
+            code: code.to_owned(),
+            setup,
+            snapshot,
+            inputs,
+        })
+    }
+}

@@ -1,0 +1,674 @@
+//! The store's tests: real SQLite files in temporary folders, and the memory store held to the
+//! same rules.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rusqlite::Connection;
+
+use super::sqlite::{MIGRATIONS, migrate};
+use super::*;
+
+/// A SQLite store in `dir`, with its metrics.
+fn sqlite(dir: &Path) -> (Store, Arc<Metrics>) {
+    let metrics = Arc::new(Metrics::new());
+    let config = StoreConfig::Sqlite {
+        data_dir: dir.to_owned(),
+    };
+    let store = Store::open(&config, Arc::clone(&metrics)).expect("the store opens");
+    (store, metrics)
+}
+
+/// A memory store.
+fn memory() -> Store {
+    Store::open(&StoreConfig::Memory, Arc::new(Metrics::new())).expect("memory opens")
+}
+
+/// The SQLite connection of the store's writer, for the tests that look behind its back.
+fn writer_of(store: &Store) -> &sqlite::SqliteStore {
+    match &*store.backend {
+        Backend::Sqlite(store) => store,
+        Backend::Memory(_) => panic!("not a SQLite store"),
+    }
+}
+
+/// Another connection to the database in `dir`.
+fn raw(dir: &Path) -> Connection {
+    let conn = Connection::open(dir.join(DB_FILE)).expect("the database opens");
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .expect("a busy timeout");
+    conn
+}
+
+/// The value of the sample line that starts with `series`.
+fn sample(metrics: &Metrics, series: &str) -> f64 {
+    metrics
+        .render(0)
+        .lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {series} in the metrics"))
+}
+
+/// The input `seq` of room `code`: distinct bytes, so that a mix-up shows.
+fn input(code: &str, seq: u64) -> Vec<u8> {
+    format!("{code}:{seq}").into_bytes()
+}
+
+/// Rows of `table` about `code`, read through another connection.
+fn rows(dir: &Path, table: &str, code: &str) -> i64 {
+    raw(dir)
+        .query_row(
+            &format!("SELECT count(*) FROM {table} WHERE code = ?1"),
+            [code],
+            |row| row.get(0),
+        )
+        .expect("a count")
+}
+
+/// The files in `dir` whose names start with `prefix`.
+fn files_starting(dir: &Path, prefix: &str) -> Vec<std::path::PathBuf> {
+    let mut found: Vec<_> = std::fs::read_dir(dir)
+        .expect("the folder reads")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with(prefix))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[tokio::test]
+async fn rooms_round_trip_through_close_and_reopen() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    assert!(store.is_durable());
+    store
+        .create_room("ABCD", b"setup-a".to_vec())
+        .await
+        .unwrap();
+    store
+        .create_room("WXYZ", b"setup-w".to_vec())
+        .await
+        .unwrap();
+    for seq in 1..=5 {
+        store.append("ABCD", seq, input("ABCD", seq)).await.unwrap();
+    }
+    store.append("WXYZ", 1, input("WXYZ", 1)).await.unwrap();
+    store
+        .snapshot("ABCD", 4, b"state@4".to_vec())
+        .await
+        .unwrap();
+    store.append("ABCD", 6, input("ABCD", 6)).await.unwrap();
+    store.close().await;
+
+    let (store, _) = sqlite(dir.path());
+    let loaded = store.load().unwrap();
+    assert!(loaded.set_aside.is_empty() && loaded.kept_aside.is_empty());
+    assert_eq!(
+        loaded.rooms,
+        vec![
+            StoredRoom {
+                code: "ABCD".into(),
+                setup: b"setup-a".to_vec(),
+                snapshot: Some((4, b"state@4".to_vec())),
+                inputs: vec![(5, input("ABCD", 5)), (6, input("ABCD", 6))],
+            },
+            StoredRoom {
+                code: "WXYZ".into(),
+                setup: b"setup-w".to_vec(),
+                snapshot: None,
+                inputs: vec![(1, input("WXYZ", 1))],
+            },
+        ]
+    );
+    assert_eq!(loaded.rooms[0].last_seq(), 6);
+    // The inputs the snapshot covers are gone from the disk, not only from the answer.
+    assert_eq!(rows(dir.path(), "inputs", "ABCD"), 2);
+    // The log goes on where it stopped.
+    store.append("ABCD", 7, input("ABCD", 7)).await.unwrap();
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_commit_lands_every_append_in_order_in_fewer_commits() {
+    const ROOMS: usize = 16;
+    const TASKS: usize = 8;
+    const INPUTS: u64 = 60;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, metrics) = sqlite(dir.path());
+    let code = |room: usize| format!("R{room:03}");
+    for room in 0..ROOMS {
+        store.create_room(&code(room), Vec::new()).await.unwrap();
+    }
+    let commits_before = sample(&metrics, "dhumbal_store_commits_total");
+    let mut tasks = tokio::task::JoinSet::new();
+    for task in 0..TASKS {
+        let store = store.clone();
+        let mine: Vec<String> = (0..ROOMS).filter(|r| r % TASKS == task).map(code).collect();
+        tasks.spawn(async move {
+            for seq in 1..=INPUTS {
+                // Each room appends its next input and waits for it, as a room does; the task's
+                // rooms wait together.
+                let pending: Vec<Pending> = mine
+                    .iter()
+                    .map(|code| store.append(code, seq, input(code, seq)))
+                    .collect();
+                for answer in futures_util::future::join_all(pending).await {
+                    answer.expect("the append commits");
+                }
+            }
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.expect("the task ends");
+    }
+    let appends = ROOMS as u64 * INPUTS;
+    let commits = sample(&metrics, "dhumbal_store_commits_total") - commits_before;
+    assert!(
+        commits < appends as f64,
+        "{commits} commits for {appends} appends: nothing was batched"
+    );
+    assert_eq!(
+        sample(&metrics, "dhumbal_store_append_seconds_count"),
+        appends as f64
+    );
+    store.close().await;
+
+    let (store, _) = sqlite(dir.path());
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.rooms.len(), ROOMS);
+    for room in &loaded.rooms {
+        let expected: Vec<_> = (1..=INPUTS)
+            .map(|seq| (seq, input(&room.code, seq)))
+            .collect();
+        assert_eq!(room.inputs, expected, "room {}", room.code);
+    }
+    store.close().await;
+}
+
+#[tokio::test]
+async fn what_was_answered_committed_survives_a_process_that_never_closed() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    store.create_room("KILL", b"setup".to_vec()).await.unwrap();
+    for seq in 1..=50 {
+        store.append("KILL", seq, input("KILL", seq)).await.unwrap();
+    }
+    // The files as a SIGKILL would leave them: the database and its WAL, copied while the
+    // writer still holds them open (no checkpoint, no close).
+    let image = tempfile::tempdir().expect("a temp dir");
+    for tail in ["", "-wal"] {
+        let name = format!("{DB_FILE}{tail}");
+        std::fs::copy(dir.path().join(&name), image.path().join(&name)).expect("a copy");
+    }
+    // The writer is never told to stop: its thread and connection stay as they are.
+    std::mem::forget(store);
+
+    for place in [image.path(), dir.path()] {
+        let (store, _) = sqlite(place);
+        let loaded = store.load().unwrap();
+        assert_eq!(loaded.rooms.len(), 1);
+        assert_eq!(loaded.rooms[0].setup, b"setup");
+        assert_eq!(loaded.rooms[0].last_seq(), 50);
+        assert_eq!(loaded.rooms[0].inputs[49], (50, input("KILL", 50)));
+        store.close().await;
+    }
+}
+
+#[tokio::test]
+async fn a_dropped_write_is_still_made() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    drop(store.create_room("DROP", Vec::new()));
+    drop(store.append("DROP", 1, input("DROP", 1)));
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.rooms[0].inputs, vec![(1, input("DROP", 1))]);
+    store.close().await;
+}
+
+#[tokio::test]
+async fn the_writer_ends_when_the_last_store_is_dropped() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    let clone = store.clone();
+    store.create_room("GONE", Vec::new()).await.unwrap();
+    store.append("GONE", 1, input("GONE", 1)).await.unwrap();
+    let wal = dir.path().join(format!("{DB_FILE}-wal"));
+    assert!(wal.exists());
+    drop(store);
+    drop(clone);
+    // Closing the last connection checkpoints the WAL into the database and deletes it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while wal.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the writer did not end"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let (store, _) = sqlite(dir.path());
+    assert_eq!(store.load().unwrap().rooms[0].last_seq(), 1);
+    store.close().await;
+}
+
+#[tokio::test]
+async fn writes_after_close_answer_closed() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    store.create_room("SHUT", Vec::new()).await.unwrap();
+    let queued = store.append("SHUT", 1, input("SHUT", 1));
+    store.close().await;
+    // Written before the close was: committed.
+    queued.await.unwrap();
+    assert!(matches!(
+        store.append("SHUT", 2, input("SHUT", 2)).await,
+        Err(StoreError::Closed)
+    ));
+    assert!(matches!(store.load(), Err(StoreError::Closed)));
+    store.close().await;
+}
+
+#[tokio::test]
+async fn a_newer_schema_is_refused_and_left_unchanged() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join(DB_FILE);
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        conn.execute_batch("CREATE TABLE future (x); INSERT INTO future VALUES (1);")
+            .unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let config = StoreConfig::Sqlite {
+        data_dir: dir.path().to_owned(),
+    };
+    let error = Store::open(&config, Arc::new(Metrics::new())).expect_err("refused");
+    assert!(
+        matches!(error, StoreError::NewerSchema { found: 99, known, .. } if known as usize == MIGRATIONS.len()),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("99") && message.contains("newer") && message.contains(DB_FILE),
+        "{message}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(files_starting(dir.path(), DB_FILE), vec![path]);
+}
+
+#[tokio::test]
+async fn an_empty_file_is_migrated_to_the_newest_schema() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    std::fs::write(dir.path().join(DB_FILE), b"").unwrap();
+    let (store, _) = sqlite(dir.path());
+    store.create_room("NEW1", Vec::new()).await.unwrap();
+    store.close().await;
+    let conn = raw(dir.path());
+    let version: u32 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .unwrap();
+    assert_eq!(version as usize, MIGRATIONS.len());
+    let mode: String = conn
+        .pragma_query_value(None, "journal_mode", |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    assert_eq!(
+        files_starting(dir.path(), &format!("{DB_FILE}.damaged")),
+        Vec::<std::path::PathBuf>::new()
+    );
+}
+
+#[test]
+fn migrations_run_in_order_and_all_or_none() {
+    let steps = [
+        "CREATE TABLE a (x INTEGER)",
+        "ALTER TABLE a ADD COLUMN y INTEGER; INSERT INTO a VALUES (1, 2)",
+        "CREATE TABLE b AS SELECT x + y AS z FROM a",
+    ];
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("m.db");
+    let version = |conn: &Connection| -> u32 {
+        conn.pragma_query_value(None, "user_version", |row| row.get(0))
+            .unwrap()
+    };
+
+    // From an empty file: every step, in order (each needs the one before).
+    let mut conn = Connection::open(&path).unwrap();
+    migrate(&mut conn, &path, &steps).unwrap();
+    assert_eq!(version(&conn), 3);
+    let z: i64 = conn
+        .query_row("SELECT z FROM b", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(z, 3);
+    // At the newest version: nothing to do.
+    migrate(&mut conn, &path, &steps).unwrap();
+    assert_eq!(version(&conn), 3);
+
+    // From version 1: steps 2 and 3 only.
+    let path = dir.path().join("m1.db");
+    let mut conn = Connection::open(&path).unwrap();
+    migrate(&mut conn, &path, &steps[..1]).unwrap();
+    assert_eq!(version(&conn), 1);
+    migrate(&mut conn, &path, &steps).unwrap();
+    assert_eq!(version(&conn), 3);
+
+    // A step that fails leaves the database as it was: no table, no version.
+    let path = dir.path().join("m2.db");
+    let mut conn = Connection::open(&path).unwrap();
+    let broken = [steps[0], "THIS IS NOT SQL"];
+    assert!(matches!(
+        migrate(&mut conn, &path, &broken),
+        Err(StoreError::Sqlite(_))
+    ));
+    assert_eq!(version(&conn), 0);
+    let tables: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(tables, 0);
+
+    // Newer than the steps know: refused.
+    assert!(matches!(
+        migrate(
+            &mut Connection::open(dir.path().join("m.db")).unwrap(),
+            &path,
+            &steps[..2]
+        ),
+        Err(StoreError::NewerSchema {
+            found: 3,
+            known: 2,
+            ..
+        })
+    ));
+}
+
+/// Checks that `dir` has one `dhumbal.db.damaged-*` holding `bytes`, and a fresh, working
+/// database.
+async fn moved_aside_and_fresh(dir: &Path, bytes: &[u8], metrics: &Metrics, store: Store) {
+    let damaged = files_starting(dir, &format!("{DB_FILE}.damaged-"));
+    assert_eq!(damaged.len(), 1, "{damaged:?}");
+    assert_eq!(std::fs::read(&damaged[0]).unwrap(), bytes);
+    assert_eq!(sample(metrics, "dhumbal_store_errors_total"), 1.0);
+    assert_eq!(store.load().unwrap(), Loaded::default());
+    store.create_room("NEW1", Vec::new()).await.unwrap();
+    store.append("NEW1", 1, input("NEW1", 1)).await.unwrap();
+    store.close().await;
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_database_is_moved_aside() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut noise = Vec::new();
+    let mut x: u32 = 2026;
+    for _ in 0..8192 {
+        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        noise.push((x >> 24) as u8);
+    }
+    std::fs::write(dir.path().join(DB_FILE), &noise).unwrap();
+    let (store, metrics) = sqlite(dir.path());
+    moved_aside_and_fresh(dir.path(), &noise, &metrics, store).await;
+}
+
+#[tokio::test]
+async fn a_truncated_database_is_moved_aside() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    for room in 0..20 {
+        let code = format!("T{room:03}");
+        store.create_room(&code, vec![7; 2000]).await.unwrap();
+        for seq in 1..=20 {
+            store
+                .append(&code, seq, vec![seq as u8; 500])
+                .await
+                .unwrap();
+        }
+    }
+    store.close().await;
+    let path = dir.path().join(DB_FILE);
+    let whole = std::fs::read(&path).unwrap();
+    assert!(whole.len() > 100_000, "{} bytes", whole.len());
+    let truncated = &whole[..whole.len() / 2];
+    std::fs::write(&path, truncated).unwrap();
+    let (store, metrics) = sqlite(dir.path());
+    moved_aside_and_fresh(dir.path(), truncated, &metrics, store).await;
+}
+
+#[tokio::test]
+async fn rooms_whose_logs_do_not_load_are_set_aside_and_the_others_load() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    for code in ["AAAA", "GAPS", "ZZZZ"] {
+        store
+            .create_room(code, code.as_bytes().to_vec())
+            .await
+            .unwrap();
+        for seq in 1..=3 {
+            store.append(code, seq, input(code, seq)).await.unwrap();
+        }
+    }
+    store.close().await;
+    {
+        let conn = raw(dir.path());
+        conn.execute("DELETE FROM inputs WHERE code = 'GAPS' AND seq = 2", [])
+            .unwrap();
+        conn.execute(
+            "INSERT INTO inputs (code, seq, input) VALUES ('LOST', 1, x'00')",
+            [],
+        )
+        .unwrap();
+    }
+
+    let (store, metrics) = sqlite(dir.path());
+    let loaded = store.load().unwrap();
+    let codes: Vec<&str> = loaded.rooms.iter().map(|r| r.code.as_str()).collect();
+    assert_eq!(codes, ["AAAA", "ZZZZ"]);
+    assert_eq!(loaded.rooms[1].inputs.len(), 3);
+    let aside: Vec<&str> = loaded.set_aside.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(aside, ["GAPS", "LOST"]);
+    assert!(
+        loaded.set_aside[0].1.contains("input 2 is missing"),
+        "{loaded:?}"
+    );
+    assert!(loaded.set_aside[1].1.contains("setup"), "{loaded:?}");
+    assert!(loaded.kept_aside.is_empty());
+    assert_eq!(sample(&metrics, "dhumbal_store_errors_total"), 2.0);
+    // Set aside: no longer written to, and its code not taken again.
+    assert!(matches!(
+        store.append("GAPS", 4, input("GAPS", 4)).await,
+        Err(StoreError::UnknownRoom(_))
+    ));
+    assert!(matches!(
+        store.create_room("GAPS", Vec::new()).await,
+        Err(StoreError::Conflict(_))
+    ));
+    store.close().await;
+
+    // The next start loads the same rooms and reports the others as set aside before.
+    let (store, _) = sqlite(dir.path());
+    let again = store.load().unwrap();
+    assert_eq!(again.rooms, loaded.rooms);
+    assert!(again.set_aside.is_empty());
+    assert_eq!(again.kept_aside, loaded.set_aside);
+    store.close().await;
+    // Kept on disk.
+    assert_eq!(rows(dir.path(), "rooms", "GAPS"), 1);
+    assert_eq!(rows(dir.path(), "inputs", "GAPS"), 2);
+    assert_eq!(rows(dir.path(), "inputs", "LOST"), 1);
+}
+
+#[tokio::test]
+async fn a_full_disk_answers_full_and_keeps_what_was_committed() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, metrics) = sqlite(dir.path());
+    store.create_room("FULL", b"setup".to_vec()).await.unwrap();
+    for seq in 1..=5 {
+        store.append("FULL", seq, input("FULL", seq)).await.unwrap();
+    }
+    // The disk is full from here: no page past those the database has now.
+    writer_of(&store).with_connection(|conn| {
+        let pages: i64 = conn
+            .pragma_query_value(None, "page_count", |row| row.get(0))
+            .unwrap();
+        conn.pragma_update(None, "max_page_count", pages).unwrap();
+    });
+    let mut committed = 5;
+    let error = loop {
+        match store
+            .append("FULL", committed + 1, vec![9; 16 * 1024])
+            .await
+        {
+            Ok(()) => committed += 1,
+            Err(error) => break error,
+        }
+        assert!(committed < 50, "the page cap never filled");
+    };
+    assert!(matches!(error, StoreError::Full), "{error:?}");
+    assert!(error.to_string().contains("full"));
+    assert!(sample(&metrics, "dhumbal_store_errors_total") >= 1.0);
+    store.close().await;
+
+    let (store, _) = sqlite(dir.path());
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.rooms.len(), 1);
+    let room = &loaded.rooms[0];
+    assert_eq!(room.setup, b"setup");
+    assert_eq!(room.last_seq(), committed);
+    assert_eq!(
+        room.inputs[..5],
+        (1..=5).map(|s| (s, input("FULL", s))).collect::<Vec<_>>()[..]
+    );
+    let check: String = raw(dir.path())
+        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    // With room again, the log goes on.
+    store
+        .append("FULL", committed + 1, input("FULL", 0))
+        .await
+        .unwrap();
+    store.close().await;
+}
+
+/// The rules every store keeps, SQLite or memory.
+async fn keeps_the_rules(store: &Store) {
+    store.create_room("RULE", b"s".to_vec()).await.unwrap();
+    assert!(matches!(
+        store.create_room("RULE", b"s".to_vec()).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(matches!(
+        store.append("NONE", 1, Vec::new()).await,
+        Err(StoreError::UnknownRoom(code)) if code == "NONE"
+    ));
+    // Inputs are numbered from 1 without gaps or repeats.
+    for wrong in [0, 2] {
+        let error = store.append("RULE", wrong, Vec::new()).await.unwrap_err();
+        assert!(matches!(error, StoreError::Conflict(_)), "{error:?}");
+        assert!(error.to_string().contains("RULE"));
+    }
+    store.append("RULE", 1, input("RULE", 1)).await.unwrap();
+    store.append("RULE", 2, input("RULE", 2)).await.unwrap();
+    assert!(matches!(
+        store.append("RULE", 2, Vec::new()).await,
+        Err(StoreError::Conflict(_))
+    ));
+    // A snapshot covers logged inputs only, and never goes back.
+    assert!(matches!(
+        store.snapshot("RULE", 3, Vec::new()).await,
+        Err(StoreError::Conflict(_))
+    ));
+    store.snapshot("RULE", 2, b"two".to_vec()).await.unwrap();
+    assert!(matches!(
+        store.snapshot("RULE", 1, Vec::new()).await,
+        Err(StoreError::Conflict(_))
+    ));
+    // After a snapshot, numbering goes on.
+    assert!(matches!(
+        store.append("RULE", 1, Vec::new()).await,
+        Err(StoreError::Conflict(_))
+    ));
+    store.append("RULE", 3, input("RULE", 3)).await.unwrap();
+    let loaded = store.load().unwrap();
+    assert_eq!(
+        loaded.rooms,
+        [StoredRoom {
+            code: "RULE".into(),
+            setup: b"s".to_vec(),
+            snapshot: Some((2, b"two".to_vec())),
+            inputs: vec![(3, input("RULE", 3))],
+        }]
+    );
+
+    // Set aside: kept, reported, never loaded, not written to.
+    store.create_room("SIDE", Vec::new()).await.unwrap();
+    store.append("SIDE", 1, Vec::new()).await.unwrap();
+    store.set_aside("SIDE", "replay failed").await.unwrap();
+    assert!(matches!(
+        store.set_aside("NONE", "x").await,
+        Err(StoreError::UnknownRoom(_))
+    ));
+    assert!(matches!(
+        store.append("SIDE", 2, Vec::new()).await,
+        Err(StoreError::UnknownRoom(_))
+    ));
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.rooms.len(), 1);
+    assert_eq!(
+        loaded.kept_aside,
+        [("SIDE".to_owned(), "replay failed".to_owned())]
+    );
+    assert!(loaded.set_aside.is_empty());
+
+    // Deleted: gone, set aside or not, and the code free again; deleting twice is fine.
+    store.delete_room("RULE").await.unwrap();
+    store.delete_room("SIDE").await.unwrap();
+    store.delete_room("SIDE").await.unwrap();
+    assert_eq!(store.load().unwrap(), Loaded::default());
+    store.create_room("RULE", Vec::new()).await.unwrap();
+    store.append("RULE", 1, Vec::new()).await.unwrap();
+}
+
+#[tokio::test]
+async fn the_sqlite_store_keeps_the_rules() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    keeps_the_rules(&store).await;
+    store.close().await;
+    // Deleting left no row behind; setting aside left its rows until then.
+    for table in ["inputs", "snapshots", "set_aside"] {
+        assert_eq!(rows(dir.path(), table, "SIDE"), 0, "{table}");
+    }
+    assert_eq!(rows(dir.path(), "rooms", "SIDE"), 0);
+}
+
+#[tokio::test]
+async fn set_aside_keeps_the_rows_on_disk() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    store.create_room("KEEP", Vec::new()).await.unwrap();
+    store.append("KEEP", 1, Vec::new()).await.unwrap();
+    store.snapshot("KEEP", 1, Vec::new()).await.unwrap();
+    store.append("KEEP", 2, Vec::new()).await.unwrap();
+    store.set_aside("KEEP", "replay failed").await.unwrap();
+    store.close().await;
+    for table in ["rooms", "inputs", "snapshots", "set_aside"] {
+        assert_eq!(rows(dir.path(), table, "KEEP"), 1, "{table}");
+    }
+    let why: String = raw(dir.path())
+        .query_row("SELECT why FROM set_aside", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(why, "replay failed");
+}
+
+#[tokio::test]
+async fn the_memory_store_keeps_the_rules_and_nothing_else() {
+    let store = memory();
+    assert!(!store.is_durable());
+    keeps_the_rules(&store).await;
+    store.close().await;
+    // Every store starts empty: nothing was kept.
+    assert_eq!(memory().load().unwrap(), Loaded::default());
+}
