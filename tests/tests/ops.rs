@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use dhumbal_engine::{Preset, Settings};
 use dhumbal_protocol::{ClientMessage, CreateRoom, ServerMessage, codes};
+use dhumbal_server::config::StoreKind;
 use dhumbal_server::{Config, health};
 use dhumbal_tests::server::unlimited_rate;
 use dhumbal_tests::{Client, PATIENCE, TestServer, answer, guarded, http, random_action};
@@ -189,6 +190,7 @@ async fn readiness_turns_false_while_draining_and_health_stays_ok() {
     let (shutdown, stop) = oneshot::channel::<()>();
     let config = Config {
         drain_delay: PATIENCE * 2,
+        store: StoreKind::Memory,
         ..Config::default()
     };
     let server = tokio::spawn(dhumbal_server::run(listener, config, async move {
