@@ -23,7 +23,12 @@ impl ServerProcess {
     /// Starts `program` (the server binary) on a free loopback port with these extra flags, and
     /// waits for it to listen.
     pub fn start(program: &str, args: &[&str]) -> ServerProcess {
-        ServerProcess::spawn(Command::new(program), args)
+        ServerProcess::spawn(Command::new(program), "127.0.0.1:0", args)
+    }
+
+    /// Starts `program` listening on `addr` (to come back where it was, after a restart).
+    pub fn start_on(program: &str, addr: SocketAddr, args: &[&str]) -> ServerProcess {
+        ServerProcess::spawn(Command::new(program), &addr.to_string(), args)
     }
 
     /// Like [`ServerProcess::start`], with the process's file-descriptor limit (soft and hard)
@@ -35,12 +40,12 @@ impl ServerProcess {
             &format!("ulimit -n {nofile} && exec \"$0\" \"$@\""),
             program,
         ]);
-        ServerProcess::spawn(command, args)
+        ServerProcess::spawn(command, "127.0.0.1:0", args)
     }
 
-    fn spawn(mut command: Command, args: &[&str]) -> ServerProcess {
+    fn spawn(mut command: Command, addr: &str, args: &[&str]) -> ServerProcess {
         let mut child = command
-            .args(["--addr", "127.0.0.1:0", "--log-format", "json"])
+            .args(["--addr", addr, "--log-format", "json"])
             .args(args)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
@@ -90,11 +95,22 @@ impl ServerProcess {
 
     /// Sends SIGTERM.
     pub fn terminate(&self) {
+        self.signal("TERM");
+    }
+
+    /// Sends SIGKILL and waits for the process to be gone: a crash at this very moment.
+    pub fn kill(&mut self) {
+        self.signal("KILL");
+        let _ = self.child.wait();
+    }
+
+    /// Sends a signal by name (`TERM`, `KILL`, `STOP`, `CONT`).
+    pub fn signal(&self, name: &str) {
         let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
+            .args([&format!("-{name}"), &self.child.id().to_string()])
             .status()
             .expect("run kill");
-        assert!(status.success(), "kill -TERM failed");
+        assert!(status.success(), "kill -{name} failed");
     }
 
     /// Waits for the process to exit (at most [`PATIENCE`], a guard against a hung test),
