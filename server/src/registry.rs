@@ -217,3 +217,115 @@ fn replay(stored: &StoredRoom, timing: Timing, metrics: Arc<Metrics>) -> Result<
         tokio::time::Instant::now(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::room::record::{FORMAT, Record, hash_secret};
+    use crate::store::StoreConfig;
+    use dhumbal_engine::{Action, Preset};
+    use std::time::Duration;
+
+    const TIMING: Timing = Timing {
+        bot_delay: Duration::ZERO,
+        takeover_after: Duration::from_secs(30),
+        idle_ttl: Duration::from_secs(900),
+        lobby_ttl: Duration::from_secs(7200),
+    };
+
+    fn setup(code: &str) -> Setup {
+        Setup {
+            format: FORMAT,
+            code: code.into(),
+            host_secret_hash: hash_secret("secret"),
+            settings: Preset::Standard.settings(),
+            decks: None,
+        }
+    }
+
+    fn entry(records: Vec<Record>) -> Vec<u8> {
+        record::encode(&Entry {
+            format: FORMAT,
+            records,
+        })
+    }
+
+    /// A log that does not replay (an action before any match; a blob of a newer format; a
+    /// setup that is not JSON) sets that room aside, naming it and why; every other room is
+    /// restored.
+    #[tokio::test]
+    async fn a_room_whose_log_does_not_replay_is_set_aside_and_the_others_restored() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = StoreConfig::Sqlite {
+            data_dir: dir.path().to_owned(),
+        };
+        let metrics = Arc::new(Metrics::new());
+        let store = Store::open(&config, Arc::clone(&metrics)).unwrap();
+        let seated = Record::Seated {
+            seat: 0,
+            name: "Asha".into(),
+            token_hash: hash_secret("token"),
+        };
+        store
+            .create_room("GOODROOM22", record::encode(&setup("GOODROOM22")))
+            .await
+            .unwrap();
+        store
+            .append("GOODROOM22", 1, entry(vec![seated.clone()]))
+            .await
+            .unwrap();
+        store
+            .create_room("BADACTION2", record::encode(&setup("BADACTION2")))
+            .await
+            .unwrap();
+        let call = Record::Acted {
+            seat: 0,
+            action: Action::Call,
+        };
+        store
+            .append("BADACTION2", 1, entry(vec![seated.clone()]))
+            .await
+            .unwrap();
+        store
+            .append("BADACTION2", 2, entry(vec![call]))
+            .await
+            .unwrap();
+        store
+            .create_room("NEWFORMAT2", record::encode(&setup("NEWFORMAT2")))
+            .await
+            .unwrap();
+        let future = record::encode(&Entry {
+            format: FORMAT + 1,
+            records: vec![seated],
+        });
+        store.append("NEWFORMAT2", 1, future).await.unwrap();
+        store
+            .create_room("NOTJSON222", b"{{{".to_vec())
+            .await
+            .unwrap();
+        store.close().await;
+
+        let store = Store::open(&config, Arc::clone(&metrics)).unwrap();
+        let registry = Registry::new(100, Shutdown::new(), store.clone());
+        let restored = registry
+            .restore(store.load().unwrap(), TIMING, &metrics)
+            .await;
+        assert_eq!(restored.rooms, ["GOODROOM22"]);
+        let mut aside = restored.set_aside.clone();
+        aside.sort();
+        let codes: Vec<&str> = aside.iter().map(|(c, _)| c.as_str()).collect();
+        assert_eq!(codes, ["BADACTION2", "NEWFORMAT2", "NOTJSON222"]);
+        assert!(aside[0].1.contains("input 2"), "{}", aside[0].1);
+        assert!(aside[1].1.contains("format"), "{}", aside[1].1);
+        assert!(aside[2].1.contains("setup"), "{}", aside[2].1);
+        let summary = registry.get("GOODROOM22").unwrap().summary().await.unwrap();
+        assert_eq!(summary.seats[0].name.as_deref(), Some("Asha"));
+        // Set aside for good: the next start neither restores nor loses them.
+        store.close().await;
+        let store = Store::open(&config, Arc::clone(&metrics)).unwrap();
+        let loaded = store.load().unwrap();
+        let live: Vec<&str> = loaded.rooms.iter().map(|r| r.code.as_str()).collect();
+        assert_eq!(live, ["GOODROOM22"]);
+        assert_eq!(loaded.kept_aside.len(), 3);
+    }
+}

@@ -261,6 +261,12 @@ impl Client {
         }
     }
 
+    /// Receives (and keeps, as [`Client::recv`] does) every message until none has come for
+    /// `quiet`.
+    pub async fn recv_until_quiet(&mut self, quiet: std::time::Duration) {
+        while tokio::time::timeout(quiet, self.recv()).await.is_ok() {}
+    }
+
     /// Receives until a `welcome`.
     pub async fn expect_welcome(&mut self) -> Welcome {
         let next = self.recv().await;

@@ -17,8 +17,12 @@
 //! - [`play`] — [`random_action`]: a random legal action chosen from a seat's view alone.
 //! - [`watchdog`] — [`Watchdog`] and [`guarded`]: failure guards that also work under paused
 //!   tokio time.
+//! - [`crash`] — [`crash::run`]: the crash harness (SIGKILL the server while rooms play,
+//!   restart it, check that no client loses what it had received), for the `crash` binary and
+//!   `tests/crash.rs`.
 
 pub mod client;
+pub mod crash;
 pub mod http;
 pub mod leaks;
 pub mod play;

@@ -542,6 +542,10 @@ impl Writer {
         batch: &[Write],
         answers: &mut Vec<Result<(), StoreError>>,
     ) -> Result<(), StoreError> {
+        if !self.conn.is_autocommit() {
+            // The rollback of a failed batch failed too: try again, or nothing commits again.
+            self.conn.execute_batch("ROLLBACK")?;
+        }
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
         for write in batch {
             let answer = self.apply(&write.op);

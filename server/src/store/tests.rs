@@ -440,7 +440,7 @@ async fn a_truncated_database_is_moved_aside() {
 async fn rooms_whose_logs_do_not_load_are_set_aside_and_the_others_load() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let (store, _) = sqlite(dir.path());
-    for code in ["AAAA", "GAPS", "ZZZZ"] {
+    for code in ["AAAA", "GAPS", "NEGS", "ZZZZ"] {
         store
             .create_room(code, code.as_bytes().to_vec())
             .await
@@ -459,6 +459,11 @@ async fn rooms_whose_logs_do_not_load_are_set_aside_and_the_others_load() {
             [],
         )
         .unwrap();
+        conn.execute(
+            "INSERT INTO snapshots (code, seq, state) VALUES ('NEGS', -3, x'00')",
+            [],
+        )
+        .unwrap();
     }
 
     let (store, metrics) = sqlite(dir.path());
@@ -467,14 +472,18 @@ async fn rooms_whose_logs_do_not_load_are_set_aside_and_the_others_load() {
     assert_eq!(codes, ["AAAA", "ZZZZ"]);
     assert_eq!(loaded.rooms[1].inputs.len(), 3);
     let aside: Vec<&str> = loaded.set_aside.iter().map(|(c, _)| c.as_str()).collect();
-    assert_eq!(aside, ["GAPS", "LOST"]);
+    assert_eq!(aside, ["GAPS", "NEGS", "LOST"]);
     assert!(
         loaded.set_aside[0].1.contains("input 2 is missing"),
         "{loaded:?}"
     );
-    assert!(loaded.set_aside[1].1.contains("setup"), "{loaded:?}");
+    assert!(
+        loaded.set_aside[1].1.contains("snapshot cannot be read"),
+        "{loaded:?}"
+    );
+    assert!(loaded.set_aside[2].1.contains("setup"), "{loaded:?}");
     assert!(loaded.kept_aside.is_empty());
-    assert_eq!(sample(&metrics, "dhumbal_store_errors_total"), 2.0);
+    assert_eq!(sample(&metrics, "dhumbal_store_errors_total"), 3.0);
     // Set aside: no longer written to, and its code not taken again.
     assert!(matches!(
         store.append("GAPS", 4, input("GAPS", 4)).await,
@@ -491,7 +500,9 @@ async fn rooms_whose_logs_do_not_load_are_set_aside_and_the_others_load() {
     let again = store.load().unwrap();
     assert_eq!(again.rooms, loaded.rooms);
     assert!(again.set_aside.is_empty());
-    assert_eq!(again.kept_aside, loaded.set_aside);
+    let mut reported = loaded.set_aside.clone();
+    reported.sort();
+    assert_eq!(again.kept_aside, reported);
     store.close().await;
     // Kept on disk.
     assert_eq!(rows(dir.path(), "rooms", "GAPS"), 1);
@@ -671,4 +682,34 @@ async fn the_memory_store_keeps_the_rules_and_nothing_else() {
     store.close().await;
     // Every store starts empty: nothing was kept.
     assert_eq!(memory().load().unwrap(), Loaded::default());
+}
+
+#[tokio::test]
+async fn a_refused_write_does_not_hold_back_the_others_of_its_commit() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    store.create_room("GOOD", Vec::new()).await.unwrap();
+    store.create_room("BADS", Vec::new()).await.unwrap();
+    // Queued together, so that they most likely share a transaction.
+    let first = store.append("GOOD", 1, input("GOOD", 1));
+    let refused = store.append("BADS", 5, input("BADS", 5));
+    let second = store.append("GOOD", 2, input("GOOD", 2));
+    first.await.unwrap();
+    assert!(matches!(refused.await, Err(StoreError::Conflict(_))));
+    second.await.unwrap();
+    store.close().await;
+    let (store, _) = sqlite(dir.path());
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.rooms[0].inputs, []);
+    assert_eq!(loaded.rooms[1].last_seq(), 2);
+    store.close().await;
+}
+
+#[test]
+fn writes_can_be_awaited_from_any_task() {
+    fn sendable<T: Send + Unpin + 'static>() {}
+    fn shared<T: Sync>() {}
+    sendable::<Pending>();
+    sendable::<Store>();
+    shared::<Store>();
 }

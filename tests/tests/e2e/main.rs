@@ -12,11 +12,14 @@
 //! - `limits` — the message rate, the connection cap, pings, failed lookups per address, and
 //!   the origin check.
 //! - `shutdown` — graceful shutdown: `bye`, close 1001, and `run` returning.
+//! - `durable` — a match survives a restart of the server (the SQLite room log); a room closed
+//!   for good is not restored.
 //! - `common` — helpers shared by these tests.
 
 mod api;
 mod bad_input;
 mod common;
+mod durable;
 mod history;
 mod limits;
 mod lobby;

@@ -1,0 +1,169 @@
+//! Durable rooms: a match in progress survives a restart of the server. Each person comes back
+//! with their seat token to the same seat, the same history and the same view, and the match
+//! plays on to its end; a room that closes for good is gone from the log too.
+
+use std::path::Path;
+use std::time::Duration;
+
+use dhumbal_engine::{Preset, Rounds, Settings};
+use dhumbal_protocol::{
+    CLOSE_SERVICE_RESTART, ClientMessage, CreateRoom, Hello, PROTOCOL_VERSION, ServerMessage, codes,
+};
+use dhumbal_server::Config;
+use dhumbal_server::config::StoreKind;
+use dhumbal_tests::client::Closed;
+use dhumbal_tests::{Client, TestServer, answer, http, server::unlimited_rate};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use crate::common::play_to_the_end;
+
+/// A server whose rooms are kept in the SQLite log in `dir`.
+async fn durable_server(dir: &Path) -> TestServer {
+    TestServer::with_config(Config {
+        store: StoreKind::Sqlite,
+        data_dir: dir.to_owned(),
+        bot_delay_ms: 0,
+        ..unlimited_rate()
+    })
+    .await
+}
+
+/// Answers a client's turns (six actions at most) until nothing more comes for a while: the
+/// table is at rest, waiting for someone.
+async fn play_some(mut client: Client, seed: u64) -> Client {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (mut ready, mut acted) = (0, 0);
+    while let Ok(message) = tokio::time::timeout(Duration::from_millis(500), client.recv()).await {
+        if let (ServerMessage::State { view }, true) = (message, acted < 6) {
+            if let Some(reply) = answer(&view, &mut rng, &mut ready) {
+                client.send(reply).await;
+                acted += 1;
+            }
+        }
+    }
+    assert!(acted > 0, "the client never had a turn");
+    client
+}
+
+/// A hello taking a seat back with its token.
+fn back(room: &str, name: &str, token: Option<String>) -> ClientMessage {
+    ClientMessage::Hello(Hello {
+        protocol: PROTOCOL_VERSION,
+        room: room.into(),
+        name: name.into(),
+        token,
+        spectator: false,
+        host_secret: None,
+    })
+}
+
+#[tokio::test]
+async fn a_match_survives_a_restart_in_the_same_seats_with_the_same_views() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = durable_server(dir.path()).await;
+    let settings = Settings {
+        rounds: Rounds::Fixed(2),
+        ..Preset::Standard.settings()
+    };
+    let room = server
+        .create_room(&CreateRoom {
+            settings: Some(settings),
+            ..CreateRoom::default()
+        })
+        .await;
+    let mut asha = Client::join(server.addr, &room.code, "Asha", Some(&room.host_secret)).await;
+    let bina = Client::join(server.addr, &room.code, "Bina", None).await;
+    asha.send(ClientMessage::Start).await;
+    // Each plays its own turns, six actions at most, and then lets the table come to rest.
+    let (asha, bina) = tokio::join!(play_some(asha, 13), play_some(bina, 14));
+    let (mut asha, mut bina) = (asha, bina);
+    let before = [
+        (asha.view.clone().unwrap(), asha.history.clone()),
+        (bina.view.clone().unwrap(), bina.history.clone()),
+    ];
+    let tokens = [asha.token(), bina.token()];
+
+    // The restart: everyone is told to come back, and the server stops.
+    server.stop().await;
+    for client in [&mut asha, &mut bina] {
+        let bye = client
+            .recv_until(|m| match m {
+                ServerMessage::Bye(bye) => Some(bye.clone()),
+                _ => None,
+            })
+            .await;
+        assert_eq!(bye.reason, codes::RESTARTING);
+        assert_eq!(
+            client.expect_closed().await,
+            Closed::Code(CLOSE_SERVICE_RESTART)
+        );
+    }
+    let server = durable_server(dir.path()).await;
+    let mut clients = Vec::new();
+    for ((name, token), (view, history)) in ["Asha", "Bina"].into_iter().zip(tokens).zip(before) {
+        let mut client = Client::connect(server.addr).await;
+        client.send(back(&room.code, name, token)).await;
+        let welcome = client.expect_welcome().await;
+        assert_eq!(welcome.seat, view.seat);
+        let restored = client.recv_state_where(|_| true).await;
+        assert_eq!(client.history, history, "{name}'s history");
+        assert_eq!(restored, view, "{name}'s view");
+        clients.push(client);
+    }
+    // And the match plays on to its end: whoever the table waits for answers the view they
+    // came back to, then everyone plays on.
+    let mut ends = Vec::new();
+    for (i, mut client) in clients.into_iter().enumerate() {
+        let mut rng = StdRng::seed_from_u64(99);
+        let mut ready = 0;
+        let view = client.view.clone().expect("a view");
+        if let Some(reply) = answer(&view, &mut rng, &mut ready) {
+            client.send(reply).await;
+        }
+        ends.push(tokio::spawn(play_to_the_end(client, 100 + i as u64)));
+    }
+    for end in ends {
+        let (_, result) = end.await.unwrap();
+        assert_eq!(result.results.len(), 2);
+        assert_eq!(
+            result
+                .results
+                .iter()
+                .map(|r| r.paid.iter().sum::<i64>())
+                .sum::<i64>(),
+            0
+        );
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_room_closed_for_good_is_not_restored() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::with_config(Config {
+        store: StoreKind::Sqlite,
+        data_dir: dir.path().to_owned(),
+        idle_room_ttl: Duration::from_millis(200),
+        ..unlimited_rate()
+    })
+    .await;
+    let room = server.create_room(&CreateRoom::default()).await;
+    let kept = server.create_room(&CreateRoom::default()).await;
+    let host = Client::join(server.addr, &kept.code, "Asha", Some(&kept.host_secret)).await;
+    // Nobody is in the first room: it closes after its idle time, and its log goes with it.
+    let path = format!("/api/rooms/{}", room.code);
+    dhumbal_tests::guarded("the idle room to close", async {
+        while http::get(server.addr, &path).await.0 != 404 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    drop(host);
+    server.stop().await;
+    let server = durable_server(dir.path()).await;
+    assert_eq!(http::get(server.addr, &path).await.0, 404);
+    let (status, _) = http::get(server.addr, &format!("/api/rooms/{}", kept.code)).await;
+    assert_eq!(status, 200);
+    server.stop().await;
+}
