@@ -1,6 +1,6 @@
 //! The `dhumbal-server` command line: what the binary (`src/main.rs`) runs.
 //!
-//! Reads the configuration from flags and the environment ([`dhumbal_server::Config`]; `--help`
+//! Reads the configuration from flags and the environment ([`crate::Config`]; `--help`
 //! lists them), logs with `tracing` (filtered by `RUST_LOG`, default `info`; one JSON object a
 //! line with `--log-format json`), binds the listen address and serves until Ctrl-C or SIGTERM.
 //!

@@ -5,7 +5,7 @@
 //! ([`super::actor`]) appends the records to the room's log, and only once that append has
 //! completed delivers the effects.
 //!
-//! Every durable change goes through [`RoomCore::apply`], live and in a replay alike: the live
+//! Every durable change goes through one function, `RoomCore::apply`, live and in a replay alike: the live
 //! path validates, draws what is random, and commits a record (apply it, keep it for the log);
 //! [`RoomCore::restore`] applies the logged records, with no randomness, clock or bot. Bots play
 //! in the core; their choices are logged as [`Record::Acted`] like anyone's, so a replay never

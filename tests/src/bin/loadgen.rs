@@ -101,6 +101,22 @@ struct PlayArgs {
     /// arrives, which keeps one action in flight per room and saturates the machine).
     #[arg(long, default_value_t = 0)]
     think_ms: u64,
+    /// Where the server keeps its rooms: `memory`, `sqlite` (a fresh log in a temporary
+    /// folder), or `both`: the game on each, one after the other, with the cost of the log as
+    /// ratios (and the append latency from the server's `/metrics`).
+    #[arg(long, value_enum, default_value_t = StoreChoice::Memory)]
+    store: StoreChoice,
+}
+
+/// Where the server under load keeps its rooms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum StoreChoice {
+    /// `--store memory`.
+    Memory,
+    /// `--store sqlite` in a fresh temporary folder.
+    Sqlite,
+    /// Memory, then SQLite.
+    Both,
 }
 
 /// The idle mode's flags.
@@ -137,12 +153,14 @@ fn main() -> Result<(), String> {
 
 // ----- The server process -----
 
-/// The server as a child process, killed when dropped.
+/// The server as a child process, killed when dropped (and its data folder removed).
 struct Server {
     /// The process.
     child: Child,
     /// Where it listens.
     addr: SocketAddr,
+    /// Its SQLite log's folder, if it keeps one.
+    data_dir: Option<PathBuf>,
 }
 
 impl Server {
@@ -150,7 +168,12 @@ impl Server {
     /// rooms and `clients` connections, no per-connection message rate limit (the players here
     /// act as fast as the server answers, faster than the limit allows a person), and
     /// warnings-only logs, and waits until it answers its readiness check.
-    async fn start(common: &Common, rooms: usize, clients: usize) -> Result<Server, String> {
+    async fn start(
+        common: &Common,
+        rooms: usize,
+        clients: usize,
+        sqlite: bool,
+    ) -> Result<Server, String> {
         let binary = match &common.server {
             Some(path) => path.clone(),
             None => std::env::current_exe()
@@ -162,7 +185,14 @@ impl Server {
             .map_err(|e| e.to_string())?
             .port();
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let data_dir = sqlite
+            .then(|| std::env::temp_dir().join(format!("loadgen-{}-{port}", std::process::id())));
+        let store: Vec<String> = match &data_dir {
+            Some(dir) => vec!["--data-dir".into(), dir.display().to_string()],
+            None => vec!["--store".into(), "memory".into()],
+        };
         let child = Command::new(&binary)
+            .args(&store)
             .args([
                 "--addr",
                 &addr.to_string(),
@@ -193,7 +223,11 @@ impl Server {
             .stdout(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
-        let server = Server { child, addr };
+        let server = Server {
+            child,
+            addr,
+            data_dir,
+        };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let up = tokio::task::spawn_blocking(move || {
@@ -231,7 +265,54 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(dir) = &self.data_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
+}
+
+/// The server's `/metrics` text.
+async fn metrics_text(server: SocketAddr) -> Result<String, String> {
+    let mut stream = tokio::net::TcpStream::connect(server)
+        .await
+        .map_err(|e| e.to_string())?;
+    let request = format!("GET /metrics HTTP/1.1\r\nHost: {server}\r\nConnection: close\r\n\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(answer)
+}
+
+/// A quantile of a Prometheus histogram in the metrics text, in seconds: the upper bound of the
+/// first bucket that holds it (so an upper estimate), and how many values it holds.
+fn histogram_quantile(text: &str, name: &str, quantile: f64) -> Option<(f64, u64)> {
+    let prefix = format!("{name}_bucket{{le=\"");
+    let mut buckets: Vec<(f64, u64)> = text
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix(&prefix)?;
+            let (le, count) = rest.split_once("\"} ")?;
+            let le = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().ok()?
+            };
+            Some((le, count.trim().parse().ok()?))
+        })
+        .collect();
+    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total = buckets.last()?.1;
+    let wanted = (total as f64 * quantile).ceil() as u64;
+    buckets
+        .iter()
+        .find(|(_, count)| *count >= wanted.max(1))
+        .map(|(le, _)| (*le, total))
 }
 
 /// The CPU time (user and system) a process has used, in seconds, from `/proc/PID/stat`
@@ -795,63 +876,44 @@ async fn play(args: PlayArgs) -> Result<(), String> {
         ));
     }
     let args = Arc::new(args);
-    let server = Server::start(&args.common, args.rooms, clients).await?;
-    println!(
-        "server {} (pid {}); {} rooms x {} people = {clients} clients over {} source addresses, {} s",
-        server.addr,
-        server.child.id(),
-        args.rooms,
-        args.humans,
-        args.common.sources,
-        args.seconds
-    );
-    let addr = server.addr;
-    let think = Duration::from_millis(args.think_ms);
-    let game = {
-        let inner = Arc::clone(&args);
-        run_rooms(
-            &args,
-            &server,
-            move |room, gate| {
-                let args = Arc::clone(&inner);
-                async move { seat_room(&args, addr, room, &gate).await }
-            },
-            |seats, room, deadline| async move {
-                let mut start_with = seats;
-                // The host starts the match once everyone is seated.
-                let mut host = start_with.remove(0);
-                let mut tally = Tally::new();
-                if let Err(e) = send(&mut host, ClientMessage::Start).await {
-                    tally.error(kind(&e));
-                }
-                start_with.insert(0, host);
-                let mut seats = tokio::task::JoinSet::new();
-                for (n, ws) in start_with.into_iter().enumerate() {
-                    seats.spawn(play_seat(ws, room * 16 + n as u64, think, deadline));
-                }
-                while let Some(seat) = seats.join_next().await {
-                    match seat {
-                        Ok(seat) => tally.add(seat),
-                        Err(e) => tally.error(format!("seat task {e}")),
-                    }
-                }
-                tally
-            },
-        )
-        .await?
+    let stores: &[bool] = match args.store {
+        StoreChoice::Memory => &[false],
+        StoreChoice::Sqlite => &[true],
+        StoreChoice::Both => &[false, true],
     };
-    game.print("game: rooms of people playing");
-    if args.think_ms == 0 {
-        // Each room has an action waiting at almost every moment (all but between rounds), so
-        // the throughput bounds the mean latency, whatever the scheduling: Little's law.
+    let mut runs = Vec::new();
+    let mut last = None;
+    for &sqlite in stores {
+        if last.take().is_some() {
+            // Let the previous server's sockets finish closing first.
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
+        let server = Server::start(&args.common, args.rooms, clients, sqlite).await?;
+        let game = play_game(&args, &server, clients, sqlite).await?;
+        runs.push((sqlite, game));
+        last = Some(server);
+    }
+    let server = last.expect("at least one run");
+    if let [(_, memory), (_, sqlite)] = &runs[..] {
+        let p99 = |run: &Run| run.tally.latency.value_at_quantile(0.99) as f64 / 1000.0;
+        println!("== the SQLite log's cost (sqlite / memory)");
         println!(
-            "closed loop:        {} rooms, at most one action waiting in each: mean latency <= {} / {:.0} actions/s = {:.1} ms",
-            args.rooms,
-            args.rooms,
-            game.actions_per_second(),
-            args.rooms as f64 / game.actions_per_second() * 1000.0
+            "throughput: sqlite {:.0} actions/s / memory {:.0} actions/s = {:.2}x ({:+.1}%)",
+            sqlite.actions_per_second(),
+            memory.actions_per_second(),
+            sqlite.actions_per_second() / memory.actions_per_second(),
+            (sqlite.actions_per_second() / memory.actions_per_second() - 1.0) * 100.0
+        );
+        println!(
+            "p99 latency: sqlite {:.3} ms / memory {:.3} ms = {:.2}x",
+            p99(sqlite),
+            p99(memory),
+            p99(sqlite) / p99(memory).max(f64::MIN_POSITIVE)
         );
     }
+    let game = runs.pop().expect("a run").1;
+    let addr = server.addr;
+    let think = Duration::from_millis(args.think_ms);
     if args.echo {
         // What each client received per action, on average: the relay sends that much.
         let size = (game.tally.received / (game.tally.actions.max(1) * u64::from(args.humans)))
@@ -917,6 +979,92 @@ async fn play(args: PlayArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Plays the game's workload against `server` and prints what it measured (and, against a
+/// SQLite server, the append latency from its `/metrics`).
+async fn play_game(
+    args: &Arc<PlayArgs>,
+    server: &Server,
+    clients: usize,
+    sqlite: bool,
+) -> Result<Run, String> {
+    println!(
+        "server {} (pid {}, {} store); {} rooms x {} people = {clients} clients over {} source addresses, {} s",
+        server.addr,
+        server.child.id(),
+        if sqlite { "sqlite" } else { "memory" },
+        args.rooms,
+        args.humans,
+        args.common.sources,
+        args.seconds
+    );
+    let addr = server.addr;
+    let think = Duration::from_millis(args.think_ms);
+    let game = {
+        let inner = Arc::clone(args);
+        run_rooms(
+            args,
+            server,
+            move |room, gate| {
+                let args = Arc::clone(&inner);
+                async move { seat_room(&args, addr, room, &gate).await }
+            },
+            |seats, room, deadline| async move {
+                let mut start_with = seats;
+                // The host starts the match once everyone is seated.
+                let mut host = start_with.remove(0);
+                let mut tally = Tally::new();
+                if let Err(e) = send(&mut host, ClientMessage::Start).await {
+                    tally.error(kind(&e));
+                }
+                start_with.insert(0, host);
+                let mut seats = tokio::task::JoinSet::new();
+                for (n, ws) in start_with.into_iter().enumerate() {
+                    seats.spawn(play_seat(ws, room * 16 + n as u64, think, deadline));
+                }
+                while let Some(seat) = seats.join_next().await {
+                    match seat {
+                        Ok(seat) => tally.add(seat),
+                        Err(e) => tally.error(format!("seat task {e}")),
+                    }
+                }
+                tally
+            },
+        )
+        .await?
+    };
+    game.print(if sqlite {
+        "game (sqlite store): rooms of people playing"
+    } else {
+        "game (memory store): rooms of people playing"
+    });
+    if args.think_ms == 0 {
+        // Each room has an action waiting at almost every moment (all but between rounds), so
+        // the throughput bounds the mean latency, whatever the scheduling: Little's law.
+        println!(
+            "closed loop:        {} rooms, at most one action waiting in each: mean latency <= {} / {:.0} actions/s = {:.1} ms",
+            args.rooms,
+            args.rooms,
+            game.actions_per_second(),
+            args.rooms as f64 / game.actions_per_second() * 1000.0
+        );
+    }
+    if sqlite {
+        let text = metrics_text(server.addr).await?;
+        let name = "dhumbal_store_append_seconds";
+        if let (Some((p50, n)), Some((p99, _))) = (
+            histogram_quantile(&text, name, 0.5),
+            histogram_quantile(&text, name, 0.99),
+        ) {
+            println!(
+                "append latency:     p50 <= {:.3} ms, p99 <= {:.3} ms over {n} appends (bucket bounds, /metrics)",
+                p50 * 1000.0,
+                p99 * 1000.0
+            );
+        }
+    }
+    Ok(game)
+}
+
 // ----- Idle -----
 
 async fn idle(args: IdleArgs) -> Result<(), String> {
@@ -924,7 +1072,7 @@ async fn idle(args: IdleArgs) -> Result<(), String> {
         return Err(format!("at most {MAX_CLIENTS} connections"));
     }
     let common = Arc::new(args.common);
-    let server = Server::start(&common, 16, args.connections).await?;
+    let server = Server::start(&common, 16, args.connections, false).await?;
     println!(
         "server {} (pid {}); opening {} idle WebSockets over {} source addresses",
         server.addr,
