@@ -10,16 +10,20 @@
 //! - A reload keeps the seat and the hand; a dropped connection shows "Reconnecting…" and comes
 //!   back by itself; the seat opened in a second tab moves there, and the first tab says so and
 //!   can take it back.
+//! - SIGTERM mid-match, with rooms kept in SQLite: the real server binary stops, the page says it
+//!   is reconnecting, and once the server is started again on the same address and data
+//!   directory the page comes back by itself to the same seat and hand and finishes the match.
 //! - A one-round match (from a fixed deck) ends with the standings, and Rematch deals again.
 //! - A throw-then-draw table: throw first, then pick up the previous single throw.
 //! - The settings page, How to play with the table's own settings, and the page's group rules
 //!   against the engine's on thousands of groups.
 //! - Without a browser: the page at `/` and `/r/{code}`, and every file it loads.
 //!
-//! Every test also fails on any error in the browser's console. Screenshots go to
-//! `<target>/screenshots/` (the path is printed). Without Chromium the tests print why and pass,
-//! unless `CI=true`, where a missing browser is a failure. They bind loopback only and run one at
-//! a time.
+//! Every test also fails on any error in the browser's console (the restart test passes over
+//! only Chromium's own lines for the page's WebSocket attempts refused while the server is
+//! down). Screenshots go to `<target>/screenshots/` (the path is printed). Without Chromium the
+//! tests print why and pass, unless `CI=true`, where a missing browser is a failure. They bind
+//! loopback only and run one at a time.
 
 use std::collections::BTreeSet;
 use std::io::Write as _;
@@ -31,8 +35,9 @@ use std::time::{Duration, Instant};
 use dhumbal_engine::{
     Card, CourtValues, Preset, Rounds, Settings, classify, full_deck, hand_total,
 };
-use dhumbal_protocol::CreateRoom;
+use dhumbal_protocol::{CreateRoom, CreatedRoom};
 use dhumbal_tests::TestServer;
+use dhumbal_tests::process::ServerProcess;
 use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
 use fantoccini::error::CmdError;
 use fantoccini::wd::WebDriverCompatibleCommand;
@@ -276,6 +281,13 @@ const KEEP_SOCKETS: &str = "window.__sockets = []; \
     window.WebSocket = class extends window.WebSocket { \
       constructor(...args) { super(...args); window.__sockets.push(this); } };";
 
+/// Run before the page's own scripts: the close code of every WebSocket the page opened is kept
+/// in `window.__closes`, in order.
+const RECORD_CLOSES: &str = "window.__closes = []; \
+    window.WebSocket = class extends window.WebSocket { \
+      constructor(...args) { super(...args); \
+        this.addEventListener('close', (e) => window.__closes.push(e.code)); } };";
+
 /// What the page shows, read in one round trip (see [`SNAPSHOT`]).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -455,16 +467,30 @@ impl Browser {
 
     /// Fails on any error the page logged to the console (or any failed load).
     async fn assert_no_console_errors(&self) {
+        self.assert_no_console_errors_but(|_| false).await;
+    }
+
+    /// Like [`Browser::assert_no_console_errors`], but passes over the errors whose message
+    /// `expected` accepts, and returns those messages.
+    async fn assert_no_console_errors_but(&self, expected: impl Fn(&str) -> bool) -> Vec<String> {
         let entries = match self.client.issue_cmd(BrowserLog).await {
             Ok(entries) => entries,
             Err(CmdError::Standard(e)) => panic!("the browser log is unavailable: {e}"),
             Err(e) => panic!("the browser log is unavailable: {e}"),
         };
-        let errors: Vec<&Value> = entries
-            .as_array()
-            .map(|a| a.iter().filter(|e| e["level"] == "SEVERE").collect())
-            .unwrap_or_default();
+        let mut passed = Vec::new();
+        let mut errors: Vec<&Value> = Vec::new();
+        for entry in entries.as_array().into_iter().flatten() {
+            if entry["level"] != "SEVERE" {
+                continue;
+            }
+            match entry["message"].as_str() {
+                Some(message) if expected(message) => passed.push(message.to_owned()),
+                _ => errors.push(entry),
+            }
+        }
         assert!(errors.is_empty(), "console errors: {errors:#?}");
+        passed
     }
 
     async fn close(self) {
@@ -1198,6 +1224,254 @@ async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
     b.client.switch_to_window(first).await.unwrap();
     b.assert_no_console_errors().await;
     b.close().await;
+}
+
+/// Whether a console error is Chromium's own line for a WebSocket that could not connect to
+/// `addr` (`WebSocket connection to 'ws://…/ws' failed: …`): what the page's reconnection
+/// attempts log while the server is down. Nothing else is passed over.
+fn refused_websocket(addr: SocketAddr, message: &str) -> bool {
+    message.contains(&format!("WebSocket connection to 'ws://{addr}/ws' failed"))
+}
+
+/// The seat this page plays: the one seat `#seats` leaves out (it shows the others).
+async fn own_seat(b: &Browser) -> usize {
+    let others = b
+        .eval("return [...document.querySelectorAll('#seats .seat')].map((e) => Number(e.dataset.seat));")
+        .await;
+    let others: Vec<usize> = serde_json::from_value(others).unwrap();
+    let mine: Vec<usize> = (0..=others.len()).filter(|s| !others.contains(s)).collect();
+    assert_eq!(
+        mine.len(),
+        1,
+        "one seat of {} is this page's",
+        others.len() + 1
+    );
+    mine[0]
+}
+
+/// The seat token the page keeps for the room.
+async fn stored_token(b: &Browser, code: &str) -> Value {
+    b.client
+        .execute(
+            "return JSON.parse(localStorage.getItem('dhumbal.room.' + arguments[0])).token;",
+            vec![json!(code)],
+        )
+        .await
+        .unwrap()
+}
+
+/// On this page's turn at a draw-then-throw table: takes the stock's top card, marks it and
+/// throws it (it is the heaviest in the hand), and waits for the throw to land.
+async fn draw_and_throw_it_back(b: &Browser) {
+    let turn = b
+        .wait_until("the page's turn", |s| s.my_turn && s.may_draw)
+        .await;
+    b.click("#stock").await;
+    let drawn = b
+        .wait_until("the drawn card", |s| {
+            s.may_throw && s.hand.len() == turn.hand.len() + 1
+        })
+        .await;
+    let card = drawn
+        .hand
+        .iter()
+        .find(|c| !turn.hand.contains(c))
+        .expect("a new card in the hand")
+        .clone();
+    assert!(value(&card) >= 6, "the stock's top is heavy: {card}");
+    b.tap(&card).await;
+    let ready = b.snapshot().await;
+    assert_eq!(ready.marked, vec![card.clone()]);
+    assert_eq!(ready.throw_text, format!("Throw {}", value(&card)));
+    b.click("#throw").await;
+    b.wait_until("the throw to land", |s| {
+        !s.my_turn && !s.hand.contains(&card)
+    })
+    .await;
+}
+
+/// SIGTERM in the middle of a match, with rooms kept in SQLite: the real server binary tells the
+/// page it is restarting and stops cleanly; the page says it is reconnecting; the server starts
+/// again on the same address and data directory, and the page, untouched, comes back to its
+/// seat and hand and finishes the match.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigterm_mid_match_and_a_restart_bring_the_page_back_to_its_seat_to_finish() {
+    let Some(tools) = browser_tools() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    const SERVER: &str = env!("CARGO_BIN_EXE_server-under-test");
+    let data = tempfile::tempdir().unwrap();
+    let data_dir = data.path().display().to_string();
+    let args = [
+        "--store",
+        "sqlite",
+        "--data-dir",
+        &data_dir,
+        // Bots take a moment, so the restart falls on their turns, as the page waits.
+        "--bot-delay-ms",
+        "300",
+        "--allow-test-decks",
+    ];
+    let mut server = tokio::task::block_in_place(|| ServerProcess::start(SERVER, &args));
+    let addr = server.addr;
+
+    // A fixed deck for a one-round match: seat 0 (the page) holds both jokers and three aces
+    // (3), so it may call whenever it likes. The bots are dealt only cards worth 6 or more, and
+    // so are the turned-up card and the stock's first 16 cards (more than this test draws), so
+    // no bot's hand is ever light enough to call: the page ends the match when the test says.
+    let settings = Settings {
+        rounds: Rounds::Fixed(1),
+        jokers: true,
+        ..Preset::Standard.settings()
+    };
+    let low = ["RJ", "BJ", "AS", "AH", "AD"].map(|c| c.parse::<Card>().unwrap());
+    let heavy = |c: &Card| c.value(CourtValues::Tens) >= 6;
+    let mut heavies = full_deck(true).into_iter().filter(heavy);
+    let mut rest = full_deck(true)
+        .into_iter()
+        .filter(|c| !heavy(c) && !low.contains(c));
+    let deck: Vec<Card> = (0..54)
+        .map(|i| match i {
+            i if i < 20 && i % 4 == 0 => low[i / 4],
+            i if i < 37 => heavies.next().unwrap(),
+            _ => rest.next().unwrap(),
+        })
+        .collect();
+    assert_eq!(heavies.next(), None);
+    let request = CreateRoom {
+        settings: Some(settings),
+        decks: Some(vec![deck]),
+        ..CreateRoom::default()
+    };
+    let (status, body) = dhumbal_tests::http::post(
+        addr,
+        "/api/rooms",
+        &serde_json::to_string(&request).unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let room: CreatedRoom = serde_json::from_str(&body).unwrap();
+
+    let mut driver = Driver::start(tools).await;
+    let b = driver.browser(PHONE).await;
+    // The page that created a room keeps its host secret; do what it does, then open the link.
+    b.goto(&format!("http://{addr}/")).await;
+    b.client
+        .execute(
+            "localStorage.setItem('dhumbal.room.' + arguments[0], JSON.stringify({ name: 'Asha', host_secret: arguments[1], token: null }));",
+            vec![json!(room.code), json!(room.host_secret)],
+        )
+        .await
+        .unwrap();
+    b.client
+        .issue_cmd(Cdp {
+            cmd: "Page.addScriptToEvaluateOnNewDocument",
+            params: json!({ "source": RECORD_CLOSES }),
+        })
+        .await
+        .unwrap();
+    b.goto(&format!("http://{addr}{}", room.url)).await;
+    b.wait_until("the lobby", |s| s.screen == "lobby").await;
+    b.click("#start").await;
+    let first = b
+        .wait_until("the table", |s| s.screen == "table" && s.my_turn)
+        .await;
+    assert_eq!(first.call.as_deref(), Some("Call on 3"));
+
+    // Two turns through the page, then SIGTERM while the bots play.
+    draw_and_throw_it_back(&b).await;
+    draw_and_throw_it_back(&b).await;
+    let before = b.snapshot().await;
+    assert!(
+        !before.my_turn && before.phase != "round_over",
+        "{before:?}"
+    );
+    let seat = own_seat(&b).await;
+    let token = stored_token(&b, &room.code).await;
+    assert!(token.is_string(), "a seat token: {token}");
+    tokio::task::block_in_place(|| {
+        server.terminate();
+        assert!(
+            server.wait(),
+            "the server exited with a failure after SIGTERM"
+        );
+        server.log_line("dhumbal server stopped");
+    });
+    let away = b
+        .wait_until("the reconnecting banner", |s| {
+            s.banner && s.banner_text.contains("Reconnecting")
+        })
+        .await;
+    assert!(
+        away.toast.contains("The server is restarting"),
+        "the page says why: {away:?}"
+    );
+    assert_eq!(away.screen, "table", "the table stays on screen");
+    assert_eq!(away.hand, before.hand, "the hand stays on screen");
+    // The notice has faded in (0.2 s) for the picture.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    b.screenshot("restart-reconnecting").await;
+    // Down for a moment longer, so the page tries more than once.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(b.snapshot().await.banner, "still reconnecting");
+    let closes = b.eval("return window.__closes;").await;
+    let closes: Vec<u16> = serde_json::from_value(closes).unwrap();
+    assert_eq!(
+        closes.first(),
+        Some(&1012),
+        "the server closed with 1012 (service restart), then the attempts failed: {closes:?}"
+    );
+    assert!(closes.len() >= 2, "the page tried again: {closes:?}");
+
+    let started = Instant::now();
+    let server = tokio::task::block_in_place(|| ServerProcess::start_on(SERVER, addr, &args));
+    assert_eq!(server.addr, addr);
+    let sorted = |h: &[String]| h.iter().cloned().collect::<BTreeSet<String>>();
+    let back = b
+        .wait_until("the page back at its seat", |s| {
+            !s.banner && s.screen == "table" && sorted(&s.hand) == sorted(&before.hand)
+        })
+        .await;
+    let back_after = started.elapsed();
+    assert_eq!(own_seat(&b).await, seat, "the same seat");
+    assert_eq!(
+        stored_token(&b, &room.code).await,
+        token,
+        "the same seat token"
+    );
+    assert_eq!(back.round, 1);
+    assert!(!back.log.is_empty(), "the round's log comes back: {back:?}");
+
+    // The restored match goes on: the bots finish their turns, the page plays one more, and
+    // calls on its next.
+    draw_and_throw_it_back(&b).await;
+    let s = b
+        .wait_until("the page's turn again", |s| s.my_turn && s.may_draw)
+        .await;
+    assert_eq!(s.call.as_deref(), Some("Call on 3"));
+    b.click("#call").await;
+    b.wait_until("the show", |s| s.score_open).await;
+    assert_eq!(
+        b.text("#score-dialog .ending").await,
+        "Asha called on 3 and took the round."
+    );
+    assert_eq!(b.text("#score-title").await, "Match over");
+    let standings = b.text("#score-dialog .standings").await;
+    assert!(standings.starts_with("1. Asha +"), "{standings}");
+    assert_eq!(standings.lines().count(), 4, "{standings}");
+    let refused = b
+        .assert_no_console_errors_but(|m| refused_websocket(addr, m))
+        .await;
+    let _ = writeln!(
+        std::io::stderr(),
+        "back at seat {seat} {back_after:?} after the restart; {} refused WebSocket attempts \
+         logged while the server was down, the first: {:?}",
+        refused.len(),
+        refused.first()
+    );
+    b.close().await;
+    drop(server);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
