@@ -26,7 +26,8 @@
 //! - `snapshots(code, seq, state)`: the room's latest snapshot, covering its inputs up to `seq`.
 //! - `set_aside(code, why, at)`: the rooms not to load again, with the reason and the time.
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -156,7 +157,14 @@ impl SqliteStore {
         let (commands, queue) = mpsc::channel();
         let writer = thread::Builder::new()
             .name("dhumbal-store".into())
-            .spawn(move || Writer { conn, metrics }.run(&queue))
+            .spawn(move || {
+                Writer {
+                    conn,
+                    metrics,
+                    positions: RefCell::default(),
+                }
+                .run(&queue)
+            })
             .map_err(|e| StoreError::io(&path, e))?;
         Ok(SqliteStore {
             commands,
@@ -450,6 +458,11 @@ struct Writer {
     conn: Connection,
     /// Commits, errors and append latency.
     metrics: Arc<Metrics>,
+    /// Each live room's last seq and snapshot seq as committed or written in the open
+    /// transaction, so that an append need not look them up (three index lookups) every time.
+    /// Only this thread writes, so it cannot go stale; it is emptied whenever a transaction
+    /// rolls back or the connection is used for anything else.
+    positions: RefCell<HashMap<String, (u64, u64)>>,
 }
 
 impl Writer {
@@ -469,6 +482,8 @@ impl Writer {
                     }
                     Command::Load(answer) => {
                         self.commit(&mut batch);
+                        // Loading may set rooms aside.
+                        self.positions.borrow_mut().clear();
                         let _ = answer.send(self.load());
                     }
                     Command::Close(answer) => {
@@ -481,6 +496,7 @@ impl Writer {
                     Command::With(f) => {
                         self.commit(&mut batch);
                         f(&self.conn);
+                        self.positions.borrow_mut().clear();
                     }
                 }
             }
@@ -514,6 +530,8 @@ impl Writer {
                     // Nothing of the batch may stay; a failed rollback leaves it uncommitted.
                     let _ = self.conn.execute_batch("ROLLBACK");
                 }
+                // What the batch wrote is gone: forget the positions it moved.
+                self.positions.borrow_mut().clear();
                 tracing::error!(%error, writes = batch.len(), "a room log commit failed");
                 answers.resize_with(batch.len(), || Ok(()));
                 for answer in &mut answers {
@@ -582,38 +600,50 @@ impl Writer {
                         "INSERT INTO rooms (code, setup, created) VALUES (?1, ?2, unixepoch())",
                     )?
                     .execute(params![code, setup])?;
+                self.positions.borrow_mut().insert(code.clone(), (0, 0));
                 Ok(())
             }
             Op::Append { code, seq, input } => {
-                let (last, _) = self.position(code)?;
+                let (last, snapshot) = self.position(code)?;
                 check::next_seq(code, last, *seq)?;
                 self.conn
                     .prepare_cached("INSERT INTO inputs (code, seq, input) VALUES (?1, ?2, ?3)")?
                     .execute(params![code, sql_seq(code, *seq)?, input])?;
+                self.positions
+                    .borrow_mut()
+                    .insert(code.clone(), (*seq, snapshot));
                 Ok(())
             }
             Op::Snapshot { code, seq, state } => {
                 let (last, snapshot) = self.position(code)?;
                 check::snapshot_seq(code, last, snapshot, *seq)?;
-                let seq = sql_seq(code, *seq)?;
+                let sql = sql_seq(code, *seq)?;
                 self.savepoint(|conn| {
                     conn.prepare_cached(
                         "INSERT OR REPLACE INTO snapshots (code, seq, state) VALUES (?1, ?2, ?3)",
                     )?
-                    .execute(params![code, seq, state])?;
+                    .execute(params![code, sql, state])?;
                     conn.prepare_cached("DELETE FROM inputs WHERE code = ?1 AND seq <= ?2")?
-                        .execute(params![code, seq])?;
+                        .execute(params![code, sql])?;
+                    Ok(())
+                })?;
+                self.positions
+                    .borrow_mut()
+                    .insert(code.clone(), (last.max(*seq), *seq));
+                Ok(())
+            }
+            Op::Delete { code } => {
+                self.positions.borrow_mut().remove(code);
+                self.savepoint(|conn| {
+                    for table in ["inputs", "snapshots", "set_aside", "rooms"] {
+                        conn.prepare_cached(&format!("DELETE FROM {table} WHERE code = ?1"))?
+                            .execute([code])?;
+                    }
                     Ok(())
                 })
             }
-            Op::Delete { code } => self.savepoint(|conn| {
-                for table in ["inputs", "snapshots", "set_aside", "rooms"] {
-                    conn.prepare_cached(&format!("DELETE FROM {table} WHERE code = ?1"))?
-                        .execute([code])?;
-                }
-                Ok(())
-            }),
             Op::SetAside { code, why } => {
+                self.positions.borrow_mut().remove(code);
                 let known: bool = self
                     .conn
                     .prepare_cached("SELECT EXISTS (SELECT 1 FROM rooms WHERE code = ?1)")?
@@ -661,6 +691,9 @@ impl Writer {
     /// The live room's last seq and its snapshot's seq (0 for none), or
     /// [`StoreError::UnknownRoom`].
     fn position(&self, code: &str) -> Result<(u64, u64), StoreError> {
+        if let Some(position) = self.positions.borrow().get(code) {
+            return Ok(*position);
+        }
         let row: Option<(bool, Option<i64>, Option<i64>)> = self
             .conn
             .prepare_cached(
