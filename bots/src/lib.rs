@@ -78,5 +78,6 @@ pub fn new_bot(difficulty: Difficulty, seed: u64) -> Box<dyn Bot> {
         Difficulty::Easy => Box::new(EasyBot::new(seed)),
         Difficulty::Medium => Box::new(MediumBot::new(seed)),
         Difficulty::Hard => Box::new(HardBot::new(seed)),
+        Difficulty::Expert => Box::new(HardBot::new(seed)),
     }
 }
