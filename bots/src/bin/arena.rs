@@ -63,7 +63,7 @@ fn difficulty(name: &str) -> Option<Difficulty> {
         Difficulty::Expert,
     ]
     .into_iter()
-        .find(|d| d.name() == name.trim())
+    .find(|d| d.name() == name.trim())
 }
 
 /// `settings` with each `key=value` change applied (the value read as JSON).
@@ -172,7 +172,8 @@ fn main() -> ExitCode {
             kinds.push(*d);
         }
     }
-    let group = |d: Difficulty| -> Vec<usize> { (0..entries.len()).filter(|&i| entries[i] == d).collect() };
+    let group =
+        |d: Difficulty| -> Vec<usize> { (0..entries.len()).filter(|&i| entries[i] == d).collect() };
     let mut margins = Vec::new();
     for (i, &a) in kinds.iter().enumerate() {
         for &b in &kinds[i + 1..] {
@@ -255,11 +256,18 @@ fn main() -> ExitCode {
     }
     println!(
         "per seat from the dealer's left ({}; the last is the dealer):",
-        if cumulative { "points/round" } else { "Paid/round" }
+        if cumulative {
+            "points/round"
+        } else {
+            "Paid/round"
+        }
     );
     for (name, t) in names.iter().zip(&summary.tallies) {
         let seats: Vec<String> = (0..entries.len())
-            .map(|k| t.seat_mean(k).map_or("-".into(), |m| format!("{:+.3}", sign * m)))
+            .map(|k| {
+                t.seat_mean(k)
+                    .map_or("-".into(), |m| format!("{:+.3}", sign * m))
+            })
             .collect();
         println!("{:<10} {}", name, seats.join("  "));
     }

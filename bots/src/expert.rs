@@ -1,0 +1,265 @@
+//! The expert bot: hard's play, with a call decided by its expected value against the table's
+//! real penalty, under a calibrated model of each opponent's hidden cards, and aware of the
+//! match standing.
+//!
+//! - Belief: a [`Belief`] over every opponent's hand (its known cards, and unknown cards that
+//!   lean low the longer it has thrown, fitted offline on recorded rounds).
+//! - Calling: the call is worth `p × G − caught` where `p` is the chance every opponent is
+//!   heavier, `G` what they hold when they are (what a right call collects at a settlement table;
+//!   nothing at a cumulative table, where a right call only spares the caller), and `caught` the
+//!   expected charge of a caught call — the table's penalty, the double penalty when an opponent
+//!   may be far lighter, the hand on top where the penalty is added to it. Not calling is worth
+//!   `hold`, which [`ExpertParams`] sets (fitted in the arena); it calls when the call is worth
+//!   more, at any total the table allows, so it also calls at limits of 0 and 1.
+//! - Standing: at a cumulative table, a caught call that would put it out of the match costs
+//!   [`ExpertParams::elimination_cost`] more; a right call that would put an opponent out is worth
+//!   [`ExpertParams::eliminate_bonus`] more. On the last round of a settlement match it plays for
+//!   place: leading, it wants more before it risks the penalty; trailing, less.
+//! - Draws and throws: hard's one-turn look-ahead ([`crate::hard`]), which counts a hand as
+//!   callable up to the total where the call would usually be worth it.
+//!
+//! Every decision is a fixed amount of arithmetic on the view (no sampling, no clock), so the bot
+//! is deterministic, and it decides in microseconds (see the arena's decision times and
+//! `cargo bench -p dhumbal-bots --bench decide`). Search over sampled hands was tried and did not
+//! pay within the budget: see the README's bots section.
+
+use dhumbal_engine::{
+    Action, Difficulty, Event, PenaltyMode, Rounds, Scoring, SeatView, Settings,
+};
+
+use crate::Bot;
+use crate::belief::Belief;
+use crate::hard::{Judge, play};
+use crate::memory::Memory;
+use crate::turn::{Step, me, step};
+
+/// The expert bot's tunable numbers. [`ExpertParams::default`] holds the values measured best in
+/// the arena.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ExpertParams {
+    /// What holding on is worth at a settlement table, in points: it calls when the call's
+    /// expected value exceeds this.
+    pub hold: f64,
+    /// At a cumulative table, what not calling costs per point of its hand: it calls when the
+    /// expected charge of a caught call is below this times its total, plus [`Self::hold_flat`].
+    pub hold_per_point: f64,
+    /// At a cumulative table, a flat part of what not calling costs.
+    pub hold_flat: f64,
+    /// How far under the limit a hand must be for the draw and throw look-ahead to count it as
+    /// callable.
+    pub plan_margin: u32,
+    /// At a table with no limit, the highest total the look-ahead counts as callable.
+    pub open_plan_at: u32,
+    /// The extra cost, in points, of a caught call that would put it out of the match.
+    pub elimination_cost: f64,
+    /// The extra worth, in points, of each opponent a right call would put out of the match,
+    /// times the chance it does.
+    pub eliminate_bonus: f64,
+    /// On the last round of a settlement match, how much of its lead over the next seat (or its
+    /// deficit to the leader, negative) is added to [`Self::hold`].
+    pub place_weight: f64,
+}
+
+impl Default for ExpertParams {
+    fn default() -> ExpertParams {
+        ExpertParams {
+            hold: 8.0,
+            hold_per_point: 1.0,
+            hold_flat: 2.0,
+            plan_margin: 1,
+            open_plan_at: 9,
+            elimination_cost: 60.0,
+            eliminate_bonus: 10.0,
+            place_weight: 0.2,
+        }
+    }
+}
+
+/// The expert bot. See the [module documentation](self).
+#[derive(Clone, Debug, Default)]
+pub struct ExpertBot {
+    /// Every public fact of the round.
+    memory: Memory,
+    /// Its numbers.
+    params: ExpertParams,
+}
+
+/// What a call is worth and what holding on is worth, in points of this seat's score (higher is
+/// better), as the expert bot weighs them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CallValue {
+    /// The chance every opponent is strictly heavier.
+    pub lightest: f64,
+    /// The expected worth of calling now.
+    pub call: f64,
+    /// The expected worth of not calling.
+    pub hold: f64,
+}
+
+impl ExpertBot {
+    /// An expert bot. It makes no random choices, so the seed does not change its play; it is
+    /// taken for symmetry with the other difficulties.
+    pub fn new(_seed: u64) -> ExpertBot {
+        ExpertBot::default()
+    }
+
+    /// An expert bot with other numbers (for measuring variants in the arena).
+    pub fn with_params(params: ExpertParams) -> ExpertBot {
+        ExpertBot {
+            params,
+            ..ExpertBot::default()
+        }
+    }
+
+    /// What calling now and holding on are worth in `view` (whose hand may call).
+    pub fn call_value(&mut self, view: &SeatView) -> CallValue {
+        self.memory.sync(view);
+        let belief = Belief::new(view, &self.memory);
+        call_value(view, &belief, &self.params)
+    }
+
+    /// The highest total the draw and throw look-ahead counts as callable.
+    fn plan_at(&self, settings: &Settings) -> Option<u32> {
+        Some(match settings.call_limit {
+            Some(limit) => limit - self.params.plan_margin.min(limit / 2),
+            None => self.params.open_plan_at,
+        })
+    }
+}
+
+/// The charge of a caught call with `mine` (before the hand, when the penalty is on top).
+fn caught_charge(settings: &Settings, belief: &Belief, mine: u32, lightest: f64) -> f64 {
+    let caught = 1.0 - lightest;
+    let mut charge = caught * f64::from(settings.penalty);
+    if let Some(double) = settings.double_penalty {
+        let far = belief.chance_undercut_by_more_than(mine, double.margin);
+        charge += far * f64::from(double.amount - settings.penalty);
+    }
+    if settings.penalty_mode == PenaltyMode::OnTop {
+        charge += caught * f64::from(mine);
+    }
+    charge
+}
+
+/// Whether `view` is the match's last round (as far as can be known: a fixed number of rounds).
+fn last_round(view: &SeatView) -> bool {
+    match view.settings.rounds {
+        Rounds::Fixed(n) => view.round >= n,
+        Rounds::UntilOneRemains => false,
+    }
+}
+
+/// What calling now and holding on are worth to the seat of `view`, under `belief`.
+fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallValue {
+    let settings = &view.settings;
+    let mine = view.hand_total;
+    let lightest = belief.chance_lightest(mine);
+    let caught = caught_charge(settings, belief, mine, lightest);
+    let seat = me(view);
+    let my_total = view.totals.get(seat).copied().unwrap_or(0);
+    match settings.scoring {
+        Scoring::Settlement => {
+            let collect = lightest * belief.mean_heavier_sum(mine);
+            let mut hold = params.hold;
+            if last_round(view) && params.place_weight != 0.0 {
+                let best_other = (0..view.totals.len())
+                    .filter(|&s| s != seat && !view.eliminated.get(s).copied().unwrap_or(false))
+                    .map(|s| view.totals[s])
+                    .max()
+                    .unwrap_or(my_total);
+                let lead = (my_total - best_other) as f64;
+                hold += params.place_weight * lead.clamp(-50.0, 50.0);
+            }
+            CallValue {
+                lightest,
+                call: collect - caught,
+                hold,
+            }
+        }
+        Scoring::Cumulative => {
+            // Lower totals are better: the worth is minus the points it adds.
+            let mut call = -caught;
+            if let Some(threshold) = settings.elimination {
+                let threshold = i64::from(threshold);
+                let charged = match settings.penalty_mode {
+                    PenaltyMode::Instead => i64::from(settings.penalty),
+                    PenaltyMode::OnTop => i64::from(settings.penalty + mine),
+                };
+                if my_total + charged >= threshold {
+                    call -= (1.0 - lightest) * params.elimination_cost;
+                }
+                for o in &belief.opponents {
+                    let theirs = view.totals.get(o.seat).copied().unwrap_or(0);
+                    let need = threshold - theirs;
+                    if need <= 0 {
+                        continue;
+                    }
+                    // The chance a right call puts it out: heavier than me and at least `need`.
+                    let out: f64 = o
+                        .total
+                        .iter()
+                        .enumerate()
+                        .skip((mine as usize + 1).max(need as usize))
+                        .map(|(_, p)| p)
+                        .sum();
+                    let above = o.above(mine);
+                    if above > 0.0 {
+                        call += lightest * (out / above) * params.eliminate_bonus;
+                    }
+                }
+            }
+            let hold = -(params.hold_per_point * f64::from(mine) + params.hold_flat);
+            CallValue {
+                lightest,
+                call,
+                hold,
+            }
+        }
+    }
+}
+
+impl Bot for ExpertBot {
+    fn difficulty(&self) -> Difficulty {
+        Difficulty::Expert
+    }
+
+    fn observe(&mut self, event: &Event) {
+        self.memory.observe(event);
+    }
+
+    fn choose(&mut self, view: &SeatView) -> Action {
+        self.memory.sync(view);
+        let step = step(view);
+        if matches!(step, Step::CallOrDraw | Step::CallOrThrow) && view.can_call {
+            let belief = Belief::new(view, &self.memory);
+            let value = call_value(view, &belief, &self.params);
+            if value.call > value.hold {
+                return Action::Call;
+            }
+        }
+        let judge = Judge::with_call_at(view, &self.memory, self.plan_at(&view.settings));
+        play(view, step, &judge)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dhumbal_engine::{Game, Preset};
+
+    #[test]
+    fn a_low_hand_early_is_worth_calling_and_a_heavy_one_is_not() {
+        let game = Game::new(Preset::Standard.settings(), [5; 32]).unwrap();
+        let mut view = game.view(0);
+        let mut bot = ExpertBot::new(0);
+        view.hand_total = 2;
+        let low = bot.call_value(&view);
+        assert!(low.lightest > 0.95, "{low:?}");
+        assert!(low.call > low.hold, "{low:?}");
+        view.hand_total = 5;
+        view.card_counts[2] = 1;
+        let risky = bot.call_value(&view);
+        assert!(risky.lightest < low.lightest);
+        assert!(risky.call < low.call);
+    }
+}
