@@ -46,6 +46,7 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                 "open_confidence" => rule.open_confidence = v,
                 "open_at" => rule.open_at = v as u32,
                 "low_limits" => rule.low_limits = v != 0.0,
+                "fitted_belief" => rule.fitted_belief = v != 0.0,
                 _ => return Err(format!("hard has no `{key}`")),
             },
             Spec::Expert(p) => match key {
@@ -57,6 +58,8 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                 "elimination_cost" => p.elimination_cost = v,
                 "eliminate_bonus" => p.eliminate_bonus = v,
                 "place_weight" => p.place_weight = v,
+                "threat" => p.threat = v,
+                "threat_margin" => p.threat_margin = v as u32,
                 _ => return Err(format!("expert has no `{key}`")),
             },
         }

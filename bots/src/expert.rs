@@ -55,6 +55,12 @@ pub struct ExpertParams {
     /// The extra worth, in points, of each opponent a right call would put out of the match,
     /// times the chance it does.
     pub eliminate_bonus: f64,
+    /// How much the chance that an opponent calls before its next turn lowers what holding on is
+    /// worth at a settlement table (0: not at all; 1: holding is then worth minus its hand).
+    pub threat: f64,
+    /// An opponent is taken to call when its hand is at most this far under the limit (at a
+    /// table with no limit, at most [`Self::open_plan_at`]).
+    pub threat_margin: u32,
     /// On the last round of a settlement match, how much of its lead over the next seat (or its
     /// deficit to the leader, negative) is added to [`Self::hold`].
     pub place_weight: f64,
@@ -63,7 +69,7 @@ pub struct ExpertParams {
 impl Default for ExpertParams {
     fn default() -> ExpertParams {
         ExpertParams {
-            hold: 8.0,
+            hold: 4.0,
             hold_per_point: 1.0,
             hold_flat: 2.0,
             plan_margin: 1,
@@ -71,6 +77,8 @@ impl Default for ExpertParams {
             elimination_cost: 60.0,
             eliminate_bonus: 10.0,
             place_weight: 0.2,
+            threat: 0.0,
+            threat_margin: 2,
         }
     }
 }
@@ -161,6 +169,15 @@ fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallVa
         Scoring::Settlement => {
             let collect = lightest * belief.mean_heavier_sum(mine);
             let mut hold = params.hold;
+            if params.threat > 0.0 {
+                let at = match settings.call_limit {
+                    Some(limit) => limit.saturating_sub(params.threat_margin),
+                    None => params.open_plan_at,
+                };
+                let quiet: f64 = belief.opponents.iter().map(|o| 1.0 - o.at_most(at)).product();
+                let threat = params.threat * (1.0 - quiet);
+                hold = (1.0 - threat) * hold - threat * f64::from(mine);
+            }
             if last_round(view) && params.place_weight != 0.0 {
                 let best_other = (0..view.totals.len())
                     .filter(|&s| s != seat && !view.eliminated.get(s).copied().unwrap_or(false))

@@ -9,12 +9,15 @@
 //!   draw-then-throw: every possible blind card weighed by its chance, then the best throw;
 //!   throw-then-draw: the best throw, then an average draw — or, if it is low enough to call on,
 //!   by its total less a bonus. Every draw and every throw is chosen to make that judgement best.
-//! - Calling: only at least [`CALL_MARGIN`] under the limit, and only when the estimate says it
-//!   is very likely strictly lighter than every opponent. Each opponent's hand is its known
-//!   cards plus, for each unknown card, a card from the unseen ones, weighted towards low cards
-//!   the longer that opponent has been throwing its heavy ones. A short-handed opponent therefore
+//! - Calling: only at least [`CALL_MARGIN`] under the limit (less at a limit under 4, so that it
+//!   still calls at limits of 0 to 3), and only when it is very likely strictly lighter than
+//!   every opponent. That chance comes from the fitted [`Belief`] ([`crate::belief`]): each
+//!   opponent's hand is its known cards plus unknown cards from the unseen ones, leaning towards
+//!   low cards the longer it has thrown and the fewer it holds. A short-handed opponent therefore
 //!   holds it back. At a table with no limit it decides for itself from the same estimate: it
 //!   considers totals up to [`OPEN_TABLE_CALL_AT`] and calls at [`OPEN_TABLE_CALL_CONFIDENCE`].
+//!   [`CallRule`] gathers these numbers; [`CallRule::ORIGINAL`] is the rule before issue #19
+//!   (its own lean capped at 0.2, and no call at limits under 2).
 //! - Throwing: the card that lands where the next player may take it is the one least useful to
 //!   that player (not a rank it is known to collect, not a low card or a joker).
 //! - Taking from the pile tells the table a card it holds, so a pile card must beat the blind
@@ -26,6 +29,7 @@ use dhumbal_engine::{
 };
 
 use crate::Bot;
+use crate::belief::Belief;
 use crate::groups::{best_shed, legal_groups, total, value};
 use crate::memory::Memory;
 use crate::turn::{Step, draw, next_player, opponents, pickable_after_throw, step};
@@ -33,7 +37,7 @@ use crate::turn::{Step, draw, next_player, opponents, pickable_after_throw, step
 /// How far under the limit the hard bot must be before it calls.
 pub const CALL_MARGIN: u32 = 2;
 /// How sure the hard bot must be that it is strictly the lightest before it calls.
-pub const CALL_CONFIDENCE: f64 = 0.85;
+pub const CALL_CONFIDENCE: f64 = 0.65;
 /// How sure it must be at a throw-then-draw table (measured in the arena: there, waiting for
 /// [`CALL_CONFIDENCE`] lets the others get light first and costs more than it saves).
 pub const THROW_FIRST_CALL_CONFIDENCE: f64 = 0.6;
@@ -71,6 +75,9 @@ pub struct CallRule {
     pub open_confidence: f64,
     /// The highest total it calls on at a table with no limit ([`OPEN_TABLE_CALL_AT`]).
     pub open_at: u32,
+    /// Whether it judges its chance of being the lightest with the fitted [`Belief`] (true) or
+    /// with its own older estimate (false, [`CallRule::ORIGINAL`]).
+    pub fitted_belief: bool,
     /// Whether, at a limit under twice the margin, it calls with a smaller margin (true) or
     /// never calls (false, the rule before it was tuned, [`CallRule::ORIGINAL`]).
     pub low_limits: bool,
@@ -85,6 +92,7 @@ impl Default for CallRule {
             open_confidence: OPEN_TABLE_CALL_CONFIDENCE,
             open_at: OPEN_TABLE_CALL_AT,
             low_limits: true,
+            fitted_belief: true,
         }
     }
 }
@@ -98,6 +106,7 @@ impl CallRule {
         open_confidence: 0.55,
         open_at: 9,
         low_limits: false,
+        fitted_belief: false,
     };
 
     /// The highest total it calls on at this table, if it calls at all.
@@ -365,6 +374,9 @@ impl HardBot {
 
     /// The chance that every opponent's hand is strictly heavier than `mine`.
     pub fn chance_lightest(&self, view: &SeatView, mine: u32) -> f64 {
+        if self.rule.fitted_belief {
+            return Belief::new(view, &self.memory).chance_lightest(mine);
+        }
         let settings = &view.settings;
         let unseen = self.memory.unseen(view);
         let mut chance = 1.0;
