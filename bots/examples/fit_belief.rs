@@ -39,9 +39,7 @@ fn main() {
         let mut key = [seed; 32];
         key[..4].copy_from_slice(&m.to_le_bytes());
         let mut game = Game::new(settings.clone(), key).expect("a valid preset");
-        let mut bots: Vec<Box<dyn Bot>> = (0..4u64)
-            .map(|s| new_bot(Difficulty::Hard, s))
-            .collect();
+        let mut bots: Vec<Box<dyn Bot>> = (0..4u64).map(|s| new_bot(Difficulty::Hard, s)).collect();
         let mut memory = Memory::new();
         while !game.is_over() {
             if game.phase() == Phase::RoundOver {

@@ -37,7 +37,9 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
         let (key, value) = change
             .split_once('=')
             .ok_or_else(|| format!("`{change}` is not key=value"))?;
-        let v: f64 = value.parse().map_err(|_| format!("`{value}` is not a number"))?;
+        let v: f64 = value
+            .parse()
+            .map_err(|_| format!("`{value}` is not a number"))?;
         match &mut spec {
             Spec::Hard(rule) => match key {
                 "margin" => rule.margin = v as u32,
@@ -55,6 +57,7 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                 "hold_flat" => p.hold_flat = v,
                 "plan_margin" => p.plan_margin = v as u32,
                 "open_plan_at" => p.open_plan_at = v as u32,
+                "open_call_at" => p.open_call_at = v as u32,
                 "elimination_cost" => p.elimination_cost = v,
                 "eliminate_bonus" => p.eliminate_bonus = v,
                 "place_weight" => p.place_weight = v,

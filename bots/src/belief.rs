@@ -133,7 +133,14 @@ impl Belief {
                 let known = memory.held(seat);
                 let unknown = view.card_counts[seat].saturating_sub(known.len());
                 let lean = lean_of(memory.throws_by(seat), unknown);
-                seat_belief(seat, total(known, settings), unknown, lean, &unseen, settings)
+                seat_belief(
+                    seat,
+                    total(known, settings),
+                    unknown,
+                    lean,
+                    &unseen,
+                    settings,
+                )
             })
             .collect();
         Belief { opponents }
@@ -148,7 +155,13 @@ impl Belief {
     /// than `margin`).
     pub fn chance_undercut_by_more_than(&self, mine: u32, margin: u32) -> f64 {
         match mine.checked_sub(margin + 1) {
-            Some(t) => 1.0 - self.opponents.iter().map(|o| 1.0 - o.at_most(t)).product::<f64>(),
+            Some(t) => {
+                1.0 - self
+                    .opponents
+                    .iter()
+                    .map(|o| 1.0 - o.at_most(t))
+                    .product::<f64>()
+            }
             None => 0.0,
         }
     }

@@ -23,9 +23,7 @@
 //! `cargo bench -p dhumbal-bots --bench decide`). Search over sampled hands was tried and did not
 //! pay within the budget: see the README's bots section.
 
-use dhumbal_engine::{
-    Action, Difficulty, Event, PenaltyMode, Rounds, Scoring, SeatView, Settings,
-};
+use dhumbal_engine::{Action, Difficulty, Event, PenaltyMode, Rounds, Scoring, SeatView, Settings};
 
 use crate::Bot;
 use crate::belief::Belief;
@@ -50,6 +48,9 @@ pub struct ExpertParams {
     pub plan_margin: u32,
     /// At a table with no limit, the highest total the look-ahead counts as callable.
     pub open_plan_at: u32,
+    /// At a table with no limit, the highest total it weighs a call on at all (at a cumulative
+    /// table, holding a heavy hand costs far less than the hand: there is time to shed it).
+    pub open_call_at: u32,
     /// The extra cost, in points, of a caught call that would put it out of the match.
     pub elimination_cost: f64,
     /// The extra worth, in points, of each opponent a right call would put out of the match,
@@ -70,10 +71,11 @@ impl Default for ExpertParams {
     fn default() -> ExpertParams {
         ExpertParams {
             hold: 4.0,
-            hold_per_point: 1.0,
+            hold_per_point: 2.0,
             hold_flat: 2.0,
             plan_margin: 1,
             open_plan_at: 9,
+            open_call_at: 10,
             elimination_cost: 60.0,
             eliminate_bonus: 10.0,
             place_weight: 0.2,
@@ -174,7 +176,11 @@ fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallVa
                     Some(limit) => limit.saturating_sub(params.threat_margin),
                     None => params.open_plan_at,
                 };
-                let quiet: f64 = belief.opponents.iter().map(|o| 1.0 - o.at_most(at)).product();
+                let quiet: f64 = belief
+                    .opponents
+                    .iter()
+                    .map(|o| 1.0 - o.at_most(at))
+                    .product();
                 let threat = params.threat * (1.0 - quiet);
                 hold = (1.0 - threat) * hold - threat * f64::from(mine);
             }
@@ -247,7 +253,9 @@ impl Bot for ExpertBot {
     fn choose(&mut self, view: &SeatView) -> Action {
         self.memory.sync(view);
         let step = step(view);
-        if matches!(step, Step::CallOrDraw | Step::CallOrThrow) && view.can_call {
+        let weighs =
+            view.settings.call_limit.is_some() || view.hand_total <= self.params.open_call_at;
+        if matches!(step, Step::CallOrDraw | Step::CallOrThrow) && view.can_call && weighs {
             let belief = Belief::new(view, &self.memory);
             let value = call_value(view, &belief, &self.params);
             if value.call > value.hold {

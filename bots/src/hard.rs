@@ -152,7 +152,6 @@ pub(crate) struct Judge<'a> {
 }
 
 impl Judge<'_> {
-
     /// A judge that counts a hand of at most `call_at` as one it can call on.
     pub(crate) fn with_call_at<'a>(
         view: &'a SeatView,
@@ -465,7 +464,11 @@ impl Bot for HardBot {
             return Action::Call;
         }
         let call_at = self.rule.call_at(&view.settings);
-        play(view, step, &Judge::with_call_at(view, &self.memory, call_at))
+        play(
+            view,
+            step,
+            &Judge::with_call_at(view, &self.memory, call_at),
+        )
     }
 }
 
