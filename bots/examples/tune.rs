@@ -62,6 +62,7 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                 "eliminate_bonus" => p.eliminate_bonus = v,
                 "place_weight" => p.place_weight = v,
                 "threat" => p.threat = v,
+                "min_lightest" => p.min_lightest = v,
                 "threat_margin" => p.threat_margin = v as u32,
                 _ => return Err(format!("expert has no `{key}`")),
             },

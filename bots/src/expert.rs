@@ -56,6 +56,9 @@ pub struct ExpertParams {
     /// The extra worth, in points, of each opponent a right call would put out of the match,
     /// times the chance it does.
     pub eliminate_bonus: f64,
+    /// At a cumulative table with no limit, the least chance of being the lightest it calls on,
+    /// whatever the expected values say (its estimate of holding on is rough there).
+    pub min_lightest: f64,
     /// How much the chance that an opponent calls before its next turn lowers what holding on is
     /// worth at a settlement table (0: not at all; 1: holding is then worth minus its hand).
     pub threat: f64,
@@ -79,6 +82,7 @@ impl Default for ExpertParams {
             elimination_cost: 60.0,
             eliminate_bonus: 10.0,
             place_weight: 0.2,
+            min_lightest: 0.55,
             threat: 0.0,
             threat_margin: 2,
         }
@@ -258,7 +262,10 @@ impl Bot for ExpertBot {
         if matches!(step, Step::CallOrDraw | Step::CallOrThrow) && view.can_call && weighs {
             let belief = Belief::new(view, &self.memory);
             let value = call_value(view, &belief, &self.params);
-            if value.call > value.hold {
+            let sure = view.settings.scoring == Scoring::Settlement
+                || view.settings.call_limit.is_some()
+                || value.lightest >= self.params.min_lightest;
+            if value.call > value.hold && sure {
                 return Action::Call;
             }
         }
