@@ -294,4 +294,43 @@ mod tests {
         assert!(risky.lightest < low.lightest);
         assert!(risky.call < low.call);
     }
+
+    #[test]
+    fn a_call_that_could_eliminate_it_is_worth_less() {
+        let settings = Preset::Household.settings();
+        let game = Game::new(settings, [6; 32]).unwrap();
+        let mut view = game.view(0);
+        view.hand_total = 6;
+        // Two opponents down to one card: a call is far from safe.
+        view.card_counts[2] = 1;
+        view.card_counts[3] = 1;
+        let mut bot = ExpertBot::new(0);
+        let safe = bot.call_value(&view);
+        assert!(safe.lightest < 0.9, "{safe:?}");
+        // 80 + a caught call's 25 reaches the elimination at 100.
+        view.totals[0] = 80;
+        let at_risk = bot.call_value(&view);
+        assert!(at_risk.call < safe.call - 1.0, "{at_risk:?} {safe:?}");
+        // An opponent near elimination makes a right call worth more.
+        view.totals[0] = 0;
+        view.totals[1] = 95;
+        let eliminating = bot.call_value(&view);
+        assert!(eliminating.call > safe.call, "{eliminating:?} {safe:?}");
+    }
+
+    #[test]
+    fn on_the_last_round_a_leader_holds_back_and_a_trailer_presses() {
+        let game = Game::new(Preset::Standard.settings(), [7; 32]).unwrap();
+        let mut view = game.view(0);
+        view.hand_total = 3;
+        let mut bot = ExpertBot::new(0);
+        let early = bot.call_value(&view);
+        view.round = 3;
+        view.totals = vec![40, -20, -10, -10];
+        let leading = bot.call_value(&view);
+        view.totals = vec![-40, 20, 10, 10];
+        let trailing = bot.call_value(&view);
+        assert!(leading.hold > early.hold && trailing.hold < early.hold);
+        assert_eq!(leading.call, trailing.call);
+    }
 }
