@@ -3,14 +3,17 @@
 //! match standing.
 //!
 //! - Belief: a [`Belief`] over every opponent's hand (its known cards, and unknown cards that
-//!   lean low the longer it has thrown, fitted offline on recorded rounds).
+//!   lean low the longer it has thrown and the fewer it holds, fitted offline on recorded
+//!   rounds).
 //! - Calling: the call is worth `p × G − caught` where `p` is the chance every opponent is
 //!   heavier, `G` what they hold when they are (what a right call collects at a settlement table;
 //!   nothing at a cumulative table, where a right call only spares the caller), and `caught` the
 //!   expected charge of a caught call — the table's penalty, the double penalty when an opponent
 //!   may be far lighter, the hand on top where the penalty is added to it. Not calling is worth
 //!   `hold`, which [`ExpertParams`] sets (fitted in the arena); it calls when the call is worth
-//!   more, at any total the table allows, so it also calls at limits of 0 and 1.
+//!   more, at any total the table allows, so it also calls at limits of 0 and 1. At a table with
+//!   no limit it weighs only totals up to [`ExpertParams::open_call_at`], and at a cumulative
+//!   one it also wants [`ExpertParams::min_lightest`].
 //! - Standing: at a cumulative table, a caught call that would put it out of the match costs
 //!   [`ExpertParams::elimination_cost`] more; a right call that would put an opponent out is worth
 //!   [`ExpertParams::eliminate_bonus`] more. On the last round of a settlement match it plays for
@@ -20,8 +23,9 @@
 //!
 //! Every decision is a fixed amount of arithmetic on the view (no sampling, no clock), so the bot
 //! is deterministic, and it decides in microseconds (see the arena's decision times and
-//! `cargo bench -p dhumbal-bots --bench decide`). Search over sampled hands was tried and did not
-//! pay within the budget: see the README's bots section.
+//! `cargo bench -p dhumbal-bots --bench decide`). It does not search: sampling the hidden hands
+//! and playing them out was not built (the README's bots section says why, and what was
+//! measured instead).
 
 use dhumbal_engine::{Action, Difficulty, Event, PenaltyMode, Rounds, Scoring, SeatView, Settings};
 
