@@ -29,8 +29,9 @@ pub const LEAN_CARDS: usize = 8;
 /// How strongly an opponent's unknown cards lean low, per point of value, by the throws it has
 /// made this round (row) and how many unknown cards it holds (column). Fitted by
 /// `examples/fit_belief.rs` on 3,000 four-seat standard matches of hard bots (seed 7): a mean
-/// log-likelihood per unknown card of −2.998, against −3.322 for the uniform guess. Columns 6
-/// and 7 (seven-card deals) repeat column 5.
+/// log-likelihood per unknown card of −2.998, against −3.322 for the uniform guess. (Those hard
+/// bots called by [`crate::hard::CallRule::ORIGINAL`]; refitted on today's hard bots the table
+/// moves by at most 0.06 per cell.) Columns 6 and 7 (seven-card deals) repeat column 5.
 pub const LEAN: [[f64; LEAN_CARDS]; LEAN_THROWS] = [
     [0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00],
     [0.00, 0.00, 0.00, 0.00, 0.04, 0.10, 0.10, 0.10],
