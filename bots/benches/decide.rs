@@ -1,23 +1,31 @@
-//! How long the hard bot takes to decide.
+//! How long the hard and expert bots take to decide.
 //!
-//! Collects the hard bot's decision points from seeded standard matches of four hard bots, then
-//! times `choose` on them: criterion reports the mean over the set, and a plain timing loop
-//! afterwards prints the median and the 99th percentile of single decisions.
+//! Collects decision points from seeded matches of each preset (two hard and two expert bots),
+//! then times each bot's `choose` on them: criterion reports the mean over the set, and a plain
+//! timing loop afterwards prints the median and the 99th percentile of single decisions, and
+//! checks the expert's p99 against its 50 ms budget (with a 20% tolerance for a loaded machine).
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::Criterion;
-use dhumbal_bots::{Bot, HardBot, new_bot};
+use dhumbal_bots::{Bot, new_bot};
 use dhumbal_engine::{Difficulty, Game, Phase, Preset, SeatView, Settings};
 
-/// Every view a hard bot decided from in `matches` seeded matches of `settings`.
+/// The bots timed, by difficulty.
+const TIMED: [Difficulty; 2] = [Difficulty::Hard, Difficulty::Expert];
+
+/// The expert's decision-time budget, in microseconds.
+const EXPERT_BUDGET_US: f64 = 50_000.0;
+
+/// Every view a bot decided from in `matches` seeded matches of `settings` (hard and expert
+/// bots alternating round the table).
 fn decision_points(settings: &Settings, matches: u8) -> Vec<SeatView> {
     let mut views = Vec::new();
     for m in 0..matches {
         let mut game = Game::new(settings.clone(), [m; 32]).expect("a valid preset");
         let mut bots: Vec<Box<dyn Bot>> = (0..settings.players)
-            .map(|s| new_bot(Difficulty::Hard, u64::from(s)))
+            .map(|s| new_bot(TIMED[usize::from(s) % 2], u64::from(s)))
             .collect();
         while !game.is_over() {
             if game.phase() == Phase::RoundOver {
@@ -28,7 +36,11 @@ fn decision_points(settings: &Settings, matches: u8) -> Vec<SeatView> {
             let view = game.view(seat);
             let action = bots[seat].choose(&view);
             views.push(view);
-            game.apply(seat, action).expect("bots play legally");
+            for event in game.apply(seat, action).expect("bots play legally") {
+                for bot in &mut bots {
+                    bot.observe(&event);
+                }
+            }
         }
     }
     views
@@ -37,14 +49,19 @@ fn decision_points(settings: &Settings, matches: u8) -> Vec<SeatView> {
 fn decide(c: &mut Criterion) {
     for preset in Preset::ALL {
         let views = decision_points(&preset.settings(), 8);
-        let mut bot = HardBot::new(0);
-        let mut i = 0;
-        c.bench_function(&format!("hard_choose_{}", preset.name()), |b| {
-            b.iter(|| {
-                i = (i + 1) % views.len();
-                black_box(bot.choose(black_box(&views[i])))
-            })
-        });
+        for difficulty in TIMED {
+            let mut bot = new_bot(difficulty, 0);
+            let mut i = 0;
+            c.bench_function(
+                &format!("{}_choose_{}", difficulty.name(), preset.name()),
+                |b| {
+                    b.iter(|| {
+                        i = (i + 1) % views.len();
+                        black_box(bot.choose(black_box(&views[i])))
+                    })
+                },
+            );
+        }
     }
 }
 
@@ -52,25 +69,36 @@ fn decide(c: &mut Criterion) {
 fn percentiles() {
     for preset in Preset::ALL {
         let views = decision_points(&preset.settings(), 30);
-        let mut bot = HardBot::new(0);
-        let mut times: Vec<f64> = Vec::with_capacity(views.len() * 5);
-        for _ in 0..5 {
-            for view in &views {
-                let start = Instant::now();
-                black_box(bot.choose(black_box(view)));
-                times.push(start.elapsed().as_secs_f64() * 1e6);
+        for difficulty in TIMED {
+            // A fresh bot per view: it rebuilds its memory from the view's log, the slow path.
+            let mut times: Vec<f64> = Vec::with_capacity(views.len() * 5);
+            for _ in 0..5 {
+                for view in &views {
+                    let mut bot = new_bot(difficulty, 0);
+                    let start = Instant::now();
+                    black_box(bot.choose(black_box(view)));
+                    times.push(start.elapsed().as_secs_f64() * 1e6);
+                }
+            }
+            times.sort_by(f64::total_cmp);
+            let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+            println!(
+                "{} bot decision, {}: {} decisions, median {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+                difficulty.name(),
+                preset.name(),
+                times.len(),
+                at(0.5),
+                at(0.99),
+                at(1.0)
+            );
+            if difficulty == Difficulty::Expert {
+                assert!(
+                    at(0.99) <= EXPERT_BUDGET_US * 1.2,
+                    "the expert's p99 ({:.0} µs) is over its budget",
+                    at(0.99)
+                );
             }
         }
-        times.sort_by(f64::total_cmp);
-        let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
-        println!(
-            "hard bot decision, {}: {} decisions, median {:.1} µs, p99 {:.1} µs, max {:.1} µs",
-            preset.name(),
-            times.len(),
-            at(0.5),
-            at(0.99),
-            at(1.0)
-        );
     }
 }
 

@@ -4,10 +4,19 @@
 //! on several threads, rotating the entries round the table so that no entry keeps a seat: match
 //! `g` puts entry `i` in seat `(i + g) mod n`, and the `n` matches of one rotation share one deal
 //! seed, so every entry plays every seat's cards of the same deals (duplicate play, which also
-//! narrows the confidence intervals). [`Summary`] holds what the `arena` binary prints.
+//! narrows the confidence intervals). [`Summary`] holds what the `arena` binary prints: per
+//! entry the mean score per round, the same per seat (counted from the dealer's left, since seats
+//! differ), calls and how often they were caught, and how long each decision took;
+//! [`Summary::margin`] compares two groups of entries with a paired confidence interval.
+//!
+//! Identical deterministic bots rotated over the same deals come out exactly equal, which proves
+//! nothing: compare different bots, interleaved (`expert,hard,hard,hard` or
+//! `hard,hard,expert,expert`), and read the per-seat figures. [`run_with`] builds the bots with
+//! any factory, so a variant of a bot can be measured without becoming a difficulty.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use dhumbal_engine::{Difficulty, Ending, Game, Phase, RuleError, Scoring, Seed, Settings};
 use rand::{RngCore, SeedableRng};
@@ -55,6 +64,16 @@ impl std::error::Error for MatchError {}
 /// Plays `game` to its end with `bots[seat]` playing each seat, telling every bot every public
 /// event (the opening deal included) and asking each only for its own turns.
 pub fn play_out(game: &mut Game, bots: &mut [Box<dyn Bot>]) -> Result<(), MatchError> {
+    play_out_timed(game, bots, &mut [])
+}
+
+/// [`play_out`], adding how long each decision of seat `s` took, in microseconds, to
+/// `times[s]` (seats beyond `times` are not timed).
+pub fn play_out_timed(
+    game: &mut Game,
+    bots: &mut [Box<dyn Bot>],
+    times: &mut [Vec<f32>],
+) -> Result<(), MatchError> {
     for event in game.log() {
         for bot in bots.iter_mut() {
             bot.observe(event);
@@ -74,7 +93,12 @@ pub fn play_out(game: &mut Game, bots: &mut [Box<dyn Bot>]) -> Result<(), MatchE
             continue;
         }
         let seat = game.turn();
-        let action = bots[seat].choose(&game.view(seat));
+        let view = game.view(seat);
+        let started = Instant::now();
+        let action = bots[seat].choose(&view);
+        if let Some(times) = times.get_mut(seat) {
+            times.push(started.elapsed().as_secs_f32() * 1e6);
+        }
         let events = game
             .apply(seat, action.clone())
             .map_err(|error| MatchError::Refused {
@@ -136,6 +160,11 @@ pub struct Tally {
     pub calls: u64,
     /// Calls it made and was caught on.
     pub caught: u64,
+    /// Per seat counted from the dealer's left (0 is the dealer's left, `n - 1` the dealer):
+    /// (rounds, score).
+    pub by_seat: Vec<(u64, f64)>,
+    /// How long each of its decisions took, in microseconds (unordered).
+    pub decision_us: Vec<f32>,
 }
 
 impl Tally {
@@ -161,6 +190,24 @@ impl Tally {
         1.96 * (ss / (n * (n - 1.0))).sqrt()
     }
 
+    /// The mean score per round in seat `k` from the dealer's left, if it sat there.
+    pub fn seat_mean(&self, k: usize) -> Option<f64> {
+        self.by_seat
+            .get(k)
+            .filter(|(r, _)| *r > 0)
+            .map(|&(r, s)| s / r as f64)
+    }
+
+    /// The `q` quantile (0 to 1) of its decision times, in microseconds (0 with none).
+    pub fn decision_quantile(&self, q: f64) -> f64 {
+        if self.decision_us.is_empty() {
+            return 0.0;
+        }
+        let mut sorted = self.decision_us.clone();
+        sorted.sort_by(f32::total_cmp);
+        f64::from(sorted[((sorted.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize])
+    }
+
     /// The share of matches it won.
     pub fn win_rate(&self) -> f64 {
         self.wins / self.matches.max(1) as f64
@@ -174,6 +221,14 @@ impl Tally {
         self.wins += other.wins;
         self.calls += other.calls;
         self.caught += other.caught;
+        if self.by_seat.len() < other.by_seat.len() {
+            self.by_seat.resize(other.by_seat.len(), (0, 0.0));
+        }
+        for (sum, part) in self.by_seat.iter_mut().zip(other.by_seat) {
+            sum.0 += part.0;
+            sum.1 += part.1;
+        }
+        self.decision_us.extend(other.decision_us);
     }
 }
 
@@ -190,6 +245,42 @@ pub struct Summary {
     pub throw_cap_rounds: u64,
 }
 
+impl Summary {
+    /// The mean score per round of the entries in `a` less that of the entries in `b`, with the
+    /// half-width of its 95% confidence interval. Matches are the units: every entry played the
+    /// same matches, so the difference is taken within each match (paired), which removes the
+    /// deals' luck.
+    pub fn margin(&self, a: &[usize], b: &[usize]) -> (f64, f64) {
+        let pooled = |group: &[usize]| {
+            let matches = self.tallies.first().map_or(0, |t| t.per_match.len());
+            let per_match: Vec<(f64, f64)> = (0..matches)
+                .map(|g| {
+                    group.iter().fold((0.0, 0.0), |(r, s), &e| {
+                        let (er, es) = self.tallies[e].per_match[g];
+                        (r + er, s + es)
+                    })
+                })
+                .collect();
+            let rounds: f64 = per_match.iter().map(|p| p.0).sum();
+            let score: f64 = per_match.iter().map(|p| p.1).sum();
+            (per_match, score / rounds.max(1.0), rounds)
+        };
+        let (pa, ma, ra) = pooled(a);
+        let (pb, mb, rb) = pooled(b);
+        let n = pa.len() as f64;
+        if n < 2.0 {
+            return (ma - mb, f64::INFINITY);
+        }
+        let (ra, rb) = (ra / n, rb / n);
+        let ss: f64 = pa
+            .iter()
+            .zip(&pb)
+            .map(|(&(r1, s1), &(r2, s2))| ((s1 - ma * r1) / ra - (s2 - mb * r2) / rb).powi(2))
+            .sum();
+        (ma - mb, 1.96 * (ss / (n * (n - 1.0))).sqrt())
+    }
+}
+
 /// A 32-byte seed drawn from `(seed, a, b)`.
 fn derive(seed: u64, a: u64, b: u64) -> Seed {
     let mut key = [0u8; 32];
@@ -201,8 +292,13 @@ fn derive(seed: u64, a: u64, b: u64) -> Seed {
     out
 }
 
-/// Plays match `g` of `config` and adds it to `summary`.
-fn play_one(config: &Config, g: u64, summary: &mut Summary) -> Result<(), MatchError> {
+/// Plays match `g` of `config` with bots from `make(entry, seed)` and adds it to `summary`.
+fn play_one(
+    config: &Config,
+    make: &(impl Fn(usize, u64) -> Box<dyn Bot> + Sync),
+    g: u64,
+    summary: &mut Summary,
+) -> Result<(), MatchError> {
     let n = config.entries.len();
     let rotation = (g % n as u64) as usize;
     let deal_seed = derive(config.seed, g / n as u64, 0);
@@ -216,10 +312,15 @@ fn play_one(config: &Config, g: u64, summary: &mut Summary) -> Result<(), MatchE
                     .try_into()
                     .expect("8 bytes"),
             );
-            new_bot(config.entries[entry], bot_seed)
+            make(entry, bot_seed)
         })
         .collect();
-    let game = play_match(&config.settings, deal_seed, &mut bots)?;
+    let mut game = Game::new(config.settings.clone(), deal_seed).map_err(MatchError::Settings)?;
+    let mut times = vec![Vec::new(); n];
+    play_out_timed(&mut game, &mut bots, &mut times)?;
+    for (seat, times) in times.into_iter().enumerate() {
+        summary.tallies[entry_at(seat)].decision_us.extend(times);
+    }
     let sign = match config.settings.scoring {
         Scoring::Settlement => 1.0,
         Scoring::Cumulative => -1.0,
@@ -235,6 +336,12 @@ fn play_one(config: &Config, g: u64, summary: &mut Summary) -> Result<(), MatchE
             tally.rounds += 1;
             let score = sign * result.paid[seat] as f64;
             tally.score += score;
+            let from_left = (seat + n - result.dealer - 1) % n;
+            if tally.by_seat.len() < n {
+                tally.by_seat.resize(n, (0, 0.0));
+            }
+            tally.by_seat[from_left].0 += 1;
+            tally.by_seat[from_left].1 += score;
             per_entry[entry_at(seat)].0 += 1.0;
             per_entry[entry_at(seat)].1 += score;
         }
@@ -262,6 +369,20 @@ fn play_one(config: &Config, g: u64, summary: &mut Summary) -> Result<(), MatchE
 /// Plays `config.games` matches on `config.threads` threads, calling `progress` with the number
 /// of matches finished after each one.
 pub fn run(config: &Config, progress: impl Fn(u64) + Sync) -> Result<Summary, MatchError> {
+    run_with(
+        config,
+        |entry, seed| new_bot(config.entries[entry], seed),
+        progress,
+    )
+}
+
+/// [`run`] with the bots built by `make(entry, seed)` instead of from [`Config::entries`]
+/// (whose length still gives the number of seats): for measuring variants of a bot.
+pub fn run_with(
+    config: &Config,
+    make: impl Fn(usize, u64) -> Box<dyn Bot> + Sync,
+    progress: impl Fn(u64) + Sync,
+) -> Result<Summary, MatchError> {
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let total = Mutex::new(Summary {
@@ -281,7 +402,7 @@ pub fn run(config: &Config, progress: impl Fn(u64) + Sync) -> Result<Summary, Ma
                     if g >= config.games || failure.lock().expect("no panics").is_some() {
                         break;
                     }
-                    if let Err(e) = play_one(config, g, &mut local) {
+                    if let Err(e) = play_one(config, &make, g, &mut local) {
                         *failure.lock().expect("no panics") = Some(e);
                         break;
                     }

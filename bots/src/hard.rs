@@ -9,12 +9,15 @@
 //!   draw-then-throw: every possible blind card weighed by its chance, then the best throw;
 //!   throw-then-draw: the best throw, then an average draw — or, if it is low enough to call on,
 //!   by its total less a bonus. Every draw and every throw is chosen to make that judgement best.
-//! - Calling: only at least [`CALL_MARGIN`] under the limit, and only when the estimate says it
-//!   is very likely strictly lighter than every opponent. Each opponent's hand is its known
-//!   cards plus, for each unknown card, a card from the unseen ones, weighted towards low cards
-//!   the longer that opponent has been throwing its heavy ones. A short-handed opponent therefore
+//! - Calling: only at least [`CALL_MARGIN`] under the limit (less at a limit under 4, so that it
+//!   still calls at limits of 0 to 3), and only when it is very likely strictly lighter than
+//!   every opponent. That chance comes from the fitted [`Belief`] ([`crate::belief`]): each
+//!   opponent's hand is its known cards plus unknown cards from the unseen ones, leaning towards
+//!   low cards the longer it has thrown and the fewer it holds. A short-handed opponent therefore
 //!   holds it back. At a table with no limit it decides for itself from the same estimate: it
 //!   considers totals up to [`OPEN_TABLE_CALL_AT`] and calls at [`OPEN_TABLE_CALL_CONFIDENCE`].
+//!   [`CallRule`] gathers these numbers; [`CallRule::ORIGINAL`] is the rule before issue #19
+//!   (its own lean capped at 0.2, and no call at limits under 2).
 //! - Throwing: the card that lands where the next player may take it is the one least useful to
 //!   that player (not a rank it is known to collect, not a low card or a joker).
 //! - Taking from the pile tells the table a card it holds, so a pile card must beat the blind
@@ -26,6 +29,7 @@ use dhumbal_engine::{
 };
 
 use crate::Bot;
+use crate::belief::Belief;
 use crate::groups::{best_shed, legal_groups, total, value};
 use crate::memory::Memory;
 use crate::turn::{Step, draw, next_player, opponents, pickable_after_throw, step};
@@ -33,7 +37,7 @@ use crate::turn::{Step, draw, next_player, opponents, pickable_after_throw, step
 /// How far under the limit the hard bot must be before it calls.
 pub const CALL_MARGIN: u32 = 2;
 /// How sure the hard bot must be that it is strictly the lightest before it calls.
-pub const CALL_CONFIDENCE: f64 = 0.85;
+pub const CALL_CONFIDENCE: f64 = 0.65;
 /// How sure it must be at a throw-then-draw table (measured in the arena: there, waiting for
 /// [`CALL_CONFIDENCE`] lets the others get light first and costs more than it saves).
 pub const THROW_FIRST_CALL_CONFIDENCE: f64 = 0.6;
@@ -56,15 +60,86 @@ const LOW_LEAN_PER_THROW: f64 = 0.04;
 /// The most an opponent's unknown cards lean low.
 const LOW_LEAN_CAP: f64 = 0.2;
 
+/// When the hard bot calls: the constants above, gathered so that the arena can measure
+/// variants ([`HardBot::with_rule`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CallRule {
+    /// How far under the limit it must be ([`CALL_MARGIN`]); never more than half the limit,
+    /// so that it still calls at a limit of 0 to 3.
+    pub margin: u32,
+    /// How sure it must be at a draw-then-throw table ([`CALL_CONFIDENCE`]).
+    pub confidence: f64,
+    /// How sure it must be at a throw-then-draw table ([`THROW_FIRST_CALL_CONFIDENCE`]).
+    pub throw_first_confidence: f64,
+    /// How sure it must be at a table with no limit ([`OPEN_TABLE_CALL_CONFIDENCE`]).
+    pub open_confidence: f64,
+    /// The highest total it calls on at a table with no limit ([`OPEN_TABLE_CALL_AT`]).
+    pub open_at: u32,
+    /// Whether it judges its chance of being the lightest with the fitted [`Belief`] (true) or
+    /// with its own older estimate (false, [`CallRule::ORIGINAL`]).
+    pub fitted_belief: bool,
+    /// Whether, at a limit under twice the margin, it calls with a smaller margin (true) or
+    /// never calls (false, the rule before it was tuned, [`CallRule::ORIGINAL`]).
+    pub low_limits: bool,
+}
+
+impl Default for CallRule {
+    fn default() -> CallRule {
+        CallRule {
+            margin: CALL_MARGIN,
+            confidence: CALL_CONFIDENCE,
+            throw_first_confidence: THROW_FIRST_CALL_CONFIDENCE,
+            open_confidence: OPEN_TABLE_CALL_CONFIDENCE,
+            open_at: OPEN_TABLE_CALL_AT,
+            low_limits: true,
+            fitted_belief: true,
+        }
+    }
+}
+
+impl CallRule {
+    /// The rule before the arena tuning of issue #19 (for measuring against it).
+    pub const ORIGINAL: CallRule = CallRule {
+        margin: 2,
+        confidence: 0.85,
+        throw_first_confidence: 0.6,
+        open_confidence: 0.55,
+        open_at: 9,
+        low_limits: false,
+        fitted_belief: false,
+    };
+
+    /// The highest total it calls on at this table, if it calls at all.
+    pub fn call_at(&self, settings: &Settings) -> Option<u32> {
+        match settings.call_limit {
+            Some(limit) if self.low_limits => Some(limit - self.margin.min(limit / 2)),
+            Some(limit) => limit.checked_sub(self.margin),
+            None => Some(self.open_at),
+        }
+    }
+
+    /// How sure it must be that it is the lightest before it calls at this table.
+    pub fn confidence(&self, settings: &Settings) -> f64 {
+        match (settings.call_limit, settings.turn_order) {
+            (None, _) => self.open_confidence,
+            (Some(_), TurnOrder::DrawThenThrow) => self.confidence,
+            (Some(_), TurnOrder::ThrowThenDraw) => self.throw_first_confidence,
+        }
+    }
+}
+
 /// The hard bot. See the [module documentation](self).
 #[derive(Clone, Debug, Default)]
 pub struct HardBot {
     /// Every public fact of the round.
     memory: Memory,
+    /// When it calls.
+    rule: CallRule,
 }
 
-/// What the hard bot knows when it judges hands during one decision.
-struct Judge<'a> {
+/// What the hard bot knows when it judges hands during one decision (the expert bot judges its
+/// draws and throws with it too).
+pub(crate) struct Judge<'a> {
     settings: &'a Settings,
     /// The next blind card, by class (a representative card and its chance).
     draws: Vec<(Card, f64)>,
@@ -77,7 +152,12 @@ struct Judge<'a> {
 }
 
 impl Judge<'_> {
-    fn new<'a>(view: &'a SeatView, memory: &Memory) -> Judge<'a> {
+    /// A judge that counts a hand of at most `call_at` as one it can call on.
+    pub(crate) fn with_call_at<'a>(
+        view: &'a SeatView,
+        memory: &Memory,
+        call_at: Option<u32>,
+    ) -> Judge<'a> {
         let settings = &view.settings;
         let unseen = memory.unseen(view);
         let unseen = if unseen.is_empty() {
@@ -109,7 +189,7 @@ impl Judge<'_> {
             settings,
             draws,
             mean_draw,
-            call_at: call_at(settings),
+            call_at,
             next_known: memory.held(next_player(view)).to_vec(),
         }
     }
@@ -276,14 +356,6 @@ impl Judge<'_> {
     }
 }
 
-/// The highest total the hard bot calls on at this table, if it may call at all.
-fn call_at(settings: &Settings) -> Option<u32> {
-    match settings.call_limit {
-        Some(limit) => limit.checked_sub(CALL_MARGIN),
-        None => Some(OPEN_TABLE_CALL_AT),
-    }
-}
-
 impl HardBot {
     /// A hard bot. It makes no random choices, so the seed does not change its play; it is taken
     /// for symmetry with the other difficulties.
@@ -291,8 +363,19 @@ impl HardBot {
         HardBot::default()
     }
 
+    /// A hard bot that calls by `rule` instead of the default one.
+    pub fn with_rule(rule: CallRule) -> HardBot {
+        HardBot {
+            rule,
+            ..HardBot::default()
+        }
+    }
+
     /// The chance that every opponent's hand is strictly heavier than `mine`.
     pub fn chance_lightest(&self, view: &SeatView, mine: u32) -> f64 {
+        if self.rule.fitted_belief {
+            return Belief::new(view, &self.memory).chance_lightest(mine);
+        }
         let settings = &view.settings;
         let unseen = self.memory.unseen(view);
         let mut chance = 1.0;
@@ -312,14 +395,10 @@ impl HardBot {
     }
 
     fn wants_call(&self, view: &SeatView) -> bool {
-        let Some(at) = call_at(&view.settings) else {
+        let Some(at) = self.rule.call_at(&view.settings) else {
             return false;
         };
-        let confidence = match (view.settings.call_limit, view.settings.turn_order) {
-            (None, _) => OPEN_TABLE_CALL_CONFIDENCE,
-            (Some(_), TurnOrder::DrawThenThrow) => CALL_CONFIDENCE,
-            (Some(_), TurnOrder::ThrowThenDraw) => THROW_FIRST_CALL_CONFIDENCE,
-        };
+        let confidence = self.rule.confidence(&view.settings);
         view.can_call
             && view.hand_total <= at
             && self.chance_lightest(view, view.hand_total) >= confidence
@@ -384,40 +463,49 @@ impl Bot for HardBot {
         if matches!(step, Step::CallOrDraw | Step::CallOrThrow) && self.wants_call(view) {
             return Action::Call;
         }
-        let judge = Judge::new(view, &self.memory);
-        match step {
-            Step::CallOrDraw | Step::Draw => {
-                let stock = crate::turn::stock_drawable(view) || view.takeable.is_empty();
-                let pile = if view.hand.is_empty() && step == Step::CallOrDraw {
-                    &[][..]
-                } else {
-                    &view.takeable[..]
-                };
-                let (card, _) = judge.draw_choice(&view.hand, pile, stock);
-                draw(view, card)
+        let call_at = self.rule.call_at(&view.settings);
+        play(
+            view,
+            step,
+            &Judge::with_call_at(view, &self.memory, call_at),
+        )
+    }
+}
+
+/// The draw or throw `judge` finds best for `view` at `step` (never a call).
+pub(crate) fn play(view: &SeatView, step: Step, judge: &Judge<'_>) -> Action {
+    match step {
+        Step::CallOrDraw | Step::Draw => {
+            let stock = crate::turn::stock_drawable(view) || view.takeable.is_empty();
+            let pile = if view.hand.is_empty() && step == Step::CallOrDraw {
+                &[][..]
+            } else {
+                &view.takeable[..]
+            };
+            let (card, _) = judge.draw_choice(&view.hand, pile, stock);
+            draw(view, card)
+        }
+        Step::Throw => Action::Throw {
+            cards: judge.best_throw(&view.hand, view.barred).0,
+        },
+        Step::CallOrThrow => {
+            let pickable = pickable_after_throw(&view.settings, &view.top_throw);
+            let mut best: Option<(Vec<Card>, f64)> = None;
+            for group in legal_groups(&view.hand, None, &view.settings) {
+                let rest: Vec<Card> = view
+                    .hand
+                    .iter()
+                    .copied()
+                    .filter(|c| !group.contains(c))
+                    .collect();
+                let (ordered, gift) = judge.order(&group);
+                let score = judge.draw_choice(&rest, &pickable, true).1 + gift;
+                if best.as_ref().is_none_or(|(_, s)| score < *s) {
+                    best = Some((ordered, score));
+                }
             }
-            Step::Throw => Action::Throw {
-                cards: judge.best_throw(&view.hand, view.barred).0,
-            },
-            Step::CallOrThrow => {
-                let pickable = pickable_after_throw(&view.settings, &view.top_throw);
-                let mut best: Option<(Vec<Card>, f64)> = None;
-                for group in legal_groups(&view.hand, None, &view.settings) {
-                    let rest: Vec<Card> = view
-                        .hand
-                        .iter()
-                        .copied()
-                        .filter(|c| !group.contains(c))
-                        .collect();
-                    let (ordered, gift) = judge.order(&group);
-                    let score = judge.draw_choice(&rest, &pickable, true).1 + gift;
-                    if best.as_ref().is_none_or(|(_, s)| score < *s) {
-                        best = Some((ordered, score));
-                    }
-                }
-                Action::Throw {
-                    cards: best.expect("a hand can always throw").0,
-                }
+            Action::Throw {
+                cards: best.expect("a hand can always throw").0,
             }
         }
     }
@@ -463,16 +551,16 @@ mod tests {
             ..Preset::Standard.settings()
         };
         let (view, memory) = judge_with_next_holding(settings, "7S");
-        let (ordered, gift) = Judge::new(&view, &memory).order(&run);
+        let (ordered, gift) = Judge::with_call_at(&view, &memory, Some(3)).order(&run);
         assert_eq!(ordered.last().unwrap().to_string(), "6H");
         assert_eq!(gift, 0.0);
         // Yaniv picks up either end: both ends avoid the seven.
         let (view, memory) = judge_with_next_holding(Preset::Yaniv.settings(), "7S");
-        let (ordered, _) = Judge::new(&view, &memory).order(&run);
+        let (ordered, _) = Judge::with_call_at(&view, &memory, Some(3)).order(&run);
         assert_eq!(ordered[1].to_string(), "7H", "{ordered:?}");
         // A single card the next player collects is a gift with a cost.
         let (view, memory) = judge_with_next_holding(Preset::Standard.settings(), "KS");
-        let judge = Judge::new(&view, &memory);
+        let judge = Judge::with_call_at(&view, &memory, Some(3));
         assert!(
             judge.order(&parse_cards("KH").unwrap()).1 > judge.order(&parse_cards("QH").unwrap()).1
         );

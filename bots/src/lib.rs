@@ -14,6 +14,11 @@
 //!   helps, remembers recent pile pick-ups, calls 1 under the limit.
 //! - [`hard`] — [`HardBot`]: counts every card, estimates each opponent's total, looks a turn
 //!   ahead, calls 2 under the limit only when it is very likely the lightest.
+//! - [`expert`] — [`ExpertBot`]: hard's draws and throws; calls when the call's expected value,
+//!   under a calibrated belief about every opponent's hand and the table's real penalty, beats
+//!   holding on; weighs elimination and the last round's standing.
+//! - [`belief`] — [`Belief`]: the distribution of each opponent's hand from public facts (known
+//!   cards, unknown cards that lean low the longer it has thrown), fitted on recorded rounds.
 //! - [`memory`] — [`Memory`]: what the public events tell a seat (cards gone, cards each opponent
 //!   is known to hold, pick-ups), rebuilt from the view's log whenever the events missed some.
 //! - [`groups`] — which groups a hand can throw, and how much a hand can shed in one throw.
@@ -44,7 +49,9 @@
 //! ```
 
 pub mod arena;
+pub mod belief;
 pub mod easy;
+pub mod expert;
 pub mod groups;
 pub mod hard;
 pub mod medium;
@@ -53,7 +60,9 @@ pub mod turn;
 
 use dhumbal_engine::{Action, Difficulty, Event, SeatView};
 
+pub use belief::Belief;
 pub use easy::EasyBot;
+pub use expert::ExpertBot;
 pub use hard::HardBot;
 pub use medium::MediumBot;
 pub use memory::Memory;
@@ -78,5 +87,6 @@ pub fn new_bot(difficulty: Difficulty, seed: u64) -> Box<dyn Bot> {
         Difficulty::Easy => Box::new(EasyBot::new(seed)),
         Difficulty::Medium => Box::new(MediumBot::new(seed)),
         Difficulty::Hard => Box::new(HardBot::new(seed)),
+        Difficulty::Expert => Box::new(ExpertBot::new(seed)),
     }
 }

@@ -3,14 +3,20 @@
 //! the three difficulties call where the table text says they do.
 
 use dhumbal_bots::arena::{MatchError, play_match, play_out};
-use dhumbal_bots::{Bot, EasyBot, HardBot, MediumBot, new_bot};
+use dhumbal_bots::turn::{Step, opponents, step};
+use dhumbal_bots::{Belief, Bot, EasyBot, HardBot, MediumBot, Memory, new_bot};
 use dhumbal_engine::{
     Action, Card, CourtValues, Difficulty, DoublePenalty, Ending, Game, PenaltyMode, Phase, PickUp,
     Preset, Rounds, Scoring, SeatView, Settings, Source, TurnOrder, full_deck, parse_cards,
 };
 use proptest::prelude::*;
 
-const DIFFICULTIES: [Difficulty; 3] = [Difficulty::Easy, Difficulty::Medium, Difficulty::Hard];
+const DIFFICULTIES: [Difficulty; 4] = [
+    Difficulty::Easy,
+    Difficulty::Medium,
+    Difficulty::Hard,
+    Difficulty::Expert,
+];
 
 /// Bots of these difficulties, seeded from `seed`, one per seat.
 fn bots(difficulties: &[Difficulty], seed: u64) -> Vec<Box<dyn Bot>> {
@@ -120,7 +126,8 @@ fn any_seats(players: usize) -> impl Strategy<Value = Vec<Difficulty>> {
         prop_oneof![
             Just(Difficulty::Easy),
             Just(Difficulty::Medium),
-            Just(Difficulty::Hard)
+            Just(Difficulty::Hard),
+            Just(Difficulty::Expert)
         ],
         players,
     )
@@ -288,7 +295,9 @@ fn full_matches_end_for_every_preset() {
         let settings = preset.settings();
         let n = usize::from(settings.players);
         for (k, difficulty) in DIFFICULTIES.iter().enumerate() {
-            let mixed: Vec<Difficulty> = (0..n).map(|i| DIFFICULTIES[(i + k) % 3]).collect();
+            let mixed: Vec<Difficulty> = (0..n)
+                .map(|i| DIFFICULTIES[(i + k) % DIFFICULTIES.len()])
+                .collect();
             for seats in [vec![*difficulty; n], mixed] {
                 for seed in 0..3u8 {
                     let game = play_match(&settings, [seed; 32], &mut bots(&seats, 7)).unwrap();
@@ -353,10 +362,12 @@ fn each_difficulty_calls_where_the_table_text_says() {
     assert!(calls(&mut MediumBot::new(1), &one_under));
     assert!(!calls(&mut HardBot::new(1), &one_under));
     assert!(calls(&mut HardBot::new(1), &two_under));
-    // The hard bot holds back when an opponent is down to one card, which could be an ace.
+    // The hard bot holds back when opponents are down to one card, which could be an ace (at
+    // its tuned 65% confidence one such opponent at the deal is not enough; two are).
     let short = {
         let mut v = two_under.clone();
         v.card_counts[2] = 1;
+        v.card_counts[3] = 1;
         v
     };
     assert!(!calls(&mut HardBot::new(1), &short));
@@ -474,4 +485,97 @@ fn throws_follow_each_difficultys_habits() {
         throw(&mut MediumBot::new(1), &low_pair),
         parse_cards("QD").unwrap()
     );
+}
+
+/// On recorded rounds the belief did not see when it was fitted (other seeds, expert and hard
+/// players mixed), the true unknown cards of every opponent are more likely under the belief than
+/// under the uniform guess, overall and late in the round, where the calls are decided.
+#[test]
+fn the_belief_beats_the_uniform_guess_on_recorded_rounds() {
+    let settings = Preset::Standard.settings();
+    let seats = [
+        Difficulty::Expert,
+        Difficulty::Hard,
+        Difficulty::Expert,
+        Difficulty::Hard,
+    ];
+    // (belief, uniform) log-likelihood sums, and the unknown cards counted: all, and late.
+    let mut all = (0.0, 0.0, 0usize);
+    let mut late = (0.0, 0.0, 0usize);
+    for seed in 100..140u8 {
+        let mut game = Game::new(settings.clone(), [seed; 32]).unwrap();
+        let mut players = bots(&seats, u64::from(seed));
+        let mut memory = Memory::new();
+        while !game.is_over() {
+            if game.phase() == Phase::RoundOver {
+                game.next_round().unwrap();
+                continue;
+            }
+            let seat = game.turn();
+            let view = game.view(seat);
+            if step(&view) == Step::CallOrDraw {
+                memory.sync(&view);
+                let belief = Belief::new(&view, &memory);
+                let uniform = Belief::with_lean(&view, &memory, |_, _| 0.0);
+                for (o, (b, u)) in opponents(&view)
+                    .into_iter()
+                    .zip(belief.opponents.iter().zip(&uniform.opponents))
+                {
+                    assert_eq!(b.seat, o);
+                    let known = memory.held(o);
+                    let unknown: Vec<Card> = game
+                        .hand(o)
+                        .iter()
+                        .copied()
+                        .filter(|c| !known.contains(c))
+                        .collect();
+                    let (lb, lu) = (b.log_likelihood(&unknown), u.log_likelihood(&unknown));
+                    assert!(lb.is_finite() && lu.is_finite());
+                    all = (all.0 + lb, all.1 + lu, all.2 + unknown.len());
+                    if view.throws >= 20 {
+                        late = (late.0 + lb, late.1 + lu, late.2 + unknown.len());
+                    }
+                }
+            }
+            let action = players[seat].choose(&view);
+            for event in game.apply(seat, action).unwrap() {
+                for bot in &mut players {
+                    bot.observe(&event);
+                }
+            }
+        }
+    }
+    assert!(all.2 > 1000 && late.2 > 100, "{all:?} {late:?}");
+    let per_card = |(b, u, n): (f64, f64, usize)| (b / n as f64, u / n as f64);
+    let (b, u) = per_card(all);
+    assert!(b > u + 0.1, "belief {b:.3} against uniform {u:.3} per card");
+    let (b, u) = per_card(late);
+    assert!(
+        b > u + 0.2,
+        "late: belief {b:.3} against uniform {u:.3} per card"
+    );
+}
+
+/// At a call limit of 1 (a lone ace) the expert and the tuned hard bot still call (the hard
+/// bot's old rule never did), so their tables end most rounds by calls, not the throw cap.
+#[test]
+fn experts_and_hard_bots_call_at_the_lowest_limits() {
+    for difficulty in [Difficulty::Expert, Difficulty::Hard] {
+        let settings = Settings {
+            call_limit: Some(1),
+            ..Preset::Standard.settings()
+        };
+        let seats = vec![difficulty; 4];
+        let (mut called, mut rounds) = (0, 0);
+        for seed in 0..6u8 {
+            let game = play_match(&settings, [seed; 32], &mut bots(&seats, 5)).unwrap();
+            rounds += game.results().len();
+            called += game
+                .results()
+                .iter()
+                .filter(|r| matches!(r.ending, Ending::Call { .. }))
+                .count();
+        }
+        assert!(called * 2 >= rounds, "{difficulty:?}: {called} of {rounds}");
+    }
 }

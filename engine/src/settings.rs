@@ -130,15 +130,19 @@ pub enum Difficulty {
     Medium,
     /// Remembers every public fact and calls 2 under the limit when it is very likely lightest.
     Hard,
+    /// Hard's play, plus a model of each opponent's hidden cards and a call weighed by its
+    /// expected value against the table's real penalty.
+    Expert,
 }
 
 impl Difficulty {
-    /// The stable lowercase name: `easy`, `medium`, `hard`.
+    /// The stable lowercase name: `easy`, `medium`, `hard`, `expert`.
     pub fn name(self) -> &'static str {
         match self {
             Difficulty::Easy => "easy",
             Difficulty::Medium => "medium",
             Difficulty::Hard => "hard",
+            Difficulty::Expert => "expert",
         }
     }
 }

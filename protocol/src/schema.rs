@@ -42,6 +42,8 @@ pub(crate) enum Difficulty {
     Medium,
     /// Remembers every public fact, calls 2 under the limit.
     Hard,
+    /// Models each opponent's hidden cards, calls when the call's expected value says so.
+    Expert,
 }
 
 /// A named preset of settings.

@@ -507,7 +507,7 @@ function lobby(room) {
       if (seat.kind === "empty" || seat.kind === "bot") {
         const pick = el("select");
         pick.setAttribute("aria-label", `Bot difficulty for seat ${seat.seat + 1}`);
-        for (const d of ["easy", "medium", "hard"]) {
+        for (const d of ["easy", "medium", "hard", "expert"]) {
           const o = el("option", "", d);
           o.value = d;
           pick.append(o);

@@ -194,7 +194,7 @@ export function settingsForm(container, initial, onChange) {
   c.elimination = select([[OFF, "Off"], ["on", "On"]]);
   c.eliminationAt = number(1, 1000);
   c.scoreReset = select([["false", "Off"], ["true", "On"]]);
-  c.difficulty = select([["easy", "Easy"], ["medium", "Medium"], ["hard", "Hard"]]);
+  c.difficulty = select([["easy", "Easy"], ["medium", "Medium"], ["hard", "Hard"], ["expert", "Expert"]]);
 
   const presetNote = document.createElement("p");
   presetNote.className = "note";

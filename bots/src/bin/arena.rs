@@ -11,7 +11,9 @@
 //! Entries rotate round the table (see [`dhumbal_bots::arena`]). For each entry it prints the
 //! mean Paid per round (mean points per round at cumulative tables, where lower is better) with
 //! a 95% confidence interval, the match win rate, calls made and calls caught; then the rounds
-//! ended by the throw cap and the throughput. `--json` prints one JSON object instead, whose
+//! ended by the throw cap and the throughput; per seat (from the dealer's left) each entry's mean;
+//! each entry's decision time (p50, p99, max); and for every pair of difficulties at the table
+//! the margin of one over the other, paired per match, with its 95% interval. `--json` prints one JSON object instead, whose
 //! `bots` hold one object per entry with `mean_per_round` signed so that higher is better.
 
 use std::io::IsTerminal;
@@ -31,7 +33,7 @@ struct Args {
     /// The table: standard, household or yaniv.
     #[arg(long, default_value = "standard")]
     preset: String,
-    /// The bots, one per seat, comma-separated: easy, medium or hard.
+    /// The bots, one per seat, comma-separated: easy, medium, hard or expert.
     #[arg(long, default_value = "hard,medium,easy,easy")]
     seats: String,
     /// How many matches to play.
@@ -54,9 +56,14 @@ struct Args {
 }
 
 fn difficulty(name: &str) -> Option<Difficulty> {
-    [Difficulty::Easy, Difficulty::Medium, Difficulty::Hard]
-        .into_iter()
-        .find(|d| d.name() == name.trim())
+    [
+        Difficulty::Easy,
+        Difficulty::Medium,
+        Difficulty::Hard,
+        Difficulty::Expert,
+    ]
+    .into_iter()
+    .find(|d| d.name() == name.trim())
 }
 
 /// `settings` with each `key=value` change applied (the value read as JSON).
@@ -89,7 +96,7 @@ fn main() -> ExitCode {
     let entries: Option<Vec<Difficulty>> = args.seats.split(',').map(difficulty).collect();
     let Some(entries) = entries else {
         eprintln!(
-            "--seats takes easy, medium or hard, comma-separated: `{}`",
+            "--seats takes easy, medium, hard or expert, comma-separated: `{}`",
             args.seats
         );
         return ExitCode::FAILURE;
@@ -157,6 +164,23 @@ fn main() -> ExitCode {
             }
         })
         .collect();
+    // Every pair of difficulties present: the first's mean less the second's, paired per match,
+    // signed so that higher is better.
+    let mut kinds: Vec<Difficulty> = Vec::new();
+    for d in &entries {
+        if !kinds.contains(d) {
+            kinds.push(*d);
+        }
+    }
+    let group =
+        |d: Difficulty| -> Vec<usize> { (0..entries.len()).filter(|&i| entries[i] == d).collect() };
+    let mut margins = Vec::new();
+    for (i, &a) in kinds.iter().enumerate() {
+        for &b in &kinds[i + 1..] {
+            let (m, ci) = summary.margin(&group(a), &group(b));
+            margins.push((a.name(), b.name(), m, ci));
+        }
+    }
     if args.json {
         let bots: Vec<_> = entries
             .iter()
@@ -173,6 +197,12 @@ fn main() -> ExitCode {
                     "caught": t.caught,
                     "rounds": t.rounds,
                     "matches": t.matches,
+                    "by_seat_from_dealers_left": (0..entries.len())
+                        .map(|k| t.seat_mean(k))
+                        .collect::<Vec<_>>(),
+                    "decision_us_p50": t.decision_quantile(0.5),
+                    "decision_us_p99": t.decision_quantile(0.99),
+                    "decision_us_max": t.decision_quantile(1.0),
                 })
             })
             .collect();
@@ -188,10 +218,15 @@ fn main() -> ExitCode {
             "threads": config.threads,
             "scoring": if cumulative { "cumulative" } else { "settlement" },
             "bots": bots,
+            "margins": margins
+                .iter()
+                .map(|(a, b, m, ci)| json!({"better": a, "than": b, "margin": m, "ci95": ci}))
+                .collect::<Vec<_>>(),
         });
         println!("{out}");
         return ExitCode::SUCCESS;
     }
+    let sign = if cumulative { -1.0 } else { 1.0 };
     let what = if cumulative {
         "mean points/round (lower is better)"
     } else {
@@ -209,7 +244,6 @@ fn main() -> ExitCode {
         "bot", what, "win rate", "calls", "caught"
     );
     for (name, t) in names.iter().zip(&summary.tallies) {
-        let sign = if cumulative { -1.0 } else { 1.0 };
         println!(
             "{:<10} {:>29.3} ± {:<6.3} {:>8.1}% {:>8} {:>8}",
             name,
@@ -218,6 +252,42 @@ fn main() -> ExitCode {
             100.0 * t.win_rate(),
             t.calls,
             t.caught
+        );
+    }
+    println!(
+        "per seat from the dealer's left ({}; the last is the dealer):",
+        if cumulative {
+            "points/round"
+        } else {
+            "Paid/round"
+        }
+    );
+    for (name, t) in names.iter().zip(&summary.tallies) {
+        let seats: Vec<String> = (0..entries.len())
+            .map(|k| {
+                t.seat_mean(k)
+                    .map_or("-".into(), |m| format!("{:+.3}", sign * m))
+            })
+            .collect();
+        println!("{:<10} {}", name, seats.join("  "));
+    }
+    println!("decision time (µs):");
+    for (name, t) in names.iter().zip(&summary.tallies) {
+        println!(
+            "{:<10} p50 {:>8.1}  p99 {:>8.1}  max {:>9.1}  ({} decisions)",
+            name,
+            t.decision_quantile(0.5),
+            t.decision_quantile(0.99),
+            t.decision_quantile(1.0),
+            t.decision_us.len()
+        );
+    }
+    for (a, b, m, ci) in &margins {
+        println!(
+            "margin of {a} over {b}: {:+.3} ± {:.3} {} per round (higher is better for {a})",
+            m,
+            ci,
+            if cumulative { "points" } else { "Paid" }
         );
     }
     println!(
@@ -257,6 +327,7 @@ mod tests {
         assert!(with_changes(standard.clone(), &["runs".into()]).is_err());
         assert!(with_changes(standard, &["court=purple".into()]).is_err());
         assert_eq!(difficulty("hard"), Some(Difficulty::Hard));
-        assert_eq!(difficulty("expert"), None);
+        assert_eq!(difficulty("expert"), Some(Difficulty::Expert));
+        assert_eq!(difficulty("master"), None);
     }
 }

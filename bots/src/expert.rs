@@ -1,0 +1,340 @@
+//! The expert bot: hard's play, with a call decided by its expected value against the table's
+//! real penalty, under a calibrated model of each opponent's hidden cards, and aware of the
+//! match standing.
+//!
+//! - Belief: a [`Belief`] over every opponent's hand (its known cards, and unknown cards that
+//!   lean low the longer it has thrown and the fewer it holds, fitted offline on recorded
+//!   rounds).
+//! - Calling: the call is worth `p × G − caught` where `p` is the chance every opponent is
+//!   heavier, `G` what they hold when they are (what a right call collects at a settlement table;
+//!   nothing at a cumulative table, where a right call only spares the caller), and `caught` the
+//!   expected charge of a caught call — the table's penalty, the double penalty when an opponent
+//!   may be far lighter, the hand on top where the penalty is added to it. Not calling is worth
+//!   `hold`, which [`ExpertParams`] sets (fitted in the arena); it calls when the call is worth
+//!   more, at any total the table allows, so it also calls at limits of 0 and 1. At a table with
+//!   no limit it weighs only totals up to [`ExpertParams::open_call_at`], and at a cumulative
+//!   one it also wants [`ExpertParams::min_lightest`].
+//! - Standing: at a cumulative table, a caught call that would put it out of the match costs
+//!   [`ExpertParams::elimination_cost`] more; a right call that would put an opponent out is worth
+//!   [`ExpertParams::eliminate_bonus`] more. On the last round of a settlement match it plays for
+//!   place: leading, it wants more before it risks the penalty; trailing, less.
+//! - Draws and throws: hard's one-turn look-ahead ([`crate::hard`]), which counts a hand as
+//!   callable up to the total where the call would usually be worth it.
+//!
+//! Every decision is a fixed amount of arithmetic on the view (no sampling, no clock), so the bot
+//! is deterministic, and it decides in microseconds (see the arena's decision times and
+//! `cargo bench -p dhumbal-bots --bench decide`). It does not search: sampling the hidden hands
+//! and playing them out was not built (the README's bots section says why, and what was
+//! measured instead).
+
+use dhumbal_engine::{Action, Difficulty, Event, PenaltyMode, Rounds, Scoring, SeatView, Settings};
+
+use crate::Bot;
+use crate::belief::Belief;
+use crate::hard::{Judge, play};
+use crate::memory::Memory;
+use crate::turn::{Step, me, step};
+
+/// The expert bot's tunable numbers. [`ExpertParams::default`] holds the values measured best in
+/// the arena.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ExpertParams {
+    /// What holding on is worth at a settlement table, in points: it calls when the call's
+    /// expected value exceeds this.
+    pub hold: f64,
+    /// At a cumulative table, what not calling costs per point of its hand: it calls when the
+    /// expected charge of a caught call is below this times its total, plus [`Self::hold_flat`].
+    pub hold_per_point: f64,
+    /// At a cumulative table, a flat part of what not calling costs.
+    pub hold_flat: f64,
+    /// How far under the limit a hand must be for the draw and throw look-ahead to count it as
+    /// callable.
+    pub plan_margin: u32,
+    /// At a table with no limit, the highest total the look-ahead counts as callable.
+    pub open_plan_at: u32,
+    /// At a table with no limit, the highest total it weighs a call on at all (at a cumulative
+    /// table, holding a heavy hand costs far less than the hand: there is time to shed it).
+    pub open_call_at: u32,
+    /// The extra cost, in points, of a caught call that would put it out of the match.
+    pub elimination_cost: f64,
+    /// The extra worth, in points, of each opponent a right call would put out of the match,
+    /// times the chance it does.
+    pub eliminate_bonus: f64,
+    /// At a cumulative table with no limit, the least chance of being the lightest it calls on,
+    /// whatever the expected values say (its estimate of holding on is rough there).
+    pub min_lightest: f64,
+    /// How much the chance that an opponent calls before its next turn lowers what holding on is
+    /// worth at a settlement table (0: not at all; 1: holding is then worth minus its hand).
+    pub threat: f64,
+    /// An opponent is taken to call when its hand is at most this far under the limit (at a
+    /// table with no limit, at most [`Self::open_plan_at`]).
+    pub threat_margin: u32,
+    /// On the last round of a settlement match, how much of its lead over the next seat (or its
+    /// deficit to the leader, negative) is added to [`Self::hold`].
+    pub place_weight: f64,
+}
+
+impl Default for ExpertParams {
+    fn default() -> ExpertParams {
+        ExpertParams {
+            hold: 4.0,
+            hold_per_point: 2.0,
+            hold_flat: 2.0,
+            plan_margin: 1,
+            open_plan_at: 9,
+            open_call_at: 10,
+            elimination_cost: 60.0,
+            eliminate_bonus: 10.0,
+            place_weight: 0.2,
+            min_lightest: 0.55,
+            threat: 0.0,
+            threat_margin: 2,
+        }
+    }
+}
+
+/// The expert bot. See the [module documentation](self).
+#[derive(Clone, Debug, Default)]
+pub struct ExpertBot {
+    /// Every public fact of the round.
+    memory: Memory,
+    /// Its numbers.
+    params: ExpertParams,
+}
+
+/// What a call is worth and what holding on is worth, in points of this seat's score (higher is
+/// better), as the expert bot weighs them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CallValue {
+    /// The chance every opponent is strictly heavier.
+    pub lightest: f64,
+    /// The expected worth of calling now.
+    pub call: f64,
+    /// The expected worth of not calling.
+    pub hold: f64,
+}
+
+impl ExpertBot {
+    /// An expert bot. It makes no random choices, so the seed does not change its play; it is
+    /// taken for symmetry with the other difficulties.
+    pub fn new(_seed: u64) -> ExpertBot {
+        ExpertBot::default()
+    }
+
+    /// An expert bot with other numbers (for measuring variants in the arena).
+    pub fn with_params(params: ExpertParams) -> ExpertBot {
+        ExpertBot {
+            params,
+            ..ExpertBot::default()
+        }
+    }
+
+    /// What calling now and holding on are worth in `view` (whose hand may call).
+    pub fn call_value(&mut self, view: &SeatView) -> CallValue {
+        self.memory.sync(view);
+        let belief = Belief::new(view, &self.memory);
+        call_value(view, &belief, &self.params)
+    }
+
+    /// The highest total the draw and throw look-ahead counts as callable.
+    fn plan_at(&self, settings: &Settings) -> Option<u32> {
+        Some(match settings.call_limit {
+            Some(limit) => limit - self.params.plan_margin.min(limit / 2),
+            None => self.params.open_plan_at,
+        })
+    }
+}
+
+/// The charge of a caught call with `mine` (before the hand, when the penalty is on top).
+fn caught_charge(settings: &Settings, belief: &Belief, mine: u32, lightest: f64) -> f64 {
+    let caught = 1.0 - lightest;
+    let mut charge = caught * f64::from(settings.penalty);
+    if let Some(double) = settings.double_penalty {
+        let far = belief.chance_undercut_by_more_than(mine, double.margin);
+        charge += far * f64::from(double.amount - settings.penalty);
+    }
+    if settings.penalty_mode == PenaltyMode::OnTop {
+        charge += caught * f64::from(mine);
+    }
+    charge
+}
+
+/// Whether `view` is the match's last round (as far as can be known: a fixed number of rounds).
+fn last_round(view: &SeatView) -> bool {
+    match view.settings.rounds {
+        Rounds::Fixed(n) => view.round >= n,
+        Rounds::UntilOneRemains => false,
+    }
+}
+
+/// What calling now and holding on are worth to the seat of `view`, under `belief`.
+fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallValue {
+    let settings = &view.settings;
+    let mine = view.hand_total;
+    let lightest = belief.chance_lightest(mine);
+    let caught = caught_charge(settings, belief, mine, lightest);
+    let seat = me(view);
+    let my_total = view.totals.get(seat).copied().unwrap_or(0);
+    match settings.scoring {
+        Scoring::Settlement => {
+            let collect = lightest * belief.mean_heavier_sum(mine);
+            let mut hold = params.hold;
+            if params.threat > 0.0 {
+                let at = match settings.call_limit {
+                    Some(limit) => limit.saturating_sub(params.threat_margin),
+                    None => params.open_plan_at,
+                };
+                let quiet: f64 = belief
+                    .opponents
+                    .iter()
+                    .map(|o| 1.0 - o.at_most(at))
+                    .product();
+                let threat = params.threat * (1.0 - quiet);
+                hold = (1.0 - threat) * hold - threat * f64::from(mine);
+            }
+            if last_round(view) && params.place_weight != 0.0 {
+                let best_other = (0..view.totals.len())
+                    .filter(|&s| s != seat && !view.eliminated.get(s).copied().unwrap_or(false))
+                    .map(|s| view.totals[s])
+                    .max()
+                    .unwrap_or(my_total);
+                let lead = (my_total - best_other) as f64;
+                hold += params.place_weight * lead.clamp(-50.0, 50.0);
+            }
+            CallValue {
+                lightest,
+                call: collect - caught,
+                hold,
+            }
+        }
+        Scoring::Cumulative => {
+            // Lower totals are better: the worth is minus the points it adds.
+            let mut call = -caught;
+            if let Some(threshold) = settings.elimination {
+                let threshold = i64::from(threshold);
+                let charged = match settings.penalty_mode {
+                    PenaltyMode::Instead => i64::from(settings.penalty),
+                    PenaltyMode::OnTop => i64::from(settings.penalty + mine),
+                };
+                if my_total + charged >= threshold {
+                    call -= (1.0 - lightest) * params.elimination_cost;
+                }
+                for o in &belief.opponents {
+                    let theirs = view.totals.get(o.seat).copied().unwrap_or(0);
+                    let need = threshold - theirs;
+                    if need <= 0 {
+                        continue;
+                    }
+                    // The chance a right call puts it out: heavier than me and at least `need`.
+                    let out: f64 = o
+                        .total
+                        .iter()
+                        .enumerate()
+                        .skip((mine as usize + 1).max(need as usize))
+                        .map(|(_, p)| p)
+                        .sum();
+                    let above = o.above(mine);
+                    if above > 0.0 {
+                        call += lightest * (out / above) * params.eliminate_bonus;
+                    }
+                }
+            }
+            let hold = -(params.hold_per_point * f64::from(mine) + params.hold_flat);
+            CallValue {
+                lightest,
+                call,
+                hold,
+            }
+        }
+    }
+}
+
+impl Bot for ExpertBot {
+    fn difficulty(&self) -> Difficulty {
+        Difficulty::Expert
+    }
+
+    fn observe(&mut self, event: &Event) {
+        self.memory.observe(event);
+    }
+
+    fn choose(&mut self, view: &SeatView) -> Action {
+        self.memory.sync(view);
+        let step = step(view);
+        let weighs =
+            view.settings.call_limit.is_some() || view.hand_total <= self.params.open_call_at;
+        if matches!(step, Step::CallOrDraw | Step::CallOrThrow) && view.can_call && weighs {
+            let belief = Belief::new(view, &self.memory);
+            let value = call_value(view, &belief, &self.params);
+            let sure = view.settings.scoring == Scoring::Settlement
+                || view.settings.call_limit.is_some()
+                || value.lightest >= self.params.min_lightest;
+            if value.call > value.hold && sure {
+                return Action::Call;
+            }
+        }
+        let judge = Judge::with_call_at(view, &self.memory, self.plan_at(&view.settings));
+        play(view, step, &judge)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dhumbal_engine::{Game, Preset};
+
+    #[test]
+    fn a_low_hand_early_is_worth_calling_and_a_heavy_one_is_not() {
+        let game = Game::new(Preset::Standard.settings(), [5; 32]).unwrap();
+        let mut view = game.view(0);
+        let mut bot = ExpertBot::new(0);
+        view.hand_total = 2;
+        let low = bot.call_value(&view);
+        assert!(low.lightest > 0.95, "{low:?}");
+        assert!(low.call > low.hold, "{low:?}");
+        view.hand_total = 5;
+        view.card_counts[2] = 1;
+        let risky = bot.call_value(&view);
+        assert!(risky.lightest < low.lightest);
+        assert!(risky.call < low.call);
+    }
+
+    #[test]
+    fn a_call_that_could_eliminate_it_is_worth_less() {
+        let settings = Preset::Household.settings();
+        let game = Game::new(settings, [6; 32]).unwrap();
+        let mut view = game.view(0);
+        view.hand_total = 6;
+        // Two opponents down to one card: a call is far from safe.
+        view.card_counts[2] = 1;
+        view.card_counts[3] = 1;
+        let mut bot = ExpertBot::new(0);
+        let safe = bot.call_value(&view);
+        assert!(safe.lightest < 0.9, "{safe:?}");
+        // 80 + a caught call's 25 reaches the elimination at 100.
+        view.totals[0] = 80;
+        let at_risk = bot.call_value(&view);
+        assert!(at_risk.call < safe.call - 1.0, "{at_risk:?} {safe:?}");
+        // An opponent near elimination makes a right call worth more.
+        view.totals[0] = 0;
+        view.totals[1] = 95;
+        let eliminating = bot.call_value(&view);
+        assert!(eliminating.call > safe.call, "{eliminating:?} {safe:?}");
+    }
+
+    #[test]
+    fn on_the_last_round_a_leader_holds_back_and_a_trailer_presses() {
+        let game = Game::new(Preset::Standard.settings(), [7; 32]).unwrap();
+        let mut view = game.view(0);
+        view.hand_total = 3;
+        let mut bot = ExpertBot::new(0);
+        let early = bot.call_value(&view);
+        view.round = 3;
+        view.totals = vec![40, -20, -10, -10];
+        let leading = bot.call_value(&view);
+        view.totals = vec![-40, 20, 10, 10];
+        let trailing = bot.call_value(&view);
+        assert!(leading.hold > early.hold && trailing.hold < early.hold);
+        assert_eq!(leading.call, trailing.call);
+    }
+}
