@@ -133,3 +133,133 @@ pub fn spawn(
 pub fn new_core(setup: &Setup, timing: Timing, metrics: Arc<Metrics>) -> RoomCore {
     RoomCore::new(setup, timing, metrics, Instant::now())
 }
+
+#[cfg(test)]
+mod tests {
+    //! The actor around the core: validate, append, then broadcast.
+
+    use super::*;
+    use crate::conn::Outgoing;
+    use crate::room::record::{FORMAT, hash_secret};
+    use crate::store::StoreConfig;
+    use dhumbal_engine::Preset;
+    use dhumbal_protocol::PROTOCOL_VERSION;
+    use std::time::Duration;
+    use tokio_util::sync::CancellationToken;
+
+    const TIMING: Timing = Timing {
+        bot_delay: Duration::ZERO,
+        takeover_after: Duration::from_secs(30),
+        idle_ttl: Duration::from_secs(900),
+        lobby_ttl: Duration::from_secs(7200),
+    };
+
+    fn setup(code: &str) -> Setup {
+        Setup {
+            format: FORMAT,
+            code: code.into(),
+            host_secret_hash: hash_secret("secret"),
+            settings: Preset::Standard.settings(),
+            decks: None,
+        }
+    }
+
+    /// Joins a client, returning whether it joined and what it was sent.
+    async fn join(room: &RoomHandle, conn: ConnId, name: &str) -> (bool, mpsc::Receiver<Outgoing>) {
+        let (queue, outbox) = mpsc::channel(64);
+        let client = ClientTx {
+            queue,
+            kick: CancellationToken::new(),
+        };
+        let (reply, joined) = oneshot::channel();
+        let hello = Hello {
+            protocol: PROTOCOL_VERSION,
+            room: "STOREROOM2".into(),
+            name: name.into(),
+            token: None,
+            spectator: false,
+            host_secret: None,
+        };
+        room.send(Command::Join {
+            conn,
+            hello,
+            id: None,
+            client,
+            token_only: false,
+            reply,
+        })
+        .await;
+        (joined.await.unwrap_or(false), outbox)
+    }
+
+    /// Everything queued for a client, as text (closes as `close <code>`).
+    fn drain(outbox: &mut mpsc::Receiver<Outgoing>) -> Vec<String> {
+        let mut seen = Vec::new();
+        while let Ok(outgoing) = outbox.try_recv() {
+            seen.push(match outgoing {
+                Outgoing::Text(text) => text.to_string(),
+                Outgoing::Close(code, _) => format!("close {code}"),
+            });
+        }
+        seen
+    }
+
+    #[tokio::test]
+    async fn what_is_appended_is_sent_and_what_is_not_never_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = StoreConfig::Sqlite {
+            data_dir: dir.path().to_owned(),
+        };
+        let metrics = Arc::new(Metrics::new());
+        let store = Store::open(&config, Arc::clone(&metrics)).unwrap();
+        let shutdown = Shutdown::new();
+        let log = RoomLog {
+            store: store.clone(),
+            code: "STOREROOM2".into(),
+            seq: 0,
+        };
+        store
+            .create_room("STOREROOM2", record::encode(&setup("STOREROOM2")))
+            .await
+            .unwrap();
+        let room = spawn(
+            new_core(&setup("STOREROOM2"), TIMING, Arc::clone(&metrics)),
+            log,
+            &shutdown,
+            Box::new(|| {}),
+        );
+        // A join is a seat taken: appended, then welcomed.
+        let (joined, mut outbox) = join(&room, 1, "Asha").await;
+        assert!(joined);
+        let sent = drain(&mut outbox);
+        assert!(sent[0].contains(r#""type":"welcome""#), "{sent:?}");
+        let loaded = store.load().unwrap();
+        assert_eq!(loaded.rooms[0].inputs.len(), 1, "the seat is in the log");
+
+        // The log fails (the store is gone): the next join's seat is never announced, and the
+        // room stops, telling its clients why.
+        store.close().await;
+        let (joined, mut second) = join(&room, 2, "Bina").await;
+        assert!(!joined);
+        let sent = drain(&mut second);
+        assert!(
+            sent.iter().all(|m| !m.contains(r#""type":"welcome""#)),
+            "{sent:?}"
+        );
+        let first = drain(&mut outbox);
+        assert!(
+            first.iter().any(|m| m.contains(r#""reason":"internal""#)),
+            "{first:?}"
+        );
+        assert_eq!(first.last().map(String::as_str), Some("close 1011"));
+        assert!(
+            first.iter().all(|m| !m.contains(r#""type":"room""#)),
+            "nobody hears of the seat that was not logged: {first:?}"
+        );
+        shutdown.begin();
+        assert!(
+            shutdown.wait(Duration::from_secs(5)).await,
+            "the room stopped"
+        );
+    }
+}
