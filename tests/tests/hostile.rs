@@ -734,7 +734,8 @@ async fn a_removed_person_stays_out_until_let_back() {
 /// `match_result`, so it had no standings and no seeds.
 #[tokio::test]
 async fn coming_back_after_the_match_brings_its_result() {
-    let server = server(&[]);
+    // The host plays a whole round at machine speed: faster than the rate a person is allowed.
+    let server = server(&["--message-burst", "100000", "--messages-per-sec", "100000"]);
     let settings = Settings {
         players: 2,
         rounds: Rounds::Fixed(1),
