@@ -222,26 +222,9 @@ fn replay(stored: &StoredRoom, timing: Timing, metrics: Arc<Metrics>) -> Result<
 mod tests {
     use super::*;
     use crate::room::record::{FORMAT, Record, hash_secret};
+    use crate::room::testing::{TIMING, setup};
     use crate::store::StoreConfig;
     use dhumbal_engine::{Action, Preset};
-    use std::time::Duration;
-
-    const TIMING: Timing = Timing {
-        bot_delay: Duration::ZERO,
-        takeover_after: Duration::from_secs(30),
-        idle_ttl: Duration::from_secs(900),
-        lobby_ttl: Duration::from_secs(7200),
-    };
-
-    fn setup(code: &str) -> Setup {
-        Setup {
-            format: FORMAT,
-            code: code.into(),
-            host_secret_hash: hash_secret("secret"),
-            settings: Preset::Standard.settings(),
-            decks: None,
-        }
-    }
 
     fn entry(records: Vec<Record>) -> Vec<u8> {
         record::encode(&Entry {
@@ -267,7 +250,10 @@ mod tests {
             token_hash: hash_secret("token"),
         };
         store
-            .create_room("GOODROOM22", record::encode(&setup("GOODROOM22")))
+            .create_room(
+                "GOODROOM22",
+                record::encode(&setup("GOODROOM22", Preset::Standard.settings())),
+            )
             .await
             .unwrap();
         store
@@ -275,7 +261,10 @@ mod tests {
             .await
             .unwrap();
         store
-            .create_room("BADACTION2", record::encode(&setup("BADACTION2")))
+            .create_room(
+                "BADACTION2",
+                record::encode(&setup("BADACTION2", Preset::Standard.settings())),
+            )
             .await
             .unwrap();
         let call = Record::Acted {
@@ -291,7 +280,10 @@ mod tests {
             .await
             .unwrap();
         store
-            .create_room("NEWFORMAT2", record::encode(&setup("NEWFORMAT2")))
+            .create_room(
+                "NEWFORMAT2",
+                record::encode(&setup("NEWFORMAT2", Preset::Standard.settings())),
+            )
             .await
             .unwrap();
         let future = record::encode(&Entry {

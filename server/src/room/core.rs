@@ -1616,6 +1616,7 @@ mod tests {
     //! records that gives the same room.
 
     use super::*;
+    use crate::room::testing::{TIMING, setup};
     use dhumbal_engine::{Preset, Rounds};
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
@@ -1630,23 +1631,6 @@ mod tests {
 
         fn token(&mut self) -> String {
             format!("token-{:x}", self.0.random::<u64>())
-        }
-    }
-
-    const TIMING: Timing = Timing {
-        bot_delay: Duration::from_millis(10),
-        takeover_after: Duration::from_secs(30),
-        idle_ttl: Duration::from_secs(900),
-        lobby_ttl: Duration::from_secs(7200),
-    };
-
-    fn setup(settings: Settings) -> Setup {
-        Setup {
-            format: FORMAT,
-            code: "TESTROOM23".into(),
-            host_secret_hash: hash_secret("secret"),
-            settings,
-            decks: None,
         }
     }
 
@@ -1674,7 +1658,7 @@ mod tests {
     impl Played {
         fn new(settings: Settings, seed: u64) -> Played {
             let now = Instant::now();
-            let setup = setup(settings);
+            let setup = setup("TESTROOM23", settings);
             Played {
                 core: RoomCore::new(&setup, TIMING, Arc::default(), now),
                 setup,
@@ -1952,7 +1936,7 @@ mod tests {
             }],
         )];
         let Err(why) = RoomCore::restore(
-            &setup(Preset::Standard.settings()),
+            &setup("TESTROOM23", Preset::Standard.settings()),
             None,
             bad,
             TIMING,

@@ -15,6 +15,8 @@
 pub mod actor;
 pub mod core;
 pub mod record;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use std::sync::Arc;
 
@@ -140,29 +142,13 @@ mod tests {
 
     use super::*;
     use crate::conn::Outgoing;
-    use crate::room::record::{FORMAT, hash_secret};
+
+    use crate::room::testing::{TIMING, setup};
     use crate::store::StoreConfig;
     use dhumbal_engine::Preset;
     use dhumbal_protocol::PROTOCOL_VERSION;
     use std::time::Duration;
     use tokio_util::sync::CancellationToken;
-
-    const TIMING: Timing = Timing {
-        bot_delay: Duration::ZERO,
-        takeover_after: Duration::from_secs(30),
-        idle_ttl: Duration::from_secs(900),
-        lobby_ttl: Duration::from_secs(7200),
-    };
-
-    fn setup(code: &str) -> Setup {
-        Setup {
-            format: FORMAT,
-            code: code.into(),
-            host_secret_hash: hash_secret("secret"),
-            settings: Preset::Standard.settings(),
-            decks: None,
-        }
-    }
 
     /// Joins a client, returning whether it joined and what it was sent.
     async fn join(room: &RoomHandle, conn: ConnId, name: &str) -> (bool, mpsc::Receiver<Outgoing>) {
@@ -219,11 +205,18 @@ mod tests {
             seq: 0,
         };
         store
-            .create_room("STOREROOM2", record::encode(&setup("STOREROOM2")))
+            .create_room(
+                "STOREROOM2",
+                record::encode(&setup("STOREROOM2", Preset::Standard.settings())),
+            )
             .await
             .unwrap();
         let room = spawn(
-            new_core(&setup("STOREROOM2"), TIMING, Arc::clone(&metrics)),
+            new_core(
+                &setup("STOREROOM2", Preset::Standard.settings()),
+                TIMING,
+                Arc::clone(&metrics),
+            ),
             log,
             &shutdown,
             Box::new(|| {}),
