@@ -38,6 +38,19 @@ pub struct Client {
     pub received: Vec<ServerMessage>,
 }
 
+/// A `hello` to `room` as a new person named `name` (no token, no host secret, seated): change
+/// what a test needs with `..hello(room, name)`.
+pub fn hello(room: &str, name: &str) -> Hello {
+    Hello {
+        protocol: PROTOCOL_VERSION,
+        room: room.into(),
+        name: name.into(),
+        token: None,
+        spectator: false,
+        host_secret: None,
+    }
+}
+
 /// What ended a socket from the server's side.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Closed {

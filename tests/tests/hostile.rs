@@ -14,7 +14,7 @@ use dhumbal_engine::{Preset, Rounds, Settings};
 use dhumbal_protocol::{
     ApiError, CLOSE_GOING_AWAY, CLOSE_NO_HELLO, CLOSE_POLICY_VIOLATION, CLOSE_REMOVED,
     CLOSE_ROOM_EXPIRED, CLOSE_TOO_BIG, ClientMessage, CreateRoom, CreatedRoom, Hello,
-    PROTOCOL_VERSION, ServerMessage, codes,
+    ServerMessage, codes,
 };
 use dhumbal_tests::client::Closed;
 use dhumbal_tests::process::ServerProcess;
@@ -128,12 +128,8 @@ async fn create_room(addr: SocketAddr, from: IpAddr, request: &CreateRoom) -> Cr
 /// A `hello` to `room` as `name`, with a seat token or none.
 fn hello(room: &str, name: &str, token: Option<String>) -> ClientMessage {
     ClientMessage::Hello(Hello {
-        protocol: PROTOCOL_VERSION,
-        room: room.into(),
-        name: name.into(),
         token,
-        spectator: false,
-        host_secret: None,
+        ..dhumbal_tests::client::hello(room, name)
     })
 }
 
@@ -522,7 +518,7 @@ async fn abusive_clients_always_see_their_bye_and_close() {
         spammer
             .send(ClientMessage::Hello(Hello {
                 spectator: true,
-                ..hello_fields(&room.code, &format!("Spam {i}"))
+                ..dhumbal_tests::client::hello(&room.code, &format!("Spam {i}"))
             }))
             .await;
         spammer.expect_welcome().await;
@@ -535,7 +531,7 @@ async fn abusive_clients_always_see_their_bye_and_close() {
         let mut big = Client::connect(server.addr).await;
         big.send(ClientMessage::Hello(Hello {
             spectator: true,
-            ..hello_fields(&room.code, &format!("Big {i}"))
+            ..dhumbal_tests::client::hello(&room.code, &format!("Big {i}"))
         }))
         .await;
         big.expect_welcome().await;
@@ -545,18 +541,6 @@ async fn abusive_clients_always_see_their_bye_and_close() {
         ))
         .await;
         assert_eq!(big.expect_closed().await, Closed::Code(CLOSE_TOO_BIG));
-    }
-}
-
-/// The fields of a `hello` as a new person.
-fn hello_fields(room: &str, name: &str) -> Hello {
-    Hello {
-        protocol: PROTOCOL_VERSION,
-        room: room.into(),
-        name: name.into(),
-        token: None,
-        spectator: false,
-        host_secret: None,
     }
 }
 

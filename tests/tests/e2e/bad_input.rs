@@ -2,24 +2,13 @@
 
 use dhumbal_engine::{Card, Phase, SeatView};
 use dhumbal_protocol::{
-    CLOSE_REPLACED, CLOSE_TOO_BIG, ClientMessage, DrawFrom, Hello, MessageId, PROTOCOL_VERSION,
-    ServerMessage, codes,
+    CLOSE_REPLACED, CLOSE_TOO_BIG, ClientMessage, DrawFrom, Hello, MessageId, ServerMessage, codes,
 };
 use dhumbal_tests::client::Closed;
 use dhumbal_tests::{Client, TestServer};
 
 use crate::common::{room_with, standard_for};
-
-fn hello(room: &str, name: &str) -> Hello {
-    Hello {
-        protocol: PROTOCOL_VERSION,
-        room: room.into(),
-        name: name.into(),
-        token: None,
-        spectator: false,
-        host_secret: None,
-    }
-}
+use dhumbal_tests::client::hello;
 
 /// Takes `client`'s seat back on a new connection and returns the new client and the view it
 /// is given, which shows the game as it is now.

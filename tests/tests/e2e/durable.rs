@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use dhumbal_engine::{Preset, Rounds, Settings};
 use dhumbal_protocol::{
-    CLOSE_SERVICE_RESTART, ClientMessage, CreateRoom, Hello, PROTOCOL_VERSION, ServerMessage, codes,
+    CLOSE_SERVICE_RESTART, ClientMessage, CreateRoom, Hello, ServerMessage, codes,
 };
 use dhumbal_server::Config;
 use dhumbal_server::config::StoreKind;
@@ -44,18 +44,6 @@ async fn play_some(mut client: Client, seed: u64) -> Client {
     }
     assert!(acted > 0, "the client never had a turn");
     client
-}
-
-/// A hello taking a seat back with its token.
-fn back(room: &str, name: &str, token: Option<String>) -> ClientMessage {
-    ClientMessage::Hello(Hello {
-        protocol: PROTOCOL_VERSION,
-        room: room.into(),
-        name: name.into(),
-        token,
-        spectator: false,
-        host_secret: None,
-    })
 }
 
 #[tokio::test]
@@ -103,7 +91,12 @@ async fn a_match_survives_a_restart_in_the_same_seats_with_the_same_views() {
     let mut clients = Vec::new();
     for ((name, token), (view, history)) in ["Asha", "Bina"].into_iter().zip(tokens).zip(before) {
         let mut client = Client::connect(server.addr).await;
-        client.send(back(&room.code, name, token)).await;
+        client
+            .send(ClientMessage::Hello(Hello {
+                token,
+                ..dhumbal_tests::client::hello(&room.code, name)
+            }))
+            .await;
         let welcome = client.expect_welcome().await;
         assert_eq!(welcome.seat, view.seat);
         let restored = client.recv_state_where(|_| true).await;
