@@ -204,7 +204,6 @@ fn any_valid_settings() -> BoxedStrategy<Settings> {
                     difficulty,
                 ),
             )| {
-                let elimination = elimination.filter(|_| cumulative);
                 let double_penalty =
                     double
                         .filter(|_| penalty < 500)
@@ -213,52 +212,26 @@ fn any_valid_settings() -> BoxedStrategy<Settings> {
                             amount: penalty + 1 + amount % (500 - penalty),
                             margin,
                         });
-                let settings = Settings {
+                common::table(common::Drawn {
                     players,
-                    cards: if seven { 7 } else { 5 },
-                    rounds: if until_one && elimination.is_some() {
-                        Rounds::UntilOneRemains
-                    } else {
-                        Rounds::Fixed(rounds)
-                    },
+                    seven,
+                    rounds,
+                    until_one,
                     call_limit,
                     penalty,
-                    penalty_mode: if on_top {
-                        PenaltyMode::OnTop
-                    } else {
-                        PenaltyMode::Instead
-                    },
+                    on_top,
                     double_penalty,
-                    court: [
-                        CourtValues::Tens,
-                        CourtValues::Sequential,
-                        CourtValues::JackZero,
-                    ][court],
+                    court,
                     runs,
                     jokers,
-                    jokers_in_runs: jokers_in_runs && runs && jokers,
-                    turn_order: if throw_first {
-                        TurnOrder::ThrowThenDraw
-                    } else {
-                        TurnOrder::DrawThenThrow
-                    },
-                    pickup: if throw_first {
-                        [PickUp::SingleOnly, PickUp::AnyCard, PickUp::Ends][pickup]
-                    } else {
-                        PickUp::SingleOnly
-                    },
-                    scoring: if cumulative {
-                        Scoring::Cumulative
-                    } else {
-                        Scoring::Settlement
-                    },
+                    jokers_in_runs,
+                    throw_first,
+                    pickup,
+                    cumulative,
                     elimination,
-                    score_reset: score_reset && cumulative,
-                    difficulty: [Difficulty::Easy, Difficulty::Medium, Difficulty::Hard]
-                        [difficulty],
-                };
-                settings.validate().expect("generated settings are valid");
-                settings
+                    score_reset,
+                    difficulty,
+                })
             },
         )
         .boxed()

@@ -7,8 +7,8 @@ mod common;
 
 use common::{Rng, random_action};
 use dhumbal_engine::{
-    Action, Card, CourtValues, DoublePenalty, Event, Game, PenaltyMode, Phase, PickUp, Rounds,
-    RuleError, Scoring, Settings, Source, THROW_CAP, TurnOrder, classify, full_deck,
+    Action, Card, DoublePenalty, Event, Game, Phase, RuleError, Scoring, Settings, Source,
+    THROW_CAP, TurnOrder, classify, full_deck,
 };
 use proptest::prelude::*;
 
@@ -53,55 +53,30 @@ fn any_settings() -> impl Strategy<Value = Settings> {
                     score_reset,
                 ),
             )| {
-                let elimination = elimination.filter(|_| cumulative);
-                let settings = Settings {
+                common::table(common::Drawn {
                     players,
-                    cards: if seven { 7 } else { 5 },
-                    rounds: if until_one && elimination.is_some() {
-                        Rounds::UntilOneRemains
-                    } else {
-                        Rounds::Fixed(rounds)
-                    },
+                    seven,
+                    rounds,
+                    until_one,
                     call_limit,
                     penalty,
-                    penalty_mode: if on_top {
-                        PenaltyMode::OnTop
-                    } else {
-                        PenaltyMode::Instead
-                    },
+                    on_top,
                     double_penalty: double.map(|(extra, margin)| DoublePenalty {
                         amount: penalty + extra,
                         margin,
                     }),
-                    court: [
-                        CourtValues::Tens,
-                        CourtValues::Sequential,
-                        CourtValues::JackZero,
-                    ][court],
+                    court,
                     runs,
                     jokers,
-                    jokers_in_runs: jokers_in_runs && runs && jokers,
-                    turn_order: if throw_first {
-                        TurnOrder::ThrowThenDraw
-                    } else {
-                        TurnOrder::DrawThenThrow
-                    },
-                    pickup: if throw_first {
-                        [PickUp::SingleOnly, PickUp::AnyCard, PickUp::Ends][pickup]
-                    } else {
-                        PickUp::SingleOnly
-                    },
-                    scoring: if cumulative {
-                        Scoring::Cumulative
-                    } else {
-                        Scoring::Settlement
-                    },
+                    jokers_in_runs,
+                    throw_first,
+                    pickup,
+                    cumulative,
                     elimination,
-                    score_reset: score_reset && cumulative,
-                    ..Settings::default()
-                };
-                settings.validate().expect("generated settings are valid");
-                settings
+                    score_reset,
+                    // The table's default.
+                    difficulty: 1,
+                })
             },
         )
 }
