@@ -1,7 +1,9 @@
 //! The game: a deterministic state machine over a match of rounds.
 //!
-//! A [`Game`] is built from validated [`Settings`] and a seed ([`Game::new`]) or explicit deck
-//! orders ([`Game::with_decks`]). It changes only through [`Game::apply`] (a seat's action) and
+//! A [`Game`] is built from validated [`Settings`] and a seed ([`Game::new`], or
+//! [`Game::fair`] with the room, the match and the players' client seeds) or explicit deck
+//! orders ([`Game::with_decks`]). It records its own hand history as it goes
+//! ([`Game::hand_history`], once the match is over). It changes only through [`Game::apply`] (a seat's action) and
 //! [`Game::next_round`] (deal the next round once the score dialog has been read). Both check
 //! everything before they change anything, so a refused action leaves the game exactly as it was.
 
@@ -9,10 +11,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::card::{Card, full_deck, hand_total};
 use crate::error::RuleError;
+use crate::fair::{ClientSeed, FairDeal, Hex32, commitment, deck_seed};
 use crate::group::{classify, group_ends};
+use crate::history::{HISTORY_FORMAT, HandHistory, RoundHistory, Step};
 use crate::score::{RoundResult, Show, Standing, score_round, standings};
 use crate::settings::{PickUp, Rounds, SettingsError, THROW_CAP, TurnOrder};
-use crate::shuffle::{Seed, SeedStream, shuffle};
+use crate::shuffle::{Seed, shuffle};
 use crate::{SeatView, Settings};
 
 /// Where a drawn card comes from.
@@ -76,6 +80,10 @@ pub enum Event {
         dealer: usize,
         /// The card turned up as the pile.
         pile_top: Card,
+        /// The client seeds in force at the deal, in seat order (`null` where a seat sent none):
+        /// with the match seed revealed after the match, they give this round's deck.
+        #[serde(default)]
+        client_seeds: Vec<Option<ClientSeed>>,
     },
     /// A seat called.
     Called {
@@ -159,12 +167,16 @@ pub fn pickup_choices(settings: &Settings, throw: &[Card]) -> Vec<Card> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Game {
     settings: Settings,
-    /// Where round seeds come from (seeded games).
-    seeds: SeedStream,
+    /// The secret match seed and what deck seeds bind (seeded games).
+    fair: Option<FairDeal>,
+    /// The client seeds for the next deal, one per seat.
+    client_seeds: Vec<Option<ClientSeed>>,
     /// Explicit deck orders, top card first, used round after round (tests and replays).
     fixed_decks: Option<Vec<Vec<Card>>>,
-    /// The seeds of the rounds dealt so far; revealed only once the match is over.
+    /// The deck seeds of the rounds dealt so far; revealed only once the match is over.
     round_seeds: Vec<Seed>,
+    /// Every round's hand history so far; revealed only once the match is over.
+    history: Vec<RoundHistory>,
     /// The current round's number, from 1.
     round: u32,
     dealer: usize,
@@ -197,9 +209,26 @@ pub struct Game {
 }
 
 impl Game {
-    /// A new match with decks shuffled from `seed`, its first round dealt.
+    /// A new match with decks shuffled from `seed`, its first round dealt: [`Game::fair`] in no
+    /// room (an empty code), as match 1, with no client seeds.
     pub fn new(settings: Settings, seed: Seed) -> Result<Game, SettingsError> {
-        Game::build(settings, SeedStream::new(seed), None)
+        let deal = FairDeal {
+            seed,
+            room: String::new(),
+            match_number: 1,
+        };
+        Game::fair(settings, deal, Vec::new())
+    }
+
+    /// A new match dealt by the fair scheme ([`crate::fair`]): every round's deck seed binds the
+    /// match seed, the room, the match number, the round and the client seeds in force at its
+    /// deal (these first ones for round 1; see [`Game::set_client_seeds`]).
+    pub fn fair(
+        settings: Settings,
+        deal: FairDeal,
+        client_seeds: Vec<Option<ClientSeed>>,
+    ) -> Result<Game, SettingsError> {
+        Game::build(settings, Some(deal), client_seeds, None)
     }
 
     /// A new match whose rounds are dealt from these deck orders (top card first), one per round
@@ -219,21 +248,24 @@ impl Game {
         if decks.is_empty() {
             return Err(SettingsError::Deck);
         }
-        Game::build(settings, SeedStream::new([0; 32]), Some(decks))
+        Game::build(settings, None, Vec::new(), Some(decks))
     }
 
     fn build(
         settings: Settings,
-        seeds: SeedStream,
+        fair: Option<FairDeal>,
+        client_seeds: Vec<Option<ClientSeed>>,
         fixed_decks: Option<Vec<Vec<Card>>>,
     ) -> Result<Game, SettingsError> {
         settings.validate()?;
         let n = usize::from(settings.players);
         let mut game = Game {
             settings,
-            seeds,
+            fair,
+            client_seeds: Vec::new(),
             fixed_decks,
             round_seeds: Vec::new(),
+            history: Vec::new(),
             round: 0,
             // Round 1 is dealt by the last seat, so seat 0 leads.
             dealer: n - 1,
@@ -252,8 +284,62 @@ impl Game {
             results: Vec::new(),
             log: Vec::new(),
         };
+        game.set_client_seeds(client_seeds);
         game.deal();
         Ok(game)
+    }
+
+    /// Sets the client seeds in force for the next deal, in seat order (`None` where a seat has
+    /// none). Seeds past the table's seats are ignored; missing ones are `None`.
+    pub fn set_client_seeds(&mut self, mut seeds: Vec<Option<ClientSeed>>) {
+        seeds.resize(self.hands.len(), None);
+        self.client_seeds = seeds;
+    }
+
+    /// The hand history of the rounds dealt so far (for the verifier).
+    pub(crate) fn rounds_so_far(&self) -> &[RoundHistory] {
+        &self.history
+    }
+
+    /// The client seeds in force for the next deal.
+    pub fn client_seeds(&self) -> &[Option<ClientSeed>] {
+        &self.client_seeds
+    }
+
+    /// The commitment to the match seed, public from the start (`None` for fixed decks).
+    pub fn commitment(&self) -> Option<Hex32> {
+        self.fair.as_ref().map(|fair| commitment(&fair.seed))
+    }
+
+    /// The match seed, but only once the match is over.
+    pub fn revealed_match_seed(&self) -> Option<Seed> {
+        self.fair
+            .as_ref()
+            .filter(|_| self.is_over())
+            .map(|fair| fair.seed)
+    }
+
+    /// The match's hand history (every deal, every action, every hand), but only once the match
+    /// is over. `players` is left empty for the caller to name the seats.
+    pub fn hand_history(&self) -> Option<HandHistory> {
+        if !self.is_over() {
+            return None;
+        }
+        Some(HandHistory {
+            format: HISTORY_FORMAT.to_owned(),
+            settings: self.settings.clone(),
+            room: self
+                .fair
+                .as_ref()
+                .map(|f| f.room.clone())
+                .unwrap_or_default(),
+            match_number: self.fair.as_ref().map_or(0, |f| f.match_number),
+            commitment: self.commitment(),
+            seed: self.revealed_match_seed().map(Hex32),
+            players: Vec::new(),
+            rounds: self.history.clone(),
+            standings: self.standings(),
+        })
     }
 
     /// The table's settings.
@@ -613,6 +699,13 @@ impl Game {
     /// nothing.
     pub fn apply(&mut self, seat: usize, action: Action) -> Result<Vec<Event>, RuleError> {
         self.check(seat, &action)?;
+        let mut step = Step {
+            seat,
+            action: action.clone(),
+            card: None,
+            reshuffled: None,
+            events: Vec::new(),
+        };
         let mut events = Vec::with_capacity(2);
         match action {
             Action::Call => {
@@ -623,10 +716,12 @@ impl Game {
                 let card = match from {
                     Source::Stock => {
                         if self.stock.is_empty() {
-                            self.reshuffle(&mut events);
+                            step.reshuffled = Some(self.reshuffle(&mut events));
                         }
                         events.push(Event::DrewFromStock { seat });
-                        self.stock.pop().expect("checked: the stock has a card")
+                        let card = self.stock.pop().expect("checked: the stock has a card");
+                        step.card = Some(card);
+                        card
                     }
                     Source::Pile | Source::PileCard(_) => {
                         let card = match (from, self.pickable(seat)) {
@@ -667,6 +762,10 @@ impl Game {
             }
         }
         self.log.extend(events.iter().cloned());
+        step.events.clone_from(&events);
+        if let Some(round) = self.history.last_mut() {
+            round.steps.push(step);
+        }
         Ok(events)
     }
 
@@ -694,15 +793,27 @@ impl Game {
     /// Deals a round: one card at a time from the dealer's left, then one card up as the pile.
     fn deal(&mut self) {
         self.round += 1;
-        let mut deck = match &self.fixed_decks {
-            Some(decks) => decks[(self.round as usize - 1) % decks.len()].clone(),
-            None => {
-                let seed = self.seeds.next_seed();
+        let (mut deck, seed) = match (&self.fixed_decks, &self.fair) {
+            (Some(decks), _) => (decks[(self.round as usize - 1) % decks.len()].clone(), None),
+            (None, fair) => {
+                let fair = fair.as_ref().expect("a game has a seed or decks");
+                let seed = deck_seed(fair, self.round, &self.client_seeds);
                 self.round_seeds.push(seed);
                 let mut deck = full_deck(self.settings.jokers);
                 shuffle(&mut deck, &seed, 0);
-                deck
+                (deck, Some(Hex32(seed)))
             }
+        };
+        let mut record = RoundHistory {
+            round: self.round,
+            dealer: self.dealer,
+            client_seeds: self.client_seeds.clone(),
+            deck_seed: seed,
+            deck: deck.clone(),
+            hands: Vec::new(),
+            pile_top: deck[0],
+            steps: Vec::new(),
+            result: None,
         };
         // The deck is listed top card first; keep it as a stack with the top last.
         deck.reverse();
@@ -735,7 +846,11 @@ impl Game {
             round: self.round,
             dealer: self.dealer,
             pile_top: top,
+            client_seeds: self.client_seeds.clone(),
         });
+        record.hands.clone_from(&self.hands);
+        record.pile_top = top;
+        self.history.push(record);
     }
 
     /// How many cards stay on the pile when it is reshuffled: the top card at draw-then-throw
@@ -748,12 +863,14 @@ impl Game {
         }
     }
 
-    /// Shuffles everything under the kept top of the pile into a new stock.
-    fn reshuffle(&mut self, events: &mut Vec<Event>) {
+    /// Shuffles everything under the kept top of the pile into a new stock; returns the cards
+    /// shuffled, in the canonical order the shuffle starts from.
+    fn reshuffle(&mut self, events: &mut Vec<Event>) -> Vec<Card> {
         let keep = self.kept_on_reshuffle();
         let split = self.pile.len() - keep;
         let mut cards: Vec<Card> = self.pile.drain(..split).collect();
         cards.sort();
+        let canonical = cards.clone();
         self.reshuffles += 1;
         let seed = match self.round_seeds.last() {
             Some(seed) => *seed,
@@ -769,6 +886,7 @@ impl Game {
         events.push(Event::Reshuffled {
             stock: self.stock.len(),
         });
+        canonical
     }
 
     /// Removes `card` from the pile (it is takeable, so it is near the top).
@@ -820,6 +938,9 @@ impl Game {
             Rounds::UntilOneRemains => remaining <= 1,
         };
         self.results.push(result.clone());
+        if let Some(round) = self.history.last_mut() {
+            round.result = Some(result.clone());
+        }
         events.push(Event::RoundEnded {
             result: Box::new(result),
         });

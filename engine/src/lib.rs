@@ -9,6 +9,9 @@
 //! - [`settings`] — [`Settings`] with validation ([`SettingsError`]) and the named [`Preset`]s.
 //! - [`group`] — which cards may be thrown together ([`classify`]).
 //! - [`shuffle`] — seeded ChaCha20 Fisher–Yates shuffles.
+//! - [`fair`] — provably fair deals: the commitment, and deck seeds from the match seed and the
+//!   players' client seeds.
+//! - [`history`] — a finished match's [`HandHistory`], and [`verify`], which checks one.
 //! - [`game`] — the [`Game`] state machine: [`Action`]s in, public [`Event`]s out.
 //! - [`score`] — scoring a round at the show ([`RoundResult`]) and the match [`Standing`]s.
 //! - [`view`] — [`SeatView`], what one seat may see.
@@ -29,8 +32,10 @@
 
 pub mod card;
 pub mod error;
+pub mod fair;
 pub mod game;
 pub mod group;
+pub mod history;
 pub mod score;
 pub mod settings;
 pub mod shuffle;
@@ -38,8 +43,10 @@ pub mod view;
 
 pub use card::{Card, Rank, Suit, full_deck, hand_total, parse_cards};
 pub use error::RuleError;
+pub use fair::{ClientSeed, FairDeal, Hex32};
 pub use game::{Action, Event, Game, Phase, Source, pickup_choices};
 pub use group::{GroupKind, classify, group_ends};
+pub use history::{HandHistory, RoundHistory, Step, Verification, verify};
 pub use score::{Ending, RoundResult, Standing, standings};
 pub use settings::{
     CourtValues, Difficulty, DoublePenalty, PenaltyMode, PickUp, Preset, Rounds, Scoring, Settings,

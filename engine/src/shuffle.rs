@@ -2,9 +2,9 @@
 //!
 //! The generator is ChaCha20 (cryptographically strong, so a shuffle cannot be predicted from the
 //! cards seen). The shuffle is our own Fisher–Yates with rejection sampling rather than `rand`'s,
-//! whose output may change between versions; known-answer tests pin it. A match seed gives one
-//! round seed per round (the generator's stream 0, 32 bytes at a time); a round's deal shuffles
-//! the canonical pack with stream 0 of the round seed, and its k-th reshuffle of the pile
+//! whose output may change between versions; known-answer tests pin it. Each round's deck seed
+//! comes from the match seed by the fair scheme ([`crate::fair`]); a round's deal shuffles the
+//! canonical pack with stream 0 of the deck seed, and its k-th reshuffle of the pile
 //! (k = 1, 2, …) shuffles the cards in canonical order with stream k.
 
 use rand_chacha::ChaCha20Rng;
@@ -34,35 +34,6 @@ pub fn shuffle(cards: &mut [Card], seed: &Seed, stream: u64) {
     for i in (1..cards.len()).rev() {
         let j = below(&mut rng, i as u32 + 1) as usize;
         cards.swap(i, j);
-    }
-}
-
-/// Yields the round seeds of a match, one per round, in order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct SeedStream {
-    seed: Seed,
-    taken: u64,
-}
-
-impl SeedStream {
-    pub(crate) fn new(seed: Seed) -> SeedStream {
-        SeedStream { seed, taken: 0 }
-    }
-
-    /// The seed of round `round` (0-based).
-    pub(crate) fn round_seed(&self, round: u64) -> Seed {
-        let mut rng = ChaCha20Rng::from_seed(self.seed);
-        rng.set_word_pos(u128::from(round) * 8);
-        let mut out = [0u8; 32];
-        rng.fill_bytes(&mut out);
-        out
-    }
-
-    /// The next round's seed.
-    pub(crate) fn next_seed(&mut self) -> Seed {
-        let seed = self.round_seed(self.taken);
-        self.taken += 1;
-        seed
     }
 }
 
@@ -101,16 +72,9 @@ mod tests {
         let mut deck = full_deck(false);
         shuffle(&mut deck, &[0; 32], 0);
         assert_eq!(text(&deck[..10]), KNOWN_ZERO_SEED);
-        let stream = SeedStream::new([1; 32]);
-        assert_eq!(stream.round_seed(0)[..4], KNOWN_ROUND_SEED);
-        let mut next = SeedStream::new([1; 32]);
-        assert_eq!(next.next_seed(), stream.round_seed(0));
-        assert_eq!(next.next_seed(), stream.round_seed(1));
-        assert_ne!(stream.round_seed(0), stream.round_seed(1));
     }
 
     const KNOWN_ZERO_SEED: &str = "5S 6D JC 5C QC 8S 2D KD 7D KC";
-    const KNOWN_ROUND_SEED: [u8; 4] = [2, 63, 55, 32];
 
     #[test]
     fn rejection_sampling_is_unbiased_in_range() {
