@@ -24,7 +24,9 @@ fn main() {
         }
     }
     let mut history = game.hand_history().expect("the match is over");
-    history.players = ["Asha", "Bikash", "Chandra", "Dawa"].map(String::from).to_vec();
+    history.players = ["Asha", "Bikash", "Chandra", "Dawa"]
+        .map(String::from)
+        .to_vec();
     println!(
         "{}",
         serde_json::to_string_pretty(&history).expect("a history serialises")

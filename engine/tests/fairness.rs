@@ -94,10 +94,21 @@ fn the_game_deals_the_documented_deck_and_publishes_the_commitment() {
         panic!("the log starts with the deal");
     };
     assert_eq!(client_seeds, &vector_client_seeds());
-    // Round 1 is dealt from the last seat's left, so seat 0 gets the deck's first card.
-    let deck: Vec<String> = VECTOR_DECK.split(' ').map(str::to_owned).collect();
-    assert_eq!(game.hand(0)[0].to_string(), deck[0]);
-    assert_eq!(game.hand(1)[0].to_string(), deck[1]);
+    // Round 1 is dealt from the last seat's left, one card at a time, as docs/fairness.md says.
+    let hands: Vec<String> = (0..4).map(|s| names(game.hand(s))).collect();
+    assert_eq!(
+        hands,
+        [
+            "AC AD 6S KC 8D",
+            "10S 6H 4C 10H 2C",
+            "7D 2S 8S QC 9H",
+            "5C 3S 3D 7S 10C"
+        ]
+    );
+    let Event::Dealt { pile_top, .. } = &game.log()[0] else {
+        unreachable!()
+    };
+    assert_eq!(pile_top.to_string(), "JH");
 }
 
 #[test]
