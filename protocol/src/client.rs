@@ -5,7 +5,7 @@
 //! object, no `type`, or fields that do not fit) or `unknown_type` (a `type` the protocol does
 //! not have). Permission and the rules are checked later, by the room.
 
-use dhumbal_engine::{Card, Difficulty, Preset, Settings, Source};
+use dhumbal_engine::{Card, ClientSeed, Difficulty, Preset, Settings, Source};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +56,11 @@ pub struct Hello {
     /// The secret from `POST /api/rooms`, which makes this player the room's host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_secret: Option<String>,
+    /// Randomness of this person's own for the deals (64 hex digits), in force from the next
+    /// deal while they hold a seat (see `docs/fairness.md`). Ignored when watching.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<schema::ClientSeed>")]
+    pub client_seed: Option<ClientSeed>,
 }
 
 /// Where a `draw` takes its card from.
@@ -132,9 +137,19 @@ pub enum ClientMessage {
         cards: Vec<Card>,
     },
     /// Between rounds: this seat has read the result and is ready for the next deal.
-    Ready,
+    Ready {
+        /// A fresh client seed for the next deal (see `hello`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Option<schema::ClientSeed>")]
+        client_seed: Option<ClientSeed>,
+    },
     /// After the match: this seat wants another match in the same room.
-    Rematch,
+    Rematch {
+        /// A fresh client seed for the next match's first deal (see `hello`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Option<schema::ClientSeed>")]
+        client_seed: Option<ClientSeed>,
+    },
 }
 
 impl ClientMessage {
@@ -169,8 +184,8 @@ impl ClientMessage {
             ClientMessage::Call => "call",
             ClientMessage::Draw { .. } => "draw",
             ClientMessage::Throw { .. } => "throw",
-            ClientMessage::Ready => "ready",
-            ClientMessage::Rematch => "rematch",
+            ClientMessage::Ready { .. } => "ready",
+            ClientMessage::Rematch { .. } => "rematch",
         }
     }
 }
@@ -270,6 +285,7 @@ mod tests {
             token: None,
             spectator: false,
             host_secret: None,
+            client_seed: None,
         };
         assert_eq!(envelope.message, ClientMessage::Hello(hello.clone()));
         assert_eq!(envelope.id, None);
@@ -303,8 +319,8 @@ mod tests {
             ClientMessage::Throw {
                 cards: parse_cards("3S 3H").unwrap(),
             },
-            ClientMessage::Ready,
-            ClientMessage::Rematch,
+            ClientMessage::Ready { client_seed: None },
+            ClientMessage::Rematch { client_seed: None },
         ];
         for message in messages {
             let envelope = ClientEnvelope {

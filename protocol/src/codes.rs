@@ -90,5 +90,10 @@ pub const NAME_TAKEN: &str = "name_taken";
 pub const RESTARTING: &str = "restarting";
 /// The reason in `bye` when the server shuts down and its rooms end with it (close code 1001).
 pub const SHUTTING_DOWN: &str = "shutting_down";
+/// A hand history was asked for without a credential that fits: the `Authorization: Bearer`
+/// header must carry the seat token of someone who sat in the match, or its revealed seed.
+pub const UNAUTHORIZED: &str = "unauthorized";
+/// The server keeps no hand history of that match (never finished, or past `--keep-matches`).
+pub const UNKNOWN_MATCH: &str = "unknown_match";
 /// Something went wrong inside the server; it has been logged.
 pub const INTERNAL: &str = "internal";

@@ -32,6 +32,25 @@ impl JsonSchema for Card {
     }
 }
 
+/// 32 bytes as 64 hex digits: a client seed, a match seed, a commitment or a deck seed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct ClientSeed(String);
+
+impl JsonSchema for ClientSeed {
+    fn schema_name() -> Cow<'static, str> {
+        "Hex32".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "description": "32 bytes as 64 hex digits (see docs/fairness.md).",
+            "pattern": "^[0-9a-fA-F]{64}$"
+        })
+    }
+}
+
 /// The bots' difficulty.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -259,6 +278,8 @@ pub(crate) enum Event {
         dealer: usize,
         /// The card turned up as the pile.
         pile_top: Card,
+        /// The client seeds in force at the deal, in seat order (`null` for a seat without one).
+        client_seeds: Vec<Option<ClientSeed>>,
     },
     /// A seat called.
     Called {

@@ -162,6 +162,20 @@ pub struct RoomState {
     /// them (`readmit` names one by its place here).
     #[serde(default)]
     pub removed: Vec<String>,
+    /// The current (or last) match's number and its commitment to the match seed, published
+    /// before the first deal (see `docs/fairness.md`); `null` before the first match and for
+    /// fixed test decks.
+    #[serde(default)]
+    pub fairness: Option<Fairness>,
+}
+
+/// A match's commitment, as the room shows it from its start.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Fairness {
+    /// The match's number in the room, from 1.
+    pub match_number: u32,
+    /// `SHA-256("dhumbal-fair-v1/commit" ‖ match seed)`, 64 hex digits.
+    pub commitment: String,
 }
 
 /// The end of a match.
@@ -173,9 +187,20 @@ pub struct MatchResult {
     /// Every round's result.
     #[schemars(with = "Vec<schema::RoundResult>")]
     pub results: Vec<RoundResult>,
-    /// Every round's shuffle seed, 64 hex digits each, so anyone can check the deals. Empty when
-    /// the room was dealt from fixed test decks.
+    /// Every round's deck seed, 64 hex digits each. Empty when the room was dealt from fixed
+    /// test decks.
     pub seeds: Vec<String>,
+    /// The match's number in the room, from 1 (its hand history is
+    /// `GET /api/rooms/{code}/matches/{match_number}/history`).
+    #[serde(default)]
+    pub match_number: u32,
+    /// The commitment published at the match's start (`null` for fixed test decks).
+    #[serde(default)]
+    pub commitment: Option<String>,
+    /// The match seed, revealed: anyone can now recompute the commitment and every deck (`null`
+    /// for fixed test decks).
+    #[serde(default)]
+    pub seed: Option<String>,
 }
 
 /// A refusal: a stable code, a sentence, and the `id` of the message it answers.

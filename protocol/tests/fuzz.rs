@@ -710,6 +710,7 @@ fn any_message() -> BoxedStrategy<ClientMessage> {
                 token,
                 spectator,
                 host_secret,
+                client_seed: None,
             })
         });
     prop_oneof![
@@ -724,8 +725,8 @@ fn any_message() -> BoxedStrategy<ClientMessage> {
         prop_oneof![
             Just(ClientMessage::Start),
             Just(ClientMessage::Call),
-            Just(ClientMessage::Ready),
-            Just(ClientMessage::Rematch),
+            Just(ClientMessage::Ready { client_seed: None }),
+            Just(ClientMessage::Rematch { client_seed: None }),
         ],
         (
             prop_oneof![Just(DrawFrom::Stock), Just(DrawFrom::Pile)],

@@ -1,4 +1,5 @@
-//! The HTTP routes: room creation and lookup, the WebSocket upgrade, and the health check.
+//! The HTTP routes: room creation and lookup, finished matches' hand histories, the WebSocket
+//! upgrade, and the health check.
 
 use std::sync::Arc;
 
@@ -37,6 +38,10 @@ pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/api/rooms", post(create_room))
         .route("/api/rooms/{code}", get(room_summary))
+        .route(
+            "/api/rooms/{code}/matches/{number}/history",
+            get(match_history),
+        )
         .route("/ws", get(upgrade))
         .route("/healthz", get(healthz))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -210,6 +215,85 @@ async fn room_summary(
             )
         }
     }
+}
+
+/// `GET /api/rooms/{code}/matches/{number}/history`: a finished match's hand history, for
+/// someone who sat in it (`Authorization: Bearer <seat token>`) or saw its end (`Bearer <the
+/// revealed match seed>`). `401 unauthorized` without a credential that fits, `404
+/// unknown_match` when none is kept (see `docs/fairness.md`).
+async fn match_history(
+    State(app): State<Arc<AppState>>,
+    Path((code, number)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let unauthorized = || {
+        let mut response = refuse(
+            StatusCode::UNAUTHORIZED,
+            codes::UNAUTHORIZED,
+            "send the seat token you played this match with, or its revealed seed, as \
+             `Authorization: Bearer …`",
+        );
+        response.headers_mut().insert(
+            axum::http::header::WWW_AUTHENTICATE,
+            axum::http::HeaderValue::from_static("Bearer"),
+        );
+        response
+    };
+    let Some(credential) = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+    else {
+        return unauthorized();
+    };
+    let unknown = || {
+        refuse(
+            StatusCode::NOT_FOUND,
+            codes::UNKNOWN_MATCH,
+            "this server keeps no hand history of that match",
+        )
+    };
+    let Ok(number) = number.parse::<u32>() else {
+        return unknown();
+    };
+    let code = normalize(&code);
+    let kept = match app.rooms.store().find_match(&code, number).await {
+        Ok(Some(kept)) => kept,
+        Ok(None) => return unknown(),
+        Err(e) => {
+            warn!(room = %code, number, error = %e, "reading a hand history failed");
+            return refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                codes::INTERNAL,
+                "something went wrong on the server; it has been logged",
+            );
+        }
+    };
+    let sat = kept.token_hashes.contains(&record::hash_secret(credential));
+    let saw_the_end = credential
+        .parse::<dhumbal_engine::Hex32>()
+        .is_ok_and(|seed| dhumbal_engine::fair::commitment(&seed.0).to_string() == kept.commitment);
+    if !sat && !saw_the_end {
+        return unauthorized();
+    }
+    let disposition = format!("attachment; filename=\"dhumbal-{code}-{number}.json\"");
+    (
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                "application/json".to_owned(),
+            ),
+            (axum::http::header::CONTENT_DISPOSITION, disposition),
+            (
+                axum::http::header::CACHE_CONTROL,
+                "private, no-store".to_owned(),
+            ),
+        ],
+        kept.history,
+    )
+        .into_response()
 }
 
 /// `GET /ws`: the WebSocket, with limits fit for small JSON messages. Refused with 403 for a

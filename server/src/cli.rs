@@ -6,6 +6,10 @@
 //!
 //! `dhumbal-server healthcheck` instead GETs `/healthz` from the server at `--addr` and exits 0
 //! when it answers 200, 1 otherwise: the container's health check, which needs no curl.
+//!
+//! `dhumbal-server verify FILE` checks a hand history (`docs/fairness.md`) with the engine itself
+//! and prints each round's verdict: exit 0 when everything checks out, 1 on any mismatch, 2 when
+//! the file cannot be read as a hand history.
 
 use std::process::ExitCode;
 
@@ -41,12 +45,22 @@ enum Command {
     /// GET /healthz from the server at --addr (0.0.0.0 means this host) and exit 0 if it answers
     /// 200, 1 otherwise.
     Healthcheck,
+    /// Check a hand history (downloaded after a match) with the engine: the seed against the
+    /// commitment, and every round replayed. Exits 0 when it checks out, 1 on any mismatch, 2
+    /// when the file cannot be read.
+    Verify {
+        /// The hand history's JSON file.
+        file: std::path::PathBuf,
+    },
 }
 
 /// Runs the command line: serves until Ctrl-C or SIGTERM, or runs a subcommand. The binary's
 /// `main`, here so that the tests can build the same program ([`crate`] is all it needs).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(Command::Verify { file }) = &cli.command {
+        return verify(file);
+    }
     if let Some(Command::Healthcheck) = cli.command {
         return match health::check(cli.config.addr, "/healthz") {
             Ok(()) => ExitCode::SUCCESS,
@@ -71,6 +85,60 @@ pub fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `dhumbal-server verify FILE`: prints the verdicts and answers the exit status.
+fn verify(file: &std::path::Path) -> ExitCode {
+    let record = std::fs::read_to_string(file)
+        .map_err(|e| e.to_string())
+        .and_then(|text| {
+            serde_json::from_str::<dhumbal_engine::HandHistory>(&text).map_err(|e| e.to_string())
+        });
+    let record = match record {
+        Ok(record) => record,
+        Err(e) => {
+            eprintln!("{}: not a hand history: {e}", file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let verification = dhumbal_engine::verify(&record);
+    println!("{}", verdicts(file, &record, &verification));
+    if verification.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// The report `verify` prints: what the file is, then one line per check.
+fn verdicts(
+    file: &std::path::Path,
+    record: &dhumbal_engine::HandHistory,
+    verification: &dhumbal_engine::Verification,
+) -> String {
+    let line = |what: &str, verdict: &Result<(), String>| match verdict {
+        Ok(()) => format!("{what}: checks out"),
+        Err(why) => format!("{what}: MISMATCH: {why}"),
+    };
+    let mut lines = vec![format!(
+        "{}: room {}, match {}, {} rounds, players {}",
+        file.display(),
+        record.room,
+        record.match_number,
+        record.rounds.len(),
+        record.players.join(", ")
+    )];
+    lines.push(line("seed and commitment", &verification.seed));
+    for (round, verdict) in record.rounds.iter().zip(&verification.rounds) {
+        lines.push(line(&format!("round {}", round.round), verdict));
+    }
+    lines.push(line("standings", &verification.end));
+    lines.push(if verification.is_ok() {
+        "verdict: every deal checks out".to_owned()
+    } else {
+        "verdict: the record does NOT check out".to_owned()
+    });
+    lines.join("\n")
 }
 
 /// Binds the listen address and serves until a shutdown signal.

@@ -53,6 +53,8 @@ pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_DATA_DIR: &str = "data";
 /// The default lifetime of a room whose match never starts.
 pub const DEFAULT_LOBBY_TTL: Duration = Duration::from_secs(2 * 60 * 60);
+/// `--keep-matches`: a week.
+pub const DEFAULT_KEEP_MATCHES: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 
 /// How the server runs. Every flag can also be set through its environment variable.
 #[derive(Clone, Debug, PartialEq, Eq, Parser)]
@@ -164,6 +166,10 @@ pub struct Config {
     /// its clients are told `bye` (`room_expired`) and it closes.
     #[arg(long, env = "DHUMBAL_LOBBY_TTL", default_value = "2h", value_parser = parse_duration)]
     pub lobby_ttl: Duration,
+    /// How long a finished match's hand history is kept for its players to download and
+    /// verify (`GET /api/rooms/{code}/matches/{n}/history`); then it is deleted.
+    #[arg(long, env = "DHUMBAL_KEEP_MATCHES", default_value = "7d", value_parser = parse_duration)]
+    pub keep_matches: Duration,
     /// Reverse proxies whose `Forwarded` / `X-Forwarded-For` headers name the client, as
     /// comma-separated networks (`10.0.0.0/8,::1`). Only from these peers are the headers
     /// believed; every per-address limit and the origin check then use the forwarded client
@@ -244,6 +250,7 @@ impl Default for Config {
             http_request_timeout: DEFAULT_HTTP_REQUEST_TIMEOUT,
             hello_timeout: DEFAULT_HELLO_TIMEOUT,
             lobby_ttl: DEFAULT_LOBBY_TTL,
+            keep_matches: DEFAULT_KEEP_MATCHES,
             trusted_proxies: TrustedProxies::default(),
             store: StoreKind::Sqlite,
             data_dir: PathBuf::from(DEFAULT_DATA_DIR),
@@ -251,7 +258,8 @@ impl Default for Config {
     }
 }
 
-/// Reads a duration: a whole number with `ms`, `s`, `m` or `h`, or a bare number of seconds.
+/// Reads a duration: a whole number with `ms`, `s`, `m`, `h` or `d`, or a bare number of
+/// seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
@@ -260,14 +268,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     };
     let n: u64 = number
         .parse()
-        .map_err(|_| format!("`{text}` is not a duration such as 30s, 500ms, 2m or 1h"))?;
+        .map_err(|_| format!("`{text}` is not a duration such as 30s, 500ms, 2m, 1h or 7d"))?;
     match unit {
         "ms" => Ok(Duration::from_millis(n)),
         "s" => Ok(Duration::from_secs(n)),
         "m" => Ok(Duration::from_secs(n * 60)),
         "h" => Ok(Duration::from_secs(n * 60 * 60)),
+        "d" => Ok(Duration::from_secs(n * 24 * 60 * 60)),
         _ => Err(format!(
-            "`{text}` is not a duration such as 30s, 500ms, 2m or 1h"
+            "`{text}` is not a duration such as 30s, 500ms, 2m, 1h or 7d"
         )),
     }
 }
@@ -319,7 +328,8 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("soon").is_err());
         assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
-        assert!(parse_duration("5d").is_err());
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        assert!(parse_duration("5w").is_err());
         assert_eq!(Config::default().takeover_after, Duration::from_secs(30));
     }
 }

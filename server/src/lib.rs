@@ -118,6 +118,9 @@ impl AppState {
     }
 }
 
+/// How often hand histories past `--keep-matches` are deleted.
+const MATCH_UPKEEP_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60 * 60);
+
 /// The whole application: every route, with its state.
 pub fn app(state: Arc<AppState>) -> Router {
     let mut router = api::routes()
@@ -168,14 +171,22 @@ pub async fn run(
     let router = app(Arc::clone(&state));
     // The histogram's recorded values wait in memory until they are drained: drain them on a
     // timer, so that a server nobody scrapes does not grow with every action.
+    // Hand histories past `--keep-matches` are deleted at start and every hour.
     let upkeep = Arc::clone(&state);
     state.shutdown.spawn(async move {
         let stop = upkeep.shutdown.token();
         let mut ticks = tokio::time::interval(metrics::UPKEEP_INTERVAL);
+        let mut hours = tokio::time::interval(MATCH_UPKEEP_INTERVAL);
         loop {
             tokio::select! {
                 () = stop.cancelled() => break,
                 _ = ticks.tick() => upkeep.metrics.upkeep(),
+                _ = hours.tick() => {
+                    let keep = upkeep.config.keep_matches;
+                    if let Err(e) = upkeep.rooms.store().forget_matches(keep).await {
+                        tracing::warn!(error = %e, "could not delete old hand histories");
+                    }
+                }
             }
         }
     });

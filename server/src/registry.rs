@@ -125,6 +125,10 @@ impl Registry {
                         code: code.clone(),
                         seq,
                     };
+                    // A match that ended just before the process did may not have been kept.
+                    if let Some(kept) = core.kept_match() {
+                        log.keep_match(kept);
+                    }
                     self.start(core, log, None);
                     restored.rooms.push(code);
                 }

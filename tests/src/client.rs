@@ -48,6 +48,7 @@ pub fn hello(room: &str, name: &str) -> Hello {
         token: None,
         spectator: false,
         host_secret: None,
+        client_seed: None,
     }
 }
 
@@ -151,6 +152,7 @@ impl Client {
             token: None,
             spectator: false,
             host_secret: None,
+            client_seed: None,
         }))
         .await;
     }
@@ -172,6 +174,7 @@ impl Client {
                 token: None,
                 spectator: false,
                 host_secret: host_secret.map(str::to_owned),
+                client_seed: None,
             }))
             .await;
         client.expect_welcome().await;

@@ -774,7 +774,7 @@ impl Person {
             && self.until == Until::Closed;
         let message = if rematch {
             self.rematch_sent = true;
-            ClientMessage::Rematch
+            ClientMessage::Rematch { client_seed: None }
         } else {
             match answer(view, &mut self.rng, &mut self.ready_for) {
                 Some(message) => message,
@@ -785,7 +785,10 @@ impl Person {
             let think = self.rng.random_range(Duration::ZERO..=self.think);
             tokio::time::sleep(think).await;
         }
-        if !matches!(message, ClientMessage::Ready | ClientMessage::Rematch) {
+        if !matches!(
+            message,
+            ClientMessage::Ready { .. } | ClientMessage::Rematch { .. }
+        ) {
             self.pending = true;
         }
         self.send(message).await;
@@ -926,6 +929,7 @@ async fn reconnect(person: &mut Person, addr: SocketAddr, kill: u32, report: &mu
         token: Some(person.token.clone()),
         spectator: false,
         host_secret: None,
+        client_seed: None,
     });
     person.send(hello).await;
     let mut got_history = false;

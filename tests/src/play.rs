@@ -13,7 +13,7 @@ pub fn answer(view: &SeatView, rng: &mut impl Rng, ready_for: &mut u32) -> Optio
         Some(random_action(view, rng))
     } else if view.phase == Phase::RoundOver && *ready_for < view.round {
         *ready_for = view.round;
-        Some(ClientMessage::Ready)
+        Some(ClientMessage::Ready { client_seed: None })
     } else {
         None
     }

@@ -74,7 +74,7 @@ async fn metrics_count_messages_refusals_seats_and_a_whole_match() {
     let mut host = Client::join(server.addr, &room.code, "Asha", Some(&room.host_secret)).await;
     let mut sent = 1; // the hello
     // Two refusals: `ready` in the lobby, and a message of no known type.
-    host.send(ClientMessage::Ready).await;
+    host.send(ClientMessage::Ready { client_seed: None }).await;
     sent += 1;
     assert_eq!(host.expect_error().await.code, codes::NOT_BETWEEN_ROUNDS);
     host.send_text(r#"{"type":"juggle"}"#).await;

@@ -176,6 +176,7 @@ impl Actor {
                         client.close(code, reason);
                     }
                 }
+                Effect::KeepMatch(kept) => self.log.keep_match(*kept),
             }
         }
         dropped
@@ -226,6 +227,21 @@ impl RoomLog {
         }
         tracing::trace!(room = %self.code, seq = self.seq, took = ?started.elapsed(), "appended");
         true
+    }
+}
+
+impl RoomLog {
+    /// Keeps a finished match's hand history. The write is queued now, before anything sent
+    /// after it, so a download that follows the `match_result` finds it; a failure only costs
+    /// the download, so it is logged and the room goes on.
+    pub(crate) fn keep_match(&self, kept: crate::store::KeptMatch) {
+        let pending = self.store.keep_match(kept);
+        let code = self.code.clone();
+        tokio::spawn(async move {
+            if let Err(e) = pending.await {
+                warn!(room = %code, error = %e, "could not keep the match's hand history");
+            }
+        });
     }
 }
 

@@ -20,9 +20,11 @@ use std::time::Duration;
 
 use axum::extract::ws::Utf8Bytes;
 use dhumbal_bots::{Bot, new_bot};
-use dhumbal_engine::{Action, Difficulty, Event, Game, Phase, RuleError, Settings};
+use dhumbal_engine::{
+    Action, ClientSeed, Difficulty, Event, FairDeal, Game, Hex32, Phase, RuleError, Settings,
+};
 use dhumbal_protocol::{
-    CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ClientMessage, Hello, MatchResult,
+    CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ClientMessage, Fairness, Hello, MatchResult,
     MessageId, PROTOCOL_VERSION, RoomState, RoomSummary, SeatInfo, SeatKind, ServerMessage, Stage,
     Welcome, codes, draw_source, seed_hex,
 };
@@ -34,6 +36,7 @@ use tracing::{debug, info, warn};
 use super::record::{FORMAT, Record, RemovedRecord, SeatRecord, Setup, Snapshot, hash_secret};
 use crate::metrics::{Metrics, Seated};
 use crate::names;
+use crate::store::KeptMatch;
 
 /// A connection's number, unique for the server's lifetime.
 pub type ConnId = u64;
@@ -58,6 +61,8 @@ pub enum Effect {
         /// The close reason.
         reason: &'static str,
     },
+    /// Keep a finished match's hand history for its players to download.
+    KeepMatch(Box<KeptMatch>),
 }
 
 /// Why a room is closing for good (its log is deleted).
@@ -148,6 +153,8 @@ struct Human {
     /// The bot playing the seat while the person is away, from when their turn waited longer
     /// than the grace period until the start of their first turn after they return.
     stand_in: Option<Box<dyn Bot>>,
+    /// The randomness they added to the deals, in force from the next deal.
+    client_seed: Option<ClientSeed>,
 }
 
 /// A bot in a seat.
@@ -243,6 +250,8 @@ pub struct RoomCore {
     clients: HashMap<ConnId, Client>,
     /// The match, once started.
     game: Option<Game>,
+    /// How many matches the room has begun (the current one's number, once started).
+    matches: u32,
     /// Where the room stands.
     stage: Stage,
     /// Between rounds, who has sent `ready`; after the match, who has asked for a rematch.
@@ -284,6 +293,7 @@ impl RoomCore {
             removed: Vec::new(),
             clients: HashMap::new(),
             game: None,
+            matches: 0,
             stage: Stage::Lobby,
             bot_due: None,
             takeover_due: None,
@@ -520,6 +530,7 @@ impl RoomCore {
                     token_hash: token_hash.clone(),
                     conn: None,
                     stand_in: None,
+                    client_seed: None,
                 });
             }
             Record::HostIs { seat } => {
@@ -579,12 +590,21 @@ impl RoomCore {
                 self.removed.remove(*index);
             }
             Record::MatchBegun { seed } => {
+                let number = self.matches + 1;
                 let game = match (&self.decks, seed) {
                     (Some(decks), _) => Game::with_decks(self.settings.clone(), decks.clone()),
-                    (None, Some(seed)) => Game::new(self.settings.clone(), *seed),
+                    (None, Some(seed)) => {
+                        let deal = FairDeal {
+                            seed: *seed,
+                            room: self.code.clone(),
+                            match_number: number,
+                        };
+                        Game::fair(self.settings.clone(), deal, self.client_seeds())
+                    }
                     (None, None) => return invalid("a match without a seed or decks"),
                 }
                 .map_err(|e| ApplyError::Invalid(e.to_string()))?;
+                self.matches = number;
                 let difficulty = self.settings.difficulty;
                 for seat in &mut self.seats {
                     match seat {
@@ -630,16 +650,50 @@ impl RoomCore {
                 *vote = true;
             }
             Record::NextRound => {
+                let seeds = self.client_seeds();
                 let Some(game) = &mut self.game else {
                     return invalid("no match is being played");
                 };
+                game.set_client_seeds(seeds);
                 let events = game.next_round().map_err(ApplyError::Rule)?;
                 self.stage = Stage::Playing;
                 self.votes.fill(false);
                 return Ok(events);
             }
+            Record::ClientSeed { seat, seed } => {
+                let Some(Seat::Human(human)) = self.seats.get_mut(*seat) else {
+                    return invalid("no person sits there");
+                };
+                human.client_seed = Some(*seed);
+            }
         }
         Ok(Vec::new())
+    }
+
+    /// The client seeds in force, in seat order (`None` for bots, empty seats and people who
+    /// sent none).
+    fn client_seeds(&self) -> Vec<Option<ClientSeed>> {
+        self.seats
+            .iter()
+            .map(|seat| match seat {
+                Seat::Human(human) => human.client_seed,
+                Seat::Empty | Seat::Bot(_) => None,
+            })
+            .collect()
+    }
+
+    /// Takes a person's client seed, if they sent one and it is new.
+    fn take_client_seed(&mut self, seat: usize, seed: Option<ClientSeed>) -> Result<(), Refusal> {
+        let Some(seed) = seed else { return Ok(()) };
+        if self
+            .human(seat)
+            .is_some_and(|h| h.client_seed == Some(seed))
+        {
+            return Ok(());
+        }
+        self.commit(Record::ClientSeed { seat, seed })
+            .map(drop)
+            .map_err(|e| self.internal(e))
     }
 
     /// The room's durable state without its match: what the log restarts from at a rematch.
@@ -655,6 +709,7 @@ impl RoomCore {
                     Seat::Human(human) => SeatRecord::Human {
                         name: human.name.clone(),
                         token_hash: human.token_hash.clone(),
+                        client_seed: human.client_seed,
                     },
                     Seat::Bot(bot) => SeatRecord::Bot {
                         difficulty: bot.difficulty,
@@ -670,6 +725,7 @@ impl RoomCore {
                     token_hash: r.token_hash.clone(),
                 })
                 .collect(),
+            matches: self.matches,
         }
     }
 
@@ -681,11 +737,16 @@ impl RoomCore {
             .into_iter()
             .map(|seat| match seat {
                 SeatRecord::Empty => Seat::Empty,
-                SeatRecord::Human { name, token_hash } => Seat::Human(Human {
+                SeatRecord::Human {
+                    name,
+                    token_hash,
+                    client_seed,
+                } => Seat::Human(Human {
                     name,
                     token_hash,
                     conn: None,
                     stand_in: None,
+                    client_seed,
                 }),
                 SeatRecord::Bot { difficulty } => Seat::Bot(BotSeat {
                     difficulty,
@@ -695,6 +756,7 @@ impl RoomCore {
             .collect();
         self.settings = snapshot.settings;
         self.host_token = snapshot.host;
+        self.matches = snapshot.matches;
         self.removed = snapshot
             .removed
             .into_iter()
@@ -823,6 +885,9 @@ impl RoomCore {
                     .map_err(|e| self.internal(e))?;
             }
         }
+        if let Some(seat) = seat {
+            self.take_client_seed(seat, hello.client_seed)?;
+        }
         info!(room = %self.code, conn, ?seat, "joined");
         self.clients.insert(conn, Client { seat, name });
         let host = seat.is_some_and(|s| self.is_host(s));
@@ -837,7 +902,7 @@ impl RoomCore {
         self.broadcast_room();
         if let Some(game) = &self.game {
             let history = ServerMessage::history(game);
-            let result = match_result(game).map(ServerMessage::MatchResult);
+            let result = match_result(game, self.matches).map(ServerMessage::MatchResult);
             self.send_to(conn, &history);
             self.send_state(conn);
             // Arriving after the match: its standings and seeds too.
@@ -1012,7 +1077,7 @@ impl RoomCore {
                 self.play(seat, Action::Draw { from }, entropy)
             }
             ClientMessage::Throw { cards } => self.play(seat, Action::Throw { cards }, entropy),
-            ClientMessage::Ready => {
+            ClientMessage::Ready { client_seed } => {
                 let seat = self.require_seated(seat)?;
                 if self.stage != Stage::BetweenRounds {
                     return Err(Refusal::new(
@@ -1020,9 +1085,10 @@ impl RoomCore {
                         "ready is for the pause between rounds",
                     ));
                 }
+                self.take_client_seed(seat, client_seed)?;
                 self.vote(seat, entropy)
             }
-            ClientMessage::Rematch => {
+            ClientMessage::Rematch { client_seed } => {
                 let seat = self.require_seated(seat)?;
                 if self.stage != Stage::MatchOver {
                     return Err(Refusal::new(
@@ -1030,6 +1096,7 @@ impl RoomCore {
                         "a rematch can only be asked for once the match is over",
                     ));
                 }
+                self.take_client_seed(seat, client_seed)?;
                 self.vote(seat, entropy)
             }
         }
@@ -1267,8 +1334,12 @@ impl RoomCore {
                     });
                 }
                 Event::MatchEnded { .. } => {
-                    if let Some(result) = self.game.as_ref().and_then(match_result) {
+                    let number = self.matches;
+                    if let Some(result) = self.game.as_ref().and_then(|g| match_result(g, number)) {
                         self.broadcast(&ServerMessage::MatchResult(result));
+                    }
+                    if let Some(kept) = self.kept_match() {
+                        self.effects.push(Effect::KeepMatch(Box::new(kept)));
                     }
                     self.metrics.matches_finished.increment(1);
                     info!(room = %self.code, "match over");
@@ -1284,6 +1355,34 @@ impl RoomCore {
             self.broadcast_room();
             self.advance_if_all_voted(entropy);
         }
+    }
+
+    /// The finished match's hand history, with the seats' names, for the store to keep; `None`
+    /// before the match is over and for fixed test decks (nothing to verify).
+    pub fn kept_match(&self) -> Option<KeptMatch> {
+        let game = self.game.as_ref()?;
+        let mut history = game.hand_history()?;
+        let commitment = history.commitment?.to_string();
+        history.players = self
+            .seat_infos()
+            .into_iter()
+            .map(|s| s.name.unwrap_or_default())
+            .collect();
+        let token_hashes = self
+            .seats
+            .iter()
+            .filter_map(|seat| match seat {
+                Seat::Human(human) => Some(human.token_hash.clone()),
+                Seat::Empty | Seat::Bot(_) => None,
+            })
+            .collect();
+        Some(KeptMatch {
+            code: self.code.clone(),
+            number: self.matches,
+            commitment,
+            token_hashes,
+            history: serde_json::to_string(&history).expect("a hand history serialises"),
+        })
     }
 
     /// Records a seat's `ready` (between rounds) or `rematch` (after the match).
@@ -1543,6 +1642,14 @@ impl RoomCore {
             host: self.host_seat(),
             your_seat,
             removed: self.removed.iter().map(|r| r.name.clone()).collect(),
+            fairness: self
+                .game
+                .as_ref()
+                .and_then(Game::commitment)
+                .map(|commitment| Fairness {
+                    match_number: self.matches,
+                    commitment: commitment.to_string(),
+                }),
         }
     }
 
@@ -1594,7 +1701,7 @@ impl RoomCore {
 
 /// The match's result, once it is over: its standings, every round's result and the revealed
 /// seeds.
-fn match_result(game: &Game) -> Option<MatchResult> {
+fn match_result(game: &Game, number: u32) -> Option<MatchResult> {
     if game.phase() != Phase::MatchOver {
         return None;
     }
@@ -1607,6 +1714,9 @@ fn match_result(game: &Game) -> Option<MatchResult> {
             .iter()
             .map(seed_hex)
             .collect(),
+        match_number: number,
+        commitment: game.commitment().map(|c| c.to_string()),
+        seed: game.revealed_match_seed().map(|s| Hex32(s).to_string()),
     })
 }
 
@@ -1642,6 +1752,7 @@ mod tests {
             token,
             spectator: false,
             host_secret: host.then(|| "secret".to_owned()),
+            client_seed: Some(Hex32([name.len() as u8; 32])),
         }
     }
 
@@ -1787,7 +1898,7 @@ mod tests {
         };
         let welcome: serde_json::Value = match &effects[0] {
             Effect::Send { text, .. } => serde_json::from_str(text.as_str()).unwrap(),
-            Effect::Close { .. } => panic!("a close"),
+            Effect::Close { .. } | Effect::KeepMatch(_) => panic!("not a message"),
         };
         let token = welcome["token"].as_str().unwrap();
         let logged = serde_json::to_string(records).unwrap();
@@ -1808,7 +1919,7 @@ mod tests {
                 .ok()?["token"]
                 .as_str()
                 .map(str::to_owned),
-            Effect::Close { .. } => None,
+            Effect::Close { .. } | Effect::KeepMatch(_) => None,
         });
         join(&mut played, 2, hello("Bina", None, false));
         played.message(
@@ -1846,7 +1957,8 @@ mod tests {
                 Phase::RoundOver => {
                     for seat in 0..2 {
                         if let Some(conn) = conn_of(seat) {
-                            played.message(conn, ClientMessage::Ready);
+                            let client_seed = rng.random::<bool>().then(|| Hex32(rng.random()));
+                            played.message(conn, ClientMessage::Ready { client_seed });
                         }
                     }
                     played.tick();
@@ -1854,7 +1966,8 @@ mod tests {
                 Phase::MatchOver => {
                     for seat in 0..2 {
                         if let Some(conn) = conn_of(seat) {
-                            played.message(conn, ClientMessage::Rematch);
+                            let client_seed = rng.random::<bool>().then(|| Hex32(rng.random()));
+                            played.message(conn, ClientMessage::Rematch { client_seed });
                         }
                     }
                     played.tick();

@@ -165,6 +165,7 @@ mod tests {
             token: None,
             spectator: false,
             host_secret: None,
+            client_seed: None,
         };
         room.send(Command::Join {
             conn,

@@ -11,12 +11,15 @@
 //! What is not recorded, on purpose: connections, stand-in bots and timers. After a restart
 //! every person is away until they reconnect, and the takeover grace starts afresh.
 
-use dhumbal_engine::{Action, Card, Difficulty, Settings};
+use dhumbal_engine::{Action, Card, ClientSeed, Difficulty, Settings};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The format of the log's blobs; a blob of another version is refused (the room set aside).
-pub const FORMAT: u32 = 1;
+///
+/// 2: matches are dealt by the fair scheme (`docs/fairness.md`), so a match begun under format 1
+/// would deal other cards on replay.
+pub const FORMAT: u32 = 2;
 
 /// A room as created: what its log starts from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +50,9 @@ pub struct Snapshot {
     pub host: Option<String>,
     /// The people the host removed.
     pub removed: Vec<RemovedRecord>,
+    /// How many matches the room has begun: the next is number `matches + 1`.
+    #[serde(default)]
+    pub matches: u32,
 }
 
 /// A seat as a snapshot keeps it.
@@ -61,6 +67,9 @@ pub enum SeatRecord {
         name: String,
         /// The SHA-256 of the seat token (hex).
         token_hash: String,
+        /// Their client seed in force, if they sent one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_seed: Option<ClientSeed>,
     },
     /// A bot of this difficulty.
     Bot {
@@ -144,6 +153,13 @@ pub enum Record {
     },
     /// Everyone present agreed: the next round was dealt.
     NextRound,
+    /// The person in this seat sent a client seed, in force from the next deal.
+    ClientSeed {
+        /// The seat.
+        seat: usize,
+        /// The seed.
+        seed: ClientSeed,
+    },
 }
 
 /// One accepted input's records: the unit the log appends and numbers.

@@ -1,11 +1,11 @@
 //! `--store memory`: the room log's checks and answers, with nothing kept. Every write completes
 //! at once, under one lock; [`MemoryStore::load`] answers what this process wrote.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::{Loaded, StoreError, StoredRoom, check};
+use super::{KeptMatch, Loaded, StoreError, StoredRoom, check};
 use crate::metrics::Metrics;
 
 /// One room's log in memory.
@@ -39,6 +39,8 @@ pub struct MemoryStore {
     rooms: Mutex<BTreeMap<String, Room>>,
     /// For the append latency, so that the memory store's figures compare with SQLite's.
     metrics: Arc<Metrics>,
+    /// Kept hand histories by (code, number), with when each was kept.
+    matches: Mutex<HashMap<(String, u32), (KeptMatch, Instant)>>,
 }
 
 impl MemoryStore {
@@ -47,7 +49,37 @@ impl MemoryStore {
         MemoryStore {
             rooms: Mutex::new(BTreeMap::new()),
             metrics,
+            matches: Mutex::default(),
         }
+    }
+
+    /// The kept matches, taken as they are if a panic poisoned the lock (each write is one
+    /// map operation).
+    fn matches(&self) -> MutexGuard<'_, HashMap<(String, u32), (KeptMatch, Instant)>> {
+        self.matches
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// See [`super::Store::keep_match`].
+    pub fn keep_match(&self, kept: KeptMatch) -> Result<(), StoreError> {
+        self.matches()
+            .entry((kept.code.clone(), kept.number))
+            .or_insert_with(|| (kept, Instant::now()));
+        Ok(())
+    }
+
+    /// See [`super::Store::find_match`].
+    pub fn find_match(&self, code: &str, number: u32) -> Option<KeptMatch> {
+        self.matches()
+            .get(&(code.to_owned(), number))
+            .map(|(kept, _)| kept.clone())
+    }
+
+    /// See [`super::Store::forget_matches`].
+    pub fn forget_matches(&self, keep: Duration) -> Result<(), StoreError> {
+        self.matches().retain(|_, (_, at)| at.elapsed() <= keep);
+        Ok(())
     }
 
     /// The rooms; a panic elsewhere while holding the lock leaves them consistent (every write

@@ -24,6 +24,10 @@
 //! [`Pending`] future that only waits for the answer, so a write happens even if its future is
 //! dropped, and the writes of one caller commit in the order it called them.
 //!
+//! Beside the rooms' logs, the store keeps finished matches' hand histories ([`KeptMatch`]) for
+//! their players to download, for `--keep-matches` after the match ([`Store::keep_match`],
+//! [`Store::find_match`], [`Store::forget_matches`]), whatever becomes of the room.
+//!
 //! A room that cannot be restored is *set aside*: its rows stay on disk, marked with the reason,
 //! and it is never loaded again; every other room is restored. [`Store::load`] reports, in
 //! [`Loaded::set_aside`], the rooms it set aside itself, and in [`Loaded::kept_aside`] those set
@@ -160,6 +164,21 @@ pub struct Loaded {
     /// The rooms set aside before this load (by an earlier load or [`Store::set_aside`]), still
     /// on disk: (code, why). Reported at every start until deleted.
     pub kept_aside: Vec<(String, String)>,
+}
+
+/// A finished match's hand history, as the store keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeptMatch {
+    /// The room's code.
+    pub code: String,
+    /// The match's number in the room.
+    pub number: u32,
+    /// The commitment to its seed (hex): whoever presents the seed itself may download it.
+    pub commitment: String,
+    /// The seat-token hashes (hex) of the people who sat in it, who may download it.
+    pub token_hashes: Vec<String>,
+    /// The hand history, as JSON.
+    pub history: String,
 }
 
 /// A write queued in the store, resolving once it has committed (or failed). Dropping it does
@@ -318,6 +337,36 @@ impl Store {
         match &*self.backend {
             Backend::Memory(store) => Pending::ready(store.set_aside(code, why)),
             Backend::Sqlite(store) => store.set_aside(code, why),
+        }
+    }
+
+    /// Keeps a finished match's hand history, from now, unless one is kept for that match
+    /// already (keeping it again, after a restart, changes nothing).
+    pub fn keep_match(&self, kept: KeptMatch) -> Pending {
+        match &*self.backend {
+            Backend::Memory(store) => Pending::ready(store.keep_match(kept)),
+            Backend::Sqlite(store) => store.keep_match(kept),
+        }
+    }
+
+    /// The hand history kept for match `number` of room `code`, if any (after every write
+    /// queued before).
+    pub async fn find_match(
+        &self,
+        code: &str,
+        number: u32,
+    ) -> Result<Option<KeptMatch>, StoreError> {
+        match &*self.backend {
+            Backend::Memory(store) => Ok(store.find_match(code, number)),
+            Backend::Sqlite(store) => store.find_match(code, number).await,
+        }
+    }
+
+    /// Deletes the hand histories of matches that ended more than `keep` ago.
+    pub fn forget_matches(&self, keep: std::time::Duration) -> Pending {
+        match &*self.backend {
+            Backend::Memory(store) => Pending::ready(store.forget_matches(keep)),
+            Backend::Sqlite(store) => store.forget_matches(keep),
         }
     }
 

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 use tokio::sync::oneshot;
 
-use super::{DB_FILE, Loaded, Pending, StoreError, StoredRoom, check};
+use super::{DB_FILE, KeptMatch, Loaded, Pending, StoreError, StoredRoom, check};
 use crate::metrics::Metrics;
 
 /// The schema steps, in order: step `i` takes the database from version `i` to `i + 1`. Append
@@ -65,6 +65,17 @@ pub const MIGRATIONS: &[&str] = &[
          why TEXT NOT NULL,
          at INTEGER NOT NULL
      ) STRICT;",
+    // 2: finished matches' hand histories, kept for `--keep-matches`.
+    "CREATE TABLE matches (
+         code TEXT NOT NULL,
+         number INTEGER NOT NULL,
+         finished INTEGER NOT NULL,
+         commitment TEXT NOT NULL,
+         tokens TEXT NOT NULL,
+         history TEXT NOT NULL,
+         PRIMARY KEY (code, number)
+     ) STRICT;
+     CREATE INDEX matches_by_finish ON matches (finished);",
 ];
 
 /// The most writes one transaction carries, so that one commit's latency stays bounded when a
@@ -93,6 +104,12 @@ enum Command {
     Load(SyncSender<Result<Loaded, StoreError>>),
     /// Commit what was queued, close the database, answer, and end.
     Close(oneshot::Sender<()>),
+    /// Read a kept match (after committing what was queued before).
+    FindMatch {
+        code: String,
+        number: u32,
+        answer: oneshot::Sender<Result<Option<KeptMatch>, StoreError>>,
+    },
     /// Run something on the writer's connection (tests: a page cap to fill the disk).
     #[cfg(test)]
     With(Box<dyn FnOnce(&Connection) + Send>),
@@ -129,6 +146,10 @@ enum Op {
     Delete { code: String },
     /// The room is marked not to load again.
     SetAside { code: String, why: String },
+    /// A finished match's hand history, unless kept already.
+    KeepMatch(Box<KeptMatch>),
+    /// The hand histories of matches that ended more than this many seconds ago go.
+    ForgetMatches { keep_secs: i64 },
 }
 
 impl SqliteStore {
@@ -241,6 +262,35 @@ impl SqliteStore {
             code: code.to_owned(),
             why: why.to_owned(),
         })
+    }
+
+    /// See [`super::Store::keep_match`].
+    pub fn keep_match(&self, kept: KeptMatch) -> Pending {
+        self.write(Op::KeepMatch(Box::new(kept)))
+    }
+
+    /// See [`super::Store::find_match`].
+    pub async fn find_match(
+        &self,
+        code: &str,
+        number: u32,
+    ) -> Result<Option<KeptMatch>, StoreError> {
+        let (answer, answered) = oneshot::channel();
+        let command = Command::FindMatch {
+            code: code.to_owned(),
+            number,
+            answer,
+        };
+        self.commands
+            .send(command)
+            .map_err(|_| StoreError::Closed)?;
+        answered.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// See [`super::Store::forget_matches`].
+    pub fn forget_matches(&self, keep: Duration) -> Pending {
+        let keep_secs = i64::try_from(keep.as_secs()).unwrap_or(i64::MAX);
+        self.write(Op::ForgetMatches { keep_secs })
     }
 
     /// See [`super::Store::close`].
@@ -537,6 +587,14 @@ impl Writer {
                         let _ = answer.send(());
                         return;
                     }
+                    Command::FindMatch {
+                        code,
+                        number,
+                        answer,
+                    } => {
+                        self.commit(&mut batch);
+                        let _ = answer.send(self.find_match(&code, number));
+                    }
                     #[cfg(test)]
                     Command::With(f) => {
                         self.commit(&mut batch);
@@ -693,6 +751,28 @@ impl Writer {
                     Ok(())
                 })
             }
+            Op::KeepMatch(kept) => {
+                self.conn
+                    .prepare_cached(
+                        "INSERT OR IGNORE INTO matches
+                             (code, number, finished, commitment, tokens, history)
+                             VALUES (?1, ?2, unixepoch(), ?3, ?4, ?5)",
+                    )?
+                    .execute(params![
+                        kept.code,
+                        kept.number,
+                        kept.commitment,
+                        kept.token_hashes.join(" "),
+                        kept.history
+                    ])?;
+                Ok(())
+            }
+            Op::ForgetMatches { keep_secs } => {
+                self.conn
+                    .prepare_cached("DELETE FROM matches WHERE finished < unixepoch() - ?1")?
+                    .execute([keep_secs])?;
+                Ok(())
+            }
             Op::SetAside { code, why } => {
                 self.positions.borrow_mut().remove(code);
                 let known: bool = self
@@ -706,6 +786,27 @@ impl Writer {
                 Ok(())
             }
         }
+    }
+
+    /// A kept match.
+    fn find_match(&self, code: &str, number: u32) -> Result<Option<KeptMatch>, StoreError> {
+        let found = self
+            .conn
+            .prepare_cached(
+                "SELECT commitment, tokens, history FROM matches WHERE code = ?1 AND number = ?2",
+            )?
+            .query_row(params![code, number], |row| {
+                let tokens: String = row.get(1)?;
+                Ok(KeptMatch {
+                    code: code.to_owned(),
+                    number,
+                    commitment: row.get(0)?,
+                    token_hashes: tokens.split_whitespace().map(str::to_owned).collect(),
+                    history: row.get(2)?,
+                })
+            })
+            .optional()?;
+        Ok(found)
     }
 
     /// Marks the room set aside.

@@ -555,6 +555,7 @@ async fn seat_room(
             token: None,
             spectator: false,
             host_secret: (n == 0).then(|| created.host_secret.clone()),
+            client_seed: None,
         };
         send(&mut ws, ClientMessage::Hello(hello)).await?;
         loop {
@@ -629,7 +630,7 @@ async fn play_seat(
                     }
                 } else if view.phase == Phase::RoundOver && ready_for < view.round {
                     ready_for = view.round;
-                    Some(ClientMessage::Ready)
+                    Some(ClientMessage::Ready { client_seed: None })
                 } else {
                     None
                 }
@@ -637,7 +638,7 @@ async fn play_seat(
             ("match_result", _) => {
                 tally.matches += 1;
                 ready_for = 0;
-                Some(ClientMessage::Rematch)
+                Some(ClientMessage::Rematch { client_seed: None })
             }
             ("error", _) => {
                 tally.error(format!("error {}", peek.code.unwrap_or_default()));

@@ -45,7 +45,9 @@ pub(crate) async fn play_to_the_end(mut client: Client, seed: u64) -> (Client, M
                     client.send(random_action(&view, &mut rng)).await;
                 } else if view.phase == Phase::RoundOver && ready_for_round < view.round {
                     ready_for_round = view.round;
-                    client.send(ClientMessage::Ready).await;
+                    client
+                        .send(ClientMessage::Ready { client_seed: None })
+                        .await;
                 }
             }
             ServerMessage::MatchResult(result) => return (client, result),

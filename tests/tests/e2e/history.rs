@@ -27,6 +27,7 @@ async fn arrive(server: &TestServer, code: &str) -> Client {
             token: None,
             spectator: true,
             host_secret: None,
+            client_seed: None,
         }))
         .await;
     watcher.expect_welcome().await;
@@ -80,7 +81,9 @@ async fn a_late_arrival_gets_the_same_history_the_players_kept() {
         match view.phase {
             Phase::RoundOver => {
                 for player in &mut players {
-                    player.send(ClientMessage::Ready).await;
+                    player
+                        .send(ClientMessage::Ready { client_seed: None })
+                        .await;
                 }
             }
             Phase::MatchOver => {
@@ -99,7 +102,9 @@ async fn a_late_arrival_gets_the_same_history_the_players_kept() {
                     break;
                 }
                 for player in &mut players {
-                    player.send(ClientMessage::Rematch).await;
+                    player
+                        .send(ClientMessage::Rematch { client_seed: None })
+                        .await;
                 }
                 rematched = true;
             }

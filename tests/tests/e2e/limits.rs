@@ -53,7 +53,7 @@ async fn messages_over_the_rate_are_refused_unhandled_then_the_socket_closes_wit
     let mut host = Client::join(server.addr, &room.code, "Asha", Some(&room.host_secret)).await;
     // Four more within the burst are handled (`ready` in the lobby is refused by the room).
     for _ in 0..4 {
-        host.send(ClientMessage::Ready).await;
+        host.send(ClientMessage::Ready { client_seed: None }).await;
         expect_code(&mut host, codes::NOT_BETWEEN_ROUNDS).await;
     }
     // The next one is over the rate: refused before the room sees it, and nothing changes.
@@ -84,7 +84,7 @@ async fn messages_over_the_rate_are_refused_unhandled_then_the_socket_closes_wit
 
     // Persistent abuse: one more within the rate, three refused, and the next closes the socket.
     for _ in 0..5 {
-        host.send(ClientMessage::Ready).await;
+        host.send(ClientMessage::Ready { client_seed: None }).await;
     }
     expect_code(&mut host, codes::NOT_BETWEEN_ROUNDS).await;
     for _ in 0..3 {
@@ -178,6 +178,7 @@ async fn a_client_that_answers_no_pings_is_closed_and_keeps_its_seat() {
         token,
         spectator: false,
         host_secret: None,
+        client_seed: None,
     }))
     .await;
     assert_eq!(back.expect_welcome().await.seat, Some(0));

@@ -113,6 +113,7 @@ async fn the_host_arranges_the_table_and_others_take_seats() {
             token: Some(token.to_owned()),
             spectator: false,
             host_secret: None,
+            client_seed: None,
         })
     };
     let mut back = Client::connect(server.addr).await;
@@ -135,6 +136,7 @@ async fn the_host_arranges_the_table_and_others_take_seats() {
             token: None,
             spectator: true,
             host_secret: None,
+            client_seed: None,
         }))
         .await;
     let watching = guest.expect_welcome_skipping_rooms().await;
@@ -186,6 +188,7 @@ async fn the_host_arranges_the_table_and_others_take_seats() {
         token: None,
         spectator: false,
         host_secret: None,
+        client_seed: None,
     };
     late.send(ClientMessage::Hello(hello.clone())).await;
     assert_eq!(late.expect_error().await.code, codes::ROOM_FULL);

@@ -132,7 +132,8 @@ async fn a_rematch_starts_a_new_match_in_the_same_room() {
     host.send(ClientMessage::Start).await;
     let (mut host, first) = play_to_the_end(host, 7).await;
     assert_eq!(first.results.len(), 1);
-    host.send(ClientMessage::Rematch).await;
+    host.send(ClientMessage::Rematch { client_seed: None })
+        .await;
     // The room goes back to playing; the new match's first deal follows.
     host.recv_until(|m| match m {
         ServerMessage::Room(room) if room.stage == Stage::Playing => Some(()),

@@ -48,6 +48,7 @@ async fn come_back(server: &TestServer, code: &str, token: Option<String>, seat:
             token,
             spectator: false,
             host_secret: None,
+            client_seed: None,
         }))
         .await;
     assert_eq!(client.expect_welcome().await.seat, Some(seat));
@@ -198,6 +199,7 @@ async fn a_match_whose_people_all_left_still_ends_and_a_spectator_sees_no_hand()
             token: None,
             spectator: true,
             host_secret: None,
+            client_seed: None,
         }))
         .await;
     assert_eq!(watcher.expect_welcome().await.seat, None);
@@ -226,7 +228,9 @@ async fn a_match_whose_people_all_left_still_ends_and_a_spectator_sees_no_hand()
     assert!(!states.is_empty());
     assert!(states.iter().all(|v| v.seat.is_none() && v.hand.is_empty()));
     // Nor can it act.
-    watcher.send(ClientMessage::Rematch).await;
+    watcher
+        .send(ClientMessage::Rematch { client_seed: None })
+        .await;
     assert_eq!(
         watcher.expect_error_skipping_play().await.code,
         codes::NOT_SEATED

@@ -41,6 +41,7 @@ async fn shutdown_tells_every_client_bye_closes_with_1001_and_run_returns() {
             token: None,
             spectator: true,
             host_secret: None,
+            client_seed: None,
         }))
         .await;
     watcher.expect_welcome().await;
