@@ -19,6 +19,28 @@ pub async fn request_from(
     path: &str,
     body: &str,
 ) -> (u16, String) {
+    request_with(from, addr, method, path, &[], body).await
+}
+
+/// `GET path` with these extra headers (`("Authorization", "Bearer …")`).
+pub async fn get_with(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    request_with(Ipv4Addr::LOCALHOST.into(), addr, "GET", path, headers, "").await
+}
+
+/// Sends one request with extra headers from the loopback address `from`, and returns the
+/// status and the body.
+async fn request_with(
+    from: IpAddr,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let extra: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
     let exchange = async {
         let socket = TcpSocket::new_v4().expect("a socket");
         socket
@@ -27,7 +49,7 @@ pub async fn request_from(
         let mut stream = socket.connect(addr).await.expect("connect to the server");
         let head = format!(
             "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n",
+             {extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
             body.len()
         );
         stream.write_all(head.as_bytes()).await.expect("send");

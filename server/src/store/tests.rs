@@ -713,3 +713,86 @@ fn writes_can_be_awaited_from_any_task() {
     sendable::<Store>();
     shared::<Store>();
 }
+
+/// A kept match of room `code`.
+fn kept(code: &str, number: u32) -> KeptMatch {
+    KeptMatch {
+        code: code.to_owned(),
+        number,
+        commitment: "c".repeat(64),
+        token_hashes: vec!["a".repeat(64), "b".repeat(64)],
+        history: format!("{{\"match\":{number}}}"),
+    }
+}
+
+/// Both stores keep hand histories: found after they are kept, kept once (a second keep changes
+/// nothing), apart from the room's own log (deleting the room keeps them), and forgotten once
+/// older than the retention.
+async fn keeps_hand_histories(store: &Store) {
+    assert_eq!(store.find_match("HIST", 1).await.unwrap(), None);
+    store.keep_match(kept("HIST", 1)).await.unwrap();
+    store.keep_match(kept("HIST", 2)).await.unwrap();
+    let again = KeptMatch {
+        history: "changed".into(),
+        ..kept("HIST", 1)
+    };
+    store.keep_match(again).await.unwrap();
+    assert_eq!(
+        store.find_match("HIST", 1).await.unwrap(),
+        Some(kept("HIST", 1))
+    );
+    assert_eq!(
+        store.find_match("HIST", 2).await.unwrap(),
+        Some(kept("HIST", 2))
+    );
+    assert_eq!(store.find_match("HIST", 3).await.unwrap(), None);
+    assert_eq!(store.find_match("OTHR", 1).await.unwrap(), None);
+    store.delete_room("HIST").await.unwrap();
+    assert!(store.find_match("HIST", 1).await.unwrap().is_some());
+    // A week's retention keeps what was just kept.
+    store
+        .forget_matches(std::time::Duration::from_secs(7 * 86_400))
+        .await
+        .unwrap();
+    assert!(store.find_match("HIST", 2).await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn the_memory_store_keeps_and_forgets_hand_histories() {
+    let store = memory();
+    keeps_hand_histories(&store).await;
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    store
+        .forget_matches(std::time::Duration::from_millis(10))
+        .await
+        .unwrap();
+    assert_eq!(store.find_match("HIST", 1).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn the_sqlite_store_keeps_hand_histories_across_a_restart_and_forgets_old_ones() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    keeps_hand_histories(&store).await;
+    store.close().await;
+    let (store, _) = sqlite(dir.path());
+    assert_eq!(
+        store.find_match("HIST", 2).await.unwrap(),
+        Some(kept("HIST", 2))
+    );
+    // Match 1 ended eight days ago.
+    writer_of(&store).with_connection(|conn| {
+        conn.execute(
+            "UPDATE matches SET finished = unixepoch() - 8 * 86400 WHERE number = 1",
+            [],
+        )
+        .expect("an update");
+    });
+    store
+        .forget_matches(std::time::Duration::from_secs(7 * 86_400))
+        .await
+        .unwrap();
+    assert_eq!(store.find_match("HIST", 1).await.unwrap(), None);
+    assert!(store.find_match("HIST", 2).await.unwrap().is_some());
+    store.close().await;
+}

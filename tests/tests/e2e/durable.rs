@@ -60,7 +60,16 @@ async fn a_match_survives_a_restart_in_the_same_seats_with_the_same_views() {
             ..CreateRoom::default()
         })
         .await;
-    let mut asha = Client::join(server.addr, &room.code, "Asha", Some(&room.host_secret)).await;
+    // Asha adds randomness of her own to the deals: the log must replay it too.
+    let asha_seed = dhumbal_engine::Hex32([0x42; 32]);
+    let mut asha = Client::connect(server.addr).await;
+    asha.send(ClientMessage::Hello(Hello {
+        host_secret: Some(room.host_secret.clone()),
+        client_seed: Some(asha_seed),
+        ..dhumbal_tests::client::hello(&room.code, "Asha")
+    }))
+    .await;
+    asha.expect_welcome().await;
     let bina = Client::join(server.addr, &room.code, "Bina", None).await;
     asha.send(ClientMessage::Start).await;
     // Each plays its own turns, six actions at most, and then lets the table come to rest.
@@ -116,8 +125,10 @@ async fn a_match_survives_a_restart_in_the_same_seats_with_the_same_views() {
         }
         ends.push(tokio::spawn(play_to_the_end(client, 100 + i as u64)));
     }
+    let mut seed = None;
     for end in ends {
         let (_, result) = end.await.unwrap();
+        seed = result.seed.clone();
         assert_eq!(result.results.len(), 2);
         assert_eq!(
             result
@@ -128,6 +139,17 @@ async fn a_match_survives_a_restart_in_the_same_seats_with_the_same_views() {
             0
         );
     }
+    server.stop().await;
+
+    // The match's hand history outlives another restart, and verifies.
+    let server = durable_server(dir.path()).await;
+    let path = format!("/api/rooms/{}/matches/1/history", room.code);
+    let bearer = format!("Bearer {}", seed.expect("the seed was revealed"));
+    let (status, body) = http::get_with(server.addr, &path, &[("Authorization", &bearer)]).await;
+    assert_eq!(status, 200, "{body}");
+    let history: dhumbal_engine::HandHistory = serde_json::from_str(&body).unwrap();
+    assert!(dhumbal_engine::verify(&history).is_ok());
+    assert_eq!(history.rounds[0].client_seeds[0], Some(asha_seed));
     server.stop().await;
 }
 

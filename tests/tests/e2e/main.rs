@@ -14,12 +14,15 @@
 //! - `shutdown` — graceful shutdown: `bye`, close 1001, and `run` returning.
 //! - `durable` — a match survives a restart of the server (the SQLite room log); a room closed
 //!   for good is not restored.
+//! - `fairness` — the commitment before the first deal, client seeds bound into the deals, the
+//!   seed revealed, and the hand history downloaded and verified.
 //! - `common` — helpers shared by these tests.
 
 mod api;
 mod bad_input;
 mod common;
 mod durable;
+mod fairness;
 mod history;
 mod limits;
 mod lobby;

@@ -1,0 +1,184 @@
+//! Provably fair deals over real sockets: the commitment is published before the first deal,
+//! each person's client seeds are bound into the deals they are in force for, the seed is
+//! revealed at the end, and the hand history downloads (with a seat token or the revealed seed)
+//! and verifies.
+
+use dhumbal_engine::fair::commitment;
+use dhumbal_engine::{Event, HandHistory, Hex32, Phase, Rounds, verify};
+use dhumbal_protocol::{ClientMessage, Hello, MatchResult, ServerMessage, codes};
+use dhumbal_tests::client::hello;
+use dhumbal_tests::http::{get, get_with};
+use dhumbal_tests::{Client, TestServer, random_action};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use crate::common::{room_with, standard_for};
+
+/// The client seeds of the `dealt` event for `round` that `client` received.
+fn dealt_client_seeds(client: &Client, round: u32) -> Vec<Option<Hex32>> {
+    client
+        .received
+        .iter()
+        .find_map(|m| match m {
+            ServerMessage::Event {
+                event:
+                    Event::Dealt {
+                        round: r,
+                        client_seeds,
+                        ..
+                    },
+            } if *r == round => Some(client_seeds.clone()),
+            _ => None,
+        })
+        .expect("the round was dealt")
+}
+
+/// Plays the client's seat to the end, sending `ready` with `next_seed` between rounds (after
+/// first trying a client seed that is not hex, which is refused and changes nothing).
+async fn play_with_seeds(mut client: Client, next_seed: Hex32) -> (Client, MatchResult) {
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut ready_for_round = 0;
+    loop {
+        match client.recv().await {
+            ServerMessage::State { view } => {
+                if view.my_turn() {
+                    client.send(random_action(&view, &mut rng)).await;
+                } else if view.phase == Phase::RoundOver && ready_for_round < view.round {
+                    ready_for_round = view.round;
+                    client
+                        .send_text(r#"{"type":"ready","client_seed":"not hex"}"#)
+                        .await;
+                    let error = client.expect_error_skipping_play().await;
+                    assert_eq!(error.code, codes::BAD_MESSAGE);
+                    client
+                        .send(ClientMessage::Ready {
+                            client_seed: Some(next_seed),
+                        })
+                        .await;
+                }
+            }
+            ServerMessage::MatchResult(result) => return (client, result),
+            ServerMessage::Error(error) => panic!("a legal action was refused: {error:?}"),
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_verifies() {
+    let server = TestServer::start().await;
+    let addr = server.addr;
+    let settings = dhumbal_engine::Settings {
+        rounds: Rounds::Fixed(2),
+        ..standard_for(4)
+    };
+    let room = server.create_room(&room_with(settings)).await;
+    let first_seed = Hex32([0x5a; 32]);
+    let second_seed = Hex32([0xc3; 32]);
+    let mut host = Client::connect(addr).await;
+    host.send(ClientMessage::Hello(Hello {
+        host_secret: Some(room.host_secret.clone()),
+        client_seed: Some(first_seed),
+        ..hello(&room.code, "Asha")
+    }))
+    .await;
+    host.expect_welcome().await;
+    let token = host.token().expect("a seat token");
+    let mut watcher = Client::connect(addr).await;
+    watcher
+        .send(ClientMessage::Hello(Hello {
+            spectator: true,
+            client_seed: Some(Hex32([1; 32])),
+            ..hello(&room.code, "Wangmo")
+        }))
+        .await;
+    watcher.expect_welcome().await;
+
+    host.send(ClientMessage::Start).await;
+    // The commitment comes in the room state, before the first card is dealt.
+    let published = host
+        .recv_until(|m| match m {
+            ServerMessage::Room(room) => room.fairness.clone(),
+            ServerMessage::Event {
+                event: Event::Dealt { .. },
+            } => panic!("dealt before the commitment was published"),
+            _ => None,
+        })
+        .await;
+    assert_eq!(published.match_number, 1);
+    let path = format!("/api/rooms/{}/matches/1/history", room.code);
+    let bearer = format!("Bearer {token}");
+    let auth = [("Authorization", bearer.as_str())];
+    let (status, body) = get_with(addr, &path, &auth).await;
+    assert_eq!(
+        (status, body.contains(codes::UNKNOWN_MATCH)),
+        (404, true),
+        "not before the end"
+    );
+
+    let (host, result) = play_with_seeds(host, second_seed).await;
+    // Round 1 was dealt with the seed from hello; round 2 with the one sent with ready. The
+    // spectator's seed counts for nothing, and bots send none.
+    assert_eq!(
+        dealt_client_seeds(&host, 1),
+        [Some(first_seed), None, None, None]
+    );
+    assert_eq!(
+        dealt_client_seeds(&host, 2),
+        [Some(second_seed), None, None, None]
+    );
+
+    // The reveal: the seed gives the commitment published at the start.
+    assert_eq!(result.match_number, 1);
+    assert_eq!(
+        result.commitment.as_deref(),
+        Some(published.commitment.as_str())
+    );
+    let seed: Hex32 = result.seed.as_deref().expect("revealed").parse().unwrap();
+    assert_eq!(commitment(&seed.0).to_string(), published.commitment);
+
+    // The hand history: refused without a credential that fits, or for a match not kept.
+    let (status, body) = get(addr, &path).await;
+    assert_eq!((status, body.contains(codes::UNAUTHORIZED)), (401, true));
+    let (status, _) = get_with(addr, &path, &[("Authorization", "Bearer not-a-token")]).await;
+    assert_eq!(status, 401);
+    let wrong_seed = format!("Bearer {}", Hex32([7; 32]));
+    let (status, _) = get_with(addr, &path, &[("Authorization", wrong_seed.as_str())]).await;
+    assert_eq!(status, 401);
+    let other = format!("/api/rooms/{}/matches/2/history", room.code);
+    assert_eq!(get_with(addr, &other, &auth).await.0, 404);
+    let garbage = format!("/api/rooms/{}/matches/first/history", room.code);
+    assert_eq!(get_with(addr, &garbage, &auth).await.0, 404);
+
+    // With the seat token: the whole match, which the engine verifies.
+    let (status, body) = get_with(addr, &path, &auth).await;
+    assert_eq!(status, 200, "{body}");
+    let history: HandHistory = serde_json::from_str(&body).expect("a hand history");
+    let verification = verify(&history);
+    assert!(verification.is_ok(), "{verification:?}");
+    assert_eq!(history.room, room.code);
+    assert_eq!(history.players[0], "Asha");
+    assert_eq!(history.rounds.len(), 2);
+    assert_eq!(history.rounds[1].client_seeds[0], Some(second_seed));
+    assert_eq!(
+        history.commitment.map(|c| c.to_string()),
+        Some(published.commitment)
+    );
+    // Dealing the recorded deck gave the hand the host was shown.
+    let first_view = host
+        .received
+        .iter()
+        .find_map(|m| match m {
+            ServerMessage::State { view } => Some(view.hand.clone()),
+            _ => None,
+        })
+        .expect("a state");
+    assert_eq!(first_view, history.rounds[0].hands[0]);
+
+    // Whoever saw the end (the spectator) may download it with the revealed seed.
+    let by_seed = format!("Bearer {seed}");
+    let (status, same) = get_with(addr, &path, &[("Authorization", by_seed.as_str())]).await;
+    assert_eq!((status, same), (200, body));
+    watcher.close().await;
+    server.stop().await;
+}
