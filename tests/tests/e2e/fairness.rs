@@ -136,6 +136,24 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
     );
     let seed: Hex32 = result.seed.as_deref().expect("revealed").parse().unwrap();
     assert_eq!(commitment(&seed.0).to_string(), published.commitment);
+    // Nothing before the reveal named the match seed or a deck seed.
+    let secrets: Vec<String> = std::iter::once(seed.to_string())
+        .chain(result.seeds.iter().cloned())
+        .collect();
+    assert_eq!(secrets.len(), 3);
+    let before_the_end = host
+        .received
+        .iter()
+        .take_while(|m| !matches!(m, ServerMessage::MatchResult(_)));
+    for message in before_the_end {
+        let text = serde_json::to_string(message).unwrap();
+        for secret in &secrets {
+            assert!(
+                !text.contains(secret.as_str()),
+                "a seed before the end: {text}"
+            );
+        }
+    }
 
     // The hand history: refused without a credential that fits, or for a match not kept.
     let (status, body) = get(addr, &path).await;
