@@ -1,10 +1,11 @@
 //! The web client: static files from `server/web/`, embedded in the binary.
 //!
 //! The page is served at `/` and at every room link `/r/{code}` (the same page; its script reads
-//! the code from the path), and its scripts, styles and icon under `/assets/`. Every answer
+//! the code from the path), the replay page at `/replay` (`/replay#CODE/N` names a match), and
+//! their scripts, styles and icon under `/assets/`. Every answer
 //! carries its content type, `Cache-Control: no-cache` with an `ETag` (so a browser revalidates
 //! and gets `304 Not Modified` while the binary is unchanged, and a new binary is picked up at
-//! once), `X-Content-Type-Options: nosniff`, and the page a Content-Security-Policy that allows
+//! once), `X-Content-Type-Options: nosniff`, and each page a Content-Security-Policy that allows
 //! only this server.
 
 use std::sync::OnceLock;
@@ -38,10 +39,13 @@ macro_rules! asset {
 /// Every file of the web client. A test checks that this lists every file in `server/web/`.
 const ASSETS: &[Asset] = &[
     asset!("index.html", "text/html; charset=utf-8"),
+    asset!("replay.html", "text/html; charset=utf-8"),
     asset!("style.css", "text/css; charset=utf-8"),
     asset!("app.js", "text/javascript; charset=utf-8"),
     asset!("cards.js", "text/javascript; charset=utf-8"),
+    asset!("fair.js", "text/javascript; charset=utf-8"),
     asset!("net.js", "text/javascript; charset=utf-8"),
+    asset!("replay.js", "text/javascript; charset=utf-8"),
     asset!("rules.js", "text/javascript; charset=utf-8"),
     asset!("score.js", "text/javascript; charset=utf-8"),
     asset!("settings.js", "text/javascript; charset=utf-8"),
@@ -51,6 +55,15 @@ const ASSETS: &[Asset] = &[
 
 /// The index page's asset number in [`ASSETS`].
 const INDEX: usize = 0;
+
+/// The replay page's asset number in [`ASSETS`].
+const REPLAY: usize = 1;
+
+/// Whether asset `i` is a page (served at its own path, with the Content-Security-Policy) rather
+/// than a file under `/assets/`.
+fn is_page(i: usize) -> bool {
+    i == INDEX || i == REPLAY
+}
 
 /// What the page may load: only this server's own files and its WebSocket. The WebSocket's
 /// origin is also named outright (from the request's `Host`), for browsers whose `'self'` does
@@ -75,12 +88,13 @@ fn content_security_policy(headers: &HeaderMap) -> HeaderValue {
         .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"))
 }
 
-/// The routes of the web client: `/`, `/r/{code}` and `/assets/{file}`. Merge them into the
-/// server's router.
+/// The routes of the web client: `/`, `/r/{code}`, `/replay` and `/assets/{file}`. Merge them
+/// into the server's router.
 pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route("/", get(index))
         .route("/r/{code}", get(index))
+        .route("/replay", get(replay))
         .route("/assets/{file}", get(asset))
 }
 
@@ -104,10 +118,15 @@ async fn index(headers: HeaderMap) -> Response {
     serve(INDEX, &headers)
 }
 
+async fn replay(headers: HeaderMap) -> Response {
+    serve(REPLAY, &headers)
+}
+
 async fn asset(Path(file): Path<String>, headers: HeaderMap) -> Response {
     match ASSETS
         .iter()
-        .position(|a| a.name == file && file != "index.html")
+        .enumerate()
+        .position(|(i, a)| a.name == file && !is_page(i))
     {
         Some(i) => serve(i, &headers),
         None => (StatusCode::NOT_FOUND, "no such file").into_response(),
@@ -141,7 +160,7 @@ fn serve(i: usize, headers: &HeaderMap) -> Response {
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
-    if i == INDEX {
+    if is_page(i) {
         h.insert(
             header::CONTENT_SECURITY_POLICY,
             content_security_policy(headers),
@@ -170,6 +189,7 @@ mod tests {
         embedded.sort();
         assert_eq!(embedded, on_disk);
         assert_eq!(ASSETS[INDEX].name, "index.html");
+        assert_eq!(ASSETS[REPLAY].name, "replay.html");
     }
 
     #[test]
@@ -198,11 +218,13 @@ mod tests {
         assert_eq!(serve(i, &headers).status(), StatusCode::NOT_MODIFIED);
         headers.insert(header::IF_NONE_MATCH, HeaderValue::from_static("\"0\""));
         assert_eq!(serve(i, &headers).status(), StatusCode::OK);
-        assert!(
-            serve(INDEX, &HeaderMap::new())
-                .headers()
-                .contains_key(header::CONTENT_SECURITY_POLICY)
-        );
+        for page in [INDEX, REPLAY] {
+            assert!(
+                serve(page, &HeaderMap::new())
+                    .headers()
+                    .contains_key(header::CONTENT_SECURITY_POLICY)
+            );
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 // up rooms, then JSON messages over one WebSocket.
 
 import { CLOSE_REMOVED, Connection, PROTOCOL } from "./net.js";
+import { Memory, NO_WEBCRYPTO, canVerify, verifyHistory } from "./fair.js";
 import { PRESETS, copySettings, settingsForm, summary, validate } from "./settings.js";
 import { renderRules } from "./rules.js";
 import { renderScore } from "./score.js";
@@ -165,6 +166,14 @@ const app = {
   joined: false,
   /** Whether this page asked to watch rather than sit. */
   spectator: false,
+  /** What this page remembers of the room's deals, to check them after the match (fair.js). */
+  fair: null,
+  /** The number of the match whose deals are coming in (for remembering them). */
+  dealMatch: null,
+  /** Each finished match's hand history as downloaded (text), by match number. */
+  histories: new Map(),
+  /** The latest verdict of "Verify the deals": `{ match, kind, text }`. */
+  verdict: null,
 };
 
 function send(message) {
@@ -233,6 +242,7 @@ function home() {
 async function enterRoom(code) {
   app.code = code;
   app.stored = loadStored(code);
+  app.fair = new Memory(code);
   document.title = `Dhumbal \u00b7 ${code}`;
   if (app.stored.token || app.stored.host_secret) {
     connect(false);
@@ -306,6 +316,8 @@ function connect(spectator) {
         room: app.code,
         name: app.stored.name || lastName() || "Player",
         token: app.stored.token || null,
+        // Randomness of this page's own in every deal while it holds a seat (docs/fairness.md).
+        client_seed: app.fair.freshSeed(),
       };
       if (app.spectator && !app.stored.token) hello.spectator = true;
       if (app.stored.host_secret) hello.host_secret = app.stored.host_secret;
@@ -338,6 +350,9 @@ function onMessage(msg) {
       break;
     case "room":
       app.room = msg;
+      if (msg.fairness && msg.fairness.commitment) {
+        app.fair.sawCommitment(msg.fairness.match_number, msg.fairness.commitment);
+      }
       if (app.welcome) app.welcome.seat = msg.your_seat;
       paint();
       break;
@@ -347,10 +362,12 @@ function onMessage(msg) {
     case "state":
       // A snapshot: the history goes on growing with the events that come before the next state.
       app.view = { ...msg.view, log: app.history.log.slice(), results: app.history.results.slice() };
+      rememberDealtHand(app.view);
       paint();
       break;
     case "match_result":
       app.matchResult = msg;
+      if (app.verdict && app.verdict.match !== msg.match_number) app.verdict = null;
       paint();
       break;
     case "round_result":
@@ -375,9 +392,37 @@ function onMessage(msg) {
 function followEvent(event) {
   if (event.type === "dealt") {
     app.history.log = [];
-    if (event.round === 1) app.history.results = [];
+    if (event.round === 1) {
+      app.history.results = [];
+      app.matchResult = null;
+    }
+    app.dealMatch = dealtMatchNumber(event);
+    app.fair.sawDeal(app.dealMatch, event);
   }
   app.history.log.push(event);
+}
+
+/**
+ * The number of the match a `dealt` event belongs to. A new match's first deal comes before the
+ * room message that names it, so round 1 dealt while the room still shows the last match (or
+ * none) belongs to the next one.
+ */
+function dealtMatchNumber(event) {
+  const room = app.room;
+  const shown = room && room.fairness ? room.fairness.match_number : 0;
+  if (event.round === 1 && (!room || !room.fairness || room.stage === "lobby" || room.stage === "match_over")) {
+    return shown + 1;
+  }
+  return shown || app.dealMatch || 1;
+}
+
+/** Remembers this seat's hand as dealt: the first view of a round whose log is just the deal. */
+function rememberDealtHand(view) {
+  if (view.seat === null || view.seat === undefined || app.dealMatch === null) return;
+  const log = view.log;
+  if (log.length === 1 && log[0].type === "dealt" && log[0].round === view.round) {
+    app.fair.sawHand(app.dealMatch, view.round, view.seat, view.hand);
+  }
 }
 
 function onError(err) {
@@ -425,7 +470,7 @@ function paint() {
   if (room.stage === "between_rounds" || room.stage === "match_over") {
     score(room);
   } else {
-    app.matchResult = null;
+    // The match's result stays until the next match deals (it may come before the room's stage).
     closeScore();
   }
 }
@@ -443,7 +488,10 @@ function score(room) {
   let waitingText = "";
   if (!matchOver && waitingFor.length > 0) waitingText = `Waiting for ${waitingFor.join(", ")}.`;
   if (matchOver && mine) waitingText = waitingFor.length ? `Rematch asked; waiting for ${waitingFor.join(", ")}.` : "Rematch asked.";
-  renderScore($("score-box"), {
+  const box = $("score-box");
+  // Keep the keyboard's place when the dialog is drawn again (a verdict, someone's Rematch).
+  const focused = box.contains(document.activeElement) && document.activeElement.id ? document.activeElement.id : null;
+  renderScore(box, {
     result,
     results,
     names,
@@ -454,15 +502,95 @@ function score(room) {
     seeds: app.matchResult ? app.matchResult.seeds : null,
     waiting: mine,
     waitingText,
-    onNext: () => send({ type: "ready" }),
-    onRematch: () => send({ type: "rematch" }),
+    onNext: () => send({ type: "ready", client_seed: app.fair.freshSeed() }),
+    onRematch: () => send({ type: "rematch", client_seed: app.fair.freshSeed() }),
+    fairness: matchOver && app.matchResult && app.matchResult.match_number ? {
+      verdict: app.verdict && app.verdict.match === app.matchResult.match_number ? app.verdict : null,
+      replayUrl: `/replay#${encodeURIComponent(app.code)}/${app.matchResult.match_number}`,
+      onVerify: verifyDeals,
+      onDownload: downloadHistory,
+    } : null,
   });
+  if (focused && $(focused)) $(focused).focus({ preventScroll: true });
   const dialog = $("score-dialog");
   if (!dialog.open) {
     dialog.showModal();
     const first = dialog.querySelector("#next-round, #rematch");
     if (first) first.focus({ preventScroll: true });
     dialog.scrollTop = 0;
+  }
+}
+
+// ----- After the match: check the deals, download the hand history -----
+
+const HISTORY_ERRORS = {
+  401: "The server did not accept this page's credential for the hand history.",
+  404: "The server no longer keeps this match's hand history.",
+};
+
+/** The finished match's hand history as text, downloaded once with the seat's token. */
+async function historyText() {
+  const result = app.matchResult;
+  const n = result.match_number;
+  if (app.histories.has(n)) return app.histories.get(n);
+  const url = `/api/rooms/${encodeURIComponent(app.code)}/matches/${n}/history`;
+  // A seat's token, or for a spectator (or a token the server no longer knows) the revealed seed.
+  const credentials = [];
+  if (app.room && app.room.your_seat !== null && app.stored.token) credentials.push(app.stored.token);
+  if (result.seed) credentials.push(result.seed);
+  let status = 401;
+  for (const credential of credentials) {
+    const res = await fetch(url, { headers: { authorization: `Bearer ${credential}` } });
+    status = res.status;
+    if (res.ok) {
+      const text = await res.text();
+      app.histories.set(n, text);
+      return text;
+    }
+    if (res.status !== 401) break;
+  }
+  throw new Error(HISTORY_ERRORS[status] || `The server answered ${status} for the hand history.`);
+}
+
+function setVerdict(kind, text) {
+  app.verdict = { match: app.matchResult ? app.matchResult.match_number : null, kind, text };
+  if (app.room) score(app.room);
+  const shown = $("verify-result");
+  if (shown) shown.scrollIntoView({ block: "nearest" });
+}
+
+async function verifyDeals() {
+  if (!app.matchResult) return;
+  if (!canVerify()) {
+    setVerdict("bad", NO_WEBCRYPTO);
+    return;
+  }
+  setVerdict("checking", "Checking every deal\u2026");
+  try {
+    const history = JSON.parse(await historyText());
+    const seen = app.fair.seen(history.match_number, app.room ? app.room.your_seat : null);
+    const verdict = await verifyHistory(history, seen);
+    setVerdict(verdict.ok ? "ok" : "bad", verdict.summary);
+  } catch (e) {
+    setVerdict("bad", e instanceof SyntaxError ? "The hand history is not valid JSON." : e.message);
+  }
+}
+
+async function downloadHistory() {
+  if (!app.matchResult) return;
+  const n = app.matchResult.match_number;
+  try {
+    const text = await historyText();
+    const url = URL.createObjectURL(new Blob([text], { type: "application/json" }));
+    const a = el("a");
+    a.href = url;
+    a.download = `dhumbal-${app.code}-${n}.json`;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch (e) {
+    notice(e.message, "error");
   }
 }
 

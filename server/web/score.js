@@ -125,6 +125,12 @@ export function computeStandings(totals, eliminated, scoring) {
  * @param {string} opts.waitingText who the table is waiting for
  * @param {() => void} opts.onNext Next round
  * @param {() => void} opts.onRematch Rematch
+ * @param {object|null} [opts.fairness] after a match: checking its deals
+ * @param {{kind: string, text: string}|null} opts.fairness.verdict the latest verdict of Verify
+ *   (`checking`, `ok` or `bad`), or null
+ * @param {string} opts.fairness.replayUrl the replay page of the match
+ * @param {() => void} opts.fairness.onVerify Verify the deals
+ * @param {() => void} opts.fairness.onDownload Download hand history
  */
 export function renderScore(box, opts) {
   const { result, results, names, me, settings, matchOver } = opts;
@@ -221,6 +227,7 @@ export function renderScore(box, opts) {
       details.append(list);
       box.append(details);
     }
+    if (opts.fairness) box.append(fairnessBox(opts.fairness));
     const rematch = el("button", "primary", opts.waiting ? "Rematch asked" : "Rematch");
     rematch.type = "button";
     rematch.id = "rematch";
@@ -237,4 +244,41 @@ export function renderScore(box, opts) {
   }
   if (opts.waitingText) actions.append(el("p", "note", opts.waitingText));
   box.append(actions);
+}
+
+/**
+ * After a match: check every deal against the revealed seed, download the hand history, replay.
+ * @param {object} fairness see `renderScore`'s `opts.fairness`
+ * @returns {HTMLElement}
+ */
+export function fairnessBox(fairness) {
+  const section = el("section", "fairness");
+  section.setAttribute("aria-label", "Check the deals");
+  section.append(el("p", "note", "The seed every deal came from is revealed: check that the server dealt fairly."));
+  const buttons = el("div", "fair-actions");
+  const verify = el("button", "", "Verify the deals");
+  verify.type = "button";
+  verify.id = "verify";
+  verify.disabled = Boolean(fairness.verdict && fairness.verdict.kind === "checking");
+  verify.addEventListener("click", fairness.onVerify);
+  const download = el("button", "", "Download hand history");
+  download.type = "button";
+  download.id = "download-history";
+  download.addEventListener("click", fairness.onDownload);
+  const replay = el("a", "button-link", "Replay");
+  replay.id = "replay-link";
+  replay.href = fairness.replayUrl;
+  replay.target = "_blank";
+  replay.rel = "noopener";
+  buttons.append(verify, download, replay);
+  section.append(buttons);
+  const verdict = el("p", "verdict");
+  verdict.id = "verify-result";
+  verdict.setAttribute("role", "status");
+  if (fairness.verdict) {
+    verdict.classList.add(fairness.verdict.kind);
+    verdict.textContent = fairness.verdict.text;
+  }
+  section.append(verdict);
+  return section;
 }

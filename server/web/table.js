@@ -77,7 +77,13 @@ export function createTable(root, hooks) {
   rulesButton.type = "button";
   rulesButton.id = "open-rules";
   rulesButton.addEventListener("click", hooks.rules);
-  header.append(roundInfo, rulesButton);
+  // The server's commitment to the match's secret seed, shown from the first deal: after the
+  // match the seed is revealed and the page checks every deal against it (fair.js).
+  const commitment = el("span", "commitment");
+  commitment.id = "commitment";
+  commitment.tabIndex = 0;
+  commitment.hidden = true;
+  header.append(roundInfo, commitment, rulesButton);
 
   const seats = el("div", "seats");
   seats.id = "seats";
@@ -447,6 +453,17 @@ export function createTable(root, hooks) {
     for (const line of lines.slice(-6)) log.append(el("li", "", line));
   }
 
+  function paintCommitment() {
+    const value = room && room.fairness ? room.fairness.commitment : null;
+    commitment.hidden = !value;
+    if (!value) return;
+    commitment.dataset.commitment = value;
+    commitment.textContent = `Deal commitment ${value.slice(0, 4)}\u2026${value.slice(-4)}`;
+    commitment.title = `Commitment ${value}: the server fixed this match's secret seed before dealing ` +
+      "and reveals it when the match ends, so that every deal can be checked (Verify the deals).";
+    commitment.setAttribute("aria-label", commitment.title);
+  }
+
   function paint() {
     if (!view) return;
     // State on the root, for styling and for anyone (or any test) reading the page.
@@ -470,6 +487,7 @@ export function createTable(root, hooks) {
       view = newView;
       room = newRoom;
       names = room ? room.seats.map((s) => s.name || `Seat ${s.seat + 1}`) : [];
+      paintCommitment();
       if (handChanged) order = [];
       order = order.filter((c) => view.hand.includes(c));
       for (const c of view.hand) if (!order.includes(c)) order.push(c);

@@ -1,0 +1,658 @@
+// Provably fair deals, checked in the browser: the scheme `dhumbal-fair-v1` of
+// `docs/fairness.md`. SHA-256 and HMAC-SHA256 come from WebCrypto; ChaCha20, the Fisher–Yates
+// shuffle and the deal are this file's own, so a player needs to trust neither the server nor
+// a library to check that every deck followed from the seed the server committed to and the
+// seeds the players added.
+//
+// It also remembers, per room and match, what this page saw while it played (the commitment
+// before the first deal, the client seeds it sent, the hands it was dealt) so that the
+// hand history downloaded after the match can be checked against it.
+
+/** The scheme's name, the prefix of every domain-separation string. */
+export const SCHEME = "dhumbal-fair-v1";
+
+const encoder = new TextEncoder();
+
+// ----- Hex -----
+
+/**
+ * Bytes as lowercase hex.
+ * @param {Uint8Array} bytes
+ * @returns {string}
+ */
+export function toHex(bytes) {
+  let out = "";
+  for (const b of bytes) out += b.toString(16).padStart(2, "0");
+  return out;
+}
+
+/**
+ * Hex as bytes.
+ * @param {string} hex an even number of hex digits
+ * @returns {Uint8Array}
+ * @throws {Error} when the text is not hex
+ */
+export function fromHex(hex) {
+  if (typeof hex !== "string" || hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) {
+    throw new Error("not hex");
+  }
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i += 1) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+/**
+ * Whether a value is 32 bytes written as 64 hex digits.
+ * @param {unknown} value
+ * @returns {boolean}
+ */
+export function isHex32(value) {
+  return typeof value === "string" && /^[0-9a-fA-F]{64}$/.test(value);
+}
+
+/**
+ * A fresh client seed: 32 random bytes from the browser, as 64 lowercase hex digits.
+ * @returns {string}
+ */
+export function newClientSeed() {
+  const bytes = new Uint8Array(32);
+  crypto.getRandomValues(bytes);
+  return toHex(bytes);
+}
+
+/**
+ * A long hex value shortened for the eye: `9d83…ee6e`.
+ * @param {string} hex
+ * @returns {string}
+ */
+export function shortHex(hex) {
+  return hex && hex.length > 8 ? `${hex.slice(0, 4)}\u2026${hex.slice(-4)}` : hex || "";
+}
+
+// ----- WebCrypto -----
+
+/** What to tell a person when the browser has no WebCrypto (a page served over plain http). */
+export const NO_WEBCRYPTO =
+  "This browser offers no WebCrypto on this page, so it cannot check the deals here: " +
+  "open the game over https (or on localhost) to verify, or use `dhumbal-server verify` on the " +
+  "downloaded hand history.";
+
+function subtle() {
+  const s = globalThis.crypto && globalThis.crypto.subtle;
+  if (!s) throw new Error(NO_WEBCRYPTO);
+  return s;
+}
+
+/**
+ * Whether this page can verify (WebCrypto is there only in secure contexts: https or localhost).
+ * @returns {boolean}
+ */
+export function canVerify() {
+  return Boolean(globalThis.crypto && globalThis.crypto.subtle);
+}
+
+function concat(parts) {
+  const n = parts.reduce((sum, p) => sum + p.length, 0);
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+function u32be(n) {
+  const out = new Uint8Array(4);
+  new DataView(out.buffer).setUint32(0, n >>> 0, false);
+  return out;
+}
+
+/**
+ * SHA-256 of some bytes.
+ * @param {Uint8Array} bytes
+ * @returns {Promise<Uint8Array>}
+ */
+export async function sha256(bytes) {
+  return new Uint8Array(await subtle().digest("SHA-256", bytes));
+}
+
+/**
+ * HMAC-SHA256.
+ * @param {Uint8Array} key
+ * @param {Uint8Array} message
+ * @returns {Promise<Uint8Array>}
+ */
+export async function hmacSha256(key, message) {
+  const k = await subtle().importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return new Uint8Array(await subtle().sign("HMAC", k, message));
+}
+
+// ----- The scheme -----
+
+/**
+ * The commitment to a match seed: SHA-256("dhumbal-fair-v1/commit" ‖ seed), in hex.
+ * @param {string} seed the match seed, 64 hex digits
+ * @returns {Promise<string>}
+ */
+export async function commitment(seed) {
+  return toHex(await sha256(concat([encoder.encode(`${SCHEME}/commit`), fromHex(seed)])));
+}
+
+/**
+ * Round `round`'s secret: HMAC-SHA256(key = seed, "dhumbal-fair-v1/round" ‖ u32be(round)).
+ * @param {string} seed the match seed, 64 hex digits
+ * @param {number} round from 1
+ * @returns {Promise<string>} hex
+ */
+export async function roundSecret(seed, round) {
+  return toHex(await hmacSha256(fromHex(seed), concat([encoder.encode(`${SCHEME}/round`), u32be(round)])));
+}
+
+/**
+ * Round `round`'s deck seed, bound to the room, the match, the round and the client seeds.
+ * @param {string} seed the match seed, 64 hex digits
+ * @param {string} room the room's code
+ * @param {number} match the match's number in its room, from 1
+ * @param {number} round from 1
+ * @param {(string|null)[]} clientSeeds every seat's client seed (hex) or null, in seat order
+ * @returns {Promise<string>} hex
+ */
+export async function deckSeed(seed, room, match, round, clientSeeds) {
+  const code = encoder.encode(room);
+  const parts = [
+    encoder.encode(`${SCHEME}/deck`),
+    new Uint8Array([code.length >> 8, code.length & 0xff]),
+    code,
+    u32be(match),
+    u32be(round),
+    new Uint8Array([clientSeeds.length]),
+  ];
+  for (const s of clientSeeds) {
+    if (s === null || s === undefined) {
+      parts.push(new Uint8Array([0]));
+    } else {
+      parts.push(new Uint8Array([1]), fromHex(s));
+    }
+  }
+  const secret = fromHex(await roundSecret(seed, round));
+  return toHex(await hmacSha256(secret, concat(parts)));
+}
+
+// ----- ChaCha20, as rand_chacha's ChaCha20Rng -----
+
+function rotl(x, n) {
+  return (x << n) | (x >>> (32 - n));
+}
+
+function quarter(s, a, b, c, d) {
+  s[a] = (s[a] + s[b]) | 0; s[d] = rotl(s[d] ^ s[a], 16);
+  s[c] = (s[c] + s[d]) | 0; s[b] = rotl(s[b] ^ s[c], 12);
+  s[a] = (s[a] + s[b]) | 0; s[d] = rotl(s[d] ^ s[a], 8);
+  s[c] = (s[c] + s[d]) | 0; s[b] = rotl(s[b] ^ s[c], 7);
+}
+
+/**
+ * One ChaCha20 block (20 rounds).
+ * @param {Uint32Array} input the 16-word state: constants, key, counter, stream
+ * @returns {Uint32Array} 16 words of keystream
+ */
+export function chachaBlock(input) {
+  const x = new Int32Array(input);
+  for (let i = 0; i < 10; i += 1) {
+    quarter(x, 0, 4, 8, 12); quarter(x, 1, 5, 9, 13); quarter(x, 2, 6, 10, 14); quarter(x, 3, 7, 11, 15);
+    quarter(x, 0, 5, 10, 15); quarter(x, 1, 6, 11, 12); quarter(x, 2, 7, 8, 13); quarter(x, 3, 4, 9, 14);
+  }
+  const out = new Uint32Array(16);
+  for (let i = 0; i < 16; i += 1) out[i] = (x[i] + input[i]) >>> 0;
+  return out;
+}
+
+/**
+ * ChaCha20 keyed with a 32-byte seed on stream `stream`: the keystream as little-endian 32-bit
+ * words, block after block (rand_chacha's `ChaCha20Rng::from_seed` with `set_stream`).
+ */
+export class ChaCha20 {
+  /**
+   * @param {Uint8Array} seed 32 bytes
+   * @param {number} stream the stream number (words 14 and 15, low word first)
+   */
+  constructor(seed, stream = 0) {
+    if (seed.length !== 32) throw new Error("a ChaCha20 key is 32 bytes");
+    const state = new Uint32Array(16);
+    state.set([0x61707865, 0x3320646e, 0x79622d32, 0x6b206574]);
+    const view = new DataView(seed.buffer, seed.byteOffset, 32);
+    for (let i = 0; i < 8; i += 1) state[4 + i] = view.getUint32(4 * i, true);
+    state[14] = stream % 2 ** 32;
+    state[15] = Math.floor(stream / 2 ** 32);
+    this.state = state;
+    this.block = null;
+    this.index = 16;
+  }
+
+  /**
+   * The next 32-bit word of the keystream.
+   * @returns {number}
+   */
+  nextU32() {
+    if (this.index >= 16) {
+      this.block = chachaBlock(this.state);
+      // The 64-bit block counter: words 12 (low) and 13 (high).
+      this.state[12] = (this.state[12] + 1) >>> 0;
+      if (this.state[12] === 0) this.state[13] = (this.state[13] + 1) >>> 0;
+      this.index = 0;
+    }
+    const word = this.block[this.index];
+    this.index += 1;
+    return word;
+  }
+
+  /**
+   * A uniform number in `0..n` by rejection sampling, as the engine draws it.
+   * @param {number} n at least 1
+   * @returns {number}
+   */
+  below(n) {
+    const max = 0xffffffff;
+    const zone = max - (((max % n) + 1) % n);
+    for (;;) {
+      const x = this.nextU32();
+      if (x <= zone) return x % n;
+    }
+  }
+}
+
+/**
+ * Shuffles a copy of `cards` with Fisher–Yates driven by stream `stream` of `seed`.
+ * @param {string[]} cards
+ * @param {string} seed 64 hex digits
+ * @param {number} stream
+ * @returns {string[]}
+ */
+export function shuffle(cards, seed, stream) {
+  const out = cards.slice();
+  const rng = new ChaCha20(fromHex(seed), stream);
+  for (let i = out.length - 1; i >= 1; i -= 1) {
+    const j = rng.below(i + 1);
+    const t = out[i];
+    out[i] = out[j];
+    out[j] = t;
+  }
+  return out;
+}
+
+const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
+
+/**
+ * The canonical pack: `AS … KS AH … KH AD … KD AC … KC`, then `RJ BJ` with jokers.
+ * @param {boolean} jokers
+ * @returns {string[]}
+ */
+export function canonicalPack(jokers) {
+  const pack = [];
+  for (const suit of ["S", "H", "D", "C"]) for (const r of RANKS) pack.push(`${r}${suit}`);
+  if (jokers) pack.push("RJ", "BJ");
+  return pack;
+}
+
+const ORDER = new Map(canonicalPack(true).map((c, i) => [c, i]));
+
+/**
+ * A round's deck, top card first: the canonical pack shuffled with stream 0 of its deck seed.
+ * @param {string} seed the deck seed, 64 hex digits
+ * @param {boolean} jokers whether the table plays with jokers
+ * @returns {string[]}
+ */
+export function deck(seed, jokers) {
+  return shuffle(canonicalPack(jokers), seed, 0);
+}
+
+/**
+ * Deals a deck as the engine does: one card at a time from the dealer's left, skipping seats
+ * out of the match, until each has `cards`; then the pile's card; the rest is the stock.
+ * @param {string[]} cardsTopFirst the deck
+ * @param {number} dealer the dealer's seat
+ * @param {boolean[]} active which seats are in the match
+ * @param {number} cards cards per hand
+ * @returns {{hands: string[][], pileTop: string, stock: string[]}} the stock top first
+ */
+export function deal(cardsTopFirst, dealer, active, cards) {
+  const n = active.length;
+  const hands = active.map(() => []);
+  const next = (s) => {
+    for (let k = 1; k <= n; k += 1) if (active[(s + k) % n]) return (s + k) % n;
+    return s;
+  };
+  let at = 0;
+  const first = next(dealer);
+  for (let i = 0; i < cards; i += 1) {
+    let seat = first;
+    do {
+      hands[seat].push(cardsTopFirst[at]);
+      at += 1;
+      seat = next(seat);
+    } while (seat !== first);
+  }
+  return { hands, pileTop: cardsTopFirst[at], stock: cardsTopFirst.slice(at + 1) };
+}
+
+// ----- Checking a hand history -----
+
+function sameList(a, b) {
+  return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function sameCards(a, b) {
+  const key = (l) => l.slice().sort((x, y) => (ORDER.get(x) ?? 99) - (ORDER.get(y) ?? 99)).join(" ");
+  return Array.isArray(a) && Array.isArray(b) && key(a) === key(b);
+}
+
+function removeOne(list, card) {
+  const at = list.lastIndexOf(card);
+  if (at < 0) return false;
+  list.splice(at, 1);
+  return true;
+}
+
+/**
+ * Replays one round's cards: the deal, every draw from the stock (reshuffles included), every
+ * pick-up and throw, and compares the hands at the show.
+ * @returns {string[]} what does not check out (empty when all does)
+ */
+function checkPlay(round, deckSeedHex, dealt, players) {
+  const problems = [];
+  const name = (s) => players[s] || `Seat ${s + 1}`;
+  const hands = dealt.hands.map((h) => h.slice());
+  // A stack whose top is its last card, as the engine keeps it.
+  let stack = dealt.stock.slice().reverse();
+  const pile = [dealt.pileTop];
+  let reshuffles = 0;
+  const steps = Array.isArray(round.steps) ? round.steps : [];
+  for (let k = 0; k < steps.length; k += 1) {
+    const step = steps[k];
+    const where = `step ${k + 1} (${name(step.seat)})`;
+    for (const event of step.events || []) {
+      if (event.type === "reshuffled") {
+        const cards = step.reshuffled;
+        if (!Array.isArray(cards)) {
+          problems.push(`${where}: the stock was reshuffled but the cards shuffled are not recorded`);
+          return problems;
+        }
+        if (stack.length > 0) problems.push(`${where}: a reshuffle while ${stack.length} cards were still in the stock`);
+        const sorted = cards.slice().sort((a, b) => ORDER.get(a) - ORDER.get(b));
+        if (!sameList(sorted, cards)) problems.push(`${where}: the reshuffled cards are not listed in canonical order`);
+        const rest = pile.slice();
+        const missing = cards.filter((c) => !removeOne(rest, c));
+        if (missing.length > 0 || rest.length === 0) {
+          problems.push(`${where}: the reshuffled cards are not the pile under its top (${missing.join(" ") || "nothing left on top"})`);
+        }
+        reshuffles += 1;
+        stack = shuffle(cards, deckSeedHex, reshuffles);
+        pile.length = 0;
+        pile.push(...rest);
+        if (event.stock !== undefined && event.stock !== stack.length) {
+          problems.push(`${where}: the new stock has ${stack.length} cards, the event says ${event.stock}`);
+        }
+      } else if (event.type === "drew_from_stock") {
+        const top = stack.pop();
+        if (top === undefined) {
+          problems.push(`${where}: drew from an empty stock`);
+          return problems;
+        }
+        if (step.card !== top) {
+          problems.push(`${where}: drew ${step.card || "an unrecorded card"} from the stock, but the stock's top was ${top}`);
+          return problems;
+        }
+        hands[event.seat].push(top);
+      } else if (event.type === "took_from_pile") {
+        if (!removeOne(pile, event.card)) problems.push(`${where}: took ${event.card}, which was not on the pile`);
+        hands[event.seat].push(event.card);
+      } else if (event.type === "threw") {
+        for (const c of event.cards) {
+          if (!removeOne(hands[event.seat], c)) problems.push(`${where}: threw ${c}, which was not in the hand`);
+        }
+        pile.push(...event.cards);
+      }
+    }
+    if (problems.length > 0) return problems;
+  }
+  if (round.result && Array.isArray(round.result.hands)) {
+    round.result.hands.forEach((shown, s) => {
+      if (!sameCards(shown, hands[s])) problems.push(`${name(s)}'s hand at the show is not what the play leaves`);
+    });
+  }
+  return problems;
+}
+
+/**
+ * What this page saw of one match: see {@link Memory}.
+ * @typedef {object} Seen
+ * @property {string|null} commitment the commitment shown before the first deal
+ * @property {boolean} commitmentBeforeDeal whether it was seen before round 1 was dealt
+ * @property {number|null} seat this page's seat
+ * @property {string[]} sent the client seeds this page sent in this room
+ * @property {Object<string, string[]>} hands this seat's hand at each round's deal, by round
+ * @property {Object<string, (string|null)[]>} dealtSeeds the client seeds each `dealt` event
+ *   announced, by round
+ */
+
+/**
+ * One round's verdict.
+ * @typedef {object} RoundVerdict
+ * @property {number} round
+ * @property {boolean} ok
+ * @property {string[]} reasons what does not check out
+ */
+
+/**
+ * Checks a hand history: the seed against the commitment (and the commitment this page saw),
+ * then every round's deck seed, deck, deal, stock draws and reshuffles, and what this page saw
+ * of its own seat.
+ * @param {object} history a `dhumbal-hand-history/1` record
+ * @param {Seen|null} seen what this page saw while the match was played (null: nothing)
+ * @returns {Promise<{ok: boolean, seed: {ok: boolean, reasons: string[]}, rounds: RoundVerdict[], summary: string}>}
+ */
+export async function verifyHistory(history, seen) {
+  subtle();
+  const seedVerdict = { ok: true, reasons: [] };
+  const rounds = [];
+  const fail = (why) => {
+    seedVerdict.ok = false;
+    seedVerdict.reasons.push(why);
+  };
+  if (!history || history.format !== "dhumbal-hand-history/1") {
+    fail("this is not a dhumbal hand history (format dhumbal-hand-history/1)");
+  } else if (!isHex32(history.seed) || !isHex32(history.commitment)) {
+    fail("the record has no match seed or no commitment (a fixed test deck?)");
+  } else {
+    const computed = await commitment(history.seed);
+    if (computed !== history.commitment.toLowerCase()) {
+      fail(`the seed does not give the commitment: SHA-256 gives ${shortHex(computed)}, the record says ${shortHex(history.commitment)}`);
+    }
+    if (seen && seen.commitment && seen.commitment.toLowerCase() !== computed) {
+      fail(`the seed does not give the commitment this page was shown before the deal (${shortHex(seen.commitment)})`);
+    }
+  }
+  if (seedVerdict.ok) {
+    const settings = history.settings || {};
+    const players = history.players || [];
+    for (const round of history.rounds || []) {
+      const reasons = [];
+      try {
+        const seeds = round.client_seeds || [];
+        const ds = await deckSeed(history.seed, history.room, history.match_number, round.round, seeds);
+        if (ds !== String(round.deck_seed).toLowerCase()) {
+          reasons.push("its deck seed does not follow from the match seed and the client seeds");
+        }
+        const cards = deck(ds, Boolean(settings.jokers));
+        if (!sameList(cards, round.deck)) reasons.push("its deck is not the one the deck seed shuffles");
+        const active = (round.hands || []).map((h) => h.length > 0);
+        const dealt = deal(cards, round.dealer, active, settings.cards);
+        (round.hands || []).forEach((h, s) => {
+          if (!sameList(h, dealt.hands[s])) reasons.push(`${players[s] || `Seat ${s + 1}`}'s hand is not what the deck deals`);
+        });
+        if (round.pile_top !== dealt.pileTop) reasons.push(`the card turned up should be ${dealt.pileTop}, not ${round.pile_top}`);
+        if (seen) {
+          const announced = seen.dealtSeeds && seen.dealtSeeds[round.round];
+          if (announced && !sameList(announced.map((s) => (s ? s.toLowerCase() : null)), seeds.map((s) => (s ? s.toLowerCase() : null)))) {
+            reasons.push("its client seeds are not the ones announced when it was dealt");
+          }
+          // Only for a deal this page saw: every page says hello with a fresh seed before it sees
+          // a deal, so the seed in force at such a deal must be one it sent.
+          if (announced && seen.seat !== null && seen.seat !== undefined && seen.sent && seen.sent.length > 0) {
+            const mine = seeds[seen.seat];
+            if (!mine || !seen.sent.includes(mine.toLowerCase())) {
+              reasons.push("your seat's client seed is not one this page sent");
+            }
+          }
+          const myHand = seen.hands && seen.hands[round.round];
+          if (myHand && seen.seat !== null && seen.seat !== undefined && !sameCards(myHand, (round.hands || [])[seen.seat] || [])) {
+            reasons.push("the hand recorded for your seat is not the one you were dealt");
+          }
+        }
+        if (reasons.length === 0) reasons.push(...checkPlay(round, ds, dealt, players));
+      } catch (e) {
+        reasons.push(`it could not be checked (${e.message})`);
+      }
+      rounds.push({ round: round.round, ok: reasons.length === 0, reasons });
+    }
+  }
+  const ok = seedVerdict.ok && rounds.length > 0 && rounds.every((r) => r.ok);
+  let summary;
+  if (!seedVerdict.ok) {
+    summary = `The match seed does not check out: ${seedVerdict.reasons.join("; ")}.`;
+  } else if (rounds.length === 0) {
+    summary = "The record has no rounds to check.";
+  } else if (ok) {
+    summary = rounds.length === 1 ? "The deal checks out." : `All ${rounds.length} deals check out.`;
+  } else {
+    const bad = rounds.find((r) => !r.ok);
+    summary = `Round ${bad.round} does not check out: ${bad.reasons.join("; ")}.`;
+  }
+  return { ok, seed: seedVerdict, rounds, summary };
+}
+
+// ----- What this page remembers -----
+
+const memoryKey = (room) => `dhumbal.fair.${room}`;
+const inMemory = new Map();
+
+function readStore(room) {
+  try {
+    const text = sessionStorage.getItem(memoryKey(room));
+    if (text) return JSON.parse(text);
+  } catch {
+    // Storage may be refused; fall back to memory.
+  }
+  return inMemory.get(room) || { sent: [], matches: {} };
+}
+
+function writeStore(room, data) {
+  inMemory.set(room, data);
+  try {
+    sessionStorage.setItem(memoryKey(room), JSON.stringify(data));
+  } catch {
+    // As above: it lasts as long as the page.
+  }
+}
+
+/**
+ * What this page remembers of a room's matches, for {@link verifyHistory}: kept in
+ * sessionStorage (so a reload keeps it) or, where storage is refused, in memory.
+ */
+export class Memory {
+  /** @param {string} room the room's code */
+  constructor(room) {
+    this.room = room;
+  }
+
+  /** @param {(data: object) => void} change */
+  update(change) {
+    const data = readStore(this.room);
+    change(data);
+    writeStore(this.room, data);
+  }
+
+  /**
+   * Makes and remembers a fresh client seed to send.
+   * @returns {string}
+   */
+  freshSeed() {
+    const seed = newClientSeed();
+    this.update((d) => {
+      d.sent.push(seed);
+      // The latest hundred are plenty for a match's rounds and rematches.
+      if (d.sent.length > 100) d.sent.splice(0, d.sent.length - 100);
+    });
+    return seed;
+  }
+
+  /** @param {number} match */
+  matchOf(data, match) {
+    const key = String(match);
+    if (!data.matches[key]) data.matches[key] = { commitment: null, commitmentBeforeDeal: false, dealt: false, hands: {}, dealtSeeds: {}, seat: null };
+    return data.matches[key];
+  }
+
+  /**
+   * Remembers the commitment the room showed for a match.
+   * @param {number} match
+   * @param {string} value
+   */
+  sawCommitment(match, value) {
+    this.update((d) => {
+      const m = this.matchOf(d, match);
+      if (m.commitment === value) return;
+      m.commitment = value;
+      m.commitmentBeforeDeal = !m.dealt;
+    });
+  }
+
+  /**
+   * Remembers a `dealt` event's client seeds.
+   * @param {number} match
+   * @param {object} event the `dealt` event
+   */
+  sawDeal(match, event) {
+    this.update((d) => {
+      const m = this.matchOf(d, match);
+      m.dealt = true;
+      if (Array.isArray(event.client_seeds)) m.dealtSeeds[event.round] = event.client_seeds;
+    });
+  }
+
+  /**
+   * Remembers this seat's hand as dealt in a round (the first time only).
+   * @param {number} match
+   * @param {number} round
+   * @param {number} seat
+   * @param {string[]} hand
+   */
+  sawHand(match, round, seat, hand) {
+    this.update((d) => {
+      const m = this.matchOf(d, match);
+      if (m.hands[round]) return;
+      m.hands[round] = hand.slice();
+      m.seat = seat;
+    });
+  }
+
+  /**
+   * What this page saw of a match, for {@link verifyHistory}.
+   * @param {number} match
+   * @param {number|null} seat this page's seat now
+   * @returns {Seen}
+   */
+  seen(match, seat) {
+    const d = readStore(this.room);
+    const m = d.matches[String(match)] || { commitment: null, commitmentBeforeDeal: false, hands: {}, dealtSeeds: {}, seat: null };
+    return {
+      commitment: m.commitment,
+      commitmentBeforeDeal: m.commitmentBeforeDeal,
+      seat: m.seat !== null ? m.seat : seat,
+      sent: d.sent,
+      hands: m.hands,
+      dealtSeeds: m.dealtSeeds,
+    };
+  }
+}
