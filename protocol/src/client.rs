@@ -143,6 +143,14 @@ pub enum ClientMessage {
         #[schemars(with = "Option<schema::ClientSeed>")]
         client_seed: Option<ClientSeed>,
     },
+    /// Any time while seated: randomness of your own for the deals, in force from the next deal
+    /// (see `hello`). The web client sends a fresh one whenever the room shows a new
+    /// commitment, so that its seed is chosen after the server's.
+    ClientSeed {
+        /// The seed.
+        #[schemars(with = "schema::ClientSeed")]
+        client_seed: ClientSeed,
+    },
     /// After the match: this seat wants another match in the same room.
     Rematch {
         /// A fresh client seed for the next match's first deal (see `hello`).
@@ -154,7 +162,7 @@ pub enum ClientMessage {
 
 impl ClientMessage {
     /// Every `type` a client may send.
-    pub const TYPES: [&'static str; 13] = [
+    pub const TYPES: [&'static str; 14] = [
         "hello",
         "take_seat",
         "set_settings",
@@ -167,6 +175,7 @@ impl ClientMessage {
         "draw",
         "throw",
         "ready",
+        "client_seed",
         "rematch",
     ];
 
@@ -185,6 +194,7 @@ impl ClientMessage {
             ClientMessage::Draw { .. } => "draw",
             ClientMessage::Throw { .. } => "throw",
             ClientMessage::Ready { .. } => "ready",
+            ClientMessage::ClientSeed { .. } => "client_seed",
             ClientMessage::Rematch { .. } => "rematch",
         }
     }

@@ -13,6 +13,7 @@ use axum::routing::{get, post};
 use axum::{Extension, Json};
 use dhumbal_engine::{Game, Preset};
 use dhumbal_protocol::{ApiError, CreateRoom, CreatedRoom, codes};
+use rand::TryRngCore;
 use tracing::{debug, warn};
 
 use crate::address::{ClientAddr, requested_host};
@@ -122,12 +123,29 @@ async fn create_room(
         }
     }
     let host_secret = uuid::Uuid::new_v4().to_string();
+    // The first match's seed: its commitment is public from the lobby on.
+    let seed = match &request.decks {
+        Some(_) => None,
+        None => {
+            let mut seed = [0u8; 32];
+            if let Err(e) = rand::rngs::OsRng.try_fill_bytes(&mut seed) {
+                tracing::error!(error = %e, "no randomness for a match seed");
+                return refuse(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    codes::INTERNAL,
+                    "something went wrong on the server; it has been logged",
+                );
+            }
+            Some(seed)
+        }
+    };
     let setup = Setup {
         format: record::FORMAT,
         code: String::new(),
         host_secret_hash: record::hash_secret(&host_secret),
         settings: settings.clone(),
         decks: request.decks,
+        seed,
     };
     let creator = match app.room_creations.admit(client.ip) {
         Ok(slot) => slot,

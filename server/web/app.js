@@ -351,7 +351,12 @@ function onMessage(msg) {
     case "room":
       app.room = msg;
       if (msg.fairness && msg.fairness.commitment) {
-        app.fair.sawCommitment(msg.fairness.match_number, msg.fairness.commitment);
+        const fresh = app.fair.sawCommitment(msg.fairness.match_number, msg.fairness.commitment);
+        // A seed chosen after the server's commitment: the server cannot have picked its seed
+        // to suit ours (docs/fairness.md).
+        if (fresh && msg.your_seat !== null && msg.your_seat !== undefined) {
+          send({ type: "client_seed", client_seed: app.fair.freshSeed() });
+        }
       }
       if (app.welcome) app.welcome.seat = msg.your_seat;
       paint();
@@ -403,17 +408,14 @@ function followEvent(event) {
 }
 
 /**
- * The number of the match a `dealt` event belongs to. A new match's first deal comes before the
- * room message that names it, so round 1 dealt while the room still shows the last match (or
- * none) belongs to the next one.
+ * The number of the match a `dealt` event belongs to: the room shows the commitment of the
+ * match being played, and in the lobby and after a match the next one's, which is the one a
+ * first deal begins.
  */
 function dealtMatchNumber(event) {
   const room = app.room;
   const shown = room && room.fairness ? room.fairness.match_number : 0;
-  if (event.round === 1 && (!room || !room.fairness || room.stage === "lobby" || room.stage === "match_over")) {
-    return shown + 1;
-  }
-  return shown || app.dealMatch || 1;
+  return shown || app.dealMatch || event.round || 1;
 }
 
 /** Remembers this seat's hand as dealt: the first view of a round whose log is just the deal. */

@@ -472,6 +472,11 @@ export async function verifyHistory(history, seen) {
     if (seen && seen.commitment && seen.commitment.toLowerCase() !== computed) {
       fail(`the seed does not give the commitment this page was shown before the deal (${shortHex(seen.commitment)})`);
     }
+    // The server shows each match's commitment before its first deal (in the lobby, or as the
+    // last match ends); shown only with the deal, the seed could have been chosen to suit it.
+    if (seen && seen.commitment && seen.dealtSeeds && seen.dealtSeeds[1] && !seen.commitmentBeforeDeal) {
+      fail("this page was first shown the commitment with the first deal, not before it");
+    }
   }
   if (seedVerdict.ok) {
     const settings = history.settings || {};
@@ -598,14 +603,18 @@ export class Memory {
    * Remembers the commitment the room showed for a match.
    * @param {number} match
    * @param {string} value
+   * @returns {boolean} whether it is new to this page (time to send a fresh client seed)
    */
   sawCommitment(match, value) {
+    let fresh = false;
     this.update((d) => {
       const m = this.matchOf(d, match);
       if (m.commitment === value) return;
       m.commitment = value;
       m.commitmentBeforeDeal = !m.dealt;
+      fresh = true;
     });
+    return fresh;
   }
 
   /**

@@ -252,6 +252,9 @@ pub struct RoomCore {
     game: Option<Game>,
     /// How many matches the room has begun (the current one's number, once started).
     matches: u32,
+    /// The next match's seed, drawn ahead (at the room's creation, then as each match ends) so
+    /// that its commitment is public before any client seed for it counts.
+    next_seed: Option<[u8; 32]>,
     /// Where the room stands.
     stage: Stage,
     /// Between rounds, who has sent `ready`; after the match, who has asked for a rematch.
@@ -294,6 +297,7 @@ impl RoomCore {
             clients: HashMap::new(),
             game: None,
             matches: 0,
+            next_seed: setup.seed,
             stage: Stage::Lobby,
             bot_due: None,
             takeover_due: None,
@@ -605,6 +609,7 @@ impl RoomCore {
                 }
                 .map_err(|e| ApplyError::Invalid(e.to_string()))?;
                 self.matches = number;
+                self.next_seed = None;
                 let difficulty = self.settings.difficulty;
                 for seat in &mut self.seats {
                     match seat {
@@ -641,6 +646,14 @@ impl RoomCore {
                     self.stage = stage;
                     self.votes.fill(false);
                 }
+                if self.stage == Stage::MatchOver {
+                    // The next match's client seeds must come after its commitment.
+                    for seat in &mut self.seats {
+                        if let Seat::Human(human) = seat {
+                            human.client_seed = None;
+                        }
+                    }
+                }
                 return Ok(events);
             }
             Record::Voted { seat } => {
@@ -660,6 +673,7 @@ impl RoomCore {
                 self.votes.fill(false);
                 return Ok(events);
             }
+            Record::SeedDrawn { seed } => self.next_seed = Some(*seed),
             Record::ClientSeed { seat, seed } => {
                 let Some(Seat::Human(human)) = self.seats.get_mut(*seat) else {
                     return invalid("no person sits there");
@@ -726,6 +740,7 @@ impl RoomCore {
                 })
                 .collect(),
             matches: self.matches,
+            next_seed: self.next_seed,
         }
     }
 
@@ -757,6 +772,7 @@ impl RoomCore {
         self.settings = snapshot.settings;
         self.host_token = snapshot.host;
         self.matches = snapshot.matches;
+        self.next_seed = snapshot.next_seed;
         self.removed = snapshot
             .removed
             .into_iter()
@@ -1088,6 +1104,10 @@ impl RoomCore {
                 self.take_client_seed(seat, client_seed)?;
                 self.vote(seat, entropy)
             }
+            ClientMessage::ClientSeed { client_seed } => {
+                let seat = self.require_seated(seat)?;
+                self.take_client_seed(seat, Some(client_seed))
+            }
             ClientMessage::Rematch { client_seed } => {
                 let seat = self.require_seated(seat)?;
                 if self.stage != Stage::MatchOver {
@@ -1251,9 +1271,11 @@ impl RoomCore {
 
     /// Begins a match (the first, or a rematch): draws its seed, deals, tells everyone.
     fn begin_match(&mut self, entropy: &mut dyn Entropy) -> Result<(), Refusal> {
-        let seed = match &self.decks {
-            Some(_) => None,
-            None => Some(entropy.seed().map_err(|e| {
+        let seed = match (&self.decks, self.next_seed) {
+            (Some(_), _) => None,
+            (None, Some(seed)) => Some(seed),
+            // Only if no seed could be drawn when the last match ended.
+            (None, None) => Some(entropy.seed().map_err(|e| {
                 // The detail is for the log; the client learns only that it failed.
                 tracing::error!(room = %self.code, error = %e, "no randomness for a shuffle");
                 Refusal::new(
@@ -1343,6 +1365,7 @@ impl RoomCore {
                     }
                     self.metrics.matches_finished.increment(1);
                     info!(room = %self.code, "match over");
+                    self.draw_next_seed(entropy);
                 }
                 _ => {}
             }
@@ -1354,6 +1377,22 @@ impl RoomCore {
         if self.stage != before {
             self.broadcast_room();
             self.advance_if_all_voted(entropy);
+        }
+    }
+
+    /// Draws the next match's seed as a match ends, so that its commitment is public before any
+    /// client seed for it counts. Without randomness the rematch draws one at its start.
+    fn draw_next_seed(&mut self, entropy: &mut dyn Entropy) {
+        if self.decks.is_some() {
+            return;
+        }
+        match entropy.seed() {
+            Ok(seed) => {
+                if let Err(e) = self.commit(Record::SeedDrawn { seed }) {
+                    warn!(room = %self.code, error = %e, "could not keep the next match's seed");
+                }
+            }
+            Err(e) => tracing::error!(room = %self.code, error = %e, "no randomness for a seed"),
         }
     }
 
@@ -1642,15 +1681,23 @@ impl RoomCore {
             host: self.host_seat(),
             your_seat,
             removed: self.removed.iter().map(|r| r.name.clone()).collect(),
-            fairness: self
-                .game
-                .as_ref()
-                .and_then(Game::commitment)
-                .map(|commitment| Fairness {
-                    match_number: self.matches,
-                    commitment: commitment.to_string(),
-                }),
+            fairness: self.fairness(),
         }
+    }
+
+    /// The commitment the room shows: the match being played's, or (in the lobby and after a
+    /// match) the next one's.
+    fn fairness(&self) -> Option<Fairness> {
+        let playing = self.game.as_ref().filter(|g| !g.is_over());
+        let (number, commitment) = match (playing, self.next_seed) {
+            (Some(game), _) => (self.matches, game.commitment()?),
+            (None, Some(seed)) => (self.matches + 1, dhumbal_engine::fair::commitment(&seed)),
+            (None, None) => return None,
+        };
+        Some(Fairness {
+            match_number: number,
+            commitment: commitment.to_string(),
+        })
     }
 
     fn broadcast_room(&mut self) {

@@ -34,6 +34,10 @@ pub struct Setup {
     pub settings: Settings,
     /// Fixed deck orders (only with `--allow-test-decks`).
     pub decks: Option<Vec<Vec<Card>>>,
+    /// The first match's seed, drawn when the room was created, so that its commitment is
+    /// public from the lobby on, before any client seed counts (`None` with fixed decks).
+    #[serde(default)]
+    pub seed: Option<[u8; 32]>,
 }
 
 /// The durable part of a room at the start of a match, from which the rest of the log replays:
@@ -53,6 +57,9 @@ pub struct Snapshot {
     /// How many matches the room has begun: the next is number `matches + 1`.
     #[serde(default)]
     pub matches: u32,
+    /// The next match's seed, drawn when the last one ended (its commitment is public).
+    #[serde(default)]
+    pub next_seed: Option<[u8; 32]>,
 }
 
 /// A seat as a snapshot keeps it.
@@ -153,6 +160,11 @@ pub enum Record {
     },
     /// Everyone present agreed: the next round was dealt.
     NextRound,
+    /// A match ended and the next one's seed was drawn: its commitment is public from now on.
+    SeedDrawn {
+        /// The seed.
+        seed: [u8; 32],
+    },
     /// The person in this seat sent a client seed, in force from the next deal.
     ClientSeed {
         /// The seat.

@@ -23,5 +23,6 @@ pub(crate) fn setup(code: &str, settings: Settings) -> Setup {
         host_secret_hash: hash_secret("secret"),
         settings,
         decks: None,
+        seed: Some([5; 32]),
     }
 }

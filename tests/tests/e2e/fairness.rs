@@ -84,6 +84,17 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
     .await;
     host.expect_welcome().await;
     let token = host.token().expect("a seat token");
+    // The first match's commitment is public from the lobby on: the server chose its seed
+    // before any client seed reached it.
+    let in_the_lobby = host
+        .recv_until(|m| match m {
+            ServerMessage::Room(room) => Some(room.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(in_the_lobby.stage, dhumbal_protocol::Stage::Lobby);
+    let lobby_commitment = in_the_lobby.fairness.expect("a commitment in the lobby");
+    assert_eq!(lobby_commitment.match_number, 1);
     let mut watcher = Client::connect(addr).await;
     watcher
         .send(ClientMessage::Hello(Hello {
@@ -105,7 +116,7 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
             _ => None,
         })
         .await;
-    assert_eq!(published.match_number, 1);
+    assert_eq!(published, lobby_commitment);
     let path = format!("/api/rooms/{}/matches/1/history", room.code);
     let bearer = format!("Bearer {token}");
     let auth = [("Authorization", bearer.as_str())];
@@ -180,7 +191,7 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
     assert_eq!(history.rounds[1].client_seeds[0], Some(second_seed));
     assert_eq!(
         history.commitment.map(|c| c.to_string()),
-        Some(published.commitment)
+        Some(published.commitment.clone())
     );
     // Dealing the recorded deck gave the hand the host was shown.
     let first_view = host
@@ -197,6 +208,54 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
     let by_seed = format!("Bearer {seed}");
     let (status, same) = get_with(addr, &path, &[("Authorization", by_seed.as_str())]).await;
     assert_eq!((status, same), (200, body));
+
+    // The next match's commitment is shown as this one ends; the client seeds sent before it
+    // no longer count, and one sent after it does.
+    let mut host = host;
+    let next = host
+        .recv_until(|m| match m {
+            ServerMessage::Room(room) if room.stage == dhumbal_protocol::Stage::MatchOver => {
+                room.fairness.clone()
+            }
+            _ => None,
+        })
+        .await;
+    assert_eq!(next.match_number, 2);
+    assert_ne!(next.commitment, published.commitment);
+    let third_seed = Hex32([0x77; 32]);
+    host.send(ClientMessage::ClientSeed {
+        client_seed: third_seed,
+    })
+    .await;
+    host.send(ClientMessage::Rematch { client_seed: None })
+        .await;
+    let seeds = host
+        .recv_until(|m| match m {
+            ServerMessage::Event {
+                event: Event::Dealt { client_seeds, .. },
+            } => Some(client_seeds.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(seeds, [Some(third_seed), None, None, None]);
+    assert_eq!(
+        host.room.as_ref().and_then(|r| r.fairness.clone()),
+        Some(next),
+        "match 2 is dealt under the commitment shown when match 1 ended"
+    );
+    // A spectator's client seed is refused.
+    watcher
+        .send(ClientMessage::ClientSeed {
+            client_seed: third_seed,
+        })
+        .await;
+    let refused = watcher
+        .recv_until(|m| match m {
+            ServerMessage::Error(error) => Some(error.code.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(refused, codes::NOT_SEATED);
     watcher.close().await;
     server.stop().await;
 }
