@@ -331,7 +331,8 @@ fn an_illegal_action_is_reported() {
 /// A view of seat 0 at the start of its turn holding `hand`, everyone else holding `others`
 /// cards.
 fn start_view(settings: Settings, hand: &str, others: usize) -> SeatView {
-    let game = Game::new(settings, [2; 32]).unwrap();
+    // A deal whose turned-up card is a court card (QS), so that no low card is in sight.
+    let game = Game::new(settings, [3; 32]).unwrap();
     let mut view = game.view(0);
     view.hand = parse_cards(hand).unwrap();
     view.hand_total = view.hand.iter().map(|c| c.value(view.settings.court)).sum();
