@@ -9,7 +9,7 @@
 //!   `"dhumbal-fair-v1/deck" ‖ u16be(len room) ‖ room ‖ u32be(match) ‖ u32be(r) ‖ u8(seats)`
 //!   followed, seat by seat, by `0x00` (no client seed) or `0x01 ‖ the 32-byte client seed`;
 //! - the round's deck is the canonical pack shuffled with stream 0 of the deck seed
-//!   ([`crate::shuffle()`]); its k-th reshuffle shuffles the pile's cards, in canonical order,
+//!   ([`crate::shuffle::shuffle`]); its k-th reshuffle shuffles the pile's cards, in canonical order,
 //!   with stream k.
 //!
 //! The server cannot steer a deck with its seed alone (it committed to the seed before it saw

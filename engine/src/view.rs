@@ -20,8 +20,19 @@ use crate::settings::{Settings, THROW_CAP};
 /// The game as one seat may see it. Build it with [`Game::view`] or [`Game::spectator_view`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeatView {
+    // This seat's own fields come first, and `settings` is the first of the fields every seat
+    // shares: a server can then serialise the shared part once for every seat (see
+    // `dhumbal_protocol::StateFrames`).
     /// The seat this view is for; `None` for a spectator.
     pub seat: Option<usize>,
+    /// This seat's hand (empty for a spectator).
+    pub hand: Vec<Card>,
+    /// This seat's hand total.
+    pub hand_total: u32,
+    /// Pile cards this seat may take right now.
+    pub takeable: Vec<Card>,
+    /// Whether this seat may call now.
+    pub can_call: bool,
     /// The table's settings.
     pub settings: Settings,
     /// The current round's number, from 1.
@@ -32,10 +43,6 @@ pub struct SeatView {
     pub turn: usize,
     /// Where the round stands.
     pub phase: Phase,
-    /// This seat's hand (empty for a spectator).
-    pub hand: Vec<Card>,
-    /// This seat's hand total.
-    pub hand_total: u32,
     /// How many cards each seat holds.
     pub card_counts: Vec<usize>,
     /// Which seats are out of the match.
@@ -47,8 +54,6 @@ pub struct SeatView {
     /// Throw-then-draw: the previous player's throw, from which the seat to play may pick up
     /// after throwing.
     pub previous_throw: Vec<Card>,
-    /// Pile cards this seat may take right now.
-    pub takeable: Vec<Card>,
     /// How many cards are in the pile.
     pub pile_size: usize,
     /// How many cards are in the stock.
@@ -59,8 +64,6 @@ pub struct SeatView {
     pub throws: u32,
     /// The throw cap.
     pub throw_cap: u32,
-    /// Whether this seat may call now.
-    pub can_call: bool,
     /// Every seat's running Total.
     pub totals: Vec<i64>,
     /// Every finished round's result. Not serialized: see the module's overview.

@@ -1,8 +1,8 @@
 //! The history a client keeps: the current round's log and the match's finished results.
 //!
 //! The server sends the history once, in `history`, when a client arrives in a started match;
-//! after that a `state` no longer repeats it, and the client follows the `event` and
-//! `round_result` messages instead. [`History::follow`] is that rule, for Rust clients; the web
+//! after that a `state` no longer repeats it, and the client follows the events each `state`
+//! carries instead. [`History::follow`] is that rule, for Rust clients; the web
 //! client does the same in `server/web/app.js`.
 
 use dhumbal_engine::{Event, RoundResult};
@@ -20,27 +20,33 @@ pub struct History {
 
 impl History {
     /// Brings the history up to date with one message from the server: `history` replaces it;
-    /// an `event` is added to the log, except `dealt`, which starts a new log (and, for round 1,
-    /// a new match with no results); a `round_result` is added to the results. Other messages
-    /// change nothing.
+    /// each event of a `state` is added to the log, except `dealt`, which starts a new log (and,
+    /// for round 1, a new match with no results); a `round_ended` also adds its result to the
+    /// results. Other messages change nothing.
     pub fn follow(&mut self, message: &ServerMessage) {
         match message {
             ServerMessage::History { log, results } => {
                 self.log.clone_from(log);
                 self.results.clone_from(results);
             }
-            ServerMessage::Event { event } => {
-                if let Event::Dealt { round, .. } = event {
-                    self.log.clear();
-                    if *round == 1 {
-                        self.results.clear();
-                    }
-                }
-                self.log.push(event.clone());
-            }
-            ServerMessage::RoundResult { result } => self.results.push((**result).clone()),
+            ServerMessage::State { events, .. } => events.iter().for_each(|e| self.add(e)),
             _ => {}
         }
+    }
+
+    /// Adds one public event.
+    pub fn add(&mut self, event: &Event) {
+        match event {
+            Event::Dealt { round, .. } => {
+                self.log.clear();
+                if *round == 1 {
+                    self.results.clear();
+                }
+            }
+            Event::RoundEnded { result } => self.results.push((**result).clone()),
+            _ => {}
+        }
+        self.log.push(event.clone());
     }
 }
 
@@ -49,19 +55,12 @@ mod tests {
     use super::*;
     use dhumbal_engine::{Game, Phase, Preset, Rounds, Settings};
 
-    /// The messages the server sends for `events`, in its order: each event, and a
-    /// `round_result` after each show.
-    fn messages(events: Vec<Event>) -> Vec<ServerMessage> {
-        let mut out = Vec::new();
-        for event in events {
-            let result = match &event {
-                Event::RoundEnded { result } => Some(result.clone()),
-                _ => None,
-            };
-            out.push(ServerMessage::Event { event });
-            out.extend(result.map(|result| ServerMessage::RoundResult { result }));
-        }
-        out
+    /// The message the server sends a client after a change that caused `events`.
+    fn messages(game: &Game, events: Vec<Event>) -> Vec<ServerMessage> {
+        vec![ServerMessage::State {
+            events,
+            view: Box::new(game.view_without_history(None)),
+        }]
     }
 
     /// A client that arrives at any point and follows the messages from then on keeps exactly
@@ -78,7 +77,7 @@ mod tests {
                 let mut arrived = false;
                 for rematch in 0..2u8 {
                     let mut game = Game::new(settings.clone(), [n as u8 + rematch; 32]).unwrap();
-                    let mut pending = messages(game.log().to_vec());
+                    let mut pending = messages(&game, game.log().to_vec());
                     for step in 0..20_000usize {
                         if !arrived && step >= arrive_at {
                             kept.follow(&ServerMessage::history(&game));
@@ -92,12 +91,16 @@ mod tests {
                         }
                         pending = match game.phase() {
                             Phase::MatchOver => break,
-                            Phase::RoundOver => messages(game.next_round().unwrap()),
+                            Phase::RoundOver => {
+                                let events = game.next_round().unwrap();
+                                messages(&game, events)
+                            }
                             _ => {
                                 let seat = game.turn();
                                 let actions = game.legal_actions(seat);
                                 let action = actions[(step * 7 + n) % actions.len()].clone();
-                                messages(game.apply(seat, action).unwrap())
+                                let events = game.apply(seat, action).unwrap();
+                                messages(&game, events)
                             }
                         };
                     }

@@ -45,12 +45,12 @@ pub use http::{ApiError, CreateRoom, CreatedRoom, RoomSummary};
 pub use schema::json_schema;
 pub use server::{
     Bye, ErrorMessage, Fairness, MatchResult, RoomState, SeatInfo, SeatKind, ServerMessage, Stage,
-    Welcome,
+    StateFrames, Welcome,
 };
 
 /// The protocol's version. A `hello` carrying another version is refused with
 /// [`codes::UNSUPPORTED_PROTOCOL`].
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The WebSocket close code sent to a connection whose seat was taken back by another connection
 /// presenting the same seat token (the newer connection wins).

@@ -506,8 +506,6 @@ mod tests {
             "room",
             "history",
             "state",
-            "event",
-            "round_result",
             "match_result",
             "error",
             "bye",

@@ -2,15 +2,18 @@
 //!
 //! After a successful `hello` a client gets `welcome`, then `room`, then (once the match has
 //! started) `history` and `state`. From then on: `room` whenever the seats or the stage change,
-//! `event` for every public event, `state` after every change of the game, `round_result` at each
-//! show, `match_result` at the end, and `error` answering a message that was refused. A socket the
-//! server closes on purpose gets `bye` with the reason just before the close frame.
+//! one `state` after every change of the game carrying the public events that led to it (so an
+//! action costs each client one frame), `match_result` at the end, and `error` answering a
+//! message that was refused. A socket the server closes on purpose gets `bye` with the reason
+//! just before the close frame.
 //!
 //! A `state` carries what changes turn by turn, not the history: the round's log and the match's
 //! finished results come once in `history` when a client arrives, and the client keeps them up to
-//! date from then on (see [`ServerMessage::History`]).
+//! date from the events of every `state` (see [`ServerMessage::History`] and
+//! [`crate::History`]). [`StateFrames`] builds one change's `state` for every client at once,
+//! serialising what they share once.
 
-use dhumbal_engine::{Difficulty, Event, Game, RoundResult, SeatView, Settings, Standing};
+use dhumbal_engine::{Card, Difficulty, Event, Game, RoundResult, SeatView, Settings, Standing};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -27,9 +30,9 @@ pub enum ServerMessage {
     Room(RoomState),
     /// The history so far, sent once to a client arriving in a started match (on joining,
     /// reconnecting or watching), just before its first `state`. The client keeps it from then
-    /// on: each `event` is added to the log, except `dealt`, which starts a new log (of itself);
-    /// a `dealt` for round 1 also starts a new match, with no results; each `round_result` is
-    /// added to the results.
+    /// on with the events of every `state`: each event is added to the log, except `dealt`,
+    /// which starts a new log (of itself); a `dealt` for round 1 also starts a new match, with
+    /// no results; each `round_ended` also adds its result to the results.
     History {
         /// The public log of the current round: its `dealt` event and every event since.
         #[schemars(with = "Vec<schema::Event>")]
@@ -38,24 +41,18 @@ pub enum ServerMessage {
         #[schemars(with = "Vec<schema::RoundResult>")]
         results: Vec<RoundResult>,
     },
-    /// This seat's view of the game (a spectator's view for a spectator), after every change.
+    /// This seat's view of the game (a spectator's view for a spectator) after every change,
+    /// with the public events that led to it.
     State {
+        /// The public events since this client's last `state`, in order: a deal, a draw, a
+        /// pick-up, a throw, a call, a reshuffle, a show (with every hand face up and the score
+        /// rows), the match's end. Empty in the first `state` after `history`.
+        #[schemars(with = "Vec<schema::Event>")]
+        events: Vec<Event>,
         /// Everything this seat may see, except the history (the view's `log` and `results`
         /// are not sent: see `history`).
         #[schemars(with = "schema::SeatView")]
         view: Box<SeatView>,
-    },
-    /// A public event, for animation: a deal, a draw, a pick-up, a throw, a call, a show.
-    Event {
-        /// The event.
-        #[schemars(with = "schema::Event")]
-        event: Event,
-    },
-    /// The show: every hand face up and the score rows.
-    RoundResult {
-        /// The round's result.
-        #[schemars(with = "schema::RoundResult")]
-        result: Box<RoundResult>,
     },
     /// The match is over.
     MatchResult(MatchResult),
@@ -241,9 +238,11 @@ impl ServerMessage {
         }
     }
 
-    /// A `state` with `seat`'s view (a spectator's for `None`), without the history.
+    /// A `state` with `seat`'s view (a spectator's for `None`), without the history, and no
+    /// events (for a client that has just been sent the `history`).
     pub fn state(game: &Game, seat: Option<usize>) -> ServerMessage {
         ServerMessage::State {
+            events: Vec::new(),
             view: Box::new(game.view_without_history(seat)),
         }
     }
@@ -253,12 +252,89 @@ impl ServerMessage {
         // Room for the whole message from the start (a state is about 700 bytes), rather than
         // growing the buffer from nothing.
         let capacity = match self {
-            ServerMessage::Event { .. } | ServerMessage::Error(_) | ServerMessage::Bye(_) => 128,
+            ServerMessage::Error(_) | ServerMessage::Bye(_) => 128,
             _ => 1024,
         };
         let mut json = Vec::with_capacity(capacity);
         serde_json::to_writer(&mut json, self).expect("server messages always serialize");
         String::from_utf8(json).expect("serde_json writes UTF-8")
+    }
+}
+
+/// One change's `state` messages, for every client of the game at once: the events and the
+/// view's shared part (everything but the seat's own fields: its seat, hand, hand total, the
+/// pile cards it may take, whether it may call) are serialised once, and each client's message
+/// adds only its own fields. Each message reads back as [`ServerMessage::State`] with those
+/// events and the game's view for that seat, exactly as [`ServerMessage::to_json`] would write it.
+#[derive(Clone, Debug)]
+pub struct StateFrames {
+    /// `{"type":"state","events":[…],"view":`.
+    head: String,
+    /// The view's shared fields, from `"settings"` to the view's closing brace and the
+    /// message's.
+    shared: String,
+}
+
+/// A seat's own fields of its view, in the order [`SeatView`] declares them (first).
+#[derive(Serialize)]
+struct OwnFields<'a> {
+    seat: Option<usize>,
+    hand: &'a [Card],
+    hand_total: u32,
+    takeable: &'a [Card],
+    can_call: bool,
+}
+
+impl StateFrames {
+    /// The shared part of the `state` every client gets after `events` changed `game`.
+    pub fn new(game: &Game, events: &[Event]) -> StateFrames {
+        let mut head = Vec::with_capacity(64 + 96 * events.len());
+        head.extend_from_slice(br#"{"type":"state","events":"#);
+        serde_json::to_writer(&mut head, events).expect("events serialize");
+        head.extend_from_slice(br#","view":"#);
+        let public =
+            serde_json::to_string(&game.view_without_history(None)).expect("views serialize");
+        // The seat's own fields come first in a view, then `"settings"` and the shared rest.
+        let at = public
+            .find(r#","settings":"#)
+            .expect("a view's shared part starts with its settings");
+        let mut shared = String::with_capacity(public.len() - at + 1);
+        shared.push_str(&public[at..]);
+        shared.push('}');
+        StateFrames {
+            head: String::from_utf8(head).expect("serde_json writes UTF-8"),
+            shared,
+        }
+    }
+
+    /// The `state` for a client in `seat` (a spectator for `None`).
+    pub fn for_seat(&self, game: &Game, seat: Option<usize>) -> String {
+        let hand = seat.map(|s| game.hand(s)).unwrap_or_default();
+        let takeable = match seat {
+            Some(s)
+                if !matches!(
+                    game.phase(),
+                    dhumbal_engine::Phase::RoundOver | dhumbal_engine::Phase::MatchOver
+                ) =>
+            {
+                game.takeable(s)
+            }
+            _ => Vec::new(),
+        };
+        let own = OwnFields {
+            seat,
+            hand,
+            hand_total: dhumbal_engine::hand_total(hand, game.settings().court),
+            takeable: &takeable,
+            can_call: seat.is_some_and(|s| game.can_call(s)),
+        };
+        let mut out = Vec::with_capacity(self.head.len() + self.shared.len() + 128);
+        out.extend_from_slice(self.head.as_bytes());
+        serde_json::to_writer(&mut out, &own).expect("a view's own fields serialize");
+        // `{…own…}` without its closing brace, then the shared fields.
+        out.pop();
+        out.extend_from_slice(self.shared.as_bytes());
+        String::from_utf8(out).expect("serde_json writes UTF-8")
     }
 }
 
@@ -283,10 +359,8 @@ mod tests {
                 results: Vec::new(),
             },
             ServerMessage::State {
+                events: game.log().to_vec(),
                 view: Box::new(game.view_without_history(Some(0))),
-            },
-            ServerMessage::Event {
-                event: game.log()[0].clone(),
             },
             ServerMessage::error("not_host", "only the host may start", None),
             ServerMessage::bye(crate::codes::SHUTTING_DOWN, "the server is restarting"),
@@ -297,6 +371,50 @@ mod tests {
                 serde_json::from_str::<ServerMessage>(&text).unwrap(),
                 message
             );
+        }
+    }
+
+    /// Each seat's (and a spectator's) `state` from [`StateFrames`] is exactly the message
+    /// [`ServerMessage::to_json`] writes for that seat's view and the change's events, at every
+    /// step of whole matches of every preset.
+    #[test]
+    fn state_frames_give_every_seat_its_own_view_at_every_step() {
+        use dhumbal_engine::{Phase, Rounds};
+        for preset in Preset::ALL {
+            for players in [2u8, 4, 6] {
+                let settings = Settings {
+                    players,
+                    rounds: Rounds::Fixed(2),
+                    ..preset.settings()
+                };
+                let mut game = Game::new(settings, [players; 32]).unwrap();
+                let mut events = game.log().to_vec();
+                for step in 0..5_000usize {
+                    let frames = StateFrames::new(&game, &events);
+                    let seats = (0..game.seats()).map(Some).chain([None]);
+                    for seat in seats {
+                        let expected = ServerMessage::State {
+                            events: events.clone(),
+                            view: Box::new(game.view_without_history(seat)),
+                        };
+                        let frame = frames.for_seat(&game, seat);
+                        assert_eq!(frame, expected.to_json(), "{preset:?} step {step} {seat:?}");
+                        let decoded: ServerMessage = serde_json::from_str(&frame).unwrap();
+                        assert_eq!(decoded, expected);
+                    }
+                    events = match game.phase() {
+                        Phase::MatchOver => break,
+                        Phase::RoundOver => game.next_round().unwrap(),
+                        _ => {
+                            let seat = game.turn();
+                            let actions = game.legal_actions(seat);
+                            let action = actions[(step * 5 + 3) % actions.len()].clone();
+                            game.apply(seat, action).unwrap()
+                        }
+                    };
+                }
+                assert!(game.is_over(), "{preset:?} did not finish");
+            }
         }
     }
 }

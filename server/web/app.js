@@ -156,7 +156,7 @@ const app = {
   view: null,
   /**
    * The round's log and the match's finished results. A `state` leaves them out: they come in
-   * `history` on arrival, and this page keeps them up to date from `event` and `round_result`.
+   * `history` on arrival, and this page keeps them up to date from the events of each `state`.
    */
   history: { log: [], results: [] },
   matchResult: null,
@@ -365,7 +365,8 @@ function onMessage(msg) {
       app.history = { log: msg.log, results: msg.results };
       break;
     case "state":
-      // A snapshot: the history goes on growing with the events that come before the next state.
+      // One change: the events that made it (kept in the history), then the view after them.
+      for (const event of msg.events || []) followEvent(event);
       app.view = { ...msg.view, log: app.history.log.slice(), results: app.history.results.slice() };
       rememberDealtHand(app.view);
       paint();
@@ -374,12 +375,6 @@ function onMessage(msg) {
       app.matchResult = msg;
       if (app.verdict && app.verdict.match !== msg.match_number) app.verdict = null;
       paint();
-      break;
-    case "round_result":
-      app.history.results.push(msg.result);
-      break;
-    case "event":
-      followEvent(msg.event);
       break;
     case "error":
       onError(msg);
@@ -393,7 +388,10 @@ function onMessage(msg) {
   }
 }
 
-/** Adds an event to the round's log; a deal starts a new log, and round 1's a new match. */
+/**
+ * Adds an event to the round's log; a deal starts a new log, and round 1's a new match; a show
+ * adds its result to the match's results.
+ */
 function followEvent(event) {
   if (event.type === "dealt") {
     app.history.log = [];
@@ -404,6 +402,7 @@ function followEvent(event) {
     app.dealMatch = dealtMatchNumber(event);
     app.fair.sawDeal(app.dealMatch, event);
   }
+  if (event.type === "round_ended") app.history.results.push(event.result);
   app.history.log.push(event);
 }
 

@@ -3,7 +3,7 @@
 // pause, and tells the page so it can show "reconnecting…".
 
 /** The protocol version this client speaks. */
-export const PROTOCOL = 2;
+export const PROTOCOL = 3;
 
 /** The close code the server uses when another connection takes this seat. */
 export const CLOSE_REPLACED = 4001;

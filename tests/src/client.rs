@@ -2,7 +2,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use dhumbal_engine::SeatView;
+use dhumbal_engine::{Event, SeatView};
 use dhumbal_protocol::{
     ClientEnvelope, ClientMessage, ErrorMessage, Hello, History, MessageId, PROTOCOL_VERSION,
     RoomState, ServerMessage, Welcome,
@@ -181,6 +181,23 @@ impl Client {
         client
     }
 
+    /// Every public event this client has received, in order (the events of its `state`s).
+    pub fn events(&self) -> impl Iterator<Item = &Event> {
+        self.received.iter().flat_map(|m| match m {
+            ServerMessage::State { events, .. } => events.as_slice(),
+            _ => &[],
+        })
+    }
+
+    /// Receives until a `state` carries an event that `pick` makes something of.
+    pub async fn recv_event<T>(&mut self, mut pick: impl FnMut(&Event) -> Option<T>) -> T {
+        self.recv_until(|m| match m {
+            ServerMessage::State { events, .. } => events.iter().find_map(&mut pick),
+            _ => None,
+        })
+        .await
+    }
+
     /// This client's seat, from its `welcome` or, later, its `room`.
     pub fn seat(&self) -> Option<usize> {
         match &self.room {
@@ -255,7 +272,7 @@ impl Client {
             match &mut message {
                 ServerMessage::Welcome(welcome) => self.welcome = Some(welcome.clone()),
                 ServerMessage::Room(room) => self.room = Some(room.clone()),
-                ServerMessage::State { view } => {
+                ServerMessage::State { view, .. } => {
                     view.log.clone_from(&self.history.log);
                     view.results.clone_from(&self.history.results);
                     self.view = Some((**view).clone());
@@ -310,9 +327,7 @@ impl Client {
         loop {
             match self.recv().await {
                 ServerMessage::Error(error) => return error,
-                ServerMessage::Room(_)
-                | ServerMessage::Event { .. }
-                | ServerMessage::State { .. } => {}
+                ServerMessage::Room(_) | ServerMessage::State { .. } => {}
                 other => panic!("expected an error, got {other:?}"),
             }
         }
@@ -332,7 +347,7 @@ impl Client {
     /// Receives until a `state` for which `pick` holds.
     pub async fn recv_state_where(&mut self, mut pick: impl FnMut(&SeatView) -> bool) -> SeatView {
         self.recv_until(|m| match m {
-            ServerMessage::State { view } if pick(view) => Some((**view).clone()),
+            ServerMessage::State { view, .. } if pick(view) => Some((**view).clone()),
             _ => None,
         })
         .await

@@ -694,7 +694,7 @@ impl Person {
             match &mut message {
                 ServerMessage::Welcome(welcome) => self.client.welcome = Some(welcome.clone()),
                 ServerMessage::Room(room) => self.client.room = Some(room.clone()),
-                ServerMessage::State { view } => {
+                ServerMessage::State { view, .. } => {
                     view.log.clone_from(&self.client.history.log);
                     view.results.clone_from(&self.client.history.results);
                     self.client.view = Some((**view).clone());
@@ -708,29 +708,32 @@ impl Person {
     /// Checks a message and answers it.
     async fn handle(&mut self, message: ServerMessage) {
         match message {
-            ServerMessage::Event { event } => {
-                self.events += 1;
-                self.last_was_state = false;
-                if event_seat(&event) == Some(self.seat) {
-                    self.pending = false;
-                }
-                if let Event::Dealt { round: 1, .. } = event {
-                    // A new match.
-                    self.ready_for = 0;
-                    self.rematch_sent = false;
-                    self.match_over = false;
-                }
-            }
-            ServerMessage::RoundResult { .. } => {
-                self.last_was_state = false;
-                self.rounds_checked += 1;
-                self.check_results();
-            }
             ServerMessage::History { .. } => {
                 self.last_was_state = false;
                 self.check_results();
             }
-            ServerMessage::State { view } => {
+            ServerMessage::State { events, view } => {
+                let mut shows = 0;
+                for event in &events {
+                    self.events += 1;
+                    if event_seat(event) == Some(self.seat) {
+                        self.pending = false;
+                    }
+                    match event {
+                        Event::Dealt { round: 1, .. } => {
+                            // A new match.
+                            self.ready_for = 0;
+                            self.rematch_sent = false;
+                            self.match_over = false;
+                        }
+                        Event::RoundEnded { .. } => shows += 1,
+                        _ => {}
+                    }
+                }
+                if shows > 0 {
+                    self.rounds_checked += shows;
+                    self.check_results();
+                }
                 self.last_was_state = true;
                 self.check_view(&view);
                 self.respond().await;
@@ -935,7 +938,7 @@ async fn reconnect(person: &mut Person, addr: SocketAddr, kill: u32, report: &mu
     let mut got_history = false;
     let view = loop {
         match person.read().await {
-            Read::Message(ServerMessage::State { view }) => break Some(view),
+            Read::Message(ServerMessage::State { view, .. }) => break Some(view),
             Read::Message(ServerMessage::History { .. }) => got_history = true,
             Read::Message(ServerMessage::Welcome(welcome)) if welcome.seat != Some(person.seat) => {
                 let failure = format!(

@@ -2,11 +2,12 @@
 //!
 //! Before the show, a seat may be told only its own hand and what the whole table has seen: the
 //! card turned up at the deal, cards taken from the pile, and cards thrown. A [`LeakCheck`]
-//! follows the public events of the round as its client receives them, and for every frame
-//! collects every card the frame names — skipping only the results of shows (every hand face
-//! up, which is the point of a show: `round_result`, `match_result`, the `round_ended` and
-//! `match_ended` events, and the `results` of finished rounds in `history`). Any other card that is
-//! neither in the seat's own hand nor public is a leak.
+//! follows the public events of the round as its client receives them (a `state`'s events are
+//! learned, in order, before its view is checked), and for every frame collects every card the
+//! frame names — skipping only the results of shows (every hand face up, which is the point of a
+//! show: `match_result`, the `round_ended` and `match_ended` events, and the `results` of
+//! finished rounds in `history`). Any other card that is neither in the seat's own hand nor
+//! public is a leak. A frame never spans two rounds: a deal is a change of its own.
 
 use std::collections::HashSet;
 
@@ -14,10 +15,10 @@ use dhumbal_engine::Card;
 use serde_json::Value;
 
 /// Message and event types that carry a show's face-up hands.
-const SHOWS: [&str; 4] = ["round_result", "match_result", "round_ended", "match_ended"];
+const SHOWS: [&str; 3] = ["match_result", "round_ended", "match_ended"];
 
-/// Follows one client's frames (the `history` a client gets on arriving, then every `event`); see
-/// the module documentation.
+/// Follows one client's frames (the `history` a client gets on arriving, then the events of every
+/// `state`); see the module documentation.
 #[derive(Debug, Default)]
 pub struct LeakCheck {
     /// Cards the whole table has seen this round.
@@ -33,8 +34,8 @@ impl LeakCheck {
     pub fn scan(&mut self, frame: &Value) {
         self.frames += 1;
         let kind = frame["type"].as_str().unwrap_or_default();
-        if kind == "event" {
-            self.learn_event(&frame["event"]);
+        for event in frame["events"].as_array().into_iter().flatten() {
+            self.learn_event(event);
         }
         if kind == "history" {
             // The round so far, for a client arriving now: it starts with the round's deal.
@@ -123,18 +124,33 @@ mod tests {
     #[test]
     fn a_card_from_nowhere_is_a_leak_and_public_cards_are_not() {
         let mut check = LeakCheck::default();
-        check.scan(
-            &json!({"type":"event","event":{"type":"dealt","round":1,"dealer":3,"pile_top":"5H"}}),
-        );
-        check.scan(
-            &json!({"type":"state","view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5]}}),
-        );
-        check.scan(&json!({"type":"event","event":{"type":"threw","seat":1,"cards":["KD"]}}));
-        check.scan(&json!({"type":"round_result","result":{"hands":[["AS"],["QC"]]}}));
+        check.scan(&json!({"type":"state",
+            "events":[{"type":"dealt","round":1,"dealer":3,"pile_top":"5H"}],
+            "view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5]}}));
+        check.scan(&json!({"type":"state",
+            "events":[{"type":"threw","seat":1,"cards":["KD"]}],
+            "view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,4],"top_throw":["KD"]}}));
+        check.scan(&json!({"type":"state",
+            "events":[{"type":"round_ended","result":{"hands":[["AS"],["QC"]]}}],
+            "view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,4]}}));
         let leak = std::panic::catch_unwind(move || {
-            check.scan(&json!({"type":"state","view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5],"top_throw":["QC"]}}));
+            check.scan(&json!({"type":"state","events":[],"view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5],"top_throw":["QC"]}}));
         });
         assert!(leak.is_err(), "QC was never shown to seat 0");
+    }
+
+    #[test]
+    fn an_event_that_names_a_hidden_card_is_a_leak() {
+        let mut check = LeakCheck::default();
+        check.scan(&json!({"type":"state",
+            "events":[{"type":"dealt","round":1,"dealer":3,"pile_top":"5H"}],
+            "view":{"seat":0,"hand":["AS"],"card_counts":[1,1]}}));
+        let leak = std::panic::catch_unwind(move || {
+            check.scan(&json!({"type":"state",
+                "events":[{"type":"drew_from_stock","seat":1,"card":"9C"}],
+                "view":{"seat":0,"hand":["AS"],"card_counts":[1,2]}}));
+        });
+        assert!(leak.is_err(), "seat 1's drawn card is not seat 0's to see");
     }
 
     #[test]

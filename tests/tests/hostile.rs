@@ -737,7 +737,7 @@ async fn coming_back_after_the_match_brings_its_result() {
     let mut ready_for = 0;
     let result = loop {
         match host.recv().await {
-            ServerMessage::State { view } => {
+            ServerMessage::State { view, .. } => {
                 if let Some(reply) = answer(&view, &mut rng, &mut ready_for) {
                     host.send(reply).await;
                 }

@@ -93,7 +93,7 @@ async fn json_lines_for_rooms_and_matches_and_none_per_message() {
     let mut ready_for = 0;
     loop {
         match host.recv().await {
-            ServerMessage::State { view } => {
+            ServerMessage::State { view, .. } => {
                 if let Some(message) = answer(&view, &mut rng, &mut ready_for) {
                     host.send(message).await;
                     sent += 1;

@@ -95,7 +95,7 @@ async fn metrics_count_messages_refusals_seats_and_a_whole_match() {
     let mut checked_seats = false;
     loop {
         match host.recv().await {
-            ServerMessage::State { view } => {
+            ServerMessage::State { view, .. } => {
                 if !checked_seats {
                     let playing = scrape(server.addr).await;
                     assert_eq!(value(&playing, r#"dhumbal_seated{kind="human"}"#), 1.0);
@@ -168,7 +168,7 @@ async fn a_takeover_is_counted() {
     let mut rng = StdRng::seed_from_u64(11);
     loop {
         match host.recv().await {
-            ServerMessage::State { view } if view.my_turn() => {
+            ServerMessage::State { view, .. } if view.my_turn() => {
                 host.send(random_action(&view, &mut rng)).await;
             }
             ServerMessage::Room(room) if room.seats[1].stand_in.is_some() => break,

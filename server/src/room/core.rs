@@ -26,7 +26,7 @@ use dhumbal_engine::{
 use dhumbal_protocol::{
     CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ClientMessage, Fairness, Hello, MatchResult,
     MessageId, PROTOCOL_VERSION, RoomState, RoomSummary, SeatInfo, SeatKind, ServerMessage, Stage,
-    Welcome, codes, draw_source, seed_hex,
+    StateFrames, Welcome, codes, draw_source, seed_hex,
 };
 use rand::TryRngCore;
 use rand::rngs::OsRng;
@@ -1332,9 +1332,11 @@ impl RoomCore {
         Ok(())
     }
 
-    /// After the game changed: tell everyone the events, the results and their new views; move
-    /// on if everyone has already agreed; let the next bot play.
+    /// After the game changed: tell everyone, in one `state` each, the events and their new
+    /// views (the shared part serialised once); at the match's end its result; move on if
+    /// everyone has already agreed; let the next bot play.
     fn after_change(&mut self, events: Vec<Event>, before: Stage, entropy: &mut dyn Entropy) {
+        let mut match_over = false;
         for event in &events {
             for seat in &mut self.seats {
                 match seat {
@@ -1346,33 +1348,28 @@ impl RoomCore {
                     _ => {}
                 }
             }
-            self.broadcast(&ServerMessage::Event {
-                event: event.clone(),
-            });
-            match event {
-                Event::RoundEnded { result } => {
-                    self.broadcast(&ServerMessage::RoundResult {
-                        result: result.clone(),
-                    });
-                }
-                Event::MatchEnded { .. } => {
-                    let number = self.matches;
-                    if let Some(result) = self.game.as_ref().and_then(|g| match_result(g, number)) {
-                        self.broadcast(&ServerMessage::MatchResult(result));
-                    }
-                    if let Some(kept) = self.kept_match() {
-                        self.effects.push(Effect::KeepMatch(Box::new(kept)));
-                    }
-                    self.metrics.matches_finished.increment(1);
-                    info!(room = %self.code, "match over");
-                    self.draw_next_seed(entropy);
-                }
-                _ => {}
+            match_over |= matches!(event, Event::MatchEnded { .. });
+        }
+        if let Some(game) = &self.game {
+            let frames = StateFrames::new(game, &events);
+            for (conn, client) in &self.clients {
+                self.effects.push(Effect::Send {
+                    to: *conn,
+                    text: frames.for_seat(game, client.seat).into(),
+                });
             }
         }
-        let conns: Vec<ConnId> = self.clients.keys().copied().collect();
-        for conn in conns {
-            self.send_state(conn);
+        if match_over {
+            let number = self.matches;
+            if let Some(result) = self.game.as_ref().and_then(|g| match_result(g, number)) {
+                self.broadcast(&ServerMessage::MatchResult(result));
+            }
+            if let Some(kept) = self.kept_match() {
+                self.effects.push(Effect::KeepMatch(Box::new(kept)));
+            }
+            self.metrics.matches_finished.increment(1);
+            info!(room = %self.code, "match over");
+            self.draw_next_seed(entropy);
         }
         if self.stage != before {
             self.broadcast_room();

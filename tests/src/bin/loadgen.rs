@@ -594,10 +594,8 @@ async fn play_seat(
             }
         };
         tally.received += text.len() as u64;
-        // Events and room updates need no answer: skip them unparsed.
-        if text.as_str().starts_with(r#"{"type":"event""#)
-            || text.as_str().starts_with(r#"{"type":"room""#)
-        {
+        // Room updates need no answer: skip them unparsed.
+        if text.as_str().starts_with(r#"{"type":"room""#) {
             continue;
         }
         let peek: Peek = match serde_json::from_str(text.as_str()) {
@@ -616,7 +614,7 @@ async fn play_seat(
                     && matches!(view.phase, Phase::Start | Phase::Throw | Phase::Draw);
                 if my_turn {
                     match serde_json::from_str::<ServerMessage>(text.as_str()) {
-                        Ok(ServerMessage::State { view }) => {
+                        Ok(ServerMessage::State { view, .. }) => {
                             if !think.is_zero() {
                                 tokio::time::sleep(think).await;
                             }

@@ -31,11 +31,11 @@ async fn fresh_view(addr: std::net::SocketAddr, code: &str, client: &Client) -> 
 async fn nothing_but_room_updates_until(
     client: &mut Client,
     until: impl Fn(&ServerMessage) -> bool,
-) {
+) -> ServerMessage {
     loop {
         let message = client.recv().await;
         if until(&message) {
-            return;
+            return message;
         }
         assert!(
             matches!(message, ServerMessage::Room(_)),
@@ -228,17 +228,20 @@ async fn every_kind_of_bad_input_gets_its_own_error_and_changes_nothing() {
 
     // The other seat was told nothing about the refusals: its next game news is the legal throw.
     host.send(ClientMessage::Throw { cards: vec![first] }).await;
-    nothing_but_room_updates_until(&mut guest, |m| {
-        matches!(
-            m,
-            ServerMessage::Event {
-                event: dhumbal_engine::Event::Threw { seat: 0, .. }
-            }
-        )
-    })
+    let news = nothing_but_room_updates_until(
+        &mut guest,
+        |m| matches!(m, ServerMessage::State { events, .. } if !events.is_empty()),
+    )
     .await;
-    let after = guest.recv_state_where(|v| v.my_turn()).await;
-    assert_eq!(after.pile_top, Some(first));
+    let ServerMessage::State { events, view } = news else {
+        unreachable!("a state")
+    };
+    assert!(
+        matches!(events[..], [dhumbal_engine::Event::Threw { seat: 0, .. }]),
+        "{events:?}"
+    );
+    assert!(view.my_turn());
+    assert_eq!(view.pile_top, Some(first));
     server.stop().await;
 }
 

@@ -40,7 +40,7 @@ pub(crate) async fn play_to_the_end(mut client: Client, seed: u64) -> (Client, M
     let mut ready_for_round = 0;
     loop {
         match client.recv().await {
-            ServerMessage::State { view } => {
+            ServerMessage::State { view, .. } => {
                 if view.my_turn() {
                     client.send(random_action(&view, &mut rng)).await;
                 } else if view.phase == Phase::RoundOver && ready_for_round < view.round {

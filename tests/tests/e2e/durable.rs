@@ -35,7 +35,7 @@ async fn play_some(mut client: Client, seed: u64) -> Client {
     let mut rng = StdRng::seed_from_u64(seed);
     let (mut ready, mut acted) = (0, 0);
     while let Ok(message) = tokio::time::timeout(Duration::from_millis(500), client.recv()).await {
-        if let (ServerMessage::State { view }, true) = (message, acted < 6) {
+        if let (ServerMessage::State { view, .. }, true) = (message, acted < 6) {
             if let Some(reply) = answer(&view, &mut rng, &mut ready) {
                 client.send(reply).await;
                 acted += 1;

@@ -17,16 +17,12 @@ use crate::common::{room_with, standard_for};
 /// The client seeds of the `dealt` event for `round` that `client` received.
 fn dealt_client_seeds(client: &Client, round: u32) -> Vec<Option<Hex32>> {
     client
-        .received
-        .iter()
-        .find_map(|m| match m {
-            ServerMessage::Event {
-                event:
-                    Event::Dealt {
-                        round: r,
-                        client_seeds,
-                        ..
-                    },
+        .events()
+        .find_map(|e| match e {
+            Event::Dealt {
+                round: r,
+                client_seeds,
+                ..
             } if *r == round => Some(client_seeds.clone()),
             _ => None,
         })
@@ -40,7 +36,7 @@ async fn play_with_seeds(mut client: Client, next_seed: Hex32) -> (Client, Match
     let mut ready_for_round = 0;
     loop {
         match client.recv().await {
-            ServerMessage::State { view } => {
+            ServerMessage::State { view, .. } => {
                 if view.my_turn() {
                     client.send(random_action(&view, &mut rng)).await;
                 } else if view.phase == Phase::RoundOver && ready_for_round < view.round {
@@ -110,9 +106,7 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
     let published = host
         .recv_until(|m| match m {
             ServerMessage::Room(room) => room.fairness.clone(),
-            ServerMessage::Event {
-                event: Event::Dealt { .. },
-            } => panic!("dealt before the commitment was published"),
+            ServerMessage::State { .. } => panic!("dealt before the commitment was published"),
             _ => None,
         })
         .await;
@@ -198,7 +192,7 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
         .received
         .iter()
         .find_map(|m| match m {
-            ServerMessage::State { view } => Some(view.hand.clone()),
+            ServerMessage::State { view, .. } => Some(view.hand.clone()),
             _ => None,
         })
         .expect("a state");
@@ -230,10 +224,8 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
     host.send(ClientMessage::Rematch { client_seed: None })
         .await;
     let seeds = host
-        .recv_until(|m| match m {
-            ServerMessage::Event {
-                event: Event::Dealt { client_seeds, .. },
-            } => Some(client_seeds.clone()),
+        .recv_event(|e| match e {
+            Event::Dealt { client_seeds, .. } => Some(client_seeds.clone()),
             _ => None,
         })
         .await;

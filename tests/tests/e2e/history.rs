@@ -88,16 +88,16 @@ async fn a_late_arrival_gets_the_same_history_the_players_kept() {
             }
             Phase::MatchOver => {
                 matches += 1;
-                let result = players[0]
-                    .received
-                    .iter()
-                    .rev()
-                    .find_map(|m| match m {
-                        ServerMessage::MatchResult(result) => Some(result.clone()),
-                        _ => None,
-                    })
-                    .expect("the match result came before the last state");
-                assert_eq!(players[0].history.results, result.results);
+                // The match's result follows the state that ends it.
+                for player in &mut players {
+                    let result = player
+                        .recv_until(|m| match m {
+                            ServerMessage::MatchResult(result) => Some(result.clone()),
+                            _ => None,
+                        })
+                        .await;
+                    assert_eq!(player.history.results, result.results);
+                }
                 if matches == 2 {
                     break;
                 }

@@ -10,12 +10,9 @@ use crate::common::play_to_the_end;
 /// The `pile_top` of every `dealt` event a client received, in order.
 fn dealt_pile_tops(client: &Client) -> Vec<Card> {
     client
-        .received
-        .iter()
-        .filter_map(|m| match m {
-            ServerMessage::Event {
-                event: Event::Dealt { pile_top, .. },
-            } => Some(*pile_top),
+        .events()
+        .filter_map(|e| match e {
+            Event::Dealt { pile_top, .. } => Some(*pile_top),
             _ => None,
         })
         .collect()
@@ -147,5 +144,66 @@ async fn a_rematch_starts_a_new_match_in_the_same_room() {
         "the new match counts its rounds afresh"
     );
     assert_ne!(first.seeds, second.seeds, "a new match is a new shuffle");
+    server.stop().await;
+}
+
+/// Every action reaches each client as exactly one frame (a `state` carrying the action's
+/// events), and a page that speaks protocol 2 (separate `event` frames) is told to reload.
+#[tokio::test]
+async fn an_action_costs_each_client_one_frame_and_an_old_page_is_refused() {
+    let server = TestServer::start().await;
+    let room = server
+        .create_room(&CreateRoom {
+            preset: Some(Preset::Standard),
+            ..CreateRoom::default()
+        })
+        .await;
+    let mut host = Client::join(server.addr, &room.code, "Asha", Some(&room.host_secret)).await;
+    let mut guest = Client::join(server.addr, &room.code, "Bina", None).await;
+    for seat in 2..4 {
+        host.send(ClientMessage::AddBot {
+            seat,
+            difficulty: Some(Difficulty::Easy),
+        })
+        .await;
+    }
+    host.send(ClientMessage::Start).await;
+    let start = host.recv_state_where(|v| v.my_turn()).await;
+    guest.recv_state_where(|v| v.round == 1).await;
+    let quiet = std::time::Duration::from_millis(300);
+    host.recv_until_quiet(quiet).await;
+    guest.recv_until_quiet(quiet).await;
+    let before = (host.received.len(), guest.received.len());
+    host.send(ClientMessage::Draw {
+        from: dhumbal_protocol::DrawFrom::Stock,
+        card: None,
+    })
+    .await;
+    host.recv_until_quiet(quiet).await;
+    guest.recv_until_quiet(quiet).await;
+    for (client, from) in [(&host, before.0), (&guest, before.1)] {
+        let frames = &client.received[from..];
+        assert_eq!(frames.len(), 1, "{frames:?}");
+        let ServerMessage::State { events, view } = &frames[0] else {
+            panic!("not a state: {frames:?}");
+        };
+        assert!(
+            matches!(events[..], [Event::DrewFromStock { seat: 0 }]),
+            "{events:?}"
+        );
+        assert_eq!(view.phase, dhumbal_engine::Phase::Throw);
+    }
+    assert_eq!(host.view().hand.len(), start.hand.len() + 1);
+
+    let mut old = Client::connect(server.addr).await;
+    old.send(ClientMessage::Hello(dhumbal_protocol::Hello {
+        protocol: 2,
+        ..dhumbal_tests::client::hello(&room.code, "Chandra")
+    }))
+    .await;
+    assert_eq!(
+        old.expect_error().await.code,
+        dhumbal_protocol::codes::UNSUPPORTED_PROTOCOL
+    );
     server.stop().await;
 }

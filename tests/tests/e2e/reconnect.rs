@@ -151,13 +151,20 @@ async fn a_bot_plays_an_away_persons_turn_after_the_grace_period_and_hands_it_ba
     );
     assert_eq!(taken.seats[1].stand_in, Some(Difficulty::Medium));
     assert!(!taken.seats[1].connected);
-    host.recv_until(|m| match m {
-        ServerMessage::Event {
-            event: Event::Threw { seat: 1, .. },
-        } => Some(()),
-        _ => None,
-    })
-    .await;
+    // The stand-in's throw comes with the host's view of its turn.
+    let view = host
+        .recv_until(|m| match m {
+            ServerMessage::State { events, view }
+                if events
+                    .iter()
+                    .any(|e| matches!(e, Event::Threw { seat: 1, .. })) =>
+            {
+                Some((**view).clone())
+            }
+            _ => None,
+        })
+        .await;
+    assert!(view.my_turn());
 
     // The guest comes back while it is the host's turn: the seat is theirs again at once.
     let mut guest = come_back(&server, &room.code, token, 1).await;
@@ -167,7 +174,6 @@ async fn a_bot_plays_an_away_persons_turn_after_the_grace_period_and_hands_it_ba
     }
 
     // The host plays again; then it is the guest's turn, and the guest plays it, not a bot.
-    let view = host.recv_state_where(|v| v.my_turn()).await;
     host.send(draw_stock()).await;
     host.recv_state_where(|v| v.phase == Phase::Throw).await;
     host.send(ClientMessage::Throw {
@@ -221,7 +227,7 @@ async fn a_match_whose_people_all_left_still_ends_and_a_spectator_sees_no_hand()
         .received
         .iter()
         .filter_map(|m| match m {
-            ServerMessage::State { view } => Some(view),
+            ServerMessage::State { view, .. } => Some(view),
             _ => None,
         })
         .collect();

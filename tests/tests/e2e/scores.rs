@@ -1,7 +1,7 @@
 //! Fixed test decks reproduce the standard table's worked examples exactly.
 
-use dhumbal_engine::{Card, Ending, Phase, RoundResult, parse_cards};
-use dhumbal_protocol::{ClientMessage, CreateRoom, DrawFrom, ServerMessage};
+use dhumbal_engine::{Card, Ending, Event, Phase, RoundResult, parse_cards};
+use dhumbal_protocol::{ClientMessage, CreateRoom, DrawFrom};
 use dhumbal_tests::{Client, TestServer};
 
 use crate::common::{deck_starting, standard_for};
@@ -47,8 +47,8 @@ async fn table(server: &TestServer, players: u8, deck: Vec<Card>) -> Vec<Client>
 
 async fn round_result(client: &mut Client) -> RoundResult {
     client
-        .recv_until(|m| match m {
-            ServerMessage::RoundResult { result } => Some((**result).clone()),
+        .recv_event(|e| match e {
+            Event::RoundEnded { result } => Some((**result).clone()),
             _ => None,
         })
         .await
