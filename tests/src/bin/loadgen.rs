@@ -18,6 +18,17 @@
 //!   the simplest one against the echo (`/ws-echo`: one action-sized message back to its sender).
 //! - `loadgen idle --connections 10000` opens that many WebSockets and holds them without a
 //!   word, then prints how many are held and the server's memory per connection.
+//! - `loadgen report --runs 3 --rooms 500 --humans 4 --seconds 15` measures every figure of the
+//!   README's performance table: in each of `--runs` runs, `play --echo` saturated (no think
+//!   time), then `play --echo` paced (`--think-ms`, 20 by default), then `idle` at
+//!   `--idle-connections` (10000 by default), each on a fresh server and printing what it
+//!   prints alone. At the end it prints a Markdown table to paste into the README: for the game,
+//!   the relay and the echo, saturated and paced, the actions per second, the p50 and p99
+//!   latency, the server's CPU per action and its resident memory after the run, and the
+//!   ratios game / relay and game / echo of the p99 and of the CPU per action (each computed
+//!   within a run); and the memory per idle connection. Each cell is the median of the runs and
+//!   their range, `median (min–max)`. Then the command line that produced it, and any errors or
+//!   missing clients, run by run.
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -64,10 +75,12 @@ enum Mode {
     Play(PlayArgs),
     /// Idle WebSocket connections held open: how many, and memory per connection.
     Idle(IdleArgs),
+    /// Every figure of the README's performance table, as the median and range of several runs.
+    Report(ReportArgs),
 }
 
 /// What every mode needs.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 struct Common {
     /// The server binary to start (default: `dhumbal-server` beside this program).
     #[arg(long)]
@@ -128,12 +141,42 @@ struct IdleArgs {
     #[arg(long, default_value_t = 10_000)]
     connections: usize,
     /// Seconds to hold them after the last one opened, before measuring.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = IDLE_HOLD_SECONDS)]
     hold: u64,
 }
 
-/// The most clients any run may open.
+/// The report mode's flags.
+#[derive(Debug, Args)]
+struct ReportArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Rooms to open in each play run.
+    #[arg(long, default_value_t = 500)]
+    rooms: usize,
+    /// People seated in each room (2 to 6; every seat is a person).
+    #[arg(long, default_value_t = 4)]
+    humans: u8,
+    /// Seconds of play of each workload (game, relay, echo) in each play run.
+    #[arg(long, default_value_t = 15)]
+    seconds: u64,
+    /// Runs of each measure: the table gives their median and range.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Milliseconds each player thinks before each action in the paced runs.
+    #[arg(long, default_value_t = 20)]
+    think_ms: u64,
+    /// Idle connections to open and hold in each idle run.
+    #[arg(long, default_value_t = 10_000)]
+    idle_connections: usize,
+}
+
+/// The most clients any play run may open.
 const MAX_CLIENTS: usize = 20_000;
+/// The most connections an idle run may hold (each also needs an open file here and one in the
+/// server, under the limit on open files).
+const MAX_IDLE_CONNECTIONS: usize = 100_000;
+/// Seconds an idle run holds its connections, unless told otherwise.
+const IDLE_HOLD_SECONDS: u64 = 2;
 /// How long setting up (connecting, joining, starting) may take before the run gives up.
 const SETUP_LIMIT: Duration = Duration::from_secs(120);
 
@@ -146,8 +189,9 @@ fn main() -> Result<(), String> {
     }
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     match cli.mode {
-        Mode::Play(args) => runtime.block_on(play(args)),
-        Mode::Idle(args) => runtime.block_on(idle(args)),
+        Mode::Play(args) => runtime.block_on(play(args)).map(drop),
+        Mode::Idle(args) => runtime.block_on(idle(args)).map(drop),
+        Mode::Report(args) => runtime.block_on(report(args)),
     }
 }
 
@@ -745,19 +789,47 @@ async fn seat_diagnostic_room(
 
 /// What a play run measured.
 struct Run {
+    /// What the clients counted.
     tally: Tally,
+    /// Seconds of play.
     seconds: f64,
+    /// The server's resident memory and its peak (KiB) before the clients connected.
     memory_before: (u64, u64),
+    /// The same halfway through the play.
     memory_during: (u64, u64),
+    /// The same once every room had stopped playing.
+    memory_after: (u64, u64),
     /// CPU seconds the server and this program used while playing.
     cpu: (f64, f64),
 }
 
 impl Run {
+    /// Actions answered per second of play.
     fn actions_per_second(&self) -> f64 {
         self.tally.actions as f64 / self.seconds
     }
 
+    /// The median latency, in milliseconds.
+    fn p50_ms(&self) -> f64 {
+        self.tally.latency.value_at_quantile(0.5) as f64 / 1000.0
+    }
+
+    /// The 99th percentile of latency, in milliseconds.
+    fn p99_ms(&self) -> f64 {
+        self.tally.latency.value_at_quantile(0.99) as f64 / 1000.0
+    }
+
+    /// The server's CPU time per action answered, in microseconds.
+    fn cpu_per_action_us(&self) -> f64 {
+        1e6 * self.cpu.0 / self.tally.actions.max(1) as f64
+    }
+
+    /// The server's resident memory once the rooms had stopped playing, in KiB.
+    fn memory_after_kib(&self) -> f64 {
+        self.memory_after.0 as f64
+    }
+
+    /// Prints what the run measured, under the title `what`.
     fn print(&self, what: &str) {
         let t = &self.tally;
         let ms = |v: u64| v as f64 / 1000.0;
@@ -783,14 +855,14 @@ impl Run {
         }
         println!("errors:             {} {:?}", t.error_count(), t.errors);
         println!(
-            "server RSS (KiB):   before {}  during {}  (peak {})",
-            self.memory_before.0, self.memory_during.0, self.memory_during.1
+            "server RSS (KiB):   before {}  during {}  after {}  (peak {})",
+            self.memory_before.0, self.memory_during.0, self.memory_after.0, self.memory_after.1
         );
         println!(
             "CPU while playing:  server {:.1} s ({:.0}% of a core, {:.0} us per action), loadgen {:.1} s",
             self.cpu.0,
             100.0 * self.cpu.0 / self.seconds,
-            1e6 * self.cpu.0 / (t.actions.max(1) as f64),
+            self.cpu_per_action_us(),
             self.cpu.1
         );
     }
@@ -854,6 +926,7 @@ where
         cpu_seconds(server.child.id()) - cpu_before.0,
         cpu_seconds(std::process::id()) - cpu_before.1,
     );
+    let memory_after = server.memory();
     Ok(Run {
         tally,
         cpu,
@@ -864,16 +937,48 @@ where
             .max(0.001),
         memory_before,
         memory_during,
+        memory_after,
     })
 }
 
-async fn play(args: PlayArgs) -> Result<(), String> {
-    let clients = args.rooms * usize::from(args.humans);
-    if clients > MAX_CLIENTS || !(2..=6).contains(&args.humans) {
-        return Err(format!(
-            "at most {MAX_CLIENTS} clients and 2 to 6 people a room"
-        ));
+/// What a play run measured: the game (on the last store, with `--store both`) and, with
+/// `--echo`, its two baselines.
+struct PlayFigures {
+    /// The game's workload.
+    game: Run,
+    /// The same rooms against the relay and against the echo, with `--echo`.
+    baselines: Option<Baselines>,
+}
+
+/// The game's two baselines on the same server.
+struct Baselines {
+    /// The same rooms against `/ws-relay`.
+    relay: Run,
+    /// The same rooms against `/ws-echo`.
+    echo: Run,
+}
+
+/// `a / b`, or NaN if `b` is not positive (a baseline that answered nothing).
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { f64::NAN }
+}
+
+impl PlayArgs {
+    /// How many clients the run opens, if its flags are within bounds.
+    fn clients(&self) -> Result<usize, String> {
+        let clients = self.rooms * usize::from(self.humans);
+        if clients > MAX_CLIENTS || !(2..=6).contains(&self.humans) {
+            return Err(format!(
+                "at most {MAX_CLIENTS} clients and 2 to 6 people a room"
+            ));
+        }
+        Ok(clients)
     }
+}
+
+/// The play mode: prints what it measures, and returns it.
+async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
+    let clients = args.clients()?;
     let args = Arc::new(args);
     let stores: &[bool] = match args.store {
         StoreChoice::Memory => &[false],
@@ -892,9 +997,8 @@ async fn play(args: PlayArgs) -> Result<(), String> {
         runs.push((sqlite, game));
         last = Some(server);
     }
-    let server = last.expect("at least one run");
+    let server = last.ok_or("no store to play on")?;
     if let [(_, memory), (_, sqlite)] = &runs[..] {
-        let p99 = |run: &Run| run.tally.latency.value_at_quantile(0.99) as f64 / 1000.0;
         println!("== the SQLite log's cost (sqlite / memory)");
         println!(
             "throughput: sqlite {:.0} actions/s / memory {:.0} actions/s = {:.2}x ({:+.1}%)",
@@ -905,77 +1009,87 @@ async fn play(args: PlayArgs) -> Result<(), String> {
         );
         println!(
             "p99 latency: sqlite {:.3} ms / memory {:.3} ms = {:.2}x",
-            p99(sqlite),
-            p99(memory),
-            p99(sqlite) / p99(memory).max(f64::MIN_POSITIVE)
+            sqlite.p99_ms(),
+            memory.p99_ms(),
+            ratio(sqlite.p99_ms(), memory.p99_ms())
         );
     }
-    let game = runs.pop().expect("a run").1;
+    let game = runs.pop().ok_or("no game run")?.1;
+    if !args.echo {
+        return Ok(PlayFigures {
+            game,
+            baselines: None,
+        });
+    }
     let addr = server.addr;
     let think = Duration::from_millis(args.think_ms);
-    if args.echo {
-        // What each client received per action, on average: the relay sends that much.
-        let size = (game.tally.received / (game.tally.actions.max(1) * u64::from(args.humans)))
-            .max(1) as usize;
-        let mut baselines = Vec::new();
-        for relay in [true, false] {
-            // Let the previous run's sockets finish closing first.
-            tokio::time::sleep(Duration::from_secs(2)).await;
-            let inner = Arc::clone(&args);
-            let run = run_rooms(
-                &args,
-                &server,
-                move |room, gate| {
-                    let args = Arc::clone(&inner);
-                    async move { seat_diagnostic_room(&args, addr, room, &gate, relay).await }
-                },
-                move |seats, _room, deadline| {
-                    take_turns(
-                        seats,
-                        diagnostic_message(relay, size),
-                        relay,
-                        think,
-                        deadline,
-                    )
-                },
-            )
-            .await?;
-            if relay {
-                run.print(&format!(
-                    "relay: the same rooms against /ws-relay, each message of {size} bytes to the \
-                     whole room"
-                ));
-                baselines.push(("relay", run));
-            } else {
-                run.print("echo: the same rooms of sockets against /ws-echo, one action-sized message back");
-                baselines.push(("echo", run));
-            }
-        }
-        let p99 = |run: &Run| run.tally.latency.value_at_quantile(0.99) as f64;
-        let cpu = |run: &Run| run.cpu.0 / run.tally.actions.max(1) as f64 * 1e6;
-        for (name, baseline) in &baselines {
-            println!("== game / {name}");
-            println!(
-                "throughput: {name} {:.0} actions/s / game {:.0} actions/s = {:.2}x",
-                baseline.actions_per_second(),
-                game.actions_per_second(),
-                baseline.actions_per_second() / game.actions_per_second()
+    // What each client received per action, on average: the relay sends that much.
+    let size = (game.tally.received / (game.tally.actions.max(1) * u64::from(args.humans))).max(1)
+        as usize;
+    let mut baselines = Vec::new();
+    for relay in [true, false] {
+        // Let the previous run's sockets finish closing first.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let inner = Arc::clone(&args);
+        let run = run_rooms(
+            &args,
+            &server,
+            move |room, gate| {
+                let args = Arc::clone(&inner);
+                async move { seat_diagnostic_room(&args, addr, room, &gate, relay).await }
+            },
+            move |seats, _room, deadline| {
+                take_turns(
+                    seats,
+                    diagnostic_message(relay, size),
+                    relay,
+                    think,
+                    deadline,
+                )
+            },
+        )
+        .await?;
+        if relay {
+            run.print(&format!(
+                "relay: the same rooms against /ws-relay, each message of {size} bytes to the \
+                 whole room"
+            ));
+            baselines.push(("relay", run));
+        } else {
+            run.print(
+                "echo: the same rooms of sockets against /ws-echo, one action-sized message back",
             );
-            println!(
-                "p99 latency: game {:.3} ms / {name} {:.3} ms = {:.2}x",
-                p99(&game) / 1000.0,
-                p99(baseline) / 1000.0,
-                p99(&game) / p99(baseline).max(1.0)
-            );
-            println!(
-                "server CPU per action: game {:.0} us / {name} {:.0} us = {:.2}x",
-                cpu(&game),
-                cpu(baseline),
-                cpu(&game) / cpu(baseline).max(f64::MIN_POSITIVE)
-            );
+            baselines.push(("echo", run));
         }
     }
-    Ok(())
+    for (name, baseline) in &baselines {
+        println!("== game / {name}");
+        println!(
+            "throughput: {name} {:.0} actions/s / game {:.0} actions/s = {:.2}x",
+            baseline.actions_per_second(),
+            game.actions_per_second(),
+            baseline.actions_per_second() / game.actions_per_second()
+        );
+        println!(
+            "p99 latency: game {:.3} ms / {name} {:.3} ms = {:.2}x",
+            game.p99_ms(),
+            baseline.p99_ms(),
+            ratio(game.p99_ms(), baseline.p99_ms())
+        );
+        println!(
+            "server CPU per action: game {:.0} us / {name} {:.0} us = {:.2}x",
+            game.cpu_per_action_us(),
+            baseline.cpu_per_action_us(),
+            ratio(game.cpu_per_action_us(), baseline.cpu_per_action_us())
+        );
+    }
+    let (Some((_, echo)), Some((_, relay))) = (baselines.pop(), baselines.pop()) else {
+        return Err("a baseline is missing".into());
+    };
+    Ok(PlayFigures {
+        game,
+        baselines: Some(Baselines { relay, echo }),
+    })
 }
 
 /// Plays the game's workload against `server` and prints what it measured (and, against a
@@ -1066,10 +1180,41 @@ async fn play_game(
 
 // ----- Idle -----
 
-async fn idle(args: IdleArgs) -> Result<(), String> {
-    if args.connections > MAX_CLIENTS {
-        return Err(format!("at most {MAX_CLIENTS} connections"));
+/// What an idle run measured.
+struct IdleFigures {
+    /// Connections opened and held.
+    held: usize,
+    /// Of those, still open at the end of the hold.
+    still_open: usize,
+    /// Connections that could not be opened, by kind of error.
+    errors: BTreeMap<String, u64>,
+    /// The server's resident memory per held connection, in bytes.
+    bytes_per_connection: f64,
+}
+
+impl IdleArgs {
+    /// Whether `--connections` is within bounds: the cap, and the limit on open files (the
+    /// server's, inherited from this program, and this program's own).
+    fn check(&self) -> Result<(), String> {
+        if self.connections > MAX_IDLE_CONNECTIONS {
+            return Err(format!("at most {MAX_IDLE_CONNECTIONS} connections"));
+        }
+        let (open_files, _) =
+            rlimit::getrlimit(rlimit::Resource::NOFILE).map_err(|e| e.to_string())?;
+        if self.connections as u64 + 64 > open_files {
+            return Err(format!(
+                "{} connections need more than the limit of {open_files} open files \
+                 (raise the hard limit: ulimit -Hn)",
+                self.connections
+            ));
+        }
+        Ok(())
     }
+}
+
+/// The idle mode: prints what it measures, and returns it.
+async fn idle(args: IdleArgs) -> Result<IdleFigures, String> {
+    args.check()?;
     let common = Arc::new(args.common);
     let server = Server::start(&common, 16, args.connections, false).await?;
     println!(
@@ -1139,6 +1284,338 @@ async fn idle(args: IdleArgs) -> Result<(), String> {
         per,
         per / 1024.0
     );
+    let held_count = held.len();
     drop(held);
+    Ok(IdleFigures {
+        held: held_count,
+        still_open,
+        errors,
+        bytes_per_connection: per,
+    })
+}
+
+// ----- Report -----
+
+/// How a figure of the report's table is written.
+#[derive(Clone, Copy)]
+enum Unit {
+    /// A whole number, with thousands separated by commas.
+    Whole,
+    /// Milliseconds, to about three significant digits.
+    Millis,
+    /// A ratio, to two decimals, with a `×`.
+    Ratio,
+}
+
+/// A measure of a play run: its row's label, how its figures are written, its figure for one
+/// workload, and whether the table gives the game's ratios to the baselines for it.
+type Measure = (&'static str, Unit, fn(&Run) -> f64, bool);
+
+/// The play runs' measures, one row of the table each for the saturated runs and again for the
+/// paced ones.
+const MEASURES: [Measure; 5] = [
+    ("actions/s", Unit::Whole, Run::actions_per_second, false),
+    ("p50 latency (ms)", Unit::Millis, Run::p50_ms, false),
+    ("p99 latency (ms)", Unit::Millis, Run::p99_ms, true),
+    (
+        "server CPU per action (µs)",
+        Unit::Whole,
+        Run::cpu_per_action_us,
+        true,
+    ),
+    (
+        "server RSS after the run (KiB)",
+        Unit::Whole,
+        Run::memory_after_kib,
+        false,
+    ),
+];
+
+/// One play run of the report: the game and its two baselines.
+struct Trio {
+    /// The game's workload.
+    game: Run,
+    /// The same rooms against the relay and the echo.
+    baselines: Baselines,
+}
+
+impl Trio {
+    /// The runs of the table's first three columns: game, relay, echo.
+    fn runs(&self) -> [(&'static str, &Run); 3] {
+        [
+            ("game", &self.game),
+            ("relay", &self.baselines.relay),
+            ("echo", &self.baselines.echo),
+        ]
+    }
+}
+
+/// The report mode: `--runs` times, a saturated play run, a paced one and an idle one; then
+/// the table of their medians and ranges, the command line, and what went wrong in any run.
+async fn report(args: ReportArgs) -> Result<(), String> {
+    if args.runs == 0 {
+        return Err("at least one run".into());
+    }
+    let play_args = |think_ms: u64| PlayArgs {
+        common: args.common.clone(),
+        rooms: args.rooms,
+        humans: args.humans,
+        seconds: args.seconds,
+        echo: true,
+        think_ms,
+        store: StoreChoice::Memory,
+    };
+    let idle_args = || IdleArgs {
+        common: args.common.clone(),
+        connections: args.idle_connections,
+        hold: IDLE_HOLD_SECONDS,
+    };
+    // Check every flag before the first run, not halfway through the report.
+    let clients = play_args(0).clients()?;
+    idle_args().check()?;
+    let conditions = [
+        ("saturated".to_owned(), 0),
+        (
+            format!("paced (`--think-ms {}`)", args.think_ms),
+            args.think_ms,
+        ),
+    ];
+    let started = Instant::now();
+    let mut plays: [Vec<Trio>; 2] = [Vec::new(), Vec::new()];
+    let mut idles = Vec::new();
+    let mut notes = Vec::new();
+    for run in 1..=args.runs {
+        for ((name, think_ms), trios) in conditions.iter().zip(&mut plays) {
+            println!(
+                "== report: run {run} of {}, {name}: game, relay, echo ({:.0} s in)",
+                args.runs,
+                started.elapsed().as_secs_f64()
+            );
+            // Let the previous server's sockets finish closing first.
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            let figures = play(play_args(*think_ms))
+                .await
+                .map_err(|e| format!("run {run}, {name}: {e}"))?;
+            let baselines = figures
+                .baselines
+                .ok_or_else(|| format!("run {run}, {name}: no baselines"))?;
+            let trio = Trio {
+                game: figures.game,
+                baselines,
+            };
+            let mut summary = Vec::new();
+            for (workload, measured) in trio.runs() {
+                summary.push(format!(
+                    "{workload} {:.0} actions/s, p99 {:.3} ms, {:.0} us CPU",
+                    measured.actions_per_second(),
+                    measured.p99_ms(),
+                    measured.cpu_per_action_us()
+                ));
+                let t = &measured.tally;
+                if t.error_count() > 0 || t.connected < clients as u64 {
+                    notes.push(format!(
+                        "run {run}, {name}, {workload}: {} of {clients} clients connected, {} errors {:?}",
+                        t.connected,
+                        t.error_count(),
+                        t.errors
+                    ));
+                }
+            }
+            println!("report: run {run}, {name}: {}", summary.join("; "));
+            trios.push(trio);
+        }
+        println!(
+            "== report: run {run} of {}, idle: {} connections ({:.0} s in)",
+            args.runs,
+            args.idle_connections,
+            started.elapsed().as_secs_f64()
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let figures = idle(idle_args())
+            .await
+            .map_err(|e| format!("run {run}, idle: {e}"))?;
+        println!(
+            "report: run {run}, idle: {:.0} bytes per connection",
+            figures.bytes_per_connection
+        );
+        let errors: u64 = figures.errors.values().sum();
+        if errors > 0 || figures.held < args.idle_connections || figures.still_open < figures.held {
+            notes.push(format!(
+                "run {run}, idle: {} of {} connections held, {} still open, {errors} errors {:?}",
+                figures.held, args.idle_connections, figures.still_open, figures.errors
+            ));
+        }
+        idles.push(figures);
+    }
+    println!(
+        "== report: {} runs in {:.0} s",
+        args.runs,
+        started.elapsed().as_secs_f64()
+    );
+    println!();
+    println!(
+        "{} rooms x {} people = {} clients, {} s of each workload, median (min–max) of {} runs; \
+         server and loadgen on one machine of {} cores",
+        args.rooms,
+        args.humans,
+        thousands(clients as f64),
+        args.seconds,
+        args.runs,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!();
+    println!(
+        "{}",
+        report_table(&conditions, &plays, &idles, args.idle_connections)
+    );
+    println!();
+    println!("Command: `{}`", command_line());
+    println!();
+    if notes.is_empty() {
+        println!("Every client connected, and no errors, in every run.");
+    } else {
+        println!("Errors or missing clients:");
+        for note in notes {
+            println!("- {note}");
+        }
+    }
     Ok(())
+}
+
+/// The report's Markdown table: a row per measure, saturated then paced, then idle; a column
+/// per workload, then the game's ratios to the relay and to the echo.
+fn report_table(
+    conditions: &[(String, u64); 2],
+    plays: &[Vec<Trio>; 2],
+    idles: &[IdleFigures],
+    idle_connections: usize,
+) -> String {
+    let mut lines = vec![
+        "| median (min–max) | game | relay | echo | game / relay | game / echo |".to_owned(),
+        "|---|---|---|---|---|---|".to_owned(),
+    ];
+    for ((name, _), trios) in conditions.iter().zip(plays) {
+        for (label, unit, measure, ratios) in MEASURES {
+            let mut cells: Vec<String> = (0..3)
+                .map(|column| {
+                    let values: Vec<f64> = trios
+                        .iter()
+                        .map(|trio| measure(trio.runs()[column].1))
+                        .collect();
+                    spread_cell(&values, unit)
+                })
+                .collect();
+            for baseline in 1..3 {
+                cells.push(if ratios {
+                    let values: Vec<f64> = trios
+                        .iter()
+                        .map(|trio| {
+                            let runs = trio.runs();
+                            ratio(measure(runs[0].1), measure(runs[baseline].1))
+                        })
+                        .collect();
+                    spread_cell(&values, Unit::Ratio)
+                } else {
+                    String::new()
+                });
+            }
+            cells.insert(0, format!("{name}: {label}"));
+            lines.push(table_row(&cells));
+        }
+    }
+    let per_connection: Vec<f64> = idles.iter().map(|f| f.bytes_per_connection).collect();
+    lines.push(table_row(&[
+        format!(
+            "idle: memory per connection at {} connections (bytes)",
+            thousands(idle_connections as f64)
+        ),
+        spread_cell(&per_connection, Unit::Whole),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    ]));
+    lines.join("\n")
+}
+
+/// A row of a Markdown table (an empty cell is written `| |`).
+fn table_row(cells: &[String]) -> String {
+    let mut row = "|".to_owned();
+    for cell in cells {
+        if !cell.is_empty() {
+            row.push(' ');
+            row.push_str(cell);
+        }
+        row.push_str(" |");
+    }
+    row
+}
+
+/// `median (min–max)` of `values`, written as `unit` says (empty if there are none).
+fn spread_cell(values: &[f64], unit: Unit) -> String {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let (Some(&min), Some(&max)) = (sorted.first(), sorted.last()) else {
+        return String::new();
+    };
+    let middle = sorted.len() / 2;
+    let median = if sorted.len() % 2 == 0 {
+        (sorted[middle - 1] + sorted[middle]) / 2.0
+    } else {
+        sorted[middle]
+    };
+    let write = |v: f64| match unit {
+        Unit::Whole => thousands(v),
+        Unit::Millis => {
+            let decimals = if v >= 100.0 {
+                0
+            } else if v >= 10.0 {
+                1
+            } else if v >= 1.0 {
+                2
+            } else {
+                3
+            };
+            format!("{v:.decimals$}")
+        }
+        Unit::Ratio => format!("{v:.2}×"),
+    };
+    format!("{} ({}–{})", write(median), write(min), write(max))
+}
+
+/// `v` rounded to a whole number, its thousands separated by commas.
+fn thousands(v: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    let digits = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (n, digit) in digits.chars().enumerate() {
+        if n > 0 && (digits.len() - n) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    if v.round() < 0.0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// This program's command line, each argument quoted for a POSIX shell if it needs to be.
+fn command_line() -> String {
+    std::env::args()
+        .map(|arg| {
+            let plain = !arg.is_empty()
+                && arg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+            if plain {
+                arg
+            } else {
+                format!("'{}'", arg.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
