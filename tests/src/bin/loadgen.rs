@@ -262,6 +262,8 @@ impl Server {
                 "--max-rooms-per-address",
                 &(rooms + 16).to_string(),
             ])
+            // The idle sockets never say hello: they are held, not closed after 10 s.
+            .args(["--hello-timeout", "0s"])
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
