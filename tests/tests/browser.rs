@@ -361,6 +361,19 @@ impl Browser {
         self.client.goto(url).await.unwrap();
     }
 
+    /// Does what the page that created `room` does: keeps its host secret (as Asha's), on the
+    /// server's origin, so that opening the room's link makes this page the host.
+    async fn keep_host_secret(&self, addr: SocketAddr, room: &CreatedRoom) {
+        self.goto(&format!("http://{addr}/")).await;
+        self.client
+            .execute(
+                "localStorage.setItem('dhumbal.room.' + arguments[0], JSON.stringify({ name: 'Asha', host_secret: arguments[1], token: null }));",
+                vec![json!(room.code), json!(room.host_secret)],
+            )
+            .await
+            .unwrap();
+    }
+
     async fn snapshot(&self) -> Snapshot {
         let value = self.client.execute(SNAPSHOT, vec![]).await.unwrap();
         serde_json::from_value(value).unwrap()
@@ -1369,14 +1382,7 @@ async fn a_sigterm_mid_match_and_a_restart_bring_the_page_back_to_its_seat_to_fi
     let mut driver = Driver::start(tools).await;
     let b = driver.browser(PHONE).await;
     // The page that created a room keeps its host secret; do what it does, then open the link.
-    b.goto(&format!("http://{addr}/")).await;
-    b.client
-        .execute(
-            "localStorage.setItem('dhumbal.room.' + arguments[0], JSON.stringify({ name: 'Asha', host_secret: arguments[1], token: null }));",
-            vec![json!(room.code), json!(room.host_secret)],
-        )
-        .await
-        .unwrap();
+    b.keep_host_secret(addr, &room).await;
     b.client
         .issue_cmd(Cdp {
             cmd: "Page.addScriptToEvaluateOnNewDocument",
@@ -1523,14 +1529,7 @@ async fn a_one_round_match_ends_with_standings_and_a_rematch() {
     let mut driver = Driver::start(tools).await;
     let b = driver.browser(DESKTOP).await;
     // The page that created a room keeps its host secret; do what it does, then open the link.
-    b.goto(&format!("http://{addr}/")).await;
-    b.client
-        .execute(
-            "localStorage.setItem('dhumbal.room.' + arguments[0], JSON.stringify({ name: 'Asha', host_secret: arguments[1], token: null }));",
-            vec![json!(room.code), json!(room.host_secret)],
-        )
-        .await
-        .unwrap();
+    b.keep_host_secret(addr, &room).await;
     b.goto(&format!("http://{addr}{}", room.url)).await;
     b.wait_until("the lobby", |s| s.screen == "lobby").await;
     b.click("#start").await;
@@ -2106,14 +2105,7 @@ async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
         .await;
     let mut driver = Driver::start(tools).await;
     let b = driver.browser(PHONE).await;
-    b.goto(&format!("http://{addr}/")).await;
-    b.client
-        .execute(
-            "localStorage.setItem('dhumbal.room.' + arguments[0], JSON.stringify({ name: 'Asha', host_secret: arguments[1], token: null }));",
-            vec![json!(room.code), json!(room.host_secret)],
-        )
-        .await
-        .unwrap();
+    b.keep_host_secret(addr, &room).await;
     b.goto(&format!("http://{addr}{}", room.url)).await;
     b.wait_until("the lobby", |s| s.screen == "lobby").await;
     b.click("#start").await;
