@@ -63,6 +63,43 @@ pub struct Hello {
     pub client_seed: Option<ClientSeed>,
 }
 
+/// The quick reactions: a fixed set, so that a reaction carries no text of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Reaction {
+    /// 👍
+    ThumbsUp,
+    /// 😂
+    Laugh,
+    /// 😮
+    Wow,
+    /// 😢
+    Sad,
+    /// 🔥
+    Fire,
+    /// 👏
+    Clap,
+}
+
+/// The most characters a chat line may hold.
+pub const CHAT_MAX_CHARS: usize = 200;
+
+/// How many chat lines a room keeps (and sends in `welcome`).
+pub const CHAT_KEPT_LINES: usize = 50;
+
+/// A chat message's text made fit for the table: trimmed, 1 to [`CHAT_MAX_CHARS`] characters,
+/// with no control, bidirectional-control or line-breaking character (a line is one line of
+/// plain text). `None` when nothing fit is left.
+pub fn clean_chat(text: &str) -> Option<String> {
+    let text = text.trim();
+    let fits = !text.is_empty()
+        && text.chars().count() <= CHAT_MAX_CHARS
+        && !text.chars().any(|c| {
+            c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
+        });
+    fits.then(|| text.to_owned())
+}
+
 /// Where a `draw` takes its card from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -151,6 +188,24 @@ pub enum ClientMessage {
         #[schemars(with = "schema::ClientSeed")]
         client_seed: ClientSeed,
     },
+    /// A seated person says something at the table: 1 to 200 characters, plain text.
+    Chat {
+        /// What they say.
+        text: String,
+    },
+    /// Anyone in the room (seated or watching) reacts, shown briefly beside their seat.
+    React {
+        /// One of the fixed reactions.
+        reaction: Reaction,
+    },
+    /// Host only: mute (or unmute) the person in a seat, who may then read the chat but not
+    /// write in it.
+    Mute {
+        /// The seat, from 0.
+        seat: usize,
+        /// `true` to mute, `false` to let them speak again.
+        muted: bool,
+    },
     /// After the match: this seat wants another match in the same room.
     Rematch {
         /// A fresh client seed for the next match's first deal (see `hello`).
@@ -162,7 +217,7 @@ pub enum ClientMessage {
 
 impl ClientMessage {
     /// Every `type` a client may send.
-    pub const TYPES: [&'static str; 14] = [
+    pub const TYPES: [&'static str; 17] = [
         "hello",
         "take_seat",
         "set_settings",
@@ -176,6 +231,9 @@ impl ClientMessage {
         "throw",
         "ready",
         "client_seed",
+        "chat",
+        "react",
+        "mute",
         "rematch",
     ];
 
@@ -195,6 +253,9 @@ impl ClientMessage {
             ClientMessage::Throw { .. } => "throw",
             ClientMessage::Ready { .. } => "ready",
             ClientMessage::ClientSeed { .. } => "client_seed",
+            ClientMessage::Chat { .. } => "chat",
+            ClientMessage::React { .. } => "react",
+            ClientMessage::Mute { .. } => "mute",
             ClientMessage::Rematch { .. } => "rematch",
         }
     }

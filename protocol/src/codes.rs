@@ -90,6 +90,12 @@ pub const NAME_TAKEN: &str = "name_taken";
 pub const RESTARTING: &str = "restarting";
 /// The reason in `bye` when the server shuts down and its rooms end with it (close code 1001).
 pub const SHUTTING_DOWN: &str = "shutting_down";
+/// A chat message must be 1 to 200 characters of plain text on one line.
+pub const BAD_CHAT: &str = "bad_chat";
+/// The host muted this person: they may read the chat but not write in it.
+pub const MUTED: &str = "muted";
+/// That seat holds no person (a bot or nobody): it cannot be muted.
+pub const NOT_A_PERSON: &str = "not_a_person";
 /// A hand history was asked for without a credential that fits: the `Authorization: Bearer`
 /// header must carry the seat token of someone who sat in the match, or its revealed seed.
 pub const UNAUTHORIZED: &str = "unauthorized";

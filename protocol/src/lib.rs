@@ -37,14 +37,14 @@ mod schema;
 pub mod server;
 
 pub use client::{
-    ClientEnvelope, ClientMessage, DrawFrom, Hello, MessageId, ParseError, draw_source,
-    parse_client_message,
+    CHAT_KEPT_LINES, CHAT_MAX_CHARS, ClientEnvelope, ClientMessage, DrawFrom, Hello, MessageId,
+    ParseError, Reaction, clean_chat, draw_source, parse_client_message,
 };
 pub use history::History;
 pub use http::{ApiError, CreateRoom, CreatedRoom, RoomSummary};
 pub use schema::json_schema;
 pub use server::{
-    Bye, ErrorMessage, Fairness, MatchResult, RoomState, SeatInfo, SeatKind, ServerMessage, Stage,
+    Bye, ChatLine, ErrorMessage, Fairness, MatchResult, RoomState, SeatInfo, SeatKind, ServerMessage, Stage,
     StateFrames, Welcome,
 };
 

@@ -56,6 +56,20 @@ pub enum ServerMessage {
     },
     /// The match is over.
     MatchResult(MatchResult),
+    /// Someone said something at the table.
+    Chat {
+        /// The line.
+        line: ChatLine,
+    },
+    /// Someone reacted: show it briefly beside their seat.
+    Reaction {
+        /// Their seat; `null` for a spectator.
+        seat: Option<usize>,
+        /// Their name.
+        name: String,
+        /// The reaction.
+        reaction: crate::client::Reaction,
+    },
     /// A message was refused; nothing changed.
     Error(ErrorMessage),
     /// The server is about to close this socket, and why (the close frame follows).
@@ -86,6 +100,10 @@ pub struct Welcome {
     pub token: Option<String>,
     /// Whether you are the room's host.
     pub host: bool,
+    /// The table's chat so far, its last lines (at most 50), oldest first: a reload shows the
+    /// conversation (in the lobby too, where no `history` is sent).
+    #[serde(default)]
+    pub chat: Vec<ChatLine>,
 }
 
 /// Where a room stands.
@@ -135,6 +153,20 @@ pub struct SeatInfo {
     #[serde(default)]
     #[schemars(with = "Option<schema::Difficulty>")]
     pub stand_in: Option<Difficulty>,
+    /// Whether the host muted this person (they read the chat but may not write in it).
+    #[serde(default)]
+    pub muted: bool,
+}
+
+/// One line of the table's chat.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChatLine {
+    /// The seat of the person who said it.
+    pub seat: Option<usize>,
+    /// Their name.
+    pub name: String,
+    /// What they said: plain text, to be shown as text, never as markup.
+    pub text: String,
 }
 
 /// The room: seats, settings, host, stage.
@@ -353,7 +385,24 @@ mod tests {
                 seat: Some(0),
                 token: Some("t".into()),
                 host: true,
+                chat: vec![ChatLine {
+                    seat: Some(0),
+                    name: "Asha".into(),
+                    text: "<b>hi</b>".into(),
+                }],
             }),
+            ServerMessage::Chat {
+                line: ChatLine {
+                    seat: Some(1),
+                    name: "Bina".into(),
+                    text: "namaste 🙏".into(),
+                },
+            },
+            ServerMessage::Reaction {
+                seat: None,
+                name: "Dev".into(),
+                reaction: crate::Reaction::Laugh,
+            },
             ServerMessage::History {
                 log: game.log().to_vec(),
                 results: Vec::new(),
@@ -415,6 +464,18 @@ mod tests {
                 }
                 assert!(game.is_over(), "{preset:?} did not finish");
             }
+        }
+    }
+
+    /// Chat text is trimmed and kept to one line of 1 to 200 characters of plain text.
+    #[test]
+    fn chat_text_is_one_line_of_plain_text() {
+        use crate::clean_chat;
+        assert_eq!(clean_chat("  namaste  ").as_deref(), Some("namaste"));
+        assert_eq!(clean_chat("<b>hi</b>").as_deref(), Some("<b>hi</b>"));
+        assert_eq!(clean_chat(&"क".repeat(200)).map(|t| t.chars().count()), Some(200));
+        for bad in ["", "   ", "two\nlines", "bell\u{7}", "\u{202e}reversed", &"a".repeat(201)] {
+            assert_eq!(clean_chat(bad), None, "{bad:?}");
         }
     }
 }

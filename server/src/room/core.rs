@@ -14,7 +14,7 @@
 //! The room checks permission (a seat, the host, the stage) and then the rules (the engine),
 //! and answers a refusal with an `error` to that client only, changing nothing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,9 +24,10 @@ use dhumbal_engine::{
     Action, ClientSeed, Difficulty, Event, FairDeal, Game, Hex32, Phase, RuleError, Settings,
 };
 use dhumbal_protocol::{
-    CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ClientMessage, Fairness, Hello, MatchResult,
-    MessageId, PROTOCOL_VERSION, RoomState, RoomSummary, SeatInfo, SeatKind, ServerMessage, Stage,
-    StateFrames, Welcome, codes, draw_source, seed_hex,
+    CHAT_KEPT_LINES, CHAT_MAX_CHARS, CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ChatLine,
+    ClientMessage, Fairness, Hello, MatchResult, MessageId, PROTOCOL_VERSION, RoomState,
+    RoomSummary, SeatInfo, SeatKind, ServerMessage, Stage, StateFrames, Welcome, clean_chat, codes,
+    draw_source, seed_hex,
 };
 use rand::TryRngCore;
 use rand::rngs::OsRng;
@@ -155,6 +156,8 @@ struct Human {
     stand_in: Option<Box<dyn Bot>>,
     /// The randomness they added to the deals, in force from the next deal.
     client_seed: Option<ClientSeed>,
+    /// Whether the host muted them: they read the chat but may not write in it.
+    muted: bool,
 }
 
 /// A bot in a seat.
@@ -252,6 +255,8 @@ pub struct RoomCore {
     game: Option<Game>,
     /// How many matches the room has begun (the current one's number, once started).
     matches: u32,
+    /// The table's last chat lines, oldest first (at most [`CHAT_KEPT_LINES`]).
+    chat: VecDeque<ChatLine>,
     /// The next match's seed, drawn ahead (at the room's creation, then as each match ends) so
     /// that its commitment is public before any client seed for it counts.
     next_seed: Option<[u8; 32]>,
@@ -298,6 +303,7 @@ impl RoomCore {
             game: None,
             matches: 0,
             next_seed: setup.seed,
+            chat: VecDeque::new(),
             stage: Stage::Lobby,
             bot_due: None,
             takeover_due: None,
@@ -535,6 +541,7 @@ impl RoomCore {
                     conn: None,
                     stand_in: None,
                     client_seed: None,
+                    muted: false,
                 });
             }
             Record::HostIs { seat } => {
@@ -674,6 +681,26 @@ impl RoomCore {
                 return Ok(events);
             }
             Record::SeedDrawn { seed } => self.next_seed = Some(*seed),
+            Record::Said { seat, text } => {
+                let Some(human) = self.human(*seat) else {
+                    return invalid("no person sits there");
+                };
+                let line = ChatLine {
+                    seat: Some(*seat),
+                    name: human.name.clone(),
+                    text: text.clone(),
+                };
+                if self.chat.len() == CHAT_KEPT_LINES {
+                    self.chat.pop_front();
+                }
+                self.chat.push_back(line);
+            }
+            Record::Muted { seat, muted } => {
+                let Some(Seat::Human(human)) = self.seats.get_mut(*seat) else {
+                    return invalid("no person sits there");
+                };
+                human.muted = *muted;
+            }
             Record::ClientSeed { seat, seed } => {
                 let Some(Seat::Human(human)) = self.seats.get_mut(*seat) else {
                     return invalid("no person sits there");
@@ -724,6 +751,7 @@ impl RoomCore {
                         name: human.name.clone(),
                         token_hash: human.token_hash.clone(),
                         client_seed: human.client_seed,
+                        muted: human.muted,
                     },
                     Seat::Bot(bot) => SeatRecord::Bot {
                         difficulty: bot.difficulty,
@@ -741,6 +769,7 @@ impl RoomCore {
                 .collect(),
             matches: self.matches,
             next_seed: self.next_seed,
+            chat: self.chat.iter().cloned().collect(),
         }
     }
 
@@ -756,12 +785,14 @@ impl RoomCore {
                     name,
                     token_hash,
                     client_seed,
+                    muted,
                 } => Seat::Human(Human {
                     name,
                     token_hash,
                     conn: None,
                     stand_in: None,
                     client_seed,
+                    muted,
                 }),
                 SeatRecord::Bot { difficulty } => Seat::Bot(BotSeat {
                     difficulty,
@@ -773,6 +804,7 @@ impl RoomCore {
         self.host_token = snapshot.host;
         self.matches = snapshot.matches;
         self.next_seed = snapshot.next_seed;
+        self.chat = snapshot.chat.into();
         self.removed = snapshot
             .removed
             .into_iter()
@@ -913,6 +945,7 @@ impl RoomCore {
             seat,
             host,
             token,
+            chat: self.chat.iter().cloned().collect(),
         });
         self.send_to(conn, &welcome);
         self.broadcast_room();
@@ -1104,6 +1137,42 @@ impl RoomCore {
                 self.take_client_seed(seat, client_seed)?;
                 self.vote(seat, entropy)
             }
+            ClientMessage::Chat { text } => {
+                let seat = self.require_seated(seat)?;
+                self.say(seat, &text)
+            }
+            ClientMessage::React { reaction } => {
+                let name = match seat.and_then(|s| self.human(s)) {
+                    Some(human) => human.name.clone(),
+                    None => client.name.clone(),
+                };
+                self.broadcast(&ServerMessage::Reaction {
+                    seat,
+                    name,
+                    reaction,
+                });
+                Ok(())
+            }
+            ClientMessage::Mute { seat: at, muted } => {
+                self.require_host(seat)?;
+                self.require_seat(at)?;
+                if seat == Some(at) {
+                    return Err(Refusal::new(
+                        codes::OWN_SEAT,
+                        "the host cannot mute themselves",
+                    ));
+                }
+                if self.human(at).is_none() {
+                    return Err(Refusal::new(
+                        codes::NOT_A_PERSON,
+                        format!("nobody sits in seat {at}: only a person can be muted"),
+                    ));
+                }
+                self.commit(Record::Muted { seat: at, muted })
+                    .map_err(|e| self.internal(e))?;
+                self.broadcast_room();
+                Ok(())
+            }
             ClientMessage::ClientSeed { client_seed } => {
                 let seat = self.require_seated(seat)?;
                 self.take_client_seed(seat, Some(client_seed))
@@ -1237,6 +1306,7 @@ impl RoomCore {
                 seat: Some(to),
                 host: self.is_host(to),
                 token: Some(token),
+                chat: self.chat.iter().cloned().collect(),
             });
             self.send_to(conn, &welcome);
         }
@@ -1375,6 +1445,30 @@ impl RoomCore {
             self.broadcast_room();
             self.advance_if_all_voted(entropy);
         }
+    }
+
+    /// A seated person's chat line: checked, logged, then sent to everyone in the room.
+    fn say(&mut self, seat: usize, text: &str) -> Result<(), Refusal> {
+        if self.human(seat).is_some_and(|h| h.muted) {
+            return Err(Refusal::new(
+                codes::MUTED,
+                "the host has muted you: you can read the chat but not write in it",
+            ));
+        }
+        let text = clean_chat(text).ok_or_else(|| {
+            Refusal::new(
+                codes::BAD_CHAT,
+                format!(
+                    "a chat message is 1 to {CHAT_MAX_CHARS} characters of plain text on one line"
+                ),
+            )
+        })?;
+        self.commit(Record::Said { seat, text })
+            .map_err(|e| self.internal(e))?;
+        if let Some(line) = self.chat.back().cloned() {
+            self.broadcast(&ServerMessage::Chat { line });
+        }
+        Ok(())
     }
 
     /// Draws the next match's seed as a match ends, so that its commitment is public before any
@@ -1640,6 +1734,7 @@ impl RoomCore {
                         connected: false,
                         ready,
                         stand_in: None,
+                        muted: false,
                     },
                     Seat::Human(human) => SeatInfo {
                         seat: i,
@@ -1649,6 +1744,7 @@ impl RoomCore {
                         connected: human.conn.is_some(),
                         ready,
                         stand_in: human.stand_in.as_ref().map(|b| b.difficulty()),
+                        muted: human.muted,
                     },
                     Seat::Bot(bot) => SeatInfo {
                         seat: i,
@@ -1658,6 +1754,7 @@ impl RoomCore {
                         connected: true,
                         ready,
                         stand_in: None,
+                        muted: false,
                     },
                 }
             })
@@ -1988,6 +2085,19 @@ mod tests {
                     assert!(joined);
                     asha = Some(next_conn);
                 }
+            }
+            // Now and then Bina says something, and the host mutes or unmutes her.
+            if rng.random_ratio(1, 10) {
+                played.message(
+                    2,
+                    ClientMessage::Chat {
+                        text: format!("line {}", rng.random::<u16>()),
+                    },
+                );
+            }
+            if let (Some(conn), true) = (asha, rng.random_ratio(1, 30)) {
+                let muted = rng.random();
+                played.message(conn, ClientMessage::Mute { seat: 1, muted });
             }
             let game = played.core.game.clone().expect("a match");
             let turn = game.turn();

@@ -12,6 +12,7 @@
 //! every person is away until they reconnect, and the takeover grace starts afresh.
 
 use dhumbal_engine::{Action, Card, ClientSeed, Difficulty, Settings};
+use dhumbal_protocol::ChatLine;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -60,6 +61,9 @@ pub struct Snapshot {
     /// The next match's seed, drawn when the last one ended (its commitment is public).
     #[serde(default)]
     pub next_seed: Option<[u8; 32]>,
+    /// The table's last chat lines, oldest first.
+    #[serde(default)]
+    pub chat: Vec<ChatLine>,
 }
 
 /// A seat as a snapshot keeps it.
@@ -77,6 +81,9 @@ pub enum SeatRecord {
         /// Their client seed in force, if they sent one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         client_seed: Option<ClientSeed>,
+        /// Whether the host muted them.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        muted: bool,
     },
     /// A bot of this difficulty.
     Bot {
@@ -164,6 +171,20 @@ pub enum Record {
     SeedDrawn {
         /// The seed.
         seed: [u8; 32],
+    },
+    /// The person in this seat said something at the table.
+    Said {
+        /// The seat.
+        seat: usize,
+        /// What they said (already checked: 1 to 200 characters of plain text).
+        text: String,
+    },
+    /// The host muted (or unmuted) the person in this seat.
+    Muted {
+        /// The seat.
+        seat: usize,
+        /// Whether they are muted now.
+        muted: bool,
     },
     /// The person in this seat sent a client seed, in force from the next deal.
     ClientSeed {

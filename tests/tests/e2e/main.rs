@@ -14,12 +14,15 @@
 //! - `shutdown` — graceful shutdown: `bye`, close 1001, and `run` returning.
 //! - `durable` — a match survives a restart of the server (the SQLite room log); a room closed
 //!   for good is not restored.
+//! - `chat` — table chat and reactions: plain text to everyone, spectators read and react, the
+//!   host mutes, the last 50 lines in `welcome`.
 //! - `fairness` — the commitment before the first deal, client seeds bound into the deals, the
 //!   seed revealed, and the hand history downloaded and verified.
 //! - `common` — helpers shared by these tests.
 
 mod api;
 mod bad_input;
+mod chat;
 mod common;
 mod durable;
 mod fairness;
