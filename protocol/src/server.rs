@@ -473,8 +473,18 @@ mod tests {
         use crate::clean_chat;
         assert_eq!(clean_chat("  namaste  ").as_deref(), Some("namaste"));
         assert_eq!(clean_chat("<b>hi</b>").as_deref(), Some("<b>hi</b>"));
-        assert_eq!(clean_chat(&"क".repeat(200)).map(|t| t.chars().count()), Some(200));
-        for bad in ["", "   ", "two\nlines", "bell\u{7}", "\u{202e}reversed", &"a".repeat(201)] {
+        assert_eq!(
+            clean_chat(&"क".repeat(200)).map(|t| t.chars().count()),
+            Some(200)
+        );
+        for bad in [
+            "",
+            "   ",
+            "two\nlines",
+            "bell\u{7}",
+            "\u{202e}reversed",
+            &"a".repeat(201),
+        ] {
             assert_eq!(clean_chat(bad), None, "{bad:?}");
         }
     }
