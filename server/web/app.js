@@ -7,6 +7,7 @@ import { Memory, NO_WEBCRYPTO, canVerify, verifyHistory } from "./fair.js";
 import { PRESETS, copySettings, settingsForm, summary, validate } from "./settings.js";
 import { renderRules } from "./rules.js";
 import { renderScore } from "./score.js";
+import { createChat } from "./chat.js";
 import { createTable } from "./table.js";
 
 const $ = (id) => document.getElementById(id);
@@ -51,6 +52,9 @@ const ERROR_TEXT = {
   too_many_open_rooms: "You already have many open rooms; play in one of them, or wait for them to close.",
   unsupported_media_type: "This page is out of date with the server; reload it.",
   not_host: "Only the host can do that.",
+  bad_chat: "A chat message is one line of 1 to 200 characters, without control characters.",
+  muted: "The host has muted you: you can read the chat and react, but not write.",
+  not_a_person: "Only a person can be muted; that seat holds a bot or nobody.",
   not_seated: "Only seated players can do that.",
   seat_taken: "That seat is taken.",
   already_started: "The match has already started.",
@@ -174,6 +178,8 @@ const app = {
   histories: new Map(),
   /** The latest verdict of "Verify the deals": `{ match, kind, text }`. */
   verdict: null,
+  /** The table's chat and reactions (chat.js), in the lobby and at the table. */
+  chat: null,
 };
 
 function send(message) {
@@ -347,6 +353,7 @@ function onMessage(msg) {
       banner(null);
       app.stored = { ...app.stored, token: msg.token };
       if (msg.token) saveStored(app.code, app.stored);
+      app.chat.welcome(msg.chat);
       break;
     case "room":
       app.room = msg;
@@ -375,6 +382,12 @@ function onMessage(msg) {
       app.matchResult = msg;
       if (app.verdict && app.verdict.match !== msg.match_number) app.verdict = null;
       paint();
+      break;
+    case "chat":
+      app.chat.line(msg.line);
+      break;
+    case "reaction":
+      app.chat.reaction(msg);
       break;
     case "error":
       onError(msg);
@@ -450,6 +463,7 @@ function onError(err) {
     }
   }
   notice(errorText(err), "error");
+  app.chat.refused(err.code);
   // A refused settings change: show the settings the table really has.
   if (app.lobbyForm && app.room) app.lobbyForm.set(app.room.settings);
 }
@@ -459,15 +473,20 @@ function onError(err) {
 function paint() {
   const room = app.room;
   if (!room) return;
+  app.chat.update(room, app.welcome ? app.welcome.host : false);
   if (room.stage === "lobby") {
     closeScore();
     lobby(room);
+    app.chat.mount($("lobby-chat"));
+    app.chat.decorate();
     return;
   }
   if (!app.view) return;
   if (!app.table) app.table = createTable($("table"), { send, notice, rules: () => openRules(app.view.settings) });
   show("table");
   app.table.render(app.view, room);
+  app.chat.mount($("table"));
+  app.chat.decorate();
   if (room.stage === "between_rounds" || room.stage === "match_over") {
     score(room);
   } else {
@@ -627,6 +646,7 @@ function lobby(room) {
       if (seat.kind === "bot") bits.push(`bot \u00b7 ${seat.difficulty || room.settings.difficulty}`);
       else bits.push(seat.connected ? "player" : "player \u00b7 away");
       if (room.host === seat.seat) bits.push("host");
+      if (seat.muted) bits.push("muted");
       if (seat.seat === me) bits.push("you");
       who.append(el("span", "note", ` ${bits.join(" \u00b7 ")}`));
     }
@@ -650,6 +670,10 @@ function lobby(room) {
         }
       } else if (seat.seat !== me) {
         controls.append(button("Remove", "small", () => send({ type: "clear_seat", seat: seat.seat })));
+        const mute = button(seat.muted ? "Unmute" : "Mute", "small mute", () => send({ type: "mute", seat: seat.seat, muted: !seat.muted }));
+        mute.setAttribute("aria-label", `${seat.muted ? "Unmute" : "Mute"} ${seat.name || `seat ${seat.seat + 1}`} in the chat`);
+        mute.setAttribute("aria-pressed", String(Boolean(seat.muted)));
+        controls.append(mute);
       }
     }
     if (seat.kind === "empty" && !isHost) {
@@ -695,6 +719,7 @@ function lobby(room) {
 // ----- Wiring that lasts the page's life -----
 
 function setup() {
+  app.chat = createChat({ send });
   $("rules-close").addEventListener("click", () => $("rules-dialog").close());
   $("score-dialog").addEventListener("cancel", (event) => event.preventDefault());
   $("start").addEventListener("click", () => send({ type: "start" }));

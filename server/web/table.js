@@ -308,6 +308,7 @@ export function createTable(root, hooks) {
       else if (info && info.kind === "human" && info.stand_in) meta.append(el("span", "", `away \u00b7 a ${info.stand_in} bot plays`));
       else if (info && info.kind === "human" && !info.connected) meta.append(el("span", "", "away"));
       else meta.append(el("span", "", "player"));
+      if (info && info.muted) meta.append(el("span", "muted-tag", " \u00b7 muted"));
       const count = el("div", "seat-count");
       const backs = el("span", "backs");
       for (let i = 0; i < Math.min(view.card_counts[s], 7); i += 1) backs.append(el("i"));
@@ -472,6 +473,7 @@ export function createTable(root, hooks) {
     root.dataset.myTurn = String(view.seat !== null && view.turn === view.seat && !["round_over", "match_over"].includes(view.phase));
     root.dataset.mayDraw = String(mayDraw(view));
     root.dataset.mayThrow = String(mayThrow(view));
+    mine.dataset.seat = view.seat === null ? "" : String(view.seat);
     paintSeats();
     paintPile();
     paintHand();

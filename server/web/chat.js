@@ -1,0 +1,329 @@
+// The table's chat and quick reactions: the lines (name: text, always as text, never as markup),
+// a one-line input for the seated, a row of six reactions for everyone, and a bubble beside the
+// seat that reacted. On a phone the panel folds to one bar (with an unread count) below the hand
+// and the actions, so it never covers them; "Hide chat" (remembered on this device) hides every
+// line and count, and reactions still show.
+
+/** The reactions the server knows, in the order of the row, with what each looks like. */
+export const REACTIONS = [
+  { id: "thumbs_up", emoji: "\u{1F44D}", label: "Thumbs up" },
+  { id: "laugh", emoji: "\u{1F602}", label: "Laugh" },
+  { id: "wow", emoji: "\u{1F62E}", label: "Wow" },
+  { id: "sad", emoji: "\u{1F622}", label: "Sad" },
+  { id: "fire", emoji: "\u{1F525}", label: "Fire" },
+  { id: "clap", emoji: "\u{1F44F}", label: "Clap" },
+];
+
+/** The most characters a line may hold (the server counts after trimming). */
+export const CHAT_MAX = 200;
+
+/** How long a reaction shows, in milliseconds. */
+const REACTION_MS = 3000;
+
+/** How many lines the panel keeps (the server sends at most 50 on arrival). */
+const KEEP_LINES = 200;
+
+const HIDDEN_KEY = "dhumbal.chat.hidden";
+const OPEN_KEY = "dhumbal.chat.open";
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function button(text, cls, onClick) {
+  const b = el("button", cls, text);
+  b.type = "button";
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function readFlag(key, fallback) {
+  try {
+    const v = localStorage.getItem(key);
+    return v === null ? fallback : v === "true";
+  } catch {
+    return fallback;
+  }
+}
+
+function writeFlag(key, value) {
+  try {
+    localStorage.setItem(key, String(value));
+  } catch {
+    // Private browsing may refuse storage; the choice then lasts as long as the page.
+  }
+}
+
+/**
+ * Builds the chat panel (not yet on the page: see `mount`).
+ * @param {object} hooks
+ * @param {(msg: object) => void} hooks.send sends a message to the server
+ * @returns the panel's controls: `mount`, `update`, `welcome`, `line`, `reaction`, `decorate`,
+ *   `refused`
+ */
+export function createChat(hooks) {
+  const root = el("section", "chat");
+  root.id = "chat";
+  root.setAttribute("aria-label", "Table chat");
+
+  const head = el("div", "chat-head");
+  const toggle = el("button", "chat-toggle");
+  toggle.type = "button";
+  toggle.id = "chat-toggle";
+  const toggleText = el("span", "", "Chat");
+  const unread = el("span", "chat-unread");
+  unread.id = "chat-unread";
+  unread.hidden = true;
+  toggle.append(toggleText, unread);
+  const hiddenNote = el("span", "chat-hidden-note", "Chat is hidden");
+  const hideButton = button("Hide chat", "chat-hide", () => setHidden(!hidden));
+  hideButton.id = "chat-hide";
+  head.append(toggle, hiddenNote, hideButton);
+
+  const body = el("div", "chat-body");
+  body.id = "chat-body";
+  const lines = el("ol", "chat-lines");
+  lines.id = "chat-lines";
+  lines.setAttribute("aria-label", "Chat");
+  lines.setAttribute("aria-live", "polite");
+  lines.tabIndex = 0;
+  const empty = el("p", "chat-empty", "No messages yet.");
+  const mutedNote = el("p", "chat-muted", "The host has muted you: you can read the chat and react, but not write.");
+  mutedNote.id = "chat-muted";
+  mutedNote.hidden = true;
+  const form = el("form", "chat-form");
+  form.id = "chat-form";
+  const input = el("input");
+  input.id = "chat-input";
+  input.maxLength = CHAT_MAX;
+  input.autocomplete = "off";
+  input.enterKeyHint = "send";
+  input.placeholder = "Say something\u2026";
+  input.setAttribute("aria-label", "Message to the table");
+  const sendButton = el("button", "primary", "Send");
+  sendButton.type = "submit";
+  sendButton.id = "chat-send";
+  form.append(input, sendButton);
+  // The host's Mute / Unmute for each other person at the table (the lobby's seat list has its own).
+  const moderation = el("div", "chat-moderation");
+  moderation.id = "chat-moderation";
+  moderation.hidden = true;
+  body.append(lines, empty, mutedNote, form, moderation);
+
+  const row = el("div", "reactions");
+  row.id = "reactions";
+  row.setAttribute("role", "group");
+  row.setAttribute("aria-label", "Quick reactions");
+  for (const r of REACTIONS) {
+    const b = button(r.emoji, "reaction-button", () => hooks.send({ type: "react", reaction: r.id }));
+    b.dataset.reaction = r.id;
+    b.title = r.label;
+    b.setAttribute("aria-label", r.label);
+    row.append(b);
+  }
+  // Reactions of people without a seat on the table (spectators), shown here for a moment.
+  const loose = el("div", "loose-reactions");
+  loose.id = "loose-reactions";
+  loose.setAttribute("aria-live", "polite");
+
+  root.append(head, body, row, loose);
+
+  let hidden = readFlag(HIDDEN_KEY, false);
+  let open = readFlag(OPEN_KEY, window.matchMedia("(min-width: 800px)").matches);
+  let count = 0;
+  let room = null;
+  let me = null;
+  let isHost = false;
+  let lastSent = null;
+  /** The reactions showing now, by seat: `{ emoji, label, name, key, timer, since }`. */
+  const showing = new Map();
+
+  function paintChrome() {
+    root.classList.toggle("open", open);
+    root.classList.toggle("hidden-chat", hidden);
+    toggle.setAttribute("aria-expanded", String(open && !hidden));
+    toggle.setAttribute("aria-controls", "chat-body");
+    toggle.hidden = hidden;
+    hiddenNote.hidden = !hidden;
+    toggleText.textContent = open ? "Chat \u25be" : "Chat \u25b8";
+    hideButton.textContent = hidden ? "Show chat" : "Hide chat";
+    hideButton.setAttribute("aria-pressed", String(hidden));
+    body.hidden = hidden || !open;
+    if (open && !hidden) count = 0;
+    unread.hidden = hidden || count === 0;
+    unread.textContent = count > 99 ? "99+" : String(count);
+    unread.setAttribute("aria-label", `${count} unread`);
+    empty.hidden = lines.childElementCount > 0;
+  }
+
+  function setHidden(value) {
+    hidden = value;
+    writeFlag(HIDDEN_KEY, hidden);
+    if (hidden) count = 0;
+    paintChrome();
+  }
+
+  toggle.addEventListener("click", () => {
+    open = !open;
+    writeFlag(OPEN_KEY, open);
+    paintChrome();
+    if (open) scrollDown();
+  });
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = input.value.trim();
+    if (!text || input.disabled) return;
+    lastSent = text;
+    hooks.send({ type: "chat", text });
+    input.value = "";
+  });
+
+  function scrollDown() {
+    lines.scrollTop = lines.scrollHeight;
+  }
+
+  function lineElement(line) {
+    const li = el("li", "chat-line");
+    if (line.seat !== null && line.seat !== undefined) li.dataset.seat = String(line.seat);
+    if (line.seat !== null && line.seat === me) li.classList.add("own");
+    li.append(el("b", "chat-name", line.name), el("span", "chat-sep", ": "), el("span", "chat-text", line.text));
+    return li;
+  }
+
+  function append(line) {
+    const atEnd = lines.scrollHeight - lines.scrollTop - lines.clientHeight < 24;
+    lines.append(lineElement(line));
+    while (lines.childElementCount > KEEP_LINES) lines.firstElementChild.remove();
+    if (atEnd || line.seat === me) scrollDown();
+  }
+
+  function paintModeration() {
+    moderation.replaceChildren();
+    const people = room && isHost && room.stage !== "lobby"
+      ? room.seats.filter((s) => s.kind === "human" && s.seat !== me)
+      : [];
+    moderation.hidden = people.length === 0;
+    if (people.length === 0) return;
+    moderation.append(el("span", "chat-moderation-label", "Mute in the chat:"));
+    for (const s of people) {
+      const name = s.name || `Seat ${s.seat + 1}`;
+      const b = button(s.muted ? `Unmute ${name}` : `Mute ${name}`, "mute", () => hooks.send({ type: "mute", seat: s.seat, muted: !s.muted }));
+      b.dataset.seat = String(s.seat);
+      b.setAttribute("aria-pressed", String(Boolean(s.muted)));
+      moderation.append(b);
+    }
+  }
+
+  /** Where seat `seat` shows on the screen now: its box at the table (or the hand's, for this
+   * page's own seat), or its row in the lobby. */
+  function placesFor(seat) {
+    const css = `#seats .seat[data-seat="${seat}"], #table > .mine[data-seat="${seat}"], #lobby-seats .lobby-seat[data-seat="${seat}"]`;
+    return [...document.querySelectorAll(css)].filter((p) => !p.closest("[hidden]"));
+  }
+
+  /** Puts the bubble of every reaction showing now beside its seat, and takes away the others. */
+  function decorate() {
+    for (const old of document.querySelectorAll(".reaction-bubble")) {
+      const seat = Number(old.dataset.seat);
+      if (!showing.has(seat) || old.dataset.key !== showing.get(seat).key) old.remove();
+    }
+    for (const [seat, r] of showing) {
+      for (const place of placesFor(seat)) {
+        if (place.querySelector(`.reaction-bubble[data-key="${r.key}"]`)) continue;
+        const bubble = el("span", "reaction-bubble", r.emoji);
+        bubble.dataset.seat = String(seat);
+        bubble.dataset.key = r.key;
+        bubble.setAttribute("role", "img");
+        bubble.setAttribute("aria-label", `${r.name}: ${r.label}`);
+        bubble.title = r.name;
+        // A seat drawn again mid-reaction: the bubble goes on from where it was.
+        bubble.style.animationDelay = `-${Date.now() - r.since}ms`;
+        place.append(bubble);
+      }
+    }
+  }
+
+  let keys = 0;
+  paintChrome();
+
+  return {
+    /** Puts the panel at the end of `parent` (the lobby or the table), if it is not there yet. */
+    mount(parent) {
+      if (root.parentElement !== parent) parent.append(root);
+    },
+    /**
+     * Follows the room: who may write (a spectator may not; a muted person sees why), and the
+     * host's Mute buttons at the table.
+     */
+    update(newRoom, host) {
+      room = newRoom;
+      me = room.your_seat === undefined ? null : room.your_seat;
+      isHost = Boolean(host);
+      const seat = me === null ? null : room.seats[me];
+      const muted = Boolean(seat && seat.muted);
+      form.hidden = me === null;
+      input.disabled = muted;
+      sendButton.disabled = muted;
+      input.placeholder = muted ? "You are muted" : "Say something\u2026";
+      mutedNote.hidden = !muted || me === null;
+      root.classList.toggle("muted", muted);
+      root.classList.toggle("watching", me === null);
+      paintModeration();
+      paintChrome();
+    },
+    /** Shows the conversation so far (from `welcome`, on arrival and after every reconnect). */
+    welcome(chatLines) {
+      lines.replaceChildren();
+      for (const line of chatLines || []) append(line);
+      scrollDown();
+      paintChrome();
+    },
+    /** One new line. */
+    line(line) {
+      append(line);
+      if (line.seat !== null && line.seat === me && line.text === lastSent) lastSent = null;
+      if (!hidden && (!open || root.parentElement === null) && line.seat !== me) count += 1;
+      paintChrome();
+    },
+    /** Shows someone's reaction for a moment beside their seat (a spectator's, in the panel). */
+    reaction(msg) {
+      const r = REACTIONS.find((x) => x.id === msg.reaction);
+      if (!r) return;
+      keys += 1;
+      const key = String(keys);
+      const seated = msg.seat !== null && msg.seat !== undefined && placesFor(msg.seat).length > 0;
+      if (seated) {
+        const before = showing.get(msg.seat);
+        if (before) clearTimeout(before.timer);
+        const timer = setTimeout(() => {
+          if (showing.get(msg.seat) && showing.get(msg.seat).key === key) showing.delete(msg.seat);
+          decorate();
+        }, REACTION_MS);
+        showing.set(msg.seat, { emoji: r.emoji, label: r.label, name: msg.name, key, timer, since: Date.now() });
+        decorate();
+        return;
+      }
+      const item = el("span", "loose-reaction");
+      item.append(el("span", "loose-name", msg.name), el("span", "loose-emoji", ` ${r.emoji}`));
+      item.setAttribute("aria-label", `${msg.name}: ${r.label}`);
+      loose.append(item);
+      while (loose.childElementCount > 4) loose.firstElementChild.remove();
+      setTimeout(() => item.remove(), REACTION_MS);
+    },
+    /** Draws the reactions showing now again (after the seats were drawn again). */
+    decorate,
+    /**
+     * A refused message: when it was this page's chat line (too long, muted, too fast), puts the
+     * text back in the input so that it is not lost.
+     */
+    refused(code) {
+      if (!["bad_chat", "muted", "rate_limited", "not_seated"].includes(code) || lastSent === null) return;
+      if (!input.value) input.value = lastSent;
+      lastSent = null;
+    },
+  };
+}
