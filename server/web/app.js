@@ -9,6 +9,7 @@ import { renderRules } from "./rules.js";
 import { renderScore } from "./score.js";
 import { createChat } from "./chat.js";
 import { createTable } from "./table.js";
+import { el, button } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -97,20 +98,6 @@ function banner(text, action, onAction) {
 function show(section) {
   for (const id of ["home", "join", "lobby", "table", "gone"]) $(id).hidden = id !== section;
   document.body.dataset.screen = section;
-}
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function button(text, cls, onClick) {
-  const b = el("button", cls, text);
-  b.type = "button";
-  b.addEventListener("click", onClick);
-  return b;
 }
 
 const storeKey = (code) => `dhumbal.room.${code}`;

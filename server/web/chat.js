@@ -3,6 +3,7 @@
 // seat that reacted. On a phone the panel folds to one bar (with an unread count) below the hand
 // and the actions, so it never covers them; "Hide chat" (remembered on this device) hides every
 // line and count, and reactions still show.
+import { el, button } from "./dom.js";
 
 /** The reactions the server knows, in the order of the row, with what each looks like. */
 export const REACTIONS = [
@@ -25,20 +26,6 @@ const KEEP_LINES = 200;
 
 const HIDDEN_KEY = "dhumbal.chat.hidden";
 const OPEN_KEY = "dhumbal.chat.open";
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function button(text, cls, onClick) {
-  const b = el("button", cls, text);
-  b.type = "button";
-  b.addEventListener("click", onClick);
-  return b;
-}
 
 function readFlag(key, fallback) {
   try {

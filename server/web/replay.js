@@ -5,15 +5,9 @@
 import { cardElement, cardLabel } from "./cards.js";
 import { SEAT_COLOURS, endingText, signed } from "./score.js";
 import { canVerify, verifyHistory } from "./fair.js";
+import { el } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 /**
  * One moment of the match: what the table looked like, and the line that says how it got there.

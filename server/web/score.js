@@ -3,18 +3,12 @@
 // the match, the standings and Rematch.
 
 import { cardElement } from "./cards.js";
+import { el } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
 /** The colours of the seats in the chart and the legend. */
 export const SEAT_COLOURS = ["#d1495b", "#2e86ab", "#edae49", "#66a182", "#8d6a9f", "#e07a5f"];
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 /** A signed number the way the score rows print it: `+38`, `-12`, `0`. */
 export function signed(n) {

@@ -6,13 +6,7 @@
 
 import { cardBack, cardElement, cardLabel, classify, sortHand, total } from "./cards.js";
 import { limitText } from "./settings.js";
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+import { el } from "./dom.js";
 
 /** Whether `view`'s seat may throw now. */
 function mayThrow(view) {

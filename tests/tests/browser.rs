@@ -608,6 +608,7 @@ async fn the_page_is_served_at_the_root_and_at_room_links_with_every_file_it_loa
         "replay.js",
         "score.js",
         "chat.js",
+        "dom.js",
     ] {
         assert!(
             seen.contains(expected),
