@@ -258,27 +258,18 @@ impl Default for Config {
     }
 }
 
-/// Reads a duration: a whole number with `ms`, `s`, `m`, `h` or `d`, or a bare number of
-/// seconds.
+/// Reads a duration as `humantime` does (`30s`, `500ms`, `2m`, `1h`, `7d`, `1h 30m`), or a bare
+/// number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
-        Some(at) => text.split_at(at),
-        None => (text, "s"),
-    };
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration such as 30s, 500ms, 2m, 1h or 7d"))?;
-    match unit {
-        "ms" => Ok(Duration::from_millis(n)),
-        "s" => Ok(Duration::from_secs(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
-        "h" => Ok(Duration::from_secs(n * 60 * 60)),
-        "d" => Ok(Duration::from_secs(n * 24 * 60 * 60)),
-        _ => Err(format!(
-            "`{text}` is not a duration such as 30s, 500ms, 2m, 1h or 7d"
-        )),
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text
+            .parse()
+            .map(Duration::from_secs)
+            .map_err(|e| format!("`{text}`: {e}"));
     }
+    humantime::parse_duration(text)
+        .map_err(|_| format!("`{text}` is not a duration such as 30s, 500ms, 2m, 1h or 7d"))
 }
 
 #[cfg(test)]
@@ -329,7 +320,9 @@ mod tests {
         assert!(parse_duration("soon").is_err());
         assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
         assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
-        assert!(parse_duration("5w").is_err());
+        assert_eq!(parse_duration("1h 30m"), Ok(Duration::from_secs(5400)));
+        assert!(parse_duration("5 fortnights").is_err());
+        assert!(parse_duration("").is_err());
         assert_eq!(Config::default().takeover_after, Duration::from_secs(30));
     }
 }
