@@ -2108,9 +2108,25 @@ fn verify_file(file: &Path) -> (bool, String) {
     )
 }
 
-/// A whole one-round match against three bots from a fair deal: the table shows the commitment
-/// from the first deal; after the match, Verify the deals checks every deal in the page and says
-/// so; the hand history downloaded with the seat's token passes `dhumbal-server verify` and,
+/// Clicks "Verify the deals" and waits for the page's verdict: its class and its text.
+async fn verdict(b: &Browser) -> Value {
+    b.click("#verify").await;
+    let started = Instant::now();
+    loop {
+        let v = b
+            .eval("const v = document.querySelector('#verify-result'); return [v.className, v.textContent];")
+            .await;
+        if !v[0].as_str().unwrap().contains("checking") && !v[1].as_str().unwrap().is_empty() {
+            return v;
+        }
+        assert!(started.elapsed() < WAIT, "no verdict: {v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A whole one-round match against three bots from a fair deal, watched by a friend: the table
+/// shows the commitment from the first deal; after the match, Verify the deals checks every deal
+/// in the player's page and in the spectator's (with the revealed seed) and says so; the hand history downloaded with the seat's token passes `dhumbal-server verify` and,
 /// with one card changed, fails it (and the page's own check); Replay opens it from the server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
@@ -2135,6 +2151,17 @@ async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
     b.keep_host_secret(addr, &room).await;
     b.goto(&format!("http://{addr}{}", room.url)).await;
     b.wait_until("the lobby", |s| s.screen == "lobby").await;
+    // A friend watches: after the match, the revealed seed lets them verify too.
+    let watcher = driver.browser(DESKTOP).await;
+    watcher.goto(&format!("http://{addr}{}", room.url)).await;
+    watcher
+        .wait_until("the join form", |s| s.screen == "join")
+        .await;
+    watcher.type_into("#join-name", "Wangmo").await;
+    watcher.click("#join-watch").await;
+    watcher
+        .wait_until("the lobby, watching", |s| s.screen == "lobby")
+        .await;
     b.click("#start").await;
     b.wait_until("the table", |s| s.screen == "table" && s.round == 1)
         .await;
@@ -2202,20 +2229,18 @@ async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
     }
     assert_eq!(b.text("#score-title").await, "Match over");
 
-    // Verify the deals, in the page.
-    b.click("#verify").await;
-    let started = Instant::now();
-    let verdict = loop {
-        let v = b
-            .eval("const v = document.querySelector('#verify-result'); return [v.className, v.textContent];")
-            .await;
-        if !v[0].as_str().unwrap().contains("checking") && !v[1].as_str().unwrap().is_empty() {
-            break v;
-        }
-        assert!(started.elapsed() < WAIT, "no verdict: {v}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    assert_eq!(verdict, json!(["verdict ok", "The deal checks out."]));
+    // Verify the deals, in the page; and in the spectator's, with the revealed seed.
+    assert_eq!(
+        verdict(&b).await,
+        json!(["verdict ok", "The deal checks out."])
+    );
+    watcher
+        .wait_until("the spectator's match over", |s| s.score_open)
+        .await;
+    assert_eq!(
+        verdict(&watcher).await,
+        json!(["verdict ok", "The deal checks out."])
+    );
     b.assert_fits_the_width("the match-over dialog").await;
     b.screenshot("verified-phone").await;
     b.click("#download-history").await;
