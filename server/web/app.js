@@ -130,10 +130,16 @@ function rememberName(name) {
   }
 }
 
+/** Opens How to play at its top: focus on its title, not on Close at the bottom. */
 function openRules(settings) {
   renderRules($("rules-box"), settings);
   const dialog = $("rules-dialog");
   if (!dialog.open) dialog.showModal();
+  const title = $("rules-title");
+  title.tabIndex = -1;
+  title.focus({ preventScroll: true });
+  dialog.scrollTop = 0;
+  $("rules-box").scrollTop = 0;
 }
 
 // ----- The state of this page -----

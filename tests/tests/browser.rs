@@ -1774,6 +1774,11 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
     let penalty = b.find("#set-penalty").await.prop("value").await.unwrap();
     assert_eq!(penalty.as_deref(), Some("30"));
     b.click("#home-rules").await;
+    // It opens at its top, its title focused (not Close, at the bottom).
+    let opened = b
+        .eval("const d = document.querySelector('#rules-dialog'); return [d.scrollTop, document.querySelector('#rules-box').scrollTop, document.activeElement.id];")
+        .await;
+    assert_eq!(opened, json!([0, 0, "rules-title"]));
     let rules = b.text("#rules-box").await;
     for expected in [
         "With 7 or less in hand",
