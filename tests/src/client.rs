@@ -145,16 +145,7 @@ impl Client {
 
     /// Says hello to `room` as a new person named `name`, without waiting for the answer.
     pub async fn hello(&mut self, room: &str, name: &str) {
-        self.send(ClientMessage::Hello(Hello {
-            protocol: PROTOCOL_VERSION,
-            room: room.into(),
-            name: name.into(),
-            token: None,
-            spectator: false,
-            host_secret: None,
-            client_seed: None,
-        }))
-        .await;
+        self.send(ClientMessage::Hello(hello(room, name))).await;
     }
 
     /// Connects and says hello with a name (and the host secret, for the host), expecting a
@@ -168,13 +159,8 @@ impl Client {
         let mut client = Client::connect(addr).await;
         client
             .send(ClientMessage::Hello(Hello {
-                protocol: PROTOCOL_VERSION,
-                room: room.into(),
-                name: name.into(),
-                token: None,
-                spectator: false,
                 host_secret: host_secret.map(str::to_owned),
-                client_seed: None,
+                ..hello(room, name)
             }))
             .await;
         client.expect_welcome().await;

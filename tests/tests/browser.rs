@@ -369,6 +369,17 @@ impl Browser {
         self.client.goto(url).await.unwrap();
     }
 
+    /// Opens a room's invite link and joins from its form as `name`, pressing `button`
+    /// (`#join-sit` or `#join-watch`), then waits for the lobby.
+    async fn join_from_link(&self, link: &str, name: &str, button: &str) {
+        self.goto(link).await;
+        self.wait_until("the join form", |s| s.screen == "join")
+            .await;
+        self.type_into("#join-name", name).await;
+        self.click(button).await;
+        self.wait_until("the lobby", |s| s.screen == "lobby").await;
+    }
+
     /// Does what the page that created `room` does: keeps its host secret (as Asha's), on the
     /// server's origin, so that opening the room's link makes this page the host.
     async fn keep_host_secret(&self, addr: SocketAddr, room: &CreatedRoom) {
@@ -2158,15 +2169,8 @@ async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
     b.wait_until("the lobby", |s| s.screen == "lobby").await;
     // A friend watches: after the match, the revealed seed lets them verify too.
     let watcher = driver.browser(DESKTOP).await;
-    watcher.goto(&format!("http://{addr}{}", room.url)).await;
-    watcher
-        .wait_until("the join form", |s| s.screen == "join")
-        .await;
-    watcher.type_into("#join-name", "Wangmo").await;
-    watcher.click("#join-watch").await;
-    watcher
-        .wait_until("the lobby, watching", |s| s.screen == "lobby")
-        .await;
+    let link = format!("http://{addr}{}", room.url);
+    watcher.join_from_link(&link, "Wangmo", "#join-watch").await;
     b.click("#start").await;
     b.wait_until("the table", |s| s.screen == "table" && s.round == 1)
         .await;
@@ -2443,12 +2447,7 @@ async fn a_chat_line_with_markup_stays_text_a_reaction_shows_beside_its_seat_and
     let markup = "<b>hi</b> & <img src=x onerror=alert(1)>";
 
     let invite = create_room(&asha, addr, "Asha").await;
-    bina.goto(&invite).await;
-    bina.wait_until("the join form", |s| s.screen == "join")
-        .await;
-    bina.type_into("#join-name", "Bina").await;
-    bina.click("#join-sit").await;
-    bina.wait_until("the lobby", |s| s.screen == "lobby").await;
+    bina.join_from_link(&invite, "Bina", "#join-sit").await;
     asha.until(
         "Bina in the lobby",
         "return document.querySelector('#lobby-seats').textContent.includes('Bina');",
@@ -2569,12 +2568,7 @@ async fn hide_chat_hides_every_line_a_muted_person_cannot_write_and_a_spectator_
     let bina = driver.browser(PHONE).await;
 
     let invite = create_room(&asha, addr, "Asha").await;
-    bina.goto(&invite).await;
-    bina.wait_until("the join form", |s| s.screen == "join")
-        .await;
-    bina.type_into("#join-name", "Bina").await;
-    bina.click("#join-sit").await;
-    bina.wait_until("the lobby", |s| s.screen == "lobby").await;
+    bina.join_from_link(&invite, "Bina", "#join-sit").await;
     asha.until(
         "Bina in the lobby",
         "return document.querySelector('#lobby-seats').textContent.includes('Bina');",

@@ -319,10 +319,18 @@ impl Drop for Server {
 
 /// The server's `/metrics` text.
 async fn metrics_text(server: SocketAddr) -> Result<String, String> {
-    let mut stream = tokio::net::TcpStream::connect(server)
+    exchange(
+        server,
+        &format!("GET /metrics HTTP/1.1\r\nHost: {server}\r\nConnection: close\r\n\r\n"),
+    )
+    .await
+}
+
+/// Sends one HTTP/1.1 request (`Connection: close`) and reads the whole answer.
+async fn exchange(server: SocketAddr, request: &str) -> Result<String, String> {
+    let mut stream = TcpStream::connect(server)
         .await
         .map_err(|e| e.to_string())?;
-    let request = format!("GET /metrics HTTP/1.1\r\nHost: {server}\r\nConnection: close\r\n\r\n");
     stream
         .write_all(request.as_bytes())
         .await
@@ -492,23 +500,12 @@ async fn create_room(server: SocketAddr, players: u8) -> Result<CreatedRoom, Str
         ..CreateRoom::default()
     };
     let body = serde_json::to_string(&request).map_err(|e| e.to_string())?;
-    let mut stream = TcpStream::connect(server)
-        .await
-        .map_err(|e| e.to_string())?;
     let head = format!(
         "POST /api/rooms HTTP/1.1\r\nHost: {server}\r\nContent-Type: application/json\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    stream
-        .write_all(head.as_bytes())
-        .await
-        .map_err(|e| e.to_string())?;
-    let mut answer = String::new();
-    stream
-        .read_to_string(&mut answer)
-        .await
-        .map_err(|e| e.to_string())?;
+    let answer = exchange(server, &head).await?;
     let (status, body) = answer.split_once("\r\n\r\n").ok_or("no HTTP answer")?;
     if !status.starts_with("HTTP/1.1 201") {
         return Err(format!("room creation: {status}"));
