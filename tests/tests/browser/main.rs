@@ -1,0 +1,46 @@
+//! Browser tests of the web client: a real server on a loopback port, and Debian's Chromium
+//! (`/usr/bin/chromium`) driven headless through its `chromedriver` over WebDriver (fantoccini).
+//!
+//! - One player creates a room, plays a whole round against three bots through the page (taking
+//!   from the pile, a barred card, a refused group, a drag onto the pile, marked throws) to the
+//!   score dialog, checks its rows and chart, and presses Next round.
+//! - Two browsers join one room as two people (the host sets a bot, the guest has no host
+//!   controls); each sees only its own hand and what the other did, playing by keyboard and
+//!   mouse; a third browser finds the table full and watches, seeing no hand.
+//! - A reload keeps the seat and the hand; a dropped connection shows "Reconnecting…" and comes
+//!   back by itself; the seat opened in a second tab moves there, and the first tab says so and
+//!   can take it back.
+//! - SIGTERM mid-match, with rooms kept in SQLite: the real server binary stops, the page says it
+//!   is reconnecting, and once the server is started again on the same address and data
+//!   directory the page comes back by itself to the same seat and hand and finishes the match.
+//! - A one-round match (from a fixed deck) ends with the standings, and Rematch deals again.
+//! - A throw-then-draw table: throw first, then pick up the previous single throw.
+//! - The settings page, How to play with the table's own settings, and the page's group rules
+//!   against the engine's on thousands of groups.
+//! - Without a browser: the page at `/` and `/r/{code}`, the replay page at `/replay`, and every
+//!   file they load.
+//! - Provably fair deals: the page's `fair.js` gives every known-answer vector of
+//!   `docs/fairness.md`; after a whole one-round match against three bots, Verify the deals says
+//!   the deal checks out, the hand history from the endpoint passes `dhumbal-server verify` (and
+//!   fails it, and the page's check, with one card changed); the replay page steps through a
+//!   history from a file on a phone (and from the server), every hand face up.
+//!
+//! - Table chat and reactions: a line with markup in it stays text on both pages (one a phone,
+//!   whose folded panel counts it unread and covers neither the hand nor the actions); a reaction
+//!   shows beside the seat that sent it and goes; a reload shows the chat again (from
+//!   `welcome`). Hide chat hides every line and count (remembered across a reload) while
+//!   reactions still show; the host mutes a person from the lobby's seat list (her input is
+//!   disabled and she is told why) and unmutes her from the table's chat panel; a spectator
+//!   reads and reacts (beside the chat) but has no input.
+//!
+//! Every test also fails on any error in the browser's console (the restart test passes over
+//! only Chromium's own lines for the page's WebSocket attempts refused while the server is
+//! down). Screenshots go to `<target>/screenshots/` (the path is printed). Without Chromium the
+//! tests print why and pass, unless `CI=true`, where a missing browser is a failure. They bind
+//! loopback only and run one at a time.
+
+mod chat;
+mod fairness;
+mod harness;
+mod play;
+mod rules;
