@@ -116,6 +116,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
                     elimination,
                     score_reset: score_reset && cumulative,
                     difficulty: Difficulty::Medium,
+                    turn_timer: None,
                 }
             },
         )

@@ -50,7 +50,7 @@ pub use history::{HandHistory, RoundHistory, Step, Verification, verify};
 pub use score::{Ending, RoundResult, Standing, standings};
 pub use settings::{
     CourtValues, Difficulty, DoublePenalty, PenaltyMode, PickUp, Preset, Rounds, Scoring, Settings,
-    SettingsError, THROW_CAP, TurnOrder,
+    SettingsError, THROW_CAP, TURN_TIMERS, TurnOrder,
 };
 pub use shuffle::Seed;
 pub use view::SeatView;

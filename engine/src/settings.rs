@@ -186,6 +186,11 @@ pub struct Settings {
     pub score_reset: bool,
     /// The bots' difficulty for seats no human takes.
     pub difficulty: Difficulty,
+    /// Seconds a person has for each turn before a stand-in bot plays it for them: one of
+    /// [`TURN_TIMERS`], or `None` for no limit (the standard table). The engine keeps no clock;
+    /// the server runs the timer.
+    #[serde(default)]
+    pub turn_timer: Option<u32>,
 }
 
 impl Default for Settings {
@@ -206,6 +211,8 @@ pub const MAX_CALL_LIMIT: u32 = 50;
 pub const MAX_PENALTY: u32 = 500;
 /// The highest elimination threshold a table may set.
 pub const MAX_ELIMINATION: u32 = 1000;
+/// The turn timers a table may set, in seconds.
+pub const TURN_TIMERS: [u32; 4] = [15, 30, 60, 120];
 
 /// Why a [`Settings`] value cannot be played. Each variant has a stable code ([`Self::code`]).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -256,6 +263,9 @@ pub enum SettingsError {
     /// The score reset needs cumulative scoring.
     #[error("the score reset needs cumulative scoring")]
     ScoreResetNeedsCumulative,
+    /// The turn timer must be one of [`TURN_TIMERS`] or off.
+    #[error("the turn timer must be off, 15, 30, 60 or 120 seconds, not {0}")]
+    TurnTimer(u32),
     /// An explicit deck is not the table's full pack, or there are no decks.
     #[error("a fixed deck must hold every card of the table's pack exactly once")]
     Deck,
@@ -278,6 +288,7 @@ impl SettingsError {
             SettingsError::EliminationNeedsCumulative => "elimination_needs_cumulative",
             SettingsError::Elimination(_) => "bad_elimination",
             SettingsError::ScoreResetNeedsCumulative => "score_reset_needs_cumulative",
+            SettingsError::TurnTimer(_) => "bad_turn_timer",
             SettingsError::Deck => "bad_deck",
         }
     }
@@ -334,6 +345,9 @@ impl Settings {
         }
         if self.score_reset && self.scoring != Scoring::Cumulative {
             return Err(SettingsError::ScoreResetNeedsCumulative);
+        }
+        if let Some(seconds) = self.turn_timer.filter(|s| !TURN_TIMERS.contains(s)) {
+            return Err(SettingsError::TurnTimer(seconds));
         }
         Ok(())
     }
@@ -395,6 +409,7 @@ impl Preset {
                 elimination: None,
                 score_reset: false,
                 difficulty: Difficulty::Medium,
+                turn_timer: None,
             },
             Preset::Household => Settings {
                 players: 5,
@@ -414,6 +429,7 @@ impl Preset {
                 elimination: Some(100),
                 score_reset: false,
                 difficulty: Difficulty::Medium,
+                turn_timer: None,
             },
             Preset::Yaniv => Settings {
                 players: 4,
@@ -433,6 +449,7 @@ impl Preset {
                 elimination: Some(200),
                 score_reset: true,
                 difficulty: Difficulty::Medium,
+                turn_timer: None,
             },
         }
     }
@@ -461,6 +478,7 @@ mod tests {
         assert_eq!(s.difficulty, Difficulty::Medium);
         assert_eq!(s.scoring, Scoring::Settlement);
         assert_eq!(s.turn_order, TurnOrder::DrawThenThrow);
+        assert_eq!(s.turn_timer, None);
     }
 
     #[test]
@@ -487,6 +505,20 @@ mod tests {
                     ..base.clone()
                 },
                 "bad_cards",
+            ),
+            (
+                Settings {
+                    turn_timer: Some(45),
+                    ..base.clone()
+                },
+                "bad_turn_timer",
+            ),
+            (
+                Settings {
+                    turn_timer: Some(0),
+                    ..base.clone()
+                },
+                "bad_turn_timer",
             ),
             (
                 Settings {

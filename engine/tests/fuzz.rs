@@ -298,6 +298,7 @@ fn any_raw_settings() -> BoxedStrategy<Settings> {
                 Just(Difficulty::Medium),
                 Just(Difficulty::Hard),
             ],
+            prop::option::of(any_u32()),
         ),
     )
         .prop_map(
@@ -313,6 +314,7 @@ fn any_raw_settings() -> BoxedStrategy<Settings> {
                     elimination,
                     score_reset,
                     difficulty,
+                    turn_timer,
                 ),
             )| Settings {
                 players,
@@ -332,6 +334,7 @@ fn any_raw_settings() -> BoxedStrategy<Settings> {
                 elimination,
                 score_reset,
                 difficulty,
+                turn_timer,
             },
         )
         .boxed()

@@ -142,13 +142,26 @@ pub enum ClientMessage {
         #[schemars(with = "Option<schema::Difficulty>")]
         difficulty: Option<Difficulty>,
     },
-    /// Lobby, host only: empty a seat. A bot leaves; a person is removed from the room (told
-    /// `bye` with `removed`, closed with 4005, their seat token refused) until the host lets them
-    /// back with `readmit`.
+    /// Host only: empty a seat. In the lobby a bot leaves and the seat is empty; a person is
+    /// removed from the room (told `bye` with `removed`, closed with 4005, their seat token
+    /// refused) until the host lets them back with `readmit`. Once the match has started only a
+    /// person can be removed, and a bot of the table's difficulty takes their seat for the rest
+    /// of the match; everyone is told with a `notice`.
     ClearSeat {
         /// The seat, from 0.
         seat: usize,
     },
+    /// During a match, host only: a bot plays the turns of the person in this seat from now on,
+    /// until that person acts again (`back`, or a move at the start of their turn). Everyone is
+    /// told with a `notice`.
+    HandToBot {
+        /// The seat, from 0.
+        seat: usize,
+    },
+    /// During a match: the person whose turns a stand-in bot is playing (they were away, ran
+    /// out of time twice in a row, or the host handed their seat to a bot) takes their seat back;
+    /// a turn the bot has begun is finished by it.
+    Back,
     /// Host only: let a removed person back into the room (their seat token works again).
     Readmit {
         /// Their place in the room's `removed` list, from 0.
@@ -217,13 +230,15 @@ pub enum ClientMessage {
 
 impl ClientMessage {
     /// Every `type` a client may send.
-    pub const TYPES: [&'static str; 17] = [
+    pub const TYPES: [&'static str; 19] = [
         "hello",
         "take_seat",
         "set_settings",
         "set_preset",
         "add_bot",
         "clear_seat",
+        "hand_to_bot",
+        "back",
         "readmit",
         "start",
         "call",
@@ -246,6 +261,8 @@ impl ClientMessage {
             ClientMessage::SetPreset { .. } => "set_preset",
             ClientMessage::AddBot { .. } => "add_bot",
             ClientMessage::ClearSeat { .. } => "clear_seat",
+            ClientMessage::HandToBot { .. } => "hand_to_bot",
+            ClientMessage::Back => "back",
             ClientMessage::Readmit { .. } => "readmit",
             ClientMessage::Start => "start",
             ClientMessage::Call => "call",

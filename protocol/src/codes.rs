@@ -96,6 +96,10 @@ pub const BAD_CHAT: &str = "bad_chat";
 pub const MUTED: &str = "muted";
 /// That seat holds no person (a bot or nobody): it cannot be muted.
 pub const NOT_A_PERSON: &str = "not_a_person";
+/// `back` came from a seat whose turns no stand-in bot is playing.
+pub const NOT_AWAY: &str = "not_away";
+/// `hand_to_bot` named a seat whose turns a bot already plays (until its person acts again).
+pub const ALREADY_STAND_IN: &str = "already_stand_in";
 /// A hand history was asked for without a credential that fits: the `Authorization: Bearer`
 /// header must carry the seat token of someone who sat in the match, or its revealed seed.
 pub const UNAUTHORIZED: &str = "unauthorized";

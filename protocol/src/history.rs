@@ -16,20 +16,37 @@ pub struct History {
     pub log: Vec<Event>,
     /// Every finished round's result in this match, in order.
     pub results: Vec<RoundResult>,
+    /// The places in `log` of the events a stand-in bot played for an away person.
+    pub stand_in: Vec<usize>,
 }
 
 impl History {
     /// Brings the history up to date with one message from the server: `history` replaces it;
     /// each event of a `state` is added to the log, except `dealt`, which starts a new log (and,
     /// for round 1, a new match with no results); a `round_ended` also adds its result to the
-    /// results. Other messages change nothing.
+    /// results; the events of a `state` a stand-in played are marked in `stand_in`. Other
+    /// messages change nothing.
     pub fn follow(&mut self, message: &ServerMessage) {
         match message {
-            ServerMessage::History { log, results } => {
+            ServerMessage::History {
+                log,
+                results,
+                stand_in,
+            } => {
                 self.log.clone_from(log);
                 self.results.clone_from(results);
+                self.stand_in.clone_from(stand_in);
             }
-            ServerMessage::State { events, .. } => events.iter().for_each(|e| self.add(e)),
+            ServerMessage::State {
+                events, stand_in, ..
+            } => {
+                for event in events {
+                    self.add(event);
+                    if stand_in.is_some() {
+                        self.stand_in.push(self.log.len() - 1);
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -39,6 +56,7 @@ impl History {
         match event {
             Event::Dealt { round, .. } => {
                 self.log.clear();
+                self.stand_in.clear();
                 if *round == 1 {
                     self.results.clear();
                 }
@@ -59,6 +77,8 @@ mod tests {
     fn messages(game: &Game, events: Vec<Event>) -> Vec<ServerMessage> {
         vec![ServerMessage::State {
             events,
+            stand_in: None,
+            clock: None,
             view: Box::new(game.view_without_history(None)),
         }]
     }
@@ -80,7 +100,7 @@ mod tests {
                     let mut pending = messages(&game, game.log().to_vec());
                     for step in 0..20_000usize {
                         if !arrived && step >= arrive_at {
-                            kept.follow(&ServerMessage::history(&game));
+                            kept.follow(&ServerMessage::history(&game, &[]));
                             arrived = true;
                         } else if arrived {
                             pending.iter().for_each(|m| kept.follow(m));
@@ -115,7 +135,7 @@ mod tests {
     fn a_state_does_not_carry_the_history() {
         let game = Game::new(Preset::Standard.settings(), [5; 32]).unwrap();
         let json: serde_json::Value =
-            serde_json::from_str(&ServerMessage::state(&game, Some(0)).to_json()).unwrap();
+            serde_json::from_str(&ServerMessage::state(&game, Some(0), None).to_json()).unwrap();
         let view = json["view"].as_object().unwrap();
         assert!(!view.contains_key("log") && !view.contains_key("results"));
         assert!(view.contains_key("hand") && view.contains_key("totals"));

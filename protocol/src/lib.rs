@@ -44,8 +44,8 @@ pub use history::History;
 pub use http::{ApiError, CreateRoom, CreatedRoom, RoomSummary};
 pub use schema::json_schema;
 pub use server::{
-    Bye, ChatLine, ErrorMessage, Fairness, MatchResult, RoomState, SeatInfo, SeatKind,
-    ServerMessage, Stage, StateFrames, Welcome,
+    Bye, ChatLine, ErrorMessage, Fairness, MatchResult, Notice, RoomState, SeatInfo, SeatKind,
+    ServerMessage, Stage, StateFrames, TurnClock, Welcome, WhileAway,
 };
 
 /// The protocol's version. A `hello` carrying another version is refused with

@@ -189,6 +189,10 @@ pub(crate) struct Settings {
     score_reset: bool,
     /// The bots' difficulty.
     difficulty: Difficulty,
+    /// Seconds a person has for each turn (15, 30, 60 or 120) before a stand-in bot plays it;
+    /// `null` or absent for no limit.
+    #[serde(default)]
+    turn_timer: Option<u32>,
 }
 
 /// Where a round stands.

@@ -40,6 +40,10 @@ pub enum ServerMessage {
         /// Every finished round's result in this match, in order.
         #[schemars(with = "Vec<schema::RoundResult>")]
         results: Vec<RoundResult>,
+        /// The places in `log` (from 0) of the events a stand-in bot played for a person who
+        /// was away or out of time, so the log can name the stand-in, not the person.
+        #[serde(default)]
+        stand_in: Vec<usize>,
     },
     /// This seat's view of the game (a spectator's view for a spectator) after every change,
     /// with the public events that led to it.
@@ -49,6 +53,14 @@ pub enum ServerMessage {
         /// rows), the match's end. Empty in the first `state` after `history`.
         #[schemars(with = "Vec<schema::Event>")]
         events: Vec<Event>,
+        /// The seat of the person for whom a stand-in bot played these events (they were away,
+        /// out of time, or handed to a bot), `null` when the seat's own player played them.
+        #[serde(default)]
+        stand_in: Option<usize>,
+        /// The turn's clock when the table has a turn timer and a person is to play: `null`
+        /// otherwise.
+        #[serde(default)]
+        clock: Option<TurnClock>,
         /// Everything this seat may see, except the history (the view's `log` and `results`
         /// are not sent: see `history`).
         #[schemars(with = "schema::SeatView")]
@@ -70,10 +82,78 @@ pub enum ServerMessage {
         /// The reaction.
         reaction: crate::client::Reaction,
     },
+    /// Something happened at the table that everyone should hear of: a turn ran out, the host
+    /// handed a seat to a bot or removed a person.
+    Notice(Notice),
+    /// Sent to a person when their seat comes back to them: what a stand-in bot did for them
+    /// while they were away (their turns, what it threw, whether it called).
+    WhileAway(WhileAway),
     /// A message was refused; nothing changed.
     Error(ErrorMessage),
     /// The server is about to close this socket, and why (the close frame follows).
     Bye(Bye),
+}
+
+/// The clock of the turn being played, with a turn timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TurnClock {
+    /// Whose turn it is.
+    pub seat: usize,
+    /// Milliseconds left when the message was sent: a client counts down from when it arrives.
+    pub left_ms: u64,
+    /// The table's whole turn, in milliseconds (the `turn_timer` setting).
+    pub total_ms: u64,
+}
+
+/// An announcement to the table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Notice {
+    /// A person's turn timer ran out: a stand-in bot plays this turn for them. After two in a row
+    /// (`away`) it goes on playing their turns until they act again.
+    TimedOut {
+        /// The seat.
+        seat: usize,
+        /// The person's name.
+        name: String,
+        /// Whether the seat is now marked away (the second timed-out turn in a row).
+        away: bool,
+    },
+    /// The host handed this person's seat to a bot until they act again.
+    HandedToBot {
+        /// The seat.
+        seat: usize,
+        /// The person's name.
+        name: String,
+    },
+    /// The host removed this person from the room; a bot plays their seat for the rest of the
+    /// match.
+    Removed {
+        /// The seat.
+        seat: usize,
+        /// The person's name.
+        name: String,
+    },
+    /// A person whose turns a stand-in played has taken their seat back.
+    Back {
+        /// The seat.
+        seat: usize,
+        /// The person's name.
+        name: String,
+    },
+}
+
+/// What a stand-in bot did for a person while they were away.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct WhileAway {
+    /// The turns it played for them.
+    pub turns: u32,
+    /// The public events of its moves, in order (draws, pick-ups, throws, a call; not the
+    /// deals or shows between them).
+    #[schemars(with = "Vec<schema::Event>")]
+    pub events: Vec<Event>,
+    /// The rounds that ended while it played.
+    pub rounds_ended: u32,
 }
 
 /// The last message on a socket the server closes: a stable reason and a sentence.
@@ -156,6 +236,10 @@ pub struct SeatInfo {
     /// Whether the host muted this person (they read the chat but may not write in it).
     #[serde(default)]
     pub muted: bool,
+    /// Whether the person is marked away: they ran out of time on two turns in a row, or the
+    /// host handed their seat to a bot. A stand-in plays their turns until they act again.
+    #[serde(default)]
+    pub away: bool,
 }
 
 /// One line of the table's chat.
@@ -263,18 +347,21 @@ impl ServerMessage {
 
     /// The `history` a client arriving now needs: the current round's log and the match's
     /// finished results.
-    pub fn history(game: &Game) -> ServerMessage {
+    pub fn history(game: &Game, stand_in: &[usize]) -> ServerMessage {
         ServerMessage::History {
             log: game.log().to_vec(),
             results: game.results().to_vec(),
+            stand_in: stand_in.to_vec(),
         }
     }
 
     /// A `state` with `seat`'s view (a spectator's for `None`), without the history, and no
-    /// events (for a client that has just been sent the `history`).
-    pub fn state(game: &Game, seat: Option<usize>) -> ServerMessage {
+    /// events (for a client that has just been sent the `history`), with the turn's clock.
+    pub fn state(game: &Game, seat: Option<usize>, clock: Option<TurnClock>) -> ServerMessage {
         ServerMessage::State {
             events: Vec::new(),
+            stand_in: None,
+            clock,
             view: Box::new(game.view_without_history(seat)),
         }
     }
@@ -318,11 +405,21 @@ struct OwnFields<'a> {
 }
 
 impl StateFrames {
-    /// The shared part of the `state` every client gets after `events` changed `game`.
-    pub fn new(game: &Game, events: &[Event]) -> StateFrames {
-        let mut head = Vec::with_capacity(64 + 96 * events.len());
+    /// The shared part of the `state` every client gets after `events` changed `game`; a
+    /// stand-in played them for `stand_in`; the turn's `clock`, if it has one.
+    pub fn new(
+        game: &Game,
+        events: &[Event],
+        stand_in: Option<usize>,
+        clock: Option<TurnClock>,
+    ) -> StateFrames {
+        let mut head = Vec::with_capacity(96 + 96 * events.len());
         head.extend_from_slice(br#"{"type":"state","events":"#);
         serde_json::to_writer(&mut head, events).expect("events serialize");
+        head.extend_from_slice(br#","stand_in":"#);
+        serde_json::to_writer(&mut head, &stand_in).expect("a seat serializes");
+        head.extend_from_slice(br#","clock":"#);
+        serde_json::to_writer(&mut head, &clock).expect("a clock serializes");
         head.extend_from_slice(br#","view":"#);
         let public =
             serde_json::to_string(&game.view_without_history(None)).expect("views serialize");
@@ -406,13 +503,34 @@ mod tests {
             ServerMessage::History {
                 log: game.log().to_vec(),
                 results: Vec::new(),
+                stand_in: vec![0],
             },
             ServerMessage::State {
                 events: game.log().to_vec(),
+                stand_in: Some(2),
+                clock: Some(TurnClock {
+                    seat: 1,
+                    left_ms: 12_345,
+                    total_ms: 30_000,
+                }),
                 view: Box::new(game.view_without_history(Some(0))),
             },
             ServerMessage::error("not_host", "only the host may start", None),
             ServerMessage::bye(crate::codes::SHUTTING_DOWN, "the server is restarting"),
+            ServerMessage::Notice(Notice::TimedOut {
+                seat: 2,
+                name: "Chandra".into(),
+                away: true,
+            }),
+            ServerMessage::Notice(Notice::HandedToBot {
+                seat: 1,
+                name: "Bina".into(),
+            }),
+            ServerMessage::WhileAway(WhileAway {
+                turns: 2,
+                events: game.log().to_vec(),
+                rounds_ended: 1,
+            }),
         ];
         for message in messages {
             let text = message.to_json();
@@ -439,11 +557,19 @@ mod tests {
                 let mut game = Game::new(settings, [players; 32]).unwrap();
                 let mut events = game.log().to_vec();
                 for step in 0..5_000usize {
-                    let frames = StateFrames::new(&game, &events);
+                    let stand_in = (step % 3 == 0).then_some(step % game.seats());
+                    let clock = (step % 2 == 0).then(|| TurnClock {
+                        seat: game.turn(),
+                        left_ms: step as u64 * 7,
+                        total_ms: 30_000,
+                    });
+                    let frames = StateFrames::new(&game, &events, stand_in, clock);
                     let seats = (0..game.seats()).map(Some).chain([None]);
                     for seat in seats {
                         let expected = ServerMessage::State {
                             events: events.clone(),
+                            stand_in,
+                            clock,
                             view: Box::new(game.view_without_history(seat)),
                         };
                         let frame = frames.for_seat(&game, seat);

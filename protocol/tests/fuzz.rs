@@ -388,6 +388,7 @@ fn any_settings() -> BoxedStrategy<Settings> {
             prop::option::of(any_u32()),
             any::<bool>(),
             any_difficulty(),
+            prop::option::of(any_u32()),
         ),
     )
         .prop_map(
@@ -403,6 +404,7 @@ fn any_settings() -> BoxedStrategy<Settings> {
                     elimination,
                     score_reset,
                     difficulty,
+                    turn_timer,
                 ),
             )| Settings {
                 players,
@@ -422,6 +424,7 @@ fn any_settings() -> BoxedStrategy<Settings> {
                 elimination,
                 score_reset,
                 difficulty,
+                turn_timer,
             },
         );
     // Boxed, as are the other large strategies: their unboxed value trees take more stack

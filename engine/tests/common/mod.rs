@@ -287,6 +287,8 @@ pub(crate) fn table(drawn: Drawn) -> Settings {
         elimination,
         score_reset: drawn.score_reset && drawn.cumulative,
         difficulty: [Difficulty::Easy, Difficulty::Medium, Difficulty::Hard][drawn.difficulty],
+        // The server's clock, not the rules': the engine never reads it.
+        turn_timer: None,
     };
     settings.validate().expect("generated settings are valid");
     settings

@@ -105,6 +105,7 @@ impl Actor {
                         id,
                         token_only,
                     },
+                    Instant::now(),
                     entropy,
                 );
                 if !self.flush(entropy).await {
@@ -117,14 +118,18 @@ impl Actor {
                 let _ = reply.send(joined);
             }
             Command::Message { conn, id, message } => {
-                self.core
-                    .handle(Input::Message { conn, id, message }, entropy);
+                self.core.handle(
+                    Input::Message { conn, id, message },
+                    Instant::now(),
+                    entropy,
+                );
             }
             Command::Leave { conn } => {
                 // The connection's writer sends what is still queued for it (a `bye`, a close
                 // frame) before it ends: the room does not cut it short.
                 self.clients.remove(&conn);
-                self.core.handle(Input::Leave { conn }, entropy);
+                self.core
+                    .handle(Input::Leave { conn }, Instant::now(), entropy);
             }
             Command::Summary { reply } => {
                 let _ = reply.send(self.core.summary());
@@ -153,7 +158,8 @@ impl Actor {
             for conn in dropped {
                 warn!(room = %self.core.code(), conn, "dropping a client that fell behind");
                 self.core.metrics().slow_clients_dropped.increment(1);
-                self.core.handle(Input::Leave { conn }, entropy);
+                self.core
+                    .handle(Input::Leave { conn }, Instant::now(), entropy);
             }
         }
     }

@@ -25,9 +25,9 @@ use dhumbal_engine::{
 };
 use dhumbal_protocol::{
     CHAT_KEPT_LINES, CHAT_MAX_CHARS, CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ChatLine,
-    ClientMessage, Fairness, Hello, MatchResult, MessageId, PROTOCOL_VERSION, RoomState,
-    RoomSummary, SeatInfo, SeatKind, ServerMessage, Stage, StateFrames, Welcome, clean_chat, codes,
-    draw_source, seed_hex,
+    ClientMessage, Fairness, Hello, MatchResult, MessageId, Notice, PROTOCOL_VERSION, RoomState,
+    RoomSummary, SeatInfo, SeatKind, ServerMessage, Stage, StateFrames, TurnClock, Welcome,
+    WhileAway, clean_chat, codes, draw_source, seed_hex,
 };
 use rand::TryRngCore;
 use rand::rngs::OsRng;
@@ -158,6 +158,33 @@ struct Human {
     client_seed: Option<ClientSeed>,
     /// Whether the host muted them: they read the chat but may not write in it.
     muted: bool,
+    /// Marked away: they ran out of time on two turns in a row, or the host handed their seat to
+    /// a bot. The stand-in plays their turns until they act again (`back`, or a move).
+    away: bool,
+    /// The stand-in plays just this turn: the person's turn timer ran out.
+    timed_out_turn: bool,
+    /// Their turns in a row that ran out of time.
+    timeouts: u8,
+    /// What the stand-in did for them, told to them when the seat comes back.
+    while_away: WhileAway,
+}
+
+impl Human {
+    /// A person who has just sat down, not yet connected.
+    fn new(name: String, token_hash: String) -> Human {
+        Human {
+            name,
+            token_hash,
+            conn: None,
+            stand_in: None,
+            client_seed: None,
+            muted: false,
+            away: false,
+            timed_out_turn: false,
+            timeouts: 0,
+            while_away: WhileAway::default(),
+        }
+    }
 }
 
 /// A bot in a seat.
@@ -268,6 +295,15 @@ pub struct RoomCore {
     bot_due: Option<Instant>,
     /// The seat of an away person whose turn it is, and when a stand-in bot takes it over.
     takeover_due: Option<(usize, Instant)>,
+    /// With a turn timer: the seat of the person whose turn it is, and when their time runs out.
+    turn_clock: Option<(usize, Instant)>,
+    /// The places in the round's log of the events stand-ins played (for `history`).
+    stand_in_marks: Vec<usize>,
+    /// The time of the input or timer being handled.
+    now: Instant,
+    /// What stand-ins did for people who just got their seats back, to tell them once the
+    /// change's `state` has gone out.
+    while_away: Vec<(ConnId, WhileAway)>,
     /// Why the room is closing for good, once it is.
     ending: Option<Ending>,
     /// The server's metrics.
@@ -307,6 +343,10 @@ impl RoomCore {
             stage: Stage::Lobby,
             bot_due: None,
             takeover_due: None,
+            turn_clock: None,
+            stand_in_marks: Vec::new(),
+            now,
+            while_away: Vec::new(),
             ending: None,
             metrics,
             reported_seats: (0, 0),
@@ -381,6 +421,7 @@ impl RoomCore {
         [
             self.bot_due,
             self.takeover_due.map(|(_, due)| due),
+            self.turn_clock.map(|(_, due)| due),
             idle_due,
             lobby_due,
         ]
@@ -391,8 +432,9 @@ impl RoomCore {
 
     // ----- Inputs -----
 
-    /// Handles one input. For a join, returns whether the connection joined.
-    pub fn handle(&mut self, input: Input, entropy: &mut dyn Entropy) -> bool {
+    /// Handles one input, at `now`. For a join, returns whether the connection joined.
+    pub fn handle(&mut self, input: Input, now: Instant, entropy: &mut dyn Entropy) -> bool {
+        self.now = self.now.max(now);
         match input {
             Input::Join {
                 conn,
@@ -436,6 +478,7 @@ impl RoomCore {
 
     /// A timer fired at `now`: a takeover, a bot action, the room's closing.
     pub fn wake(&mut self, now: Instant, entropy: &mut dyn Entropy) {
+        self.now = self.now.max(now);
         if self
             .idle_since
             .is_some_and(|since| since + self.timing.idle_ttl <= now)
@@ -455,6 +498,12 @@ impl RoomCore {
                 self.take_over(seat);
             }
         }
+        if let Some((seat, due)) = self.turn_clock {
+            if due <= now {
+                self.turn_clock = None;
+                self.time_out(seat);
+            }
+        }
         if self.bot_due.is_some_and(|due| due <= now) {
             self.bot_due = None;
             self.bot_step(entropy);
@@ -465,28 +514,14 @@ impl RoomCore {
     /// the takeover timer of an away person's turn, schedules the next bot action, notes
     /// whether anyone is connected, and brings the seat metrics up to date.
     pub fn settle(&mut self, now: Instant) {
+        self.now = self.now.max(now);
         if self.clients.is_empty() {
             self.idle_since.get_or_insert(now);
         } else {
             self.idle_since = None;
         }
+        let handed_back = self.hand_back();
         let turn = self.turn_being_played();
-        let mid_turn = self
-            .game
-            .as_ref()
-            .is_some_and(|g| matches!(g.phase(), Phase::Throw | Phase::Draw));
-        let mut handed_back = false;
-        for (seat, occupant) in self.seats.iter_mut().enumerate() {
-            if let Seat::Human(human) = occupant {
-                // A returned person gets the seat back unless a turn is half played for them.
-                let finishing = turn == Some(seat) && mid_turn;
-                if human.conn.is_some() && human.stand_in.is_some() && !finishing {
-                    human.stand_in = None;
-                    handed_back = true;
-                    info!(room = %self.code, seat, "seat handed back");
-                }
-            }
-        }
         let away_turn = turn.filter(|&seat| {
             self.human(seat)
                 .is_some_and(|h| h.conn.is_none() && h.stand_in.is_none())
@@ -501,10 +536,98 @@ impl RoomCore {
         } else if self.bot_due.is_none() {
             self.bot_due = Some(now + self.timing.bot_delay);
         }
+        if self.sync_clock(&[]) {
+            // The clock changed with no game change to carry it: a fresh `state` for everyone.
+            let conns: Vec<ConnId> = self.clients.keys().copied().collect();
+            for conn in conns {
+                self.send_state(conn);
+            }
+        }
         if handed_back {
             self.broadcast_room();
         }
+        self.tell_while_away();
         self.report_seats(false);
+    }
+
+    /// Tells each person who got their seat back what the stand-in did for them.
+    fn tell_while_away(&mut self) {
+        for (conn, summary) in std::mem::take(&mut self.while_away) {
+            self.send_to(conn, &ServerMessage::WhileAway(summary));
+        }
+    }
+
+    /// Gives seats back to their people where a stand-in's work is done: a person who returned
+    /// (and is not marked away) gets it unless a turn is half played for them; a stand-in that
+    /// played one timed-out turn leaves once that turn is over. Each person who gets their seat
+    /// back hears what the stand-in did. Returns whether any seat changed hands.
+    fn hand_back(&mut self) -> bool {
+        let turn = self.turn_being_played();
+        let mid_turn = self
+            .game
+            .as_ref()
+            .is_some_and(|g| matches!(g.phase(), Phase::Throw | Phase::Draw));
+        let mut told = Vec::new();
+        for (seat, occupant) in self.seats.iter_mut().enumerate() {
+            let Seat::Human(human) = occupant else {
+                continue;
+            };
+            if human.stand_in.is_none() {
+                continue;
+            }
+            let finishing = turn == Some(seat) && mid_turn;
+            let done = if human.timed_out_turn {
+                turn != Some(seat)
+            } else {
+                human.conn.is_some() && !human.away && !finishing
+            };
+            if done {
+                human.stand_in = None;
+                human.timed_out_turn = false;
+                info!(room = %self.code, seat, "seat handed back");
+                let summary = std::mem::take(&mut human.while_away);
+                told.push((human.conn, summary));
+            }
+        }
+        let handed_back = !told.is_empty();
+        for (conn, summary) in told {
+            if let Some(conn) = conn.filter(|_| summary.turns > 0 || !summary.events.is_empty()) {
+                self.while_away.push((conn, summary));
+            }
+        }
+        handed_back
+    }
+
+    /// Brings the turn timer up to date after `events` (none for a change outside the game): a
+    /// person's turn gets a fresh clock when it begins, keeps it through the turn, and has none
+    /// while a stand-in plays it. Returns whether the clock started anew or stopped.
+    fn sync_clock(&mut self, events: &[Event]) -> bool {
+        let before = self.turn_clock;
+        let person = self
+            .turn_being_played()
+            .filter(|&seat| self.human(seat).is_some_and(|h| h.stand_in.is_none()));
+        self.turn_clock = match (self.settings.turn_timer, person) {
+            (Some(seconds), Some(seat)) => {
+                let dealt = events.iter().any(|e| matches!(e, Event::Dealt { .. }));
+                match before {
+                    Some((running, due)) if running == seat && !dealt => Some((seat, due)),
+                    _ => Some((seat, self.now + Duration::from_secs(seconds.into()))),
+                }
+            }
+            _ => None,
+        };
+        self.turn_clock != before
+    }
+
+    /// The turn's clock as clients see it, now.
+    fn clock(&self) -> Option<TurnClock> {
+        let (seat, due) = self.turn_clock?;
+        let total = Duration::from_secs(self.settings.turn_timer?.into());
+        Some(TurnClock {
+            seat,
+            left_ms: millis(due.saturating_duration_since(self.now)),
+            total_ms: millis(total),
+        })
     }
 
     /// Takes the room's seats out of the metrics: it is closing.
@@ -535,14 +658,7 @@ impl RoomCore {
                 if !matches!(self.seats.get(*seat), Some(Seat::Empty)) {
                     return invalid("the seat is not empty");
                 }
-                self.seats[*seat] = Seat::Human(Human {
-                    name: name.clone(),
-                    token_hash: token_hash.clone(),
-                    conn: None,
-                    stand_in: None,
-                    client_seed: None,
-                    muted: false,
-                });
+                self.seats[*seat] = Seat::Human(Human::new(name.clone(), token_hash.clone()));
             }
             Record::HostIs { seat } => {
                 let Some(human) = self.human(*seat) else {
@@ -587,7 +703,15 @@ impl RoomCore {
                 let Some(occupant) = self.seats.get_mut(*seat) else {
                     return invalid("no such seat");
                 };
-                if let Seat::Human(human) = std::mem::replace(occupant, Seat::Empty) {
+                // During a match a bot of the table's difficulty plays the seat from here on.
+                let replacement = match &self.game {
+                    Some(game) => Seat::Bot(BotSeat {
+                        difficulty: self.settings.difficulty,
+                        bot: Some(bot_knowing(self.settings.difficulty, game)),
+                    }),
+                    None => Seat::Empty,
+                };
+                if let Seat::Human(human) = std::mem::replace(occupant, replacement) {
                     self.removed.push(Removed {
                         name: human.name,
                         token_hash: human.token_hash,
@@ -787,12 +911,9 @@ impl RoomCore {
                     client_seed,
                     muted,
                 } => Seat::Human(Human {
-                    name,
-                    token_hash,
-                    conn: None,
-                    stand_in: None,
                     client_seed,
                     muted,
+                    ..Human::new(name, token_hash)
                 }),
                 SeatRecord::Bot { difficulty } => Seat::Bot(BotSeat {
                     difficulty,
@@ -822,11 +943,7 @@ impl RoomCore {
         };
         for seat in &mut self.seats {
             if let Seat::Bot(bot) = seat {
-                let mut fresh = new_bot(bot.difficulty, rand::random());
-                for event in game.log() {
-                    fresh.observe(event);
-                }
-                bot.bot = Some(fresh);
+                bot.bot = Some(bot_knowing(bot.difficulty, game));
             }
         }
     }
@@ -950,7 +1067,7 @@ impl RoomCore {
         self.send_to(conn, &welcome);
         self.broadcast_room();
         if let Some(game) = &self.game {
-            let history = ServerMessage::history(game);
+            let history = ServerMessage::history(game, &self.stand_in_marks);
             let result = match_result(game, self.matches).map(ServerMessage::MatchResult);
             self.send_to(conn, &history);
             self.send_state(conn);
@@ -1078,7 +1195,6 @@ impl RoomCore {
             }
             ClientMessage::ClearSeat { seat: at } => {
                 self.require_host(seat)?;
-                self.require_lobby()?;
                 self.require_seat(at)?;
                 if seat == Some(at) {
                     return Err(Refusal::new(
@@ -1090,13 +1206,88 @@ impl RoomCore {
                     Seat::Human(human) => Some((human.conn, human.name.clone())),
                     _ => None,
                 };
+                if self.stage != Stage::Lobby && person.is_none() {
+                    return Err(Refusal::new(
+                        codes::NOT_A_PERSON,
+                        format!(
+                            "seat {at} holds no person: once the match has started only a person can be removed"
+                        ),
+                    ));
+                }
                 self.commit(Record::Cleared { seat: at })
                     .map_err(|e| self.internal(e))?;
                 if let Some((conn, name)) = person {
                     self.tell_removed(conn);
                     info!(room = %self.code, %name, "removed by the host");
+                    if self.stage != Stage::Lobby {
+                        self.broadcast(&ServerMessage::Notice(Notice::Removed { seat: at, name }));
+                    }
                 }
                 self.broadcast_room();
+                Ok(())
+            }
+            ClientMessage::HandToBot { seat: at } => {
+                self.require_host(seat)?;
+                if self.game.is_none() {
+                    return Err(Refusal::new(
+                        codes::NOT_STARTED,
+                        "a seat can be handed to a bot once the match has started",
+                    ));
+                }
+                self.require_seat(at)?;
+                if seat == Some(at) {
+                    return Err(Refusal::new(
+                        codes::OWN_SEAT,
+                        "the host cannot hand their own seat to a bot",
+                    ));
+                }
+                let difficulty = self.settings.difficulty;
+                let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
+                    return Err(Refusal::new(
+                        codes::NOT_A_PERSON,
+                        format!("seat {at} holds no person to hand to a bot"),
+                    ));
+                };
+                if human.away {
+                    return Err(Refusal::new(
+                        codes::ALREADY_STAND_IN,
+                        format!("a bot already plays seat {at} until its person acts again"),
+                    ));
+                }
+                human.away = true;
+                human.timed_out_turn = false;
+                if human.stand_in.is_none() {
+                    if let Some(game) = &self.game {
+                        human.stand_in = Some(bot_knowing(difficulty, game));
+                    }
+                }
+                let name = human.name.clone();
+                info!(room = %self.code, seat = at, "handed to a bot by the host");
+                self.broadcast(&ServerMessage::Notice(Notice::HandedToBot {
+                    seat: at,
+                    name,
+                }));
+                self.broadcast_room();
+                Ok(())
+            }
+            ClientMessage::Back => {
+                let at = self.require_seated(seat)?;
+                let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
+                    return Err(Refusal::new(codes::NOT_SEATED, "you hold no seat"));
+                };
+                if human.stand_in.is_none() {
+                    return Err(Refusal::new(
+                        codes::NOT_AWAY,
+                        "no bot is playing for you: your seat is already yours",
+                    ));
+                }
+                human.away = false;
+                human.timed_out_turn = false;
+                human.timeouts = 0;
+                let name = human.name.clone();
+                info!(room = %self.code, seat = at, "back");
+                self.broadcast(&ServerMessage::Notice(Notice::Back { seat: at, name }));
+                // The seat comes back when `settle` finds the stand-in's turn done.
                 Ok(())
             }
             ClientMessage::Readmit { removed } => {
@@ -1368,7 +1559,7 @@ impl RoomCore {
         };
         info!(room = %self.code, ?before, "match started");
         self.broadcast_room();
-        self.after_change(events, Stage::Playing, entropy);
+        self.after_change(events, Stage::Playing, None, entropy);
         Ok(())
     }
 
@@ -1379,16 +1570,17 @@ impl RoomCore {
         entropy: &mut dyn Entropy,
     ) -> Result<(), Refusal> {
         let seat = self.require_seated(seat)?;
-        if self.human(seat).is_some_and(|h| h.stand_in.is_some()) {
-            return Err(Refusal::new(
-                codes::STAND_IN_PLAYING,
-                "a bot is finishing this turn for you; your seat is yours again from your next turn",
-            ));
-        }
         if self.game.is_none() {
             return Err(Refusal::new(
                 codes::NOT_STARTED,
                 "the match has not started yet",
+            ));
+        }
+        let covered = self.human(seat).is_some_and(|h| h.stand_in.is_some());
+        if covered && self.stand_in_mid_turn(seat) {
+            return Err(Refusal::new(
+                codes::STAND_IN_PLAYING,
+                "a bot is finishing this turn for you; your seat is yours again from your next turn",
             ));
         }
         let before = self.stage;
@@ -1398,14 +1590,44 @@ impl RoomCore {
                 ApplyError::Rule(e) => Refusal::new(e.code(), e.to_string()),
                 other => self.internal(other),
             })?;
-        self.after_change(events, before, entropy);
+        // A move of their own: they are here, whoever was covering for them.
+        if let Some(Seat::Human(human)) = self.seats.get_mut(seat) {
+            human.timeouts = 0;
+            human.away = false;
+            human.timed_out_turn = false;
+            if covered {
+                human.stand_in = None;
+                let summary = std::mem::take(&mut human.while_away);
+                if let Some(conn) = human.conn {
+                    self.while_away.push((conn, summary));
+                }
+                self.broadcast_room();
+            }
+        }
+        self.after_change(events, before, None, entropy);
         Ok(())
+    }
+
+    /// Whether a stand-in has begun the turn being played in `seat` (drawn or thrown), so that
+    /// it must finish it.
+    fn stand_in_mid_turn(&self, seat: usize) -> bool {
+        self.turn_being_played() == Some(seat)
+            && self
+                .game
+                .as_ref()
+                .is_some_and(|g| matches!(g.phase(), Phase::Throw | Phase::Draw))
     }
 
     /// After the game changed: tell everyone, in one `state` each, the events and their new
     /// views (the shared part serialised once); at the match's end its result; move on if
     /// everyone has already agreed; let the next bot play.
-    fn after_change(&mut self, events: Vec<Event>, before: Stage, entropy: &mut dyn Entropy) {
+    fn after_change(
+        &mut self,
+        events: Vec<Event>,
+        before: Stage,
+        stand_in: Option<usize>,
+        entropy: &mut dyn Entropy,
+    ) {
         let mut match_over = false;
         for event in &events {
             for seat in &mut self.seats {
@@ -1420,8 +1642,22 @@ impl RoomCore {
             }
             match_over |= matches!(event, Event::MatchEnded { .. });
         }
+        if events.iter().any(|e| matches!(e, Event::Dealt { .. })) {
+            self.stand_in_marks.clear();
+        }
+        if let (Some(_), Some(game)) = (stand_in, &self.game) {
+            let len = game.log().len();
+            self.stand_in_marks
+                .extend(len.saturating_sub(events.len())..len);
+        }
+        // A returning person's seat is theirs before the turn's clock is set and sent.
+        if self.hand_back() {
+            self.broadcast_room();
+        }
+        self.sync_clock(&events);
+        let clock = self.clock();
         if let Some(game) = &self.game {
-            let frames = StateFrames::new(game, &events);
+            let frames = StateFrames::new(game, &events, stand_in, clock);
             for (conn, client) in &self.clients {
                 self.effects.push(Effect::Send {
                     to: *conn,
@@ -1429,6 +1665,7 @@ impl RoomCore {
                 });
             }
         }
+        self.tell_while_away();
         if match_over {
             let number = self.matches;
             if let Some(result) = self.game.as_ref().and_then(|g| match_result(g, number)) {
@@ -1546,7 +1783,7 @@ impl RoomCore {
             Stage::BetweenRounds => match self.commit(Record::NextRound) {
                 Ok(events) => {
                     self.broadcast_room();
-                    self.after_change(events, Stage::Playing, entropy);
+                    self.after_change(events, Stage::Playing, None, entropy);
                 }
                 Err(e) => warn!(room = %self.code, error = %e, "could not deal"),
             },
@@ -1598,13 +1835,42 @@ impl RoomCore {
         if human.conn.is_some() || human.stand_in.is_some() {
             return;
         }
-        let mut bot = new_bot(difficulty, rand::random());
-        for event in game.log() {
-            bot.observe(event);
-        }
-        human.stand_in = Some(bot);
+        human.stand_in = Some(bot_knowing(difficulty, game));
         self.metrics.bot_takeovers.increment(1);
         info!(room = %self.code, seat, "a bot plays for an away person");
+        self.broadcast_room();
+    }
+
+    /// A connected person's turn timer ran out: a stand-in plays this turn, and after two in a
+    /// row every turn until they act again. Everyone hears of it. (A person who has gone plays
+    /// by the usual takeover, without counting.)
+    fn time_out(&mut self, seat: usize) {
+        let difficulty = self.settings.difficulty;
+        let Some(game) = &self.game else {
+            return;
+        };
+        let Seat::Human(human) = &mut self.seats[seat] else {
+            return;
+        };
+        if human.stand_in.is_some() {
+            return;
+        }
+        if human.conn.is_none() {
+            self.take_over(seat);
+            return;
+        }
+        human.timeouts = human.timeouts.saturating_add(1);
+        human.away = human.timeouts >= 2;
+        human.timed_out_turn = !human.away;
+        human.stand_in = Some(bot_knowing(difficulty, game));
+        let notice = Notice::TimedOut {
+            seat,
+            name: human.name.clone(),
+            away: human.away,
+        };
+        self.metrics.bot_takeovers.increment(1);
+        info!(room = %self.code, seat, "a turn ran out of time");
+        self.broadcast(&ServerMessage::Notice(notice));
         self.broadcast_room();
     }
 
@@ -1664,7 +1930,31 @@ impl RoomCore {
                 }
             }
         };
-        self.after_change(events, before, entropy);
+        let stand_in = self.note_stand_in_move(seat, &events);
+        self.after_change(events, before, stand_in, entropy);
+    }
+
+    /// When `seat` is a person's, adds a stand-in's move to what they will be told and returns
+    /// the seat (the events are the stand-in's); `None` for a bot's own seat.
+    fn note_stand_in_move(&mut self, seat: usize, events: &[Event]) -> Option<usize> {
+        let next_turn = self.game.as_ref().map(Game::turn);
+        let Seat::Human(human) = &mut self.seats[seat] else {
+            return None;
+        };
+        let summary = &mut human.while_away;
+        let mut round_ended = false;
+        for event in events {
+            match event {
+                Event::RoundEnded { .. } => round_ended = true,
+                Event::MatchEnded { .. } | Event::Dealt { .. } => {}
+                _ => summary.events.push(event.clone()),
+            }
+        }
+        if round_ended || next_turn != Some(seat) {
+            summary.turns += 1;
+        }
+        summary.rounds_ended += u32::from(round_ended);
+        Some(seat)
     }
 
     /// Brings the metrics' seat counts up to date with this room's seats (to zero when the room
@@ -1715,7 +2005,7 @@ impl RoomCore {
         let (Some(game), Some(client)) = (&self.game, self.clients.get(&conn)) else {
             return;
         };
-        let state = ServerMessage::state(game, client.seat);
+        let state = ServerMessage::state(game, client.seat, self.clock());
         self.send_to(conn, &state);
     }
 
@@ -1735,6 +2025,7 @@ impl RoomCore {
                         ready,
                         stand_in: None,
                         muted: false,
+                        away: false,
                     },
                     Seat::Human(human) => SeatInfo {
                         seat: i,
@@ -1745,6 +2036,7 @@ impl RoomCore {
                         ready,
                         stand_in: human.stand_in.as_ref().map(|b| b.difficulty()),
                         muted: human.muted,
+                        away: human.away,
                     },
                     Seat::Bot(bot) => SeatInfo {
                         seat: i,
@@ -1755,6 +2047,7 @@ impl RoomCore {
                         ready,
                         stand_in: None,
                         muted: false,
+                        away: false,
                     },
                 }
             })
@@ -1861,6 +2154,20 @@ fn match_result(game: &Game, number: u32) -> Option<MatchResult> {
     })
 }
 
+/// A new bot of `difficulty` that has seen the current round's public log.
+fn bot_knowing(difficulty: Difficulty, game: &Game) -> Box<dyn Bot> {
+    let mut bot = new_bot(difficulty, rand::random());
+    for event in game.log() {
+        bot.observe(event);
+    }
+    bot
+}
+
+/// A duration in whole milliseconds, for the wire.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     //! The core without a runtime: inputs in, effects and records out, and a replay of the
@@ -1937,7 +2244,7 @@ mod tests {
         }
 
         fn input(&mut self, input: Input) -> (bool, Vec<Effect>) {
-            let joined = self.core.handle(input, &mut self.entropy);
+            let joined = self.core.handle(input, self.now, &mut self.entropy);
             (joined, self.step())
         }
 
@@ -2213,5 +2520,259 @@ mod tests {
             panic!("an action before the match replayed");
         };
         assert!(why.contains("input 1"), "{why}");
+    }
+
+    /// Everything sent to `conn` among the effects, as JSON.
+    fn sent(effects: &[Effect], conn: ConnId) -> Vec<serde_json::Value> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Send { to, text } if *to == conn => {
+                    serde_json::from_str(text.as_str()).ok()
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A two-seat standard table with a turn timer: Asha (the host, connection 1) and Bina
+    /// (connection 2), started.
+    fn timed_table(seed: u64) -> Played {
+        let settings = Settings {
+            players: 2,
+            turn_timer: Some(15),
+            ..Preset::Standard.settings()
+        };
+        let mut played = Played::new(settings, seed);
+        assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+        assert!(join(&mut played, 2, hello("Bina", None, false)).0);
+        let effects = played.message(1, ClientMessage::Start);
+        assert!(errors(&effects, 1).is_empty(), "{effects:?}");
+        played
+    }
+
+    /// Whose turn it is.
+    fn turn(played: &Played) -> usize {
+        played.core.game.as_ref().unwrap().turn()
+    }
+
+    /// Plays one legal move for `seat`'s person (the first legal action that is not a call).
+    fn move_for(played: &mut Played, seat: usize) -> Vec<Effect> {
+        let game = played.core.game.as_ref().unwrap();
+        let action = game
+            .legal_actions(seat)
+            .into_iter()
+            .find(|a| *a != Action::Call)
+            .unwrap();
+        let message = match action {
+            Action::Draw { from } => ClientMessage::Draw {
+                from: match from {
+                    dhumbal_engine::Source::Stock => dhumbal_protocol::DrawFrom::Stock,
+                    _ => dhumbal_protocol::DrawFrom::Pile,
+                },
+                card: None,
+            },
+            Action::Throw { cards } => ClientMessage::Throw { cards },
+            Action::Call => unreachable!(),
+        };
+        played.message(seat as ConnId + 1, message)
+    }
+
+    /// The last `state` among `messages`.
+    fn last_state(messages: &[serde_json::Value]) -> &serde_json::Value {
+        messages
+            .iter()
+            .rev()
+            .find(|m| m["type"] == "state")
+            .expect("a state")
+    }
+
+    #[test]
+    fn a_turn_runs_out_a_stand_in_plays_it_and_the_seat_comes_back_with_a_summary() {
+        let mut played = timed_table(11);
+        let seat = turn(&played);
+        let other = 1 - seat;
+        let (me, them) = (seat as ConnId + 1, other as ConnId + 1);
+        // The clock is in the state both people got when the match began.
+        let due = played.core.turn_clock.unwrap();
+        assert_eq!(due.0, seat);
+        let clock = played.core.clock().unwrap();
+        assert_eq!((clock.seat, clock.total_ms), (seat, 15_000));
+        // Time runs out: everyone hears it, and a stand-in covers this one turn.
+        let effects = played.tick();
+        assert_eq!(played.now, due.1);
+        let notices: Vec<_> = sent(&effects, them)
+            .into_iter()
+            .filter(|m| m["type"] == "notice")
+            .collect();
+        assert_eq!(notices.len(), 1, "{effects:?}");
+        assert_eq!(notices[0]["kind"], "timed_out");
+        assert_eq!(notices[0]["away"], false);
+        // Its move refuses nothing of mine until it has begun; it plays the turn out.
+        let mut effects = Vec::new();
+        while turn(&played) == seat {
+            effects.extend(played.tick());
+        }
+        let mine = sent(&effects, me);
+        let states: Vec<_> = mine.iter().filter(|m| m["type"] == "state").collect();
+        assert!(states.iter().all(|s| s["stand_in"] == seat), "{states:?}");
+        // The seat is mine again, and I am told what it did; the other person's clock runs.
+        let summary = mine.iter().find(|m| m["type"] == "while_away").unwrap();
+        assert_eq!(summary["turns"], 1);
+        assert_eq!(summary["events"].as_array().unwrap().len(), 2, "{summary}");
+        assert_eq!(last_state(&mine)["clock"]["seat"], other);
+        assert!(played.core.human(seat).unwrap().stand_in.is_none());
+        // The history marks the stand-in's moves.
+        assert_eq!(played.core.stand_in_marks.len(), 2);
+        // The other person moves; my new turn has a fresh, whole clock.
+        while turn(&played) == other {
+            let effects = move_for(&mut played, other);
+            assert!(errors(&effects, them).is_empty(), "{effects:?}");
+        }
+        let clock = played.core.clock().unwrap();
+        assert_eq!((clock.seat, clock.left_ms), (seat, 15_000));
+        // A move of my own resets the count of timed-out turns.
+        let effects = move_for(&mut played, seat);
+        assert!(errors(&effects, me).is_empty(), "{effects:?}");
+        assert_eq!(played.core.human(seat).unwrap().timeouts, 0);
+    }
+
+    #[test]
+    fn two_timed_out_turns_mark_a_person_away_until_they_are_back() {
+        let mut played = timed_table(12);
+        let seat = turn(&played);
+        let other = 1 - seat;
+        let me = seat as ConnId + 1;
+        let mut away_notice = None;
+        for _ in 0..2 {
+            // My turn runs out; the stand-in plays it; the other person moves.
+            while turn(&played) == seat {
+                let effects = played.tick();
+                if let Some(n) = sent(&effects, me)
+                    .into_iter()
+                    .find(|m| m["type"] == "notice")
+                {
+                    away_notice = Some(n);
+                }
+            }
+            while turn(&played) == other {
+                move_for(&mut played, other);
+            }
+        }
+        assert_eq!(away_notice.unwrap()["away"], true);
+        let human = played.core.human(seat).unwrap();
+        assert!(human.away && human.stand_in.is_some());
+        // Marked away, the stand-in plays this turn too, with no clock for it.
+        assert!(played.core.turn_clock.is_none());
+        let room = played.core.room_state(Some(seat));
+        assert!(room.seats[seat].away);
+        // `back` from someone no bot covers is refused; mine is taken, and the seat is mine
+        // again at once since the stand-in has not begun the turn, with a fresh clock.
+        let effects = played.message(other as ConnId + 1, ClientMessage::Back);
+        assert_eq!(errors(&effects, other as ConnId + 1), ["not_away"]);
+        let effects = played.message(me, ClientMessage::Back);
+        assert!(errors(&effects, me).is_empty(), "{effects:?}");
+        let human = played.core.human(seat).unwrap();
+        assert!(!human.away && human.stand_in.is_none());
+        assert_eq!(played.core.turn_clock.map(|c| c.0), Some(seat));
+        let mine = sent(&effects, me);
+        assert_eq!(last_state(&mine)["clock"]["seat"], seat);
+        assert!(mine.iter().any(|m| m["type"] == "while_away"));
+    }
+
+    #[test]
+    fn a_person_marked_away_who_moves_at_the_start_of_their_turn_has_their_seat_back() {
+        let mut played = timed_table(13);
+        // The host hands Bina's seat to a bot; we wait until that seat's turn begins.
+        let bina = 1;
+        let effects = played.message(1, ClientMessage::HandToBot { seat: bina });
+        assert!(errors(&effects, 1).is_empty(), "{effects:?}");
+        let notice = sent(&effects, 2)
+            .into_iter()
+            .find(|m| m["type"] == "notice")
+            .unwrap();
+        assert_eq!(
+            (notice["kind"].as_str(), notice["seat"].as_u64()),
+            (Some("handed_to_bot"), Some(1))
+        );
+        // Get to the start of Bina's turn without the bot moving: Asha moves if it is hers.
+        while turn(&played) != bina {
+            move_for(&mut played, 0);
+        }
+        // The stand-in is due but has not moved yet: Bina's own move takes her seat back.
+        assert!(played.core.human(bina).unwrap().stand_in.is_some());
+        let effects = move_for(&mut played, bina);
+        assert!(errors(&effects, 2).is_empty(), "{effects:?}");
+        let human = played.core.human(bina).unwrap();
+        assert!(!human.away && human.stand_in.is_none());
+    }
+
+    #[test]
+    fn the_host_hands_a_seat_to_a_bot_or_removes_a_person_only_as_the_rules_allow() {
+        let settings = Settings {
+            players: 3,
+            ..Preset::Standard.settings()
+        };
+        let mut played = Played::new(settings, 14);
+        assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+        assert!(join(&mut played, 2, hello("Bina", None, false)).0);
+        // Not before the match.
+        let effects = played.message(1, ClientMessage::HandToBot { seat: 1 });
+        assert_eq!(errors(&effects, 1), ["not_started"]);
+        played.message(1, ClientMessage::Start);
+        let before = played.core.durable();
+        let entries = played.log.len();
+        for (conn, message, code) in [
+            (2, ClientMessage::HandToBot { seat: 0 }, "not_host"),
+            (1, ClientMessage::HandToBot { seat: 0 }, "own_seat"),
+            (1, ClientMessage::HandToBot { seat: 2 }, "not_a_person"),
+            (1, ClientMessage::HandToBot { seat: 7 }, "no_such_seat"),
+            (1, ClientMessage::ClearSeat { seat: 2 }, "not_a_person"),
+            (1, ClientMessage::ClearSeat { seat: 0 }, "own_seat"),
+            (2, ClientMessage::ClearSeat { seat: 0 }, "not_host"),
+        ] {
+            let effects = played.message(conn, message.clone());
+            assert_eq!(errors(&effects, conn), [code], "{message:?}");
+        }
+        let effects = played.message(1, ClientMessage::HandToBot { seat: 1 });
+        assert!(errors(&effects, 1).is_empty());
+        let effects = played.message(1, ClientMessage::HandToBot { seat: 1 });
+        assert_eq!(errors(&effects, 1), ["already_stand_in"]);
+        assert_eq!(played.log.len(), entries);
+        assert_eq!(played.core.durable(), before);
+        // Removing Bina mid-match: she is told and closed, a bot plays her seat, and the log
+        // replays to the same room.
+        let effects = played.message(1, ClientMessage::ClearSeat { seat: 1 });
+        assert!(errors(&effects, 1).is_empty(), "{effects:?}");
+        let to_bina = sent(&effects, 2);
+        assert!(
+            to_bina
+                .iter()
+                .any(|m| m["type"] == "bye" && m["reason"] == "removed")
+        );
+        let to_asha = sent(&effects, 1);
+        assert!(
+            to_asha
+                .iter()
+                .any(|m| m["type"] == "notice" && m["kind"] == "removed" && m["name"] == "Bina"),
+            "{to_asha:?}"
+        );
+        assert!(matches!(played.core.seats[1], Seat::Bot(_)));
+        assert_eq!(played.core.removed.len(), 1);
+        assert_eq!(played.restored().durable(), played.core.durable());
+        // The bot plays on: the match still finishes with Asha moving.
+        for _ in 0..2_000 {
+            if played.core.game.as_ref().unwrap().is_over() {
+                break;
+            }
+            if played.core.stage == Stage::BetweenRounds {
+                played.message(1, ClientMessage::Ready { client_seed: None });
+            } else if turn(&played) == 0 {
+                move_for(&mut played, 0);
+            } else {
+                played.tick();
+            }
+        }
+        assert!(played.core.game.as_ref().unwrap().is_over());
     }
 }
