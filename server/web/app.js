@@ -3,71 +3,39 @@
 // up rooms, then JSON messages over one WebSocket.
 
 import { CLOSE_REMOVED, Connection, PROTOCOL } from "./net.js";
-import { Memory, NO_WEBCRYPTO, canVerify, verifyHistory } from "./fair.js";
+import { Memory, canVerify, noWebCrypto, verifyHistory } from "./fair.js";
 import { PRESETS, copySettings, settingsForm, summary, validate } from "./settings.js";
 import { renderRules } from "./rules.js";
 import { renderScore } from "./score.js";
 import { createChat } from "./chat.js";
 import { createTable } from "./table.js";
-import { el, button } from "./dom.js";
+import { el, button, codeSpan, seatName } from "./dom.js";
+import { hasMessage, language, onLanguageChange, startPage, t, tNodes } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 
 // ----- Plain words for the server's error codes -----
 
-const ERROR_TEXT = {
-  not_your_turn: "It's not your turn yet.",
-  round_over: "The round is over; wait for the next deal.",
-  match_over: "The match is over.",
-  call_too_late: "You can only call at the start of your turn, before you take or throw a card.",
-  must_draw_first: "Take a card first (from the stock or the pile), then throw.",
-  must_throw_first: "Throw first, then take a card.",
-  already_drew: "You've taken your card; now throw.",
-  already_threw: "You've thrown; now take a card.",
-  empty_throw: "Mark at least one card to throw.",
-  barred_card: "The card you just took from the pile can't go back this turn.",
-  illegal_group: "Those cards don't go together: throw one card, cards of one rank, or a run where runs are on.",
-  not_takeable: "That card can't be taken from the pile.",
-  choose_pile_card: "Tap the card of the previous throw you want.",
-  pile_not_takeable: "Nothing on the pile can be taken now; draw from the stock.",
-  stock_empty: "The stock is empty.",
-  stand_in_playing: "Welcome back! The bot that played for you is finishing this turn.",
-  over_limit: "Your hand is over the call limit, so you can't call yet.",
-  not_in_hand: "That card isn't in your hand any more.",
-  duplicate_card: "The same card is marked twice.",
-  no_such_seat: "There is no such seat at this table.",
-  seats_occupied: "Someone sits in a seat that would go; ask them to move first.",
-  own_seat: "You can't empty your own seat.",
-  not_between_rounds: "The next round has already started.",
-  match_not_over: "The match isn't over yet.",
-  unsupported_protocol: "This page is out of date with the server; reload it.",
-  unknown_room: "There is no room with that code. It may have closed, or the server restarted.",
-  rate_limited: "Slow down a little: that was too many messages at once.",
-  too_many_attempts: "Too many room codes that don't exist were tried from here; wait a minute and try again.",
-  room_full: "Every seat is taken; you can still watch.",
-  bad_token: "Your seat in this room has expired.",
-  name_taken: "Someone at this table already goes by that name; choose another.",
-  removed: "The host removed you from this room. You can come back only if they let you.",
-  room_expired: "This room's match never started, and the room has closed.",
-  hello_timeout: "The connection took too long to say hello; reconnecting.",
-  too_many_open_rooms: "You already have many open rooms; play in one of them, or wait for them to close.",
-  unsupported_media_type: "This page is out of date with the server; reload it.",
-  not_host: "Only the host can do that.",
-  bad_chat: "A chat message is one line of 1 to 200 characters, without control characters.",
-  muted: "The host has muted you: you can read the chat and react, but not write.",
-  not_a_person: "Only a person can be muted; that seat holds a bot or nobody.",
-  not_seated: "Only seated players can do that.",
-  seat_taken: "That seat is taken.",
-  already_started: "The match has already started.",
-  not_started: "The match hasn't started yet.",
-  too_many_rooms: "The server is full right now; try again later.",
-  too_big: "That message was too large.",
-  internal: "Something went wrong on the server.",
-};
-
-/** A server error in plain words. */
+/**
+ * A server error in plain words: the message `error.CODE` of the tables in `messages.js`. A code
+ * this page does not know yet is shown with the server's own sentence, which is English, so in
+ * another language with a general one.
+ */
 function errorText(err) {
-  return ERROR_TEXT[err.code] || err.message || "That didn't work.";
+  if (err && hasMessage(`error.${err.code}`)) return t(`error.${err.code}`);
+  if (language() === "en" && err && err.message) return err.message;
+  return t("error.unknown");
+}
+
+/**
+ * An error whose words are drawn when shown (`say()`), so that it follows a switch of language.
+ * @param {string} key
+ * @param {object} [params]
+ */
+function failure(key, params = {}) {
+  const e = new Error(key);
+  e.say = () => t(key, params);
+  return e;
 }
 
 // ----- Small page helpers -----
@@ -81,14 +49,18 @@ function notice(text, kind = "info") {
   toastTimer = setTimeout(() => { toast.className = "toast"; }, 4500);
 }
 
-/** Shows the banner with this text (and a button), or hides it for `null`. */
-function banner(text, action, onAction) {
+/** What the banner shows: a message's key, and its button's key and action; or null. */
+let bannerShown = null;
+
+/** Shows the banner with this message (and a button), or hides it for `null`. */
+function banner(key, action, onAction) {
+  bannerShown = key === null ? null : { key, action, onAction };
   const box = $("banner");
-  box.hidden = text === null;
-  if (text === null) return;
-  box.replaceChildren(document.createTextNode(text));
+  box.hidden = key === null;
+  if (key === null) return;
+  box.replaceChildren(document.createTextNode(t(key)));
   if (action) {
-    const b = el("button", "small", action);
+    const b = el("button", "small", t(action));
     b.type = "button";
     b.addEventListener("click", onAction);
     box.append(" ", b);
@@ -130,8 +102,12 @@ function rememberName(name) {
   }
 }
 
+/** The settings How to play was last opened with (drawn again at a switch of language). */
+let rulesSettings = null;
+
 /** Opens How to play at its top: focus on its title, not on Close at the bottom. */
 function openRules(settings) {
+  rulesSettings = settings;
   renderRules($("rules-box"), settings);
   const dialog = $("rules-dialog");
   if (!dialog.open) dialog.showModal();
@@ -169,15 +145,21 @@ const app = {
   dealMatch: null,
   /** Each finished match's hand history as downloaded (text), by match number. */
   histories: new Map(),
-  /** The latest verdict of "Verify the deals": `{ match, kind, text }`. */
+  /** The latest verdict of "Verify the deals": `{ match, kind, text }`, `text()` its words. */
   verdict: null,
   /** The table's chat and reactions (chat.js), in the lobby and at the table. */
   chat: null,
+  /** The home page's settings form, while it shows. */
+  homeForm: null,
+  /** What the join form says about the room (its summary from the server), or null. */
+  joinRoom: null,
+  /** Why the room is gone for this page (an error: `{ code }`). */
+  goneWhy: null,
 };
 
 function send(message) {
   if (!app.conn || app.conn.send(message) === null) {
-    notice("Not connected right now; trying again\u2026", "error");
+    notice(t("conn.down"), "error");
   }
 }
 
@@ -185,7 +167,7 @@ function send(message) {
 
 function home() {
   show("home");
-  document.title = "Dhumbal";
+  document.title = pageTitle();
   const name = $("home-name");
   name.value = lastName();
   let settings = copySettings(PRESETS.standard);
@@ -195,12 +177,13 @@ function home() {
     settings = s;
     enable(validate(s) === null);
   });
+  app.homeForm = form;
   $("home-rules").addEventListener("click", () => openRules(form.get()));
   $("home-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const who = name.value.trim();
     if (!who) {
-      notice("Please type your name first.", "error");
+      notice(t("form.nameFirst"), "error");
       name.focus();
       return;
     }
@@ -221,7 +204,7 @@ function home() {
       history.pushState(null, "", `/r/${body.code}`);
       enterRoom(body.code);
     } catch {
-      notice("Couldn't reach the server. Is it running?", "error");
+      notice(t("conn.unreachable"), "error");
     } finally {
       enable(validate(settings) === null);
     }
@@ -242,7 +225,7 @@ async function enterRoom(code) {
   app.code = code;
   app.stored = loadStored(code);
   app.fair = new Memory(code);
-  document.title = `Dhumbal \u00b7 ${code}`;
+  document.title = pageTitle();
   if (app.stored.token || app.stored.host_secret) {
     connect(false);
     return;
@@ -256,38 +239,58 @@ async function enterRoom(code) {
     }
     summaryBody = await res.json();
   } catch {
-    notice("Couldn't reach the server. Is it running?", "error");
+    notice(t("conn.unreachable"), "error");
   }
   joinForm(summaryBody);
 }
 
-/** The room is gone for this page: it does not exist, expired, or the host removed this person. */
-function gone(why) {
-  show("gone");
-  $("gone-code").textContent = app.code;
-  $("gone-why").textContent = why || ERROR_TEXT.unknown_room;
+/** The page's title: the product's name, and the room's code in a room. */
+function pageTitle() {
+  return app.code ? t("title.room", { code: app.code }) : t("title.home");
 }
 
-function joinForm(room) {
-  show("join");
-  $("join-code").textContent = app.code;
-  const name = $("join-name");
-  name.value = app.stored.name || lastName();
-  const full = room && room.free_seats === 0;
+/**
+ * The room is gone for this page: it does not exist, expired, or the host removed this person.
+ * @param {{code: string, message?: string}} [why] the error that says so
+ */
+function gone(why) {
+  show("gone");
+  app.goneWhy = why || { code: "unknown_room" };
+  paintGone();
+}
+
+function paintGone() {
+  $("gone-title").replaceChildren(...tNodes("gone.title", { code: codeSpan(app.code, "gone-code") }));
+  $("gone-why").textContent = errorText(app.goneWhy);
+}
+
+/** The join form's title and what it says about the room. */
+function paintJoinInfo() {
+  const room = app.joinRoom;
+  $("join-title").replaceChildren(...tNodes("join.title", { code: codeSpan(app.code, "join-code") }));
   const info = $("join-info");
   info.replaceChildren();
   if (room) {
     const people = room.seats.filter((s) => s.kind === "human").map((s) => s.name);
-    info.append(el("p", "", people.length ? `At the table: ${people.join(", ")}.` : "Nobody has sat down yet."));
+    info.append(el("p", "", people.length ? t("join.atTable", { names: people.join(", ") }) : t("join.nobody")));
     info.append(el("p", "note", summary(room.settings).join(" \u00b7 ")));
-    if (room.started) info.append(el("p", "note", "The match has started."));
+    if (room.started) info.append(el("p", "note", t("join.started")));
   }
+}
+
+function joinForm(room) {
+  show("join");
+  app.joinRoom = room;
+  paintJoinInfo();
+  const name = $("join-name");
+  name.value = app.stored.name || lastName();
+  const full = room && room.free_seats === 0;
   $("join-sit").hidden = Boolean(full);
   $("join-full").hidden = !full;
   const go = (spectator) => {
     const who = name.value.trim();
     if (!who) {
-      notice("Please type your name first.", "error");
+      notice(t("form.nameFirst"), "error");
       name.focus();
       return;
     }
@@ -313,7 +316,7 @@ function connect(spectator) {
         type: "hello",
         protocol: PROTOCOL,
         room: app.code,
-        name: app.stored.name || lastName() || "Player",
+        name: app.stored.name || lastName() || t("seat.defaultName"),
         token: app.stored.token || null,
         // Randomness of this page's own in every deal while it holds a seat (docs/fairness.md).
         client_seed: app.fair.freshSeed(),
@@ -323,14 +326,14 @@ function connect(spectator) {
       return hello;
     },
     message: onMessage,
-    status: (away) => banner(away ? "Reconnecting\u2026" : null),
-    replaced: () => banner("This seat is open in another window.", "Play here", () => {
-      banner("Reconnecting\u2026");
+    status: (away) => banner(away ? "conn.reconnecting" : null),
+    replaced: () => banner("conn.replaced", "conn.playHere", () => {
+      banner("conn.reconnecting");
       app.conn.open();
     }),
     ended: (code) => {
       banner(null);
-      gone(code === CLOSE_REMOVED ? ERROR_TEXT.removed : ERROR_TEXT.room_expired);
+      gone({ code: code === CLOSE_REMOVED ? "removed" : "room_expired" });
     },
   });
   app.conn.open();
@@ -387,7 +390,7 @@ function onMessage(msg) {
       break;
     case "bye":
       // The socket closes next; the connection comes back by itself with the seat token.
-      notice(msg.reason === "shutting_down" || msg.reason === "restarting" ? "The server is restarting; you'll be back in your seat in a moment." : errorText({ code: msg.reason, message: msg.message }), "error");
+      notice(msg.reason === "shutting_down" || msg.reason === "restarting" ? t("conn.restarting") : errorText({ code: msg.reason, message: msg.message }), "error");
       break;
     default:
       break;
@@ -445,7 +448,7 @@ function onError(err) {
     }
     if (err.code === "unknown_room" || err.code === "removed") {
       app.conn.close();
-      gone(errorText(err));
+      gone(err);
       return;
     }
     if (err.code === "room_full") {
@@ -494,13 +497,13 @@ function score(room) {
   const result = results[results.length - 1];
   if (!result) return;
   const me = room.your_seat;
-  const names = room.seats.map((s) => s.name || `Seat ${s.seat + 1}`);
+  const names = room.seats.map(seatName);
   const matchOver = room.stage === "match_over";
   const waitingFor = room.seats.filter((s) => s.seat !== me && s.kind === "human" && s.connected && !s.ready).map((s) => s.name);
   const mine = me !== null && room.seats[me] ? room.seats[me].ready : false;
   let waitingText = "";
-  if (!matchOver && waitingFor.length > 0) waitingText = `Waiting for ${waitingFor.join(", ")}.`;
-  if (matchOver && mine) waitingText = waitingFor.length ? `Rematch asked; waiting for ${waitingFor.join(", ")}.` : "Rematch asked.";
+  if (!matchOver && waitingFor.length > 0) waitingText = t("score.waitingFor", { names: waitingFor.join(", ") });
+  if (matchOver && mine) waitingText = waitingFor.length ? t("score.rematchWaiting", { names: waitingFor.join(", ") }) : t("score.rematchAsked");
   const box = $("score-box");
   // Keep the keyboard's place when the dialog is drawn again (a verdict, someone's Rematch).
   const focused = box.contains(document.activeElement) && document.activeElement.id ? document.activeElement.id : null;
@@ -518,7 +521,7 @@ function score(room) {
     onNext: () => send({ type: "ready", client_seed: app.fair.freshSeed() }),
     onRematch: () => send({ type: "rematch", client_seed: app.fair.freshSeed() }),
     fairness: matchOver && app.matchResult && app.matchResult.match_number ? {
-      verdict: app.verdict && app.verdict.match === app.matchResult.match_number ? app.verdict : null,
+      verdict: app.verdict && app.verdict.match === app.matchResult.match_number ? { kind: app.verdict.kind, text: app.verdict.text() } : null,
       replayUrl: `/replay#${encodeURIComponent(app.code)}/${app.matchResult.match_number}`,
       onVerify: verifyDeals,
       onDownload: downloadHistory,
@@ -536,10 +539,6 @@ function score(room) {
 
 // ----- After the match: check the deals, download the hand history -----
 
-const HISTORY_ERRORS = {
-  401: "The server did not accept this page's credential for the hand history.",
-  404: "The server no longer keeps this match's hand history.",
-};
 
 /** The finished match's hand history as text, downloaded once with the seat's token. */
 async function historyText() {
@@ -562,9 +561,10 @@ async function historyText() {
     }
     if (res.status !== 401) break;
   }
-  throw new Error(HISTORY_ERRORS[status] || `The server answered ${status} for the hand history.`);
+  throw status === 401 || status === 404 ? failure(`history.${status}`) : failure("history.status", { status });
 }
 
+/** Shows the verdict of Verify the deals; `text` gives its words (in the page's language). */
 function setVerdict(kind, text) {
   app.verdict = { match: app.matchResult ? app.matchResult.match_number : null, kind, text };
   if (app.room) score(app.room);
@@ -575,17 +575,17 @@ function setVerdict(kind, text) {
 async function verifyDeals() {
   if (!app.matchResult) return;
   if (!canVerify()) {
-    setVerdict("bad", NO_WEBCRYPTO);
+    setVerdict("bad", noWebCrypto);
     return;
   }
-  setVerdict("checking", "Checking every deal\u2026");
+  setVerdict("checking", () => t("verify.checking"));
   try {
     const history = JSON.parse(await historyText());
     const seen = app.fair.seen(history.match_number, app.room ? app.room.your_seat : null);
     const verdict = await verifyHistory(history, seen);
-    setVerdict(verdict.ok ? "ok" : "bad", verdict.summary);
+    setVerdict(verdict.ok ? "ok" : "bad", () => verdict.summary);
   } catch (e) {
-    setVerdict("bad", e instanceof SyntaxError ? "The hand history is not valid JSON." : e.message);
+    setVerdict("bad", () => (e instanceof SyntaxError ? t("verify.badJson") : e.say ? e.say() : e.message));
   }
 }
 
@@ -603,7 +603,7 @@ async function downloadHistory() {
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10000);
   } catch (e) {
-    notice(e.message, "error");
+    notice(e.say ? e.say() : e.message, "error");
   }
 }
 
@@ -619,7 +619,7 @@ function lobby(room) {
   }
   const me = room.your_seat;
   const isHost = app.welcome ? app.welcome.host : false;
-  $("lobby-code").textContent = room.code;
+  $("lobby-title").replaceChildren(...tNodes("lobby.title", { code: codeSpan(room.code, "lobby-code") }));
   const link = `${location.origin}/r/${room.code}`;
   $("invite").value = link;
   const seatsBox = $("lobby-seats");
@@ -627,20 +627,20 @@ function lobby(room) {
   for (const seat of room.seats) {
     const li = el("li", `lobby-seat ${seat.kind}`);
     li.dataset.seat = String(seat.seat);
-    const label = el("span", "seat-no", `${seat.seat + 1}`);
+    const label = el("span", "seat-no", String(seat.seat + 1));
     const who = el("span", "who");
     if (seat.kind === "empty") {
-      who.append(el("span", "empty", "Empty \u2014 a bot sits here at the start"));
+      who.append(el("span", "empty", t("lobby.empty")));
     } else {
       const dot = el("span", `conn ${seat.connected ? "on" : "off"}`);
-      dot.title = seat.connected ? "connected" : "not connected";
-      who.append(dot, el("b", "", seat.name || ""));
+      dot.title = t(seat.connected ? "lobby.connected" : "lobby.notConnected");
+      who.append(dot, el("b", "", seatName(seat)));
       const bits = [];
-      if (seat.kind === "bot") bits.push(`bot \u00b7 ${seat.difficulty || room.settings.difficulty}`);
-      else bits.push(seat.connected ? "player" : "player \u00b7 away");
-      if (room.host === seat.seat) bits.push("host");
-      if (seat.muted) bits.push("muted");
-      if (seat.seat === me) bits.push("you");
+      if (seat.kind === "bot") bits.push(t("seat.botLevel", { level: t(`difficulty.${seat.difficulty || room.settings.difficulty}`) }));
+      else bits.push(t(seat.connected ? "lobby.player" : "lobby.playerAway"));
+      if (room.host === seat.seat) bits.push(t("lobby.host"));
+      if (seat.muted) bits.push(t("lobby.muted"));
+      if (seat.seat === me) bits.push(t("lobby.you"));
       who.append(el("span", "note", ` ${bits.join(" \u00b7 ")}`));
     }
     li.append(label, who);
@@ -648,29 +648,29 @@ function lobby(room) {
     if (isHost) {
       if (seat.kind === "empty" || seat.kind === "bot") {
         const pick = el("select");
-        pick.setAttribute("aria-label", `Bot difficulty for seat ${seat.seat + 1}`);
+        pick.setAttribute("aria-label", t("lobby.botDifficulty", { n: seat.seat + 1 }));
         for (const d of ["easy", "medium", "hard", "expert"]) {
-          const o = el("option", "", d);
+          const o = el("option", "", t(`difficulty.${d}`));
           o.value = d;
           pick.append(o);
         }
         pick.value = seat.difficulty || room.settings.difficulty;
         if (seat.kind === "bot") {
           pick.addEventListener("change", () => send({ type: "add_bot", seat: seat.seat, difficulty: pick.value }));
-          controls.append(pick, button("Remove bot", "small", () => send({ type: "clear_seat", seat: seat.seat })));
+          controls.append(pick, button(t("lobby.removeBot"), "small", () => send({ type: "clear_seat", seat: seat.seat })));
         } else {
-          controls.append(pick, button("Add bot", "small", () => send({ type: "add_bot", seat: seat.seat, difficulty: pick.value })));
+          controls.append(pick, button(t("lobby.addBot"), "small", () => send({ type: "add_bot", seat: seat.seat, difficulty: pick.value })));
         }
       } else if (seat.seat !== me) {
-        controls.append(button("Remove", "small", () => send({ type: "clear_seat", seat: seat.seat })));
-        const mute = button(seat.muted ? "Unmute" : "Mute", "small mute", () => send({ type: "mute", seat: seat.seat, muted: !seat.muted }));
-        mute.setAttribute("aria-label", `${seat.muted ? "Unmute" : "Mute"} ${seat.name || `seat ${seat.seat + 1}`} in the chat`);
+        controls.append(button(t("lobby.remove"), "small", () => send({ type: "clear_seat", seat: seat.seat })));
+        const mute = button(t(seat.muted ? "chat.unmute" : "chat.mute"), "small mute", () => send({ type: "mute", seat: seat.seat, muted: !seat.muted }));
+        mute.setAttribute("aria-label", t(seat.muted ? "lobby.unmuteLabel" : "lobby.muteLabel", { name: seatName(seat) }));
         mute.setAttribute("aria-pressed", String(Boolean(seat.muted)));
         controls.append(mute);
       }
     }
     if (seat.kind === "empty" && !isHost) {
-      controls.append(button(me === null ? "Sit here" : "Move here", "small", () => send({ type: "take_seat", seat: seat.seat })));
+      controls.append(button(t(me === null ? "lobby.sitHere" : "lobby.moveHere"), "small", () => send({ type: "take_seat", seat: seat.seat })));
     }
     li.append(controls);
     seatsBox.append(li);
@@ -680,8 +680,8 @@ function lobby(room) {
   removedBox.replaceChildren();
   (room.removed || []).forEach((name, i) => {
     const li = el("li", "lobby-seat removed");
-    li.append(el("span", "who", `${name} \u00b7 removed`));
-    if (isHost) li.append(button("Let back", "small", () => send({ type: "readmit", removed: i })));
+    li.append(el("span", "who", t("lobby.removed", { name })));
+    if (isHost) li.append(button(t("lobby.letBack"), "small", () => send({ type: "readmit", removed: i })));
     removedBox.append(li);
   });
   removedBox.hidden = removedBox.childElementCount === 0;
@@ -704,14 +704,30 @@ function lobby(room) {
   const empty = room.seats.filter((s) => s.kind === "empty").length;
   const start = $("start");
   start.hidden = !isHost;
-  start.textContent = empty > 0 ? `Start (bots take ${empty} seat${empty === 1 ? "" : "s"})` : "Start";
+  start.textContent = empty > 0 ? t("lobby.startWithBots", { count: empty }) : t("lobby.start");
   $("lobby-wait").hidden = isHost;
   $("lobby-watching").hidden = me !== null;
 }
 
 // ----- Wiring that lasts the page's life -----
 
+/** Draws the page again in the language just chosen, keeping where it is and what it holds. */
+function relabel() {
+  document.title = pageTitle();
+  const screen = document.body.dataset.screen;
+  if (screen === "home" && app.homeForm) app.homeForm.relabel();
+  if (screen === "join") paintJoinInfo();
+  if (screen === "gone") paintGone();
+  if (bannerShown) banner(bannerShown.key, bannerShown.action, bannerShown.onAction);
+  if (app.lobbyForm) app.lobbyForm.relabel();
+  app.chat.relabel();
+  if (screen === "lobby" || screen === "table") paint();
+  if ($("rules-dialog").open && rulesSettings) renderRules($("rules-box"), rulesSettings);
+}
+
 function setup() {
+  startPage();
+  onLanguageChange(relabel);
   app.chat = createChat({ send });
   $("rules-close").addEventListener("click", () => $("rules-dialog").close());
   $("score-dialog").addEventListener("cancel", (event) => event.preventDefault());
@@ -721,10 +737,10 @@ function setup() {
     const input = $("invite");
     try {
       await navigator.clipboard.writeText(input.value);
-      notice("Link copied. Send it to your friends.");
+      notice(t("lobby.copied"));
     } catch {
       input.select();
-      notice("Select the link and copy it.");
+      notice(t("lobby.copySelect"));
     }
   });
   document.addEventListener("keydown", (event) => {

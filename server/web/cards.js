@@ -2,18 +2,21 @@
 //
 // Group legality mirrors `engine/src/group.rs` so the Throw button is enabled only for a legal
 // group; the server still judges every throw.
+//
+// A card's face and its short label keep the international indices (A, K, Q, J and the suit
+// symbols, as printed on the cards); its name for screen readers is in the page's language.
 
-/** Suit letters in deck order, with their symbols and names. */
+import { t } from "./i18n.js";
+
+/** Suit letters in deck order, with their symbols (their names: the messages `suit.X`). */
 export const SUITS = {
-  S: { symbol: "\u2660", name: "spades", red: false },
-  H: { symbol: "\u2665", name: "hearts", red: true },
-  D: { symbol: "\u2666", name: "diamonds", red: true },
-  C: { symbol: "\u2663", name: "clubs", red: false },
+  S: { symbol: "\u2660", red: false },
+  H: { symbol: "\u2665", red: true },
+  D: { symbol: "\u2666", red: true },
+  C: { symbol: "\u2663", red: false },
 };
 
 const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
-const RANK_NAMES = ["ace", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-  "jack", "queen", "king"];
 
 /**
  * Parses a card from its wire text.
@@ -47,18 +50,18 @@ export function total(cards, court) {
   return cards.reduce((sum, c) => sum + cardValue(c, court), 0);
 }
 
-/** A card's rank symbol and suit symbol, for text (`10♥`, `Joker`). */
+/** A card's rank symbol and suit symbol, for text (`10♥`; a joker in words). */
 export function cardLabel(text) {
   const c = parseCard(text);
-  if (c.joker) return c.red ? "red joker" : "black joker";
+  if (c.joker) return t(c.red ? "card.redJoker" : "card.blackJoker");
   return `${RANKS[c.rank - 1]}${SUITS[c.suit].symbol}`;
 }
 
 /** A card's name in words, for screen readers (`ten of hearts`). */
 export function cardName(text) {
   const c = parseCard(text);
-  if (c.joker) return c.red ? "red joker" : "black joker";
-  return `${RANK_NAMES[c.rank - 1]} of ${SUITS[c.suit].name}`;
+  if (c.joker) return t(c.red ? "card.redJoker" : "card.blackJoker");
+  return t("card.name", { rank: t(`rank.${c.rank}`), suit: t(`suit.${c.suit}`) });
 }
 
 /**
@@ -146,7 +149,7 @@ export function cardElement(text, options = {}) {
     const word = document.createElement("span");
     word.className = "joker-word";
     word.setAttribute("aria-hidden", "true");
-    word.textContent = "JOKER";
+    word.textContent = t("card.jokerWord");
     el.append(word);
   }
   return el;

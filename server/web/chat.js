@@ -3,17 +3,24 @@
 // seat that reacted. On a phone the panel folds to one bar (with an unread count) below the hand
 // and the actions, so it never covers them; "Hide chat" (remembered on this device) hides every
 // line and count, and reactions still show.
-import { el, button } from "./dom.js";
+import { el, button, seatName } from "./dom.js";
+import { label, t } from "./i18n.js";
 
-/** The reactions the server knows, in the order of the row, with what each looks like. */
+/**
+ * The reactions the server knows, in the order of the row, with what each looks like; each one's
+ * name is the message `reaction.ID`.
+ */
 export const REACTIONS = [
-  { id: "thumbs_up", emoji: "\u{1F44D}", label: "Thumbs up" },
-  { id: "laugh", emoji: "\u{1F602}", label: "Laugh" },
-  { id: "wow", emoji: "\u{1F62E}", label: "Wow" },
-  { id: "sad", emoji: "\u{1F622}", label: "Sad" },
-  { id: "fire", emoji: "\u{1F525}", label: "Fire" },
-  { id: "clap", emoji: "\u{1F44F}", label: "Clap" },
+  { id: "thumbs_up", emoji: "\u{1F44D}" },
+  { id: "laugh", emoji: "\u{1F602}" },
+  { id: "wow", emoji: "\u{1F62E}" },
+  { id: "sad", emoji: "\u{1F622}" },
+  { id: "fire", emoji: "\u{1F525}" },
+  { id: "clap", emoji: "\u{1F44F}" },
 ];
+
+/** A reaction's name in the page's language. */
+const reactionName = (id) => t(`reaction.${id}`);
 
 /** The most characters a line may hold (the server counts after trimming). */
 export const CHAT_MAX = 200;
@@ -49,24 +56,24 @@ function writeFlag(key, value) {
  * @param {object} hooks
  * @param {(msg: object) => void} hooks.send sends a message to the server
  * @returns the panel's controls: `mount`, `update`, `welcome`, `line`, `reaction`, `decorate`,
- *   `refused`
+ *   `relabel`, `refused`
  */
 export function createChat(hooks) {
   const root = el("section", "chat");
   root.id = "chat";
-  root.setAttribute("aria-label", "Table chat");
+  label(root, "chat.panel", "aria-label");
 
   const head = el("div", "chat-head");
   const toggle = el("button", "chat-toggle");
   toggle.type = "button";
   toggle.id = "chat-toggle";
-  const toggleText = el("span", "", "Chat");
+  const toggleText = el("span", "");
   const unread = el("span", "chat-unread");
   unread.id = "chat-unread";
   unread.hidden = true;
   toggle.append(toggleText, unread);
-  const hiddenNote = el("span", "chat-hidden-note", "Chat is hidden");
-  const hideButton = button("Hide chat", "chat-hide", () => setHidden(!hidden));
+  const hiddenNote = label(el("span", "chat-hidden-note"), "chat.hiddenNote");
+  const hideButton = button("", "chat-hide", () => setHidden(!hidden));
   hideButton.id = "chat-hide";
   head.append(toggle, hiddenNote, hideButton);
 
@@ -74,11 +81,11 @@ export function createChat(hooks) {
   body.id = "chat-body";
   const lines = el("ol", "chat-lines");
   lines.id = "chat-lines";
-  lines.setAttribute("aria-label", "Chat");
+  label(lines, "chat.title", "aria-label");
   lines.setAttribute("aria-live", "polite");
   lines.tabIndex = 0;
-  const empty = el("p", "chat-empty", "No messages yet.");
-  const mutedNote = el("p", "chat-muted", "The host has muted you: you can read the chat and react, but not write.");
+  const empty = label(el("p", "chat-empty"), "chat.empty");
+  const mutedNote = label(el("p", "chat-muted"), "error.muted");
   mutedNote.id = "chat-muted";
   mutedNote.hidden = true;
   const form = el("form", "chat-form");
@@ -88,9 +95,9 @@ export function createChat(hooks) {
   input.maxLength = CHAT_MAX;
   input.autocomplete = "off";
   input.enterKeyHint = "send";
-  input.placeholder = "Say something\u2026";
-  input.setAttribute("aria-label", "Message to the table");
-  const sendButton = el("button", "primary", "Send");
+  input.placeholder = t("chat.placeholder");
+  label(input, "chat.input", "aria-label");
+  const sendButton = label(el("button", "primary"), "chat.send");
   sendButton.type = "submit";
   sendButton.id = "chat-send";
   form.append(input, sendButton);
@@ -103,12 +110,12 @@ export function createChat(hooks) {
   const row = el("div", "reactions");
   row.id = "reactions";
   row.setAttribute("role", "group");
-  row.setAttribute("aria-label", "Quick reactions");
+  label(row, "chat.reactions", "aria-label");
   for (const r of REACTIONS) {
     const b = button(r.emoji, "reaction-button", () => hooks.send({ type: "react", reaction: r.id }));
     b.dataset.reaction = r.id;
-    b.title = r.label;
-    b.setAttribute("aria-label", r.label);
+    label(b, `reaction.${r.id}`, "title");
+    label(b, `reaction.${r.id}`, "aria-label");
     row.append(b);
   }
   // Reactions of people without a seat on the table (spectators), shown here for a moment.
@@ -125,7 +132,7 @@ export function createChat(hooks) {
   let me = null;
   let isHost = false;
   let lastSent = null;
-  /** The reactions showing now, by seat: `{ emoji, label, name, key, timer, since }`. */
+  /** The reactions showing now, by seat: `{ emoji, id, name, key, timer, since }`. */
   const showing = new Map();
 
   function paintChrome() {
@@ -135,14 +142,14 @@ export function createChat(hooks) {
     toggle.setAttribute("aria-controls", "chat-body");
     toggle.hidden = hidden;
     hiddenNote.hidden = !hidden;
-    toggleText.textContent = open ? "Chat \u25be" : "Chat \u25b8";
-    hideButton.textContent = hidden ? "Show chat" : "Hide chat";
+    toggleText.textContent = `${t("chat.title")} ${open ? "\u25be" : "\u25b8"}`;
+    hideButton.textContent = t(hidden ? "chat.show" : "chat.hide");
     hideButton.setAttribute("aria-pressed", String(hidden));
     body.hidden = hidden || !open;
     if (open && !hidden) count = 0;
     unread.hidden = hidden || count === 0;
     unread.textContent = count > 99 ? "99+" : String(count);
-    unread.setAttribute("aria-label", `${count} unread`);
+    unread.setAttribute("aria-label", t("chat.unread", { count }));
     empty.hidden = lines.childElementCount > 0;
   }
 
@@ -195,10 +202,10 @@ export function createChat(hooks) {
       : [];
     moderation.hidden = people.length === 0;
     if (people.length === 0) return;
-    moderation.append(el("span", "chat-moderation-label", "Mute in the chat:"));
+    moderation.append(el("span", "chat-moderation-label", t("chat.moderation")));
     for (const s of people) {
-      const name = s.name || `Seat ${s.seat + 1}`;
-      const b = button(s.muted ? `Unmute ${name}` : `Mute ${name}`, "mute", () => hooks.send({ type: "mute", seat: s.seat, muted: !s.muted }));
+      const name = seatName(s);
+      const b = button(t(s.muted ? "chat.unmuteName" : "chat.muteName", { name }), "mute", () => hooks.send({ type: "mute", seat: s.seat, muted: !s.muted }));
       b.dataset.seat = String(s.seat);
       b.setAttribute("aria-pressed", String(Boolean(s.muted)));
       moderation.append(b);
@@ -225,7 +232,7 @@ export function createChat(hooks) {
         bubble.dataset.seat = String(seat);
         bubble.dataset.key = r.key;
         bubble.setAttribute("role", "img");
-        bubble.setAttribute("aria-label", `${r.name}: ${r.label}`);
+        bubble.setAttribute("aria-label", `${r.name}: ${reactionName(r.id)}`);
         bubble.title = r.name;
         // A seat drawn again mid-reaction: the bubble goes on from where it was.
         bubble.style.animationDelay = `-${Date.now() - r.since}ms`;
@@ -235,6 +242,11 @@ export function createChat(hooks) {
   }
 
   let keys = 0;
+  let muted = false;
+  /** The input's placeholder: what to write, or why not. */
+  const paintInput = () => {
+    input.placeholder = t(muted ? "chat.mutedPlaceholder" : "chat.placeholder");
+  };
   paintChrome();
 
   return {
@@ -251,11 +263,11 @@ export function createChat(hooks) {
       me = room.your_seat === undefined ? null : room.your_seat;
       isHost = Boolean(host);
       const seat = me === null ? null : room.seats[me];
-      const muted = Boolean(seat && seat.muted);
+      muted = Boolean(seat && seat.muted);
       form.hidden = me === null;
       input.disabled = muted;
       sendButton.disabled = muted;
-      input.placeholder = muted ? "You are muted" : "Say something\u2026";
+      paintInput();
       mutedNote.hidden = !muted || me === null;
       root.classList.toggle("muted", muted);
       root.classList.toggle("watching", me === null);
@@ -290,19 +302,25 @@ export function createChat(hooks) {
           if (showing.get(msg.seat) && showing.get(msg.seat).key === key) showing.delete(msg.seat);
           decorate();
         }, REACTION_MS);
-        showing.set(msg.seat, { emoji: r.emoji, label: r.label, name: msg.name, key, timer, since: Date.now() });
+        showing.set(msg.seat, { emoji: r.emoji, id: r.id, name: msg.name, key, timer, since: Date.now() });
         decorate();
         return;
       }
       const item = el("span", "loose-reaction");
       item.append(el("span", "loose-name", msg.name), el("span", "loose-emoji", ` ${r.emoji}`));
-      item.setAttribute("aria-label", `${msg.name}: ${r.label}`);
+      item.setAttribute("aria-label", `${msg.name}: ${reactionName(r.id)}`);
       loose.append(item);
       while (loose.childElementCount > 4) loose.firstElementChild.remove();
       setTimeout(() => item.remove(), REACTION_MS);
     },
     /** Draws the reactions showing now again (after the seats were drawn again). */
     decorate,
+    /** Draws the panel's words again in the page's language. */
+    relabel() {
+      paintInput();
+      paintModeration();
+      paintChrome();
+    },
     /**
      * A refused message: when it was this page's chat line (too long, muted, too fast), puts the
      * text back in the input so that it is not lost.

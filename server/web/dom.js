@@ -1,6 +1,8 @@
 // Building the page: elements whose text is always set as text (`textContent`), never parsed as
 // HTML, so that names and chat lines from other people can never become markup.
 
+import { t } from "./i18n.js";
+
 /**
  * A new element with an optional class and text.
  * @param {string} tag
@@ -27,4 +29,37 @@ export function button(text, cls, onClick) {
   b.type = "button";
   b.addEventListener("click", onClick);
   return b;
+}
+
+/**
+ * A room's code, as its own element (`translate="no"`: a code is not a word of any language).
+ * @param {string} code
+ * @param {string} [id]
+ * @returns {HTMLElement}
+ */
+export function codeSpan(code, id) {
+  const e = el("span", "code", code);
+  if (id) e.id = id;
+  e.translate = false;
+  return e;
+}
+
+/**
+ * A key of the keyboard, as `<kbd>`.
+ * @param {string} key
+ * @returns {HTMLElement}
+ */
+export function kbd(key) {
+  return el("kbd", "", key);
+}
+
+/**
+ * The name a seat goes by on this page: a person's own; a bot's in the page's language (the
+ * server calls the bot of seat N "Bot N", a name no person may take).
+ * @param {{seat: number, kind: string, name?: string|null}} seat a room's seat
+ * @returns {string}
+ */
+export function seatName(seat) {
+  if (seat.kind === "bot") return t("seat.bot", { n: seat.seat + 1 });
+  return seat.name || t("seat.n", { n: seat.seat + 1 });
 }

@@ -7,9 +7,36 @@
 // It also remembers, per room and match, what this page saw while it played (the commitment
 // before the first deal, the client seeds it sent, the hands it was dealt) so that the
 // hand history downloaded after the match can be checked against it.
+//
+// What does not check out is kept as messages (`{ key, params }`) and put in words only when
+// read (`summary`, `reasons`), so a verdict on the page follows a switch of language.
+
+import { t } from "./i18n.js";
 
 /** The scheme's name, the prefix of every domain-separation string. */
 export const SCHEME = "dhumbal-fair-v1";
+
+/**
+ * A reason in the making: the message `key` with its params (some of them reasons too).
+ * @param {string} key
+ * @param {object} [params]
+ */
+const why = (key, params = {}) => ({ key, params });
+
+/** A reason in words, in the page's language. */
+function said(reason) {
+  const params = {};
+  for (const [k, v] of Object.entries(reason.params)) params[k] = v && v.key ? said(v) : v;
+  return t(reason.key, params);
+}
+
+/** An error whose message is a reason, in words when read (and again at each reading). */
+function failure(key, params) {
+  const e = new Error(key);
+  e.reason = why(key, params);
+  e.say = () => said(e.reason);
+  return e;
+}
 
 const encoder = new TextEncoder();
 
@@ -34,7 +61,7 @@ export function toHex(bytes) {
  */
 export function fromHex(hex) {
   if (typeof hex !== "string" || hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) {
-    throw new Error("not hex");
+    throw failure("fair.notHex");
   }
   const out = new Uint8Array(hex.length / 2);
   for (let i = 0; i < out.length; i += 1) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
@@ -72,14 +99,13 @@ export function shortHex(hex) {
 // ----- WebCrypto -----
 
 /** What to tell a person when the browser has no WebCrypto (a page served over plain http). */
-export const NO_WEBCRYPTO =
-  "This browser offers no WebCrypto on this page, so it cannot check the deals here: " +
-  "open the game over https (or on localhost) to verify, or use `dhumbal-server verify` on the " +
-  "downloaded hand history.";
+export function noWebCrypto() {
+  return t("fair.noWebCrypto");
+}
 
 function subtle() {
   const s = globalThis.crypto && globalThis.crypto.subtle;
-  if (!s) throw new Error(NO_WEBCRYPTO);
+  if (!s) throw failure("fair.noWebCrypto");
   return s;
 }
 
@@ -218,7 +244,7 @@ export class ChaCha20 {
    * @param {number} stream the stream number (words 14 and 15, low word first)
    */
   constructor(seed, stream = 0) {
-    if (seed.length !== 32) throw new Error("a ChaCha20 key is 32 bytes");
+    if (seed.length !== 32) throw failure("fair.keyLength");
     const state = new Uint32Array(16);
     state.set([0x61707865, 0x3320646e, 0x79622d32, 0x6b206574]);
     const view = new DataView(seed.buffer, seed.byteOffset, 32);
@@ -357,11 +383,11 @@ function removeOne(list, card) {
 /**
  * Replays one round's cards: the deal, every draw from the stock (reshuffles included), every
  * pick-up and throw, and compares the hands at the show.
- * @returns {string[]} what does not check out (empty when all does)
+ * @returns {object[]} what does not check out, as reasons (empty when all does)
  */
 function checkPlay(round, deckSeedHex, dealt, players) {
   const problems = [];
-  const name = (s) => players[s] || `Seat ${s + 1}`;
+  const name = (s) => players[s] || why("seat.n", { n: s + 1 });
   const hands = dealt.hands.map((h) => h.slice());
   // A stack whose top is its last card, as the engine keeps it.
   let stack = dealt.stock.slice().reverse();
@@ -370,46 +396,46 @@ function checkPlay(round, deckSeedHex, dealt, players) {
   const steps = Array.isArray(round.steps) ? round.steps : [];
   for (let k = 0; k < steps.length; k += 1) {
     const step = steps[k];
-    const where = `step ${k + 1} (${name(step.seat)})`;
+    const where = why("fair.step", { n: k + 1, name: name(step.seat) });
     for (const event of step.events || []) {
       if (event.type === "reshuffled") {
         const cards = step.reshuffled;
         if (!Array.isArray(cards)) {
-          problems.push(`${where}: the stock was reshuffled but the cards shuffled are not recorded`);
+          problems.push(why("fair.reshuffleUnrecorded", { where }));
           return problems;
         }
-        if (stack.length > 0) problems.push(`${where}: a reshuffle while ${stack.length} cards were still in the stock`);
+        if (stack.length > 0) problems.push(why("fair.reshuffleEarly", { where, count: stack.length }));
         const sorted = cards.slice().sort((a, b) => ORDER.get(a) - ORDER.get(b));
-        if (!sameList(sorted, cards)) problems.push(`${where}: the reshuffled cards are not listed in canonical order`);
+        if (!sameList(sorted, cards)) problems.push(why("fair.reshuffleOrder", { where }));
         const rest = pile.slice();
         const missing = cards.filter((c) => !removeOne(rest, c));
         if (missing.length > 0 || rest.length === 0) {
-          problems.push(`${where}: the reshuffled cards are not the pile under its top (${missing.join(" ") || "nothing left on top"})`);
+          problems.push(why("fair.reshuffleNotPile", { where, cards: missing.length > 0 ? missing.join(" ") : why("fair.nothingOnTop") }));
         }
         reshuffles += 1;
         stack = shuffle(cards, deckSeedHex, reshuffles);
         pile.length = 0;
         pile.push(...rest);
         if (event.stock !== undefined && event.stock !== stack.length) {
-          problems.push(`${where}: the new stock has ${stack.length} cards, the event says ${event.stock}`);
+          problems.push(why("fair.reshuffleSize", { where, size: stack.length, said: event.stock }));
         }
       } else if (event.type === "drew_from_stock") {
         const top = stack.pop();
         if (top === undefined) {
-          problems.push(`${where}: drew from an empty stock`);
+          problems.push(why("fair.emptyStock", { where }));
           return problems;
         }
         if (step.card !== top) {
-          problems.push(`${where}: drew ${step.card || "an unrecorded card"} from the stock, but the stock's top was ${top}`);
+          problems.push(why("fair.wrongDraw", { where, card: step.card || why("fair.unrecordedCard"), top }));
           return problems;
         }
         hands[event.seat].push(top);
       } else if (event.type === "took_from_pile") {
-        if (!removeOne(pile, event.card)) problems.push(`${where}: took ${event.card}, which was not on the pile`);
+        if (!removeOne(pile, event.card)) problems.push(why("fair.notOnPile", { where, card: event.card }));
         hands[event.seat].push(event.card);
       } else if (event.type === "threw") {
         for (const c of event.cards) {
-          if (!removeOne(hands[event.seat], c)) problems.push(`${where}: threw ${c}, which was not in the hand`);
+          if (!removeOne(hands[event.seat], c)) problems.push(why("fair.notInHand", { where, card: c }));
         }
         pile.push(...event.cards);
       }
@@ -418,7 +444,7 @@ function checkPlay(round, deckSeedHex, dealt, players) {
   }
   if (round.result && Array.isArray(round.result.hands)) {
     round.result.hands.forEach((shown, s) => {
-      if (!sameCards(shown, hands[s])) problems.push(`${name(s)}'s hand at the show is not what the play leaves`);
+      if (!sameCards(shown, hands[s])) problems.push(why("fair.showHand", { name: name(s) }));
     });
   }
   return problems;
@@ -441,7 +467,7 @@ function checkPlay(round, deckSeedHex, dealt, players) {
  * @typedef {object} RoundVerdict
  * @property {number} round
  * @property {boolean} ok
- * @property {string[]} reasons what does not check out
+ * @property {string[]} reasons what does not check out, in words
  */
 
 /**
@@ -450,32 +476,33 @@ function checkPlay(round, deckSeedHex, dealt, players) {
  * of its own seat.
  * @param {object} history a `dhumbal-hand-history/1` record
  * @param {Seen|null} seen what this page saw while the match was played (null: nothing)
+ * The words (`summary`, `reasons`) are drawn in the page's language each time they are read.
  * @returns {Promise<{ok: boolean, seed: {ok: boolean, reasons: string[]}, rounds: RoundVerdict[], summary: string}>}
  */
 export async function verifyHistory(history, seen) {
   subtle();
   const seedVerdict = { ok: true, reasons: [] };
   const rounds = [];
-  const fail = (why) => {
+  const fail = (reason) => {
     seedVerdict.ok = false;
-    seedVerdict.reasons.push(why);
+    seedVerdict.reasons.push(reason);
   };
   if (!history || history.format !== "dhumbal-hand-history/1") {
-    fail("this is not a dhumbal hand history (format dhumbal-hand-history/1)");
+    fail(why("fair.notHistory"));
   } else if (!isHex32(history.seed) || !isHex32(history.commitment)) {
-    fail("the record has no match seed or no commitment (a fixed test deck?)");
+    fail(why("fair.noSeed"));
   } else {
     const computed = await commitment(history.seed);
     if (computed !== history.commitment.toLowerCase()) {
-      fail(`the seed does not give the commitment: SHA-256 gives ${shortHex(computed)}, the record says ${shortHex(history.commitment)}`);
+      fail(why("fair.seedMismatch", { computed: shortHex(computed), recorded: shortHex(history.commitment) }));
     }
     if (seen && seen.commitment && seen.commitment.toLowerCase() !== computed) {
-      fail(`the seed does not give the commitment this page was shown before the deal (${shortHex(seen.commitment)})`);
+      fail(why("fair.seedNotSeen", { seen: shortHex(seen.commitment) }));
     }
     // The server shows each match's commitment before its first deal (in the lobby, or as the
     // last match ends); shown only with the deal, the seed could have been chosen to suit it.
     if (seen && seen.commitment && seen.dealtSeeds && seen.dealtSeeds[1] && !seen.commitmentBeforeDeal) {
-      fail("this page was first shown the commitment with the first deal, not before it");
+      fail(why("fair.lateCommitment"));
     }
   }
   if (seedVerdict.ok) {
@@ -487,54 +514,55 @@ export async function verifyHistory(history, seen) {
         const seeds = round.client_seeds || [];
         const ds = await deckSeed(history.seed, history.room, history.match_number, round.round, seeds);
         if (ds !== String(round.deck_seed).toLowerCase()) {
-          reasons.push("its deck seed does not follow from the match seed and the client seeds");
+          reasons.push(why("fair.deckSeed"));
         }
         const cards = deck(ds, Boolean(settings.jokers));
-        if (!sameList(cards, round.deck)) reasons.push("its deck is not the one the deck seed shuffles");
+        if (!sameList(cards, round.deck)) reasons.push(why("fair.deck"));
         const active = (round.hands || []).map((h) => h.length > 0);
         const dealt = deal(cards, round.dealer, active, settings.cards);
         (round.hands || []).forEach((h, s) => {
-          if (!sameList(h, dealt.hands[s])) reasons.push(`${players[s] || `Seat ${s + 1}`}'s hand is not what the deck deals`);
+          if (!sameList(h, dealt.hands[s])) reasons.push(why("fair.hand", { name: players[s] || why("seat.n", { n: s + 1 }) }));
         });
-        if (round.pile_top !== dealt.pileTop) reasons.push(`the card turned up should be ${dealt.pileTop}, not ${round.pile_top}`);
+        if (round.pile_top !== dealt.pileTop) reasons.push(why("fair.pileTop", { want: dealt.pileTop, got: round.pile_top }));
         if (seen) {
           const announced = seen.dealtSeeds && seen.dealtSeeds[round.round];
           if (announced && !sameList(announced.map((s) => (s ? s.toLowerCase() : null)), seeds.map((s) => (s ? s.toLowerCase() : null)))) {
-            reasons.push("its client seeds are not the ones announced when it was dealt");
+            reasons.push(why("fair.clientSeeds"));
           }
           // Only for a deal this page saw: every page says hello with a fresh seed before it sees
           // a deal, so the seed in force at such a deal must be one it sent.
           if (announced && seen.seat !== null && seen.seat !== undefined && seen.sent && seen.sent.length > 0) {
             const mine = seeds[seen.seat];
             if (!mine || !seen.sent.includes(mine.toLowerCase())) {
-              reasons.push("your seat's client seed is not one this page sent");
+              reasons.push(why("fair.mySeed"));
             }
           }
           const myHand = seen.hands && seen.hands[round.round];
           if (myHand && seen.seat !== null && seen.seat !== undefined && !sameCards(myHand, (round.hands || [])[seen.seat] || [])) {
-            reasons.push("the hand recorded for your seat is not the one you were dealt");
+            reasons.push(why("fair.myHand"));
           }
         }
         if (reasons.length === 0) reasons.push(...checkPlay(round, ds, dealt, players));
       } catch (e) {
-        reasons.push(`it could not be checked (${e.message})`);
+        reasons.push(why("fair.unchecked", { why: e.reason || e.message }));
       }
       rounds.push({ round: round.round, ok: reasons.length === 0, reasons });
     }
   }
   const ok = seedVerdict.ok && rounds.length > 0 && rounds.every((r) => r.ok);
-  let summary;
-  if (!seedVerdict.ok) {
-    summary = `The match seed does not check out: ${seedVerdict.reasons.join("; ")}.`;
-  } else if (rounds.length === 0) {
-    summary = "The record has no rounds to check.";
-  } else if (ok) {
-    summary = rounds.length === 1 ? "The deal checks out." : `All ${rounds.length} deals check out.`;
-  } else {
-    const bad = rounds.find((r) => !r.ok);
-    summary = `Round ${bad.round} does not check out: ${bad.reasons.join("; ")}.`;
-  }
-  return { ok, seed: seedVerdict, rounds, summary };
+  const inWords = (reasons) => reasons.map(said);
+  return {
+    ok,
+    seed: { ok: seedVerdict.ok, get reasons() { return inWords(seedVerdict.reasons); } },
+    rounds: rounds.map((r) => ({ round: r.round, ok: r.ok, get reasons() { return inWords(r.reasons); } })),
+    get summary() {
+      if (!seedVerdict.ok) return t("fair.summary.seed", { reasons: inWords(seedVerdict.reasons).join("; ") });
+      if (rounds.length === 0) return t("fair.summary.empty");
+      if (ok) return t("fair.summary.ok", { count: rounds.length });
+      const bad = rounds.find((r) => !r.ok);
+      return t("fair.summary.bad", { round: bad.round, reasons: inWords(bad.reasons).join("; ") });
+    },
+  };
 }
 
 // ----- What this page remembers -----

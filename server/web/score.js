@@ -4,6 +4,7 @@
 
 import { cardElement } from "./cards.js";
 import { el } from "./dom.js";
+import { t } from "./i18n.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -21,11 +22,16 @@ export function endingText(result, names, settings) {
   const taker = names[result.taker];
   if (e.kind === "call") {
     const caller = names[e.caller];
-    if (!e.caught) return `${caller} called on ${result.hand[e.caller]} and took the round.`;
-    return `${caller} called on ${result.hand[e.caller]} and was caught: ${taker} held ${result.hand[result.taker]}. ${caller} is charged ${result.took[e.caller]}.`;
+    if (!e.caught) return t("ending.called", { caller, total: result.hand[e.caller] });
+    return t("ending.caught", {
+      caller,
+      total: result.hand[e.caller],
+      taker,
+      held: result.hand[result.taker],
+      charged: result.took[e.caller],
+    });
   }
-  const cap = settings ? " after 200 throws" : "";
-  return `Nobody called${cap}; ${taker} held the lightest hand and took the round.`;
+  return t(settings ? "ending.nobodyCap" : "ending.nobody", { taker });
 }
 
 /**
@@ -68,7 +74,7 @@ export function totalsChart(results, names) {
   text(pad.l - 4, y(hi) + 4, String(hi), "end");
   text(pad.l - 4, y(lo) + 4, String(lo), "end");
   if (lo < 0 && hi > 0) text(pad.l - 4, y(0) + 4, "0", "end");
-  for (let i = 0; i <= rounds; i += 1) text(x(i), h - 6, i === 0 ? "start" : `R${i}`, "middle");
+  for (let i = 0; i <= rounds; i += 1) text(x(i), h - 6, i === 0 ? t("chart.start") : t("chart.round", { n: i }), "middle");
   for (let s = 0; s < n; s += 1) {
     const pts = series[s].map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
     const p = document.createElementNS(SVG, "polyline");
@@ -85,7 +91,7 @@ export function totalsChart(results, names) {
     svg.append(dot);
   }
   const title = document.createElementNS(SVG, "title");
-  title.textContent = `Totals after each round: ${names.map((name, s) => `${name} ${series[s][rounds]}`).join(", ")}`;
+  title.textContent = t("chart.title", { totals: names.map((name, s) => `${name} ${series[s][rounds]}`).join(", ") });
   svg.prepend(title);
   return svg;
 }
@@ -130,7 +136,7 @@ export function renderScore(box, opts) {
   const { result, results, names, me, settings, matchOver } = opts;
   const cumulative = settings.scoring === "cumulative";
   box.replaceChildren();
-  const title = el("h2", "", matchOver ? "Match over" : `Round ${result.round} result`);
+  const title = el("h2", "", matchOver ? t("score.matchOver") : t("score.roundResult", { round: result.round }));
   title.id = "score-title";
   box.append(title);
   box.append(el("p", "ending", endingText(result, names, settings)));
@@ -145,20 +151,20 @@ export function renderScore(box, opts) {
     dot.style.background = SEAT_COLOURS[s % SEAT_COLOURS.length];
     th.append(dot, document.createTextNode(name));
     if (result.ending.kind === "call" && result.ending.caller === s) {
-      th.append(el("span", "tag", result.ending.caught ? "caught" : "called"));
+      th.append(el("span", "tag", t(result.ending.caught ? "score.tag.caught" : "score.tag.called")));
     }
-    if (result.taker === s) th.append(el("span", "tag win", "took"));
-    if (result.eliminated.includes(s)) th.append(el("span", "tag", "out"));
+    if (result.taker === s) th.append(el("span", "tag win", t("score.tag.took")));
+    if (result.eliminated.includes(s)) th.append(el("span", "tag", t("score.tag.out")));
     head.append(th);
   });
   table.append(head);
   const handsRow = el("tr", "hands-row");
-  handsRow.append(el("th", "", "Cards"));
+  handsRow.append(el("th", "", t("score.row.cards")));
   result.hands.forEach((hand, s) => {
     const td = el("td");
     const cards = el("div", "mini-hand");
     for (const c of hand) cards.append(cardElement(c, { small: true }));
-    if (!result.active[s]) cards.append(el("span", "out", "out"));
+    if (!result.active[s]) cards.append(el("span", "out", t("score.tag.out")));
     td.append(cards);
     handsRow.append(td);
   });
@@ -167,18 +173,19 @@ export function renderScore(box, opts) {
     const tr = el("tr", cls);
     tr.append(el("th", "", label));
     values.forEach((v, s) => {
-      const td = el("td", "", result.active[s] || label === "Total" ? fmt(v) : "\u2013");
+      // A seat out of the match has no hand, but keeps its Total.
+      const td = el("td", "", result.active[s] || cls === "row-total" ? fmt(v) : "\u2013");
       tr.append(td);
     });
     table.append(tr);
   };
-  row("Hand", result.hand, String, "row-hand");
-  row("Took", result.took, String, "row-took");
-  row(cumulative ? "Points" : "Paid", result.paid, cumulative ? String : signed, "row-paid");
-  row("Total", result.total, cumulative ? String : signed, "row-total");
+  row(t("score.row.hand"), result.hand, String, "row-hand");
+  row(t("score.row.took"), result.took, String, "row-took");
+  row(t(cumulative ? "score.row.points" : "score.row.paid"), result.paid, cumulative ? String : signed, "row-paid");
+  row(t("score.row.total"), result.total, cumulative ? String : signed, "row-total");
   if (result.reset.some(Boolean)) {
     const tr = el("tr", "row-reset");
-    tr.append(el("th", "", "Reset"));
+    tr.append(el("th", "", t("score.row.reset")));
     result.reset.forEach((r) => tr.append(el("td", "", r ? "\u221250" : "")));
     table.append(tr);
   }
@@ -208,28 +215,29 @@ export function renderScore(box, opts) {
       const li = el("li", st.seat === me ? "me" : "");
       li.append(el("span", "place", `${st.place}.`), document.createTextNode(` ${names[st.seat]} `),
         el("b", "", cumulative ? String(st.total) : signed(st.total)));
-      if (st.eliminated) li.append(el("span", "tag", "out"));
+      if (st.eliminated) li.append(el("span", "tag", t("score.tag.out")));
       ol.append(li);
     }
     box.insertBefore(ol, wrap);
-    box.insertBefore(el("h3", "", "Standings"), ol);
+    box.insertBefore(el("h3", "", t("score.standings")), ol);
     if (opts.seeds && opts.seeds.length > 0) {
       const details = el("details", "seeds");
-      details.append(el("summary", "", "Shuffle seeds, to check every deal"));
+      details.append(el("summary", "", t("score.seeds")));
       const list = el("ol");
+      list.translate = false;
       for (const seed of opts.seeds) list.append(el("li", "", seed));
       details.append(list);
       box.append(details);
     }
     if (opts.fairness) box.append(fairnessBox(opts.fairness));
-    const rematch = el("button", "primary", opts.waiting ? "Rematch asked" : "Rematch");
+    const rematch = el("button", "primary", t(opts.waiting ? "score.rematchAskedButton" : "score.rematch"));
     rematch.type = "button";
     rematch.id = "rematch";
     rematch.disabled = opts.waiting || me === null;
     rematch.addEventListener("click", opts.onRematch);
     actions.append(rematch);
   } else if (me !== null) {
-    const next = el("button", "primary", opts.waiting ? "Waiting for others\u2026" : "Next round");
+    const next = el("button", "primary", t(opts.waiting ? "score.waitingOthers" : "score.next"));
     next.type = "button";
     next.id = "next-round";
     next.disabled = opts.waiting;
@@ -247,19 +255,19 @@ export function renderScore(box, opts) {
  */
 export function fairnessBox(fairness) {
   const section = el("section", "fairness");
-  section.setAttribute("aria-label", "Check the deals");
-  section.append(el("p", "note", "The seed every deal came from is revealed: check that the server dealt fairly."));
+  section.setAttribute("aria-label", t("fair.box"));
+  section.append(el("p", "note", t("fair.note")));
   const buttons = el("div", "fair-actions");
-  const verify = el("button", "", "Verify the deals");
+  const verify = el("button", "", t("fair.verify"));
   verify.type = "button";
   verify.id = "verify";
   verify.disabled = Boolean(fairness.verdict && fairness.verdict.kind === "checking");
   verify.addEventListener("click", fairness.onVerify);
-  const download = el("button", "", "Download hand history");
+  const download = el("button", "", t("fair.download"));
   download.type = "button";
   download.id = "download-history";
   download.addEventListener("click", fairness.onDownload);
-  const replay = el("a", "button-link", "Replay");
+  const replay = el("a", "button-link", t("fair.replay"));
   replay.id = "replay-link";
   replay.href = fairness.replayUrl;
   replay.target = "_blank";

@@ -1,5 +1,8 @@
 // Table settings: the presets, a form with a one-line explanation per setting, validation that
-// mirrors `engine/src/settings.rs` (the server still judges), and plain-words summaries.
+// mirrors `engine/src/settings.rs` (the server still judges), and plain-words summaries, in the
+// page's language (i18n.js).
+
+import { t } from "./i18n.js";
 
 /** The named presets, spelled out exactly as `Preset::settings` in the engine. */
 export const PRESETS = {
@@ -23,18 +26,10 @@ export const PRESETS = {
   },
 };
 
-/** One line about each preset. */
-export const PRESET_NOTES = {
-  standard: "The standard table: draw then throw, call at 5 or less, a wrong call costs 25, zero-sum scores.",
-  household: "The household guide: throw then draw, Jack 0, runs, no call limit, points add up, out at 100.",
-  yaniv: "Yaniv, the Israeli cousin: call at 7 or less, 30 on top of the hand, jokers wild in runs, out at 200.",
-};
-
-const COURT_TEXT = {
-  tens: "Jack, queen and king 10 each",
-  sequential: "Jack 11, queen 12, king 13",
-  jack_zero: "Jack 0, queen 10, king 10",
-};
+/** One line about a preset (`standard`, `household`, `yaniv`). */
+export function describePreset(preset) {
+  return t(`preset.${preset}.note`);
+}
 
 /** A deep copy of a settings value. */
 export function copySettings(s) {
@@ -52,70 +47,74 @@ export function presetOf(s) {
 
 /** The first problem with these settings, in plain words, or null. Mirrors `Settings::validate`. */
 export function validate(s) {
-  if (!(s.players >= 2 && s.players <= 6)) return "Players must be 2 to 6.";
-  if (s.cards !== 5 && s.cards !== 7) return "Deal 5 or 7 cards.";
+  if (!(s.players >= 2 && s.players <= 6)) return t("invalid.players");
+  if (s.cards !== 5 && s.cards !== 7) return t("invalid.cards");
   if (s.rounds !== "until_one_remains") {
     const n = s.rounds.fixed;
-    if (!(Number.isInteger(n) && n >= 1 && n <= 100)) return "Rounds must be 1 to 100.";
+    if (!(Number.isInteger(n) && n >= 1 && n <= 100)) return t("invalid.rounds");
   } else if (s.elimination === null) {
-    return "Playing until one player remains needs elimination on.";
+    return t("invalid.untilOneRemains");
   }
   if (s.call_limit !== null && !(Number.isInteger(s.call_limit) && s.call_limit >= 0 && s.call_limit <= 50)) {
-    return "The call limit must be 0 to 50.";
+    return t("invalid.callLimit");
   }
-  if (!(Number.isInteger(s.penalty) && s.penalty >= 1 && s.penalty <= 500)) return "The penalty must be 1 to 500.";
+  if (!(Number.isInteger(s.penalty) && s.penalty >= 1 && s.penalty <= 500)) return t("invalid.penalty");
   if (s.double_penalty) {
     const d = s.double_penalty;
     if (!(Number.isInteger(d.amount) && d.amount > s.penalty && d.amount <= 500)) {
-      return `The doubled penalty must be more than the penalty (${s.penalty}) and at most 500.`;
+      return t("invalid.doubleAmount", { penalty: s.penalty });
     }
-    if (!(Number.isInteger(d.margin) && d.margin >= 0 && d.margin <= 50)) return "The doubled penalty's margin must be 0 to 50.";
+    if (!(Number.isInteger(d.margin) && d.margin >= 0 && d.margin <= 50)) return t("invalid.doubleMargin");
   }
-  if (s.jokers_in_runs && !(s.runs && s.jokers)) return "Jokers in runs needs both runs and jokers on.";
+  if (s.jokers_in_runs && !(s.runs && s.jokers)) return t("invalid.jokersInRuns");
   if (s.turn_order === "draw_then_throw" && s.pickup !== "single_only") {
-    return "The pick-up rule only applies when players throw before they draw.";
+    return t("invalid.pickup");
   }
   if (s.elimination !== null) {
-    if (s.scoring !== "cumulative") return "Elimination needs cumulative points.";
+    if (s.scoring !== "cumulative") return t("invalid.elimination");
     if (!(Number.isInteger(s.elimination) && s.elimination >= 1 && s.elimination <= 1000)) {
-      return "The elimination total must be 1 to 1000.";
+      return t("invalid.eliminationAt");
     }
   }
-  if (s.score_reset && s.scoring !== "cumulative") return "The score reset needs cumulative points.";
+  if (s.score_reset && s.scoring !== "cumulative") return t("invalid.scoreReset");
   return null;
 }
 
 /** How many rounds, in words. */
 export function roundsText(s) {
-  if (s.rounds === "until_one_remains") return "until one player remains";
-  const n = s.rounds.fixed;
-  return `${n} round${n === 1 ? "" : "s"}`;
+  if (s.rounds === "until_one_remains") return t("summary.untilOneRemains");
+  return t("summary.rounds", { count: s.rounds.fixed });
 }
 
 /** The call limit, in words. */
 export function limitText(s) {
-  return s.call_limit === null ? "no call limit" : `call at ${s.call_limit} or less`;
+  return s.call_limit === null ? t("summary.noLimit") : t("summary.limit", { limit: s.call_limit });
 }
 
 /** What the court cards are worth, in words. */
 export function courtText(s) {
-  return COURT_TEXT[s.court];
+  return t(`court.${s.court}`);
 }
 
 /** A short summary of a table, one item per setting that matters. */
 export function summary(s) {
+  const penalty = `${s.penalty_mode === "on_top" ? "+" : ""}${s.penalty}`;
   const items = [
-    `${s.players} players`,
-    `${s.cards} cards`,
+    t("summary.players", { count: s.players }),
+    t("summary.cards", { count: s.cards }),
     roundsText(s),
     limitText(s),
-    `wrong call ${s.penalty_mode === "on_top" ? "+" : ""}${s.penalty}${s.double_penalty ? ` (${s.double_penalty.amount} if off by more than ${s.double_penalty.margin})` : ""}`,
+    s.double_penalty
+      ? t("summary.wrongCallDoubled", { penalty, amount: s.double_penalty.amount, margin: s.double_penalty.margin })
+      : t("summary.wrongCall", { penalty }),
     courtText(s),
-    s.runs ? "runs on" : "no runs",
-    s.jokers ? (s.jokers_in_runs ? "jokers, wild in runs" : "jokers") : "no jokers",
-    s.turn_order === "throw_then_draw" ? "throw then draw" : "draw then throw",
-    s.scoring === "cumulative" ? `points add up${s.elimination !== null ? `, out at ${s.elimination}` : ""}` : "zero-sum scores",
-    `${s.difficulty} bots`,
+    t(s.runs ? "summary.runs" : "summary.noRuns"),
+    t(s.jokers ? (s.jokers_in_runs ? "summary.jokersInRuns" : "summary.jokers") : "summary.noJokers"),
+    t(s.turn_order === "throw_then_draw" ? "summary.throwThenDraw" : "summary.drawThenThrow"),
+    s.scoring === "cumulative"
+      ? (s.elimination !== null ? t("summary.cumulativeOut", { out: s.elimination }) : t("summary.cumulative"))
+      : t("summary.settlement"),
+    t("summary.bots", { level: t(`difficulty.${s.difficulty}`) }),
   ];
   return items;
 }
@@ -166,68 +165,82 @@ const OFF = "off";
  * @param {HTMLElement} container where to build it
  * @param {object} initial the settings to show
  * @param {(settings: object) => void} onChange called with the new settings after each change
- * @returns {{get: () => object, set: (s: object) => void, setDisabled: (d: boolean) => void}}
+ * @returns {{get: () => object, set: (s: object) => void, setDisabled: (d: boolean) => void,
+ *   relabel: () => void}}
  */
 export function settingsForm(container, initial, onChange) {
-  container.replaceChildren();
   container.classList.add("settings-form");
-  const c = {};
-  c.preset = select([["standard", "Standard table"], ["household", "Household guide"], ["yaniv", "Yaniv"], ["custom", "Custom"]]);
-  c.players = select([2, 3, 4, 5, 6].map((n) => [String(n), `${n} players`]));
-  c.cards = select([["5", "5 cards"], ["7", "7 cards"]]);
-  c.roundsMode = select([["fixed", "A fixed number"], ["until_one_remains", "Until one player remains"]]);
-  c.rounds = number(1, 100);
-  c.callLimit = select([["limit", "At or below a limit"], [OFF, "Any time (no limit)"]]);
-  c.limit = number(0, 50);
-  c.penalty = number(1, 500);
-  c.penaltyMode = select([["instead", "Instead of the hand"], ["on_top", "On top of the hand"]]);
-  c.double = select([[OFF, "Off"], ["on", "On"]]);
-  c.doubleAmount = number(2, 500);
-  c.doubleMargin = number(0, 50);
-  c.court = select([["tens", "Ten each"], ["sequential", "11, 12 and 13"], ["jack_zero", "Jack 0, queen and king 10"]]);
-  c.runs = select([["false", "Only same-rank groups"], ["true", "Runs allowed"]]);
-  c.jokers = select([["false", "Off"], ["true", "Two jokers, worth 0"]]);
-  c.jokersInRuns = select([["false", "Only in sets"], ["true", "In sets and runs"]]);
-  c.turnOrder = select([["draw_then_throw", "Draw, then throw"], ["throw_then_draw", "Throw, then draw"]]);
-  c.pickup = select([["single_only", "Only a single-card throw"], ["any_card", "Any card of the throw"], ["ends", "First or last card of the throw"]]);
-  c.scoring = select([["settlement", "Zero-sum settlement (high is good)"], ["cumulative", "Points add up (low is good)"]]);
-  c.elimination = select([[OFF, "Off"], ["on", "On"]]);
-  c.eliminationAt = number(1, 1000);
-  c.scoreReset = select([["false", "Off"], ["true", "On"]]);
-  c.difficulty = select([["easy", "Easy"], ["medium", "Medium"], ["hard", "Hard"], ["expert", "Expert"]]);
+  /** The controls, by setting: built (again, at a switch of language) by `build`. */
+  let c = {};
+  let presetNote = null;
+  let error = null;
+  const options = (prefix, values) => values.map((v) => [v, t(`${prefix}.${v}`)]);
+  const onOff = () => [[OFF, t("option.off")], ["on", t("option.on")]];
+  const falseTrue = (off, on) => [["false", off], ["true", on]];
 
-  const presetNote = document.createElement("p");
-  presetNote.className = "note";
-  const rows = [
-    field("set-preset", "Preset", "A named table with every setting filled in; change any setting below to make it your own.", c.preset),
-    field("set-players", "Players", "Seats at the table. Fewer hands that could be lighter make a call safer.", c.players),
-    field("set-cards", "Cards", "Cards dealt to each player. Seven makes opening hands heavy and calls come later.", c.cards),
-    field("set-rounds-mode", "Match length", "Deals in the match; scores carry across them.", c.roundsMode),
-    field("set-rounds", "Rounds", "How many deals, when the match has a fixed length.", c.rounds),
-    field("set-call", "Calling", "Whether a call needs the hand at or below a limit first.", c.callLimit),
-    field("set-limit", "Call at or below", "The hand total a call is allowed at. At 3 calls are rare and safe; at 10 they come early and get caught.", c.limit),
-    field("set-penalty", "A wrong call costs", "What a caught caller is charged, and what the seat that catches them collects.", c.penalty),
-    field("set-penalty-mode", "Penalty is charged", "Instead of the caller's hand (Dhumbal), or added to it (most Yaniv tables).", c.penaltyMode),
-    field("set-double", "Doubled penalty", "A bigger penalty when the caller is undercut by a wide margin.", c.double),
-    field("set-double-amount", "Doubled penalty amount", "What the caller pays instead, 50 in the household guide.", c.doubleAmount),
-    field("set-double-margin", "Undercut by more than", "How far over the lightest hand the caller must be for the doubled penalty.", c.doubleMargin),
-    field("set-court", "Court cards", "What a jack, queen and king are worth. The ace is always 1 and a joker 0.", c.court),
-    field("set-runs", "Runs", "Whether three or more consecutive cards of one suit may be thrown together.", c.runs),
-    field("set-jokers", "Jokers", "Adds the two printed jokers, worth nothing and wild inside a set.", c.jokers),
-    field("set-jokers-runs", "Jokers in runs", "Whether a joker may also fill a gap in a run (needs runs and jokers).", c.jokersInRuns),
-    field("set-turn-order", "A turn is", "Draw one card then throw, or throw first and then draw.", c.turnOrder),
-    field("set-pickup", "Pick up from the previous throw", "Throw-then-draw tables: which card of the previous player's throw may be taken.", c.pickup),
-    field("set-scoring", "Scoring", "Settle each round to its winner, or add points to running totals where low is good.", c.scoring),
-    field("set-elimination", "Elimination", "With points adding up: a player whose total reaches a threshold is out.", c.elimination),
-    field("set-elimination-at", "Out at", "The total that puts a player out of the match.", c.eliminationAt),
-    field("set-score-reset", "Score reset", "With points adding up: a total landing exactly on a multiple of 50 drops by 50.", c.scoreReset),
-    field("set-difficulty", "Bots", "How much the bots remember and how far under the limit they wait before calling.", c.difficulty),
-  ];
-  rows[0].append(presetNote);
-  const error = document.createElement("p");
-  error.className = "form-error";
-  error.setAttribute("role", "alert");
-  container.append(...rows, error);
+  /** Builds every control with its label and explanation in the page's language. */
+  const build = () => {
+    container.replaceChildren();
+    c = {};
+    c.preset = select([...options("preset", ["standard", "household", "yaniv"]), ["custom", t("preset.custom")]]);
+    c.players = select([2, 3, 4, 5, 6].map((n) => [String(n), t("summary.players", { count: n })]));
+    c.cards = select([5, 7].map((n) => [String(n), t("summary.cards", { count: n })]));
+    c.roundsMode = select([["fixed", t("option.roundsFixed")], ["until_one_remains", t("option.untilOneRemains")]]);
+    c.rounds = number(1, 100);
+    c.callLimit = select([["limit", t("option.callAtLimit")], [OFF, t("option.callAnyTime")]]);
+    c.limit = number(0, 50);
+    c.penalty = number(1, 500);
+    c.penaltyMode = select([["instead", t("option.penaltyInstead")], ["on_top", t("option.penaltyOnTop")]]);
+    c.double = select(onOff());
+    c.doubleAmount = number(2, 500);
+    c.doubleMargin = number(0, 50);
+    c.court = select(options("option.court", ["tens", "sequential", "jack_zero"]));
+    c.runs = select(falseTrue(t("option.runsOff"), t("option.runsOn")));
+    c.jokers = select(falseTrue(t("option.off"), t("option.jokersOn")));
+    c.jokersInRuns = select(falseTrue(t("option.jokersInSets"), t("option.jokersInRuns")));
+    c.turnOrder = select(options("option.turnOrder", ["draw_then_throw", "throw_then_draw"]));
+    c.pickup = select(options("option.pickup", ["single_only", "any_card", "ends"]));
+    c.scoring = select(options("option.scoring", ["settlement", "cumulative"]));
+    c.elimination = select(onOff());
+    c.eliminationAt = number(1, 1000);
+    c.scoreReset = select(falseTrue(t("option.off"), t("option.on")));
+    c.difficulty = select(options("option.difficulty", ["easy", "medium", "hard", "expert"]));
+
+    presetNote = document.createElement("p");
+    presetNote.className = "note";
+    const row = (id, key, control) => field(id, t(`setting.${key}`), t(`setting.${key}.note`), control);
+    const rows = [
+      row("set-preset", "preset", c.preset),
+      row("set-players", "players", c.players),
+      row("set-cards", "cards", c.cards),
+      row("set-rounds-mode", "roundsMode", c.roundsMode),
+      row("set-rounds", "rounds", c.rounds),
+      row("set-call", "calling", c.callLimit),
+      row("set-limit", "limit", c.limit),
+      row("set-penalty", "penalty", c.penalty),
+      row("set-penalty-mode", "penaltyMode", c.penaltyMode),
+      row("set-double", "double", c.double),
+      row("set-double-amount", "doubleAmount", c.doubleAmount),
+      row("set-double-margin", "doubleMargin", c.doubleMargin),
+      row("set-court", "court", c.court),
+      row("set-runs", "runs", c.runs),
+      row("set-jokers", "jokers", c.jokers),
+      row("set-jokers-runs", "jokersInRuns", c.jokersInRuns),
+      row("set-turn-order", "turnOrder", c.turnOrder),
+      row("set-pickup", "pickup", c.pickup),
+      row("set-scoring", "scoring", c.scoring),
+      row("set-elimination", "elimination", c.elimination),
+      row("set-elimination-at", "eliminationAt", c.eliminationAt),
+      row("set-score-reset", "scoreReset", c.scoreReset),
+      row("set-difficulty", "difficulty", c.difficulty),
+    ];
+    rows[0].append(presetNote);
+    error = document.createElement("p");
+    error.className = "form-error";
+    error.setAttribute("role", "alert");
+    container.append(...rows, error);
+  };
+  build();
   const rowOf = (control) => control.closest(".field");
 
   let current = copySettings(initial);
@@ -235,7 +248,7 @@ export function settingsForm(container, initial, onChange) {
   const show = (s) => {
     const preset = presetOf(s);
     c.preset.value = preset || "custom";
-    presetNote.textContent = preset ? PRESET_NOTES[preset] : "Your own mix of settings.";
+    presetNote.textContent = preset ? describePreset(preset) : t("preset.custom.note");
     c.players.value = String(s.players);
     c.cards.value = String(s.cards);
     c.roundsMode.value = s.rounds === "until_one_remains" ? "until_one_remains" : "fixed";
@@ -324,6 +337,15 @@ export function settingsForm(container, initial, onChange) {
     },
     setDisabled: (disabled) => {
       for (const el of container.querySelectorAll("select, input")) el.disabled = disabled;
+    },
+    /** Builds the form again in the page's language, with the same settings (and focus). */
+    relabel: () => {
+      const focused = container.contains(document.activeElement) ? document.activeElement.id : null;
+      const disabled = Boolean(c.preset && c.preset.disabled);
+      build();
+      show(current);
+      if (disabled) for (const el of container.querySelectorAll("select, input")) el.disabled = true;
+      if (focused && document.getElementById(focused)) document.getElementById(focused).focus({ preventScroll: true });
     },
   };
 }

@@ -6,7 +6,8 @@
 
 import { cardBack, cardElement, cardLabel, classify, sortHand, total } from "./cards.js";
 import { limitText } from "./settings.js";
-import { el } from "./dom.js";
+import { el, seatName as nameOfSeat } from "./dom.js";
+import { label, t, tNodes } from "./i18n.js";
 
 /** Whether `view`'s seat may throw now. */
 function mayThrow(view) {
@@ -32,24 +33,24 @@ function pickable(throwCards, pickup) {
 
 /** One line of the log, in words, or null for events not worth a line. */
 export function describeEvent(event, names, me) {
-  const who = (s) => (s === me ? "You" : names[s] || `Seat ${s + 1}`);
+  const who = (s) => (s === me ? t("log.you") : names[s] || t("seat.n", { n: s + 1 }));
   switch (event.type) {
     case "dealt":
-      return `Round ${event.round}: ${who(event.dealer)} dealt; ${cardLabel(event.pile_top)} turned up.`;
+      return t("log.dealt", { round: event.round, who: who(event.dealer), card: cardLabel(event.pile_top) });
     case "called":
-      return `${who(event.seat)} called!`;
+      return t("log.called", { who: who(event.seat) });
     case "drew_from_stock":
-      return `${who(event.seat)} drew from the stock.`;
+      return t("log.drew", { who: who(event.seat) });
     case "took_from_pile":
-      return `${who(event.seat)} took ${cardLabel(event.card)} from the pile.`;
+      return t("log.took", { who: who(event.seat), card: cardLabel(event.card) });
     case "threw":
-      return `${who(event.seat)} threw ${event.cards.map(cardLabel).join(" ")}.`;
+      return t("log.threw", { who: who(event.seat), cards: event.cards.map(cardLabel).join(" ") });
     case "reshuffled":
-      return `The pile was shuffled into a new stock (${event.stock} cards).`;
+      return t("log.reshuffled", { count: event.stock });
     case "round_ended":
-      return "Every hand is shown.";
+      return t("log.shown");
     case "match_ended":
-      return "The match is over.";
+      return t("log.matchOver");
     default:
       return null;
   }
@@ -67,7 +68,7 @@ export function createTable(root, hooks) {
   root.replaceChildren();
   const header = el("div", "table-head");
   const roundInfo = el("span", "round-info");
-  const rulesButton = el("button", "link", "How to play");
+  const rulesButton = label(el("button", "link"), "rules.open");
   rulesButton.type = "button";
   rulesButton.id = "open-rules";
   rulesButton.addEventListener("click", hooks.rules);
@@ -96,7 +97,7 @@ export function createTable(root, hooks) {
   prompt.setAttribute("aria-live", "polite");
   const log = el("ol", "log");
   log.id = "log";
-  log.setAttribute("aria-label", "What happened");
+  label(log, "table.log", "aria-label");
 
   const mine = el("div", "mine");
   const status = el("p", "status");
@@ -104,15 +105,15 @@ export function createTable(root, hooks) {
   const hand = el("div", "hand");
   hand.id = "hand";
   hand.setAttribute("role", "group");
-  hand.setAttribute("aria-label", "Your hand");
+  label(hand, "table.hand", "aria-label");
   const actions = el("div", "actions");
-  const sortButton = el("button", "", "Sort hand");
+  const sortButton = label(el("button", ""), "table.sort");
   sortButton.type = "button";
   sortButton.id = "sort";
-  const callButton = el("button", "call", "Call");
+  const callButton = el("button", "call", t("table.call"));
   callButton.type = "button";
   callButton.id = "call";
-  const throwButton = el("button", "primary", "Throw");
+  const throwButton = el("button", "primary", t("table.throw"));
   throwButton.type = "button";
   throwButton.id = "throw";
   actions.append(sortButton, callButton, throwButton);
@@ -143,7 +144,7 @@ export function createTable(root, hooks) {
   const toggle = (card) => {
     if (!view || view.seat === null) return;
     if (card === view.barred) {
-      hooks.notice(`You just took ${cardLabel(card)} from the pile; it can't go back this turn.`);
+      hooks.notice(t("table.barredNotice", { card: cardLabel(card) }));
       return;
     }
     marked = marked.includes(card) ? marked.filter((c) => c !== card) : [...marked, card];
@@ -169,10 +170,8 @@ export function createTable(root, hooks) {
     const takeable = view.takeable;
     if (card && takeable.includes(card)) draw("pile", card);
     else if (!card && takeable.length === 1) draw("pile", takeable[0]);
-    else if (!card && takeable.length > 1) hooks.notice("Tap the card of the previous throw you want.");
-    else hooks.notice(view.settings.turn_order === "throw_then_draw"
-      ? "That throw can't be picked up; take from the stock."
-      : "Only the top card of the pile can be taken.");
+    else if (!card && takeable.length > 1) hooks.notice(t("error.choose_pile_card"));
+    else hooks.notice(t(view.settings.turn_order === "throw_then_draw" ? "table.cantPickUp" : "table.onlyTop"));
   };
 
   throwButton.addEventListener("click", doThrow);
@@ -201,7 +200,7 @@ export function createTable(root, hooks) {
     if (!drag.ghost && Math.hypot(dx, dy) < 10) return;
     if (!drag.ghost) {
       if (marked.length > 0 || !mayThrow(view)) {
-        if (marked.length > 0) hooks.notice("Unmark your cards to drag one onto the pile, or press Throw.");
+        if (marked.length > 0) hooks.notice(t("table.unmarkToDrag"));
         drag = null;
         return;
       }
@@ -225,7 +224,7 @@ export function createTable(root, hooks) {
     if (!wasDrag) {
       toggle(card);
     } else if (over) {
-      if (card === view.barred) hooks.notice(`You just took ${cardLabel(card)} from the pile; it can't go back this turn.`);
+      if (card === view.barred) hooks.notice(t("table.barredNotice", { card: cardLabel(card) }));
       else sendThrow([card]);
     }
   });
@@ -258,7 +257,7 @@ export function createTable(root, hooks) {
   document.addEventListener("keydown", keys);
 
   function seatName(s) {
-    return names[s] || `Seat ${s + 1}`;
+    return names[s] || t("seat.n", { n: s + 1 });
   }
 
   // What each seat did on its latest turn this round ("took 7♥ · threw K♥"), from the log.
@@ -271,9 +270,9 @@ export function createTable(root, hooks) {
       if (e.seat !== current) lastTurn[e.seat] = [];
       current = e.seat;
       // A blind draw from the stock is implied by a turn without a pick-up.
-      if (e.type === "took_from_pile") lastTurn[e.seat].push(`took ${cardLabel(e.card)}`);
-      if (e.type === "threw") lastTurn[e.seat].push(`threw ${e.cards.map(cardLabel).join(" ")}`);
-      if (e.type === "called") lastTurn[e.seat].push("called");
+      if (e.type === "took_from_pile") lastTurn[e.seat].push(t("seat.lastTook", { card: cardLabel(e.card) }));
+      if (e.type === "threw") lastTurn[e.seat].push(t("seat.lastThrew", { cards: e.cards.map(cardLabel).join(" ") }));
+      if (e.type === "called") lastTurn[e.seat].push(t("seat.lastCalled"));
     }
     lastTurn = lastTurn.map((parts) => (parts && parts.length ? parts.join(", ") : null));
   }
@@ -294,24 +293,29 @@ export function createTable(root, hooks) {
       if (view.eliminated[s]) box.classList.add("out");
       const name = el("div", "seat-name");
       const dot = el("span", `conn ${info && !info.connected ? "off" : "on"}`);
-      dot.title = info && !info.connected ? "away" : "here";
+      dot.title = t(info && !info.connected ? "seat.away" : "seat.here");
       name.append(dot, el("span", "", seatName(s)));
-      if (s === view.dealer) name.append(el("span", "dealer", "D"));
+      if (s === view.dealer) {
+        const dealer = el("span", "dealer", t("seat.dealerMark"));
+        dealer.title = t("seat.dealer");
+        name.append(dealer);
+      }
       const meta = el("div", "seat-meta");
-      if (info && info.kind === "bot") meta.append(el("span", "", `bot \u00b7 ${info.difficulty || view.settings.difficulty}`));
-      else if (info && info.kind === "human" && info.stand_in) meta.append(el("span", "", `away \u00b7 a ${info.stand_in} bot plays`));
-      else if (info && info.kind === "human" && !info.connected) meta.append(el("span", "", "away"));
-      else meta.append(el("span", "", "player"));
-      if (info && info.muted) meta.append(el("span", "muted-tag", " \u00b7 muted"));
+      const level = (d) => t(`difficulty.${d}`);
+      if (info && info.kind === "bot") meta.append(el("span", "", t("seat.botLevel", { level: level(info.difficulty || view.settings.difficulty) })));
+      else if (info && info.kind === "human" && info.stand_in) meta.append(el("span", "", t("seat.standIn", { level: level(info.stand_in) })));
+      else if (info && info.kind === "human" && !info.connected) meta.append(el("span", "", t("seat.away")));
+      else meta.append(el("span", "", t("lobby.player")));
+      if (info && info.muted) meta.append(el("span", "muted-tag", ` \u00b7 ${t("lobby.muted")}`));
       const count = el("div", "seat-count");
       const backs = el("span", "backs");
       for (let i = 0; i < Math.min(view.card_counts[s], 7); i += 1) backs.append(el("i"));
-      count.append(backs, el("span", "count", `${view.card_counts[s]} card${view.card_counts[s] === 1 ? "" : "s"}`));
-      const score = el("div", "seat-total", `Total ${view.settings.scoring === "cumulative" ? view.totals[s] : signedTotal(view.totals[s])}`);
+      count.append(backs, el("span", "count", t("seat.cards", { count: view.card_counts[s] })));
+      const score = el("div", "seat-total", t("seat.total", { total: view.settings.scoring === "cumulative" ? view.totals[s] : signedTotal(view.totals[s]) }));
       box.append(name, meta, count, score);
       if (lastTurn[s]) box.append(el("div", "seat-last", lastTurn[s]));
-      if (playing) box.append(el("div", "seat-turn", "playing\u2026"));
-      if (view.eliminated[s]) box.append(el("div", "seat-turn", "out"));
+      if (playing) box.append(el("div", "seat-turn", t("seat.playing")));
+      if (view.eliminated[s]) box.append(el("div", "seat-turn", t("seat.out")));
       seats.append(box);
     }
   }
@@ -330,7 +334,7 @@ export function createTable(root, hooks) {
           cardEl.classList.add(canDraw ? "takeable" : "pickable");
           if (canDraw) {
             cardEl.addEventListener("click", () => drawPile(c));
-            cardEl.setAttribute("aria-label", `Take ${cardEl.getAttribute("aria-label")}`);
+            cardEl.setAttribute("aria-label", t("pile.take", { card: cardEl.getAttribute("aria-label") }));
           }
         } else if (hint.includes(c)) {
           cardEl.classList.add("pickable");
@@ -343,26 +347,26 @@ export function createTable(root, hooks) {
     };
     if (s.turn_order === "throw_then_draw") {
       if (view.phase === "draw" && view.previous_throw.length > 0) {
-        pileBox.append(groupBox(view.previous_throw, view.seat === view.turn ? "Previous throw: take one" : "Previous throw", view.takeable, []));
+        pileBox.append(groupBox(view.previous_throw, t(view.seat === view.turn ? "pile.previousTake" : "pile.previous"), view.takeable, []));
       }
       if (view.top_throw.length > 0) {
         const hint = view.phase === "start" ? pickable(view.top_throw, s.pickup) : [];
-        pileBox.append(groupBox(view.top_throw, view.phase === "draw" ? "Just thrown" : "Last throw", [], hint));
+        pileBox.append(groupBox(view.top_throw, t(view.phase === "draw" ? "pile.justThrown" : "pile.lastThrow"), [], hint));
       }
     } else if (view.top_throw.length > 0) {
-      pileBox.append(groupBox(view.top_throw, `Pile \u00b7 ${view.pile_size}`, view.takeable, []));
+      pileBox.append(groupBox(view.top_throw, t("pile.count", { count: view.pile_size }), view.takeable, []));
     } else if (view.pile_top) {
-      pileBox.append(groupBox([view.pile_top], `Pile \u00b7 ${view.pile_size}`, view.takeable, []));
+      pileBox.append(groupBox([view.pile_top], t("pile.count", { count: view.pile_size }), view.takeable, []));
     }
     if (pileBox.childElementCount === 0) {
       const g = el("div", "throw-group");
-      g.append(el("div", "card empty-slot"), el("span", "pile-label", "Pile is empty"));
+      g.append(el("div", "card empty-slot"), el("span", "pile-label", t("pile.empty")));
       pileBox.append(g);
     }
     stock.disabled = !canDraw;
     stock.classList.toggle("takeable", canDraw);
-    stock.setAttribute("aria-label", `Stock, ${view.stock_size} cards${canDraw ? ": draw" : ""}`);
-    stockLabel.textContent = `Stock \u00b7 ${view.stock_size}`;
+    stock.setAttribute("aria-label", t(canDraw ? "stock.ariaDraw" : "stock.aria", { count: view.stock_size }));
+    stockLabel.textContent = t("stock.count", { count: view.stock_size });
   }
 
   function paintHand() {
@@ -379,40 +383,40 @@ export function createTable(root, hooks) {
       cardEl.title = `${i + 1}`;
       if (c === view.barred) {
         cardEl.classList.add("barred");
-        cardEl.append(el("span", "barred-tag", "just taken"));
-        cardEl.setAttribute("aria-label", `${cardEl.getAttribute("aria-label")}, just taken, can't be thrown this turn`);
+        cardEl.append(el("span", "barred-tag", t("hand.justTaken")));
+        cardEl.setAttribute("aria-label", t("hand.barredAria", { card: cardEl.getAttribute("aria-label") }));
       }
       hand.append(cardEl);
       if (c === focused) cardEl.focus({ preventScroll: true });
     });
-    if (view.seat === null) hand.append(el("p", "note", "You are watching: hands stay hidden until the show."));
+    if (view.seat === null) hand.append(el("p", "note", t("hand.watching")));
   }
 
   function paintActions() {
     const s = view.settings;
     const canThrow = mayThrow(view);
     const value = total(marked, court());
-    throwButton.textContent = marked.length > 0 ? `Throw ${value}` : "Throw";
+    throwButton.textContent = marked.length > 0 ? t("table.throwValue", { value }) : t("table.throw");
     throwButton.disabled = !(canThrow && markedValid());
     if (marked.length > 0 && !markedValid()) {
-      throwButton.title = marked.includes(view.barred) ? "The card just taken can't be thrown this turn" : "Those cards don't go together";
+      throwButton.title = t(marked.includes(view.barred) ? "table.throwBarred" : "table.throwBad");
     } else {
       throwButton.title = "";
     }
     callButton.hidden = !view.can_call;
-    callButton.textContent = `Call on ${view.hand_total}`;
+    callButton.textContent = t("table.callOn", { total: view.hand_total });
     sortButton.disabled = order.length < 2;
-    const holding = el("b", "", `Holding ${view.hand_total}`);
-    const limit = el("span", "limit", s.call_limit === null ? "no call limit" : `call at ${s.call_limit} or less`);
+    const holding = el("b", "", t("status.holding", { total: view.hand_total }));
+    const limit = el("span", "limit", limitText(s));
     const mineTotal = view.totals[view.seat];
-    const totalText = el("span", "limit", `Total ${s.scoring === "cumulative" ? mineTotal : signedTotal(mineTotal)}`);
+    const totalText = el("span", "limit", t("seat.total", { total: s.scoring === "cumulative" ? mineTotal : signedTotal(mineTotal) }));
     status.replaceChildren(holding, limit, totalText);
     if (marked.length > 0) {
       const kind = classify(marked, s);
       status.append(el("span", `marked-note${kind ? "" : " bad"}`,
-        kind ? `${marked.length} marked: ${value}` : "these don't go together"));
+        kind ? t("status.marked", { count: marked.length, value }) : t("status.bad")));
     }
-    if (view.seat === null) status.replaceChildren(el("b", "", "Watching"));
+    if (view.seat === null) status.replaceChildren(el("b", "", t("status.watching")));
     actions.hidden = view.seat === null;
   }
 
@@ -420,26 +424,29 @@ export function createTable(root, hooks) {
     const s = view.settings;
     let text;
     if (view.phase === "round_over" || view.phase === "match_over") {
-      text = "The round is over.";
+      text = t("prompt.roundOver");
     } else if (view.seat !== null && view.turn === view.seat && room && room.seats[view.seat] && room.seats[view.seat].stand_in) {
-      text = "Welcome back: the bot that played for you is finishing this turn.";
+      text = t("prompt.standIn");
     } else if (view.seat !== null && view.turn === view.seat) {
       if (view.phase === "start" && s.turn_order === "draw_then_throw") {
-        text = view.can_call ? "Your turn: call, or take a card from the stock or the pile." : "Your turn: take a card from the stock or the pile.";
+        text = t(view.can_call ? "prompt.callOrDraw" : "prompt.draw");
       } else if (view.phase === "start") {
-        text = view.can_call ? "Your turn: call, or throw a card or a group." : "Your turn: throw a card or a group.";
+        text = t(view.can_call ? "prompt.callOrThrowFirst" : "prompt.throwFirst");
       } else if (view.phase === "throw") {
-        text = "Now throw: mark cards and press Throw, or drag one onto the pile.";
+        text = t("prompt.throw");
       } else {
-        text = view.takeable.length > 0 ? "Now take a card: the stock, or a highlighted card of the previous throw." : "Now take a card from the stock.";
+        text = t(view.takeable.length > 0 ? "prompt.pickUp" : "prompt.pickUpStock");
       }
     } else {
-      text = `${seatName(view.turn)} is playing\u2026`;
+      text = t("prompt.playing", { name: seatName(view.turn) });
     }
     prompt.textContent = text;
     prompt.classList.toggle("yours", view.seat !== null && view.turn === view.seat && !["round_over", "match_over"].includes(view.phase));
-    const rounds = s.rounds === "until_one_remains" ? "" : ` of ${s.rounds.fixed}`;
-    roundInfo.textContent = `Round ${view.round}${rounds} \u00b7 ${limitText(s)} \u00b7 throws ${view.throws}/${view.throw_cap}`;
+    const round = s.rounds === "until_one_remains"
+      ? t("table.round", { round: view.round })
+      : t("table.roundOf", { round: view.round, rounds: s.rounds.fixed });
+    const throws = t("table.throws", { throws: view.throws, cap: view.throw_cap });
+    roundInfo.textContent = [round, limitText(s), throws].join(" \u00b7 ");
   }
 
   function paintLog() {
@@ -453,9 +460,10 @@ export function createTable(root, hooks) {
     commitment.hidden = !value;
     if (!value) return;
     commitment.dataset.commitment = value;
-    commitment.textContent = `Deal commitment ${value.slice(0, 4)}\u2026${value.slice(-4)}`;
-    commitment.title = `Commitment ${value}: the server fixed this match's secret seed before dealing ` +
-      "and reveals it when the match ends, so that every deal can be checked (Verify the deals).";
+    const hex = el("span", "", `${value.slice(0, 4)}\u2026${value.slice(-4)}`);
+    hex.translate = false;
+    commitment.replaceChildren(...tNodes("table.commitment", { hex }));
+    commitment.title = t("table.commitmentTitle", { hex: value });
     commitment.setAttribute("aria-label", commitment.title);
   }
 
@@ -482,7 +490,7 @@ export function createTable(root, hooks) {
       const handChanged = !view || view.round !== newView.round;
       view = newView;
       room = newRoom;
-      names = room ? room.seats.map((s) => s.name || `Seat ${s.seat + 1}`) : [];
+      names = room ? room.seats.map(nameOfSeat) : [];
       paintCommitment();
       if (handChanged) order = [];
       order = order.filter((c) => view.hand.includes(c));

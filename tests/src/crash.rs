@@ -712,7 +712,7 @@ impl Person {
                 self.last_was_state = false;
                 self.check_results();
             }
-            ServerMessage::State { events, view } => {
+            ServerMessage::State { events, view, .. } => {
                 let mut shows = 0;
                 for event in &events {
                     self.events += 1;

@@ -233,7 +233,7 @@ async fn every_kind_of_bad_input_gets_its_own_error_and_changes_nothing() {
         |m| matches!(m, ServerMessage::State { events, .. } if !events.is_empty()),
     )
     .await;
-    let ServerMessage::State { events, view } = news else {
+    let ServerMessage::State { events, view, .. } = news else {
         unreachable!("a state")
     };
     assert!(

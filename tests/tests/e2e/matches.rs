@@ -184,7 +184,7 @@ async fn an_action_costs_each_client_one_frame_and_an_old_page_is_refused() {
     for (client, from) in [(&host, before.0), (&guest, before.1)] {
         let frames = &client.received[from..];
         assert_eq!(frames.len(), 1, "{frames:?}");
-        let ServerMessage::State { events, view } = &frames[0] else {
+        let ServerMessage::State { events, view, .. } = &frames[0] else {
             panic!("not a state: {frames:?}");
         };
         assert!(

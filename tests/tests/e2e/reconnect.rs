@@ -154,7 +154,7 @@ async fn a_bot_plays_an_away_persons_turn_after_the_grace_period_and_hands_it_ba
     // The stand-in's throw comes with the host's view of its turn.
     let view = host
         .recv_until(|m| match m {
-            ServerMessage::State { events, view }
+            ServerMessage::State { events, view, .. }
                 if events
                     .iter()
                     .any(|e| matches!(e, Event::Threw { seat: 1, .. })) =>
