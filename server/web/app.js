@@ -16,6 +16,22 @@ const $ = (id) => document.getElementById(id);
 
 // ----- Plain words for the server's error codes -----
 
+/** The settings codes (`SettingsError::code`), said as the settings form says them. */
+const SETTINGS_ERRORS = {
+  bad_players: "invalid.players",
+  bad_cards: "invalid.cards",
+  bad_rounds: "invalid.rounds",
+  until_one_needs_elimination: "invalid.untilOneRemains",
+  bad_call_limit: "invalid.callLimit",
+  bad_penalty: "invalid.penalty",
+  bad_double_penalty_margin: "invalid.doubleMargin",
+  jokers_in_runs_needs_runs_and_jokers: "invalid.jokersInRuns",
+  pickup_needs_throw_first: "invalid.pickup",
+  elimination_needs_cumulative: "invalid.elimination",
+  bad_elimination: "invalid.eliminationAt",
+  score_reset_needs_cumulative: "invalid.scoreReset",
+};
+
 /**
  * A server error in plain words: the message `error.CODE` of the tables in `messages.js`. A code
  * this page does not know yet is shown with the server's own sentence, which is English, so in
@@ -23,6 +39,7 @@ const $ = (id) => document.getElementById(id);
  */
 function errorText(err) {
   if (err && hasMessage(`error.${err.code}`)) return t(`error.${err.code}`);
+  if (err && SETTINGS_ERRORS[err.code]) return t(SETTINGS_ERRORS[err.code]);
   if (language() === "en" && err && err.message) return err.message;
   return t("error.unknown");
 }

@@ -4,7 +4,7 @@
 // and the actions, so it never covers them; "Hide chat" (remembered on this device) hides every
 // line and count, and reactions still show.
 import { el, button, seatName } from "./dom.js";
-import { label, t } from "./i18n.js";
+import { label, t, translate } from "./i18n.js";
 
 /**
  * The reactions the server knows, in the order of the row, with what each looks like; each one's
@@ -317,6 +317,8 @@ export function createChat(hooks) {
     decorate,
     /** Draws the panel's words again in the page's language. */
     relabel() {
+      // The panel may be off the page (before the lobby), out of reach of i18n's own pass.
+      translate(root);
       paintInput();
       paintModeration();
       paintChrome();

@@ -5,7 +5,8 @@
 import { cardElement, cardLabel } from "./cards.js";
 import { SEAT_COLOURS, endingText, signed } from "./score.js";
 import { canVerify, verifyHistory } from "./fair.js";
-import { el } from "./dom.js";
+import { codeSpan, el, kbd } from "./dom.js";
+import { onLanguageChange, startPage, t, tNodes } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -22,7 +23,7 @@ const $ = (id) => document.getElementById(id);
  * @property {number} pileSize
  * @property {number} stock
  * @property {number} dealer
- * @property {string} line
+ * @property {() => string} line what happened, in the page's language
  * @property {number} finished how many rounds are over (their scores are shown)
  */
 
@@ -31,9 +32,14 @@ function removeOne(list, card) {
   if (at >= 0) list.splice(at, 1);
 }
 
-/** The name of a seat, as the history recorded it. */
+/**
+ * The name of a seat, as the history recorded it; a bot's in the page's language (the server
+ * names the bot of seat N "Bot N", a name no person may take).
+ */
 function nameOf(history, seat) {
-  return (history.players && history.players[seat]) || `Seat ${seat + 1}`;
+  const name = history.players && history.players[seat];
+  if (name === `Bot ${seat + 1}`) return t("seat.bot", { n: seat + 1 });
+  return name || t("seat.n", { n: seat + 1 });
 }
 
 /**
@@ -61,7 +67,7 @@ export function framesOf(history) {
       line,
       finished,
     });
-    frames.push(snap(0, null, `Round ${round.round}: ${name(round.dealer)} dealt; ${cardLabel(round.pile_top)} was turned up.`, roundIndex));
+    frames.push(snap(0, null, () => t("replay.dealt", { round: round.round, who: name(round.dealer), card: cardLabel(round.pile_top) }), roundIndex));
     round.steps.forEach((step, k) => {
       const parts = [];
       for (const event of step.events) {
@@ -71,37 +77,38 @@ export function framesOf(history) {
               for (const c of step.reshuffled) removeOne(pile, c);
             }
             stock = event.stock;
-            parts.push(`The pile was shuffled into a new stock (${event.stock} cards).`);
+            parts.push(() => t("log.reshuffled", { count: event.stock }));
             break;
           case "drew_from_stock": {
             const card = step.card;
             stock -= 1;
             if (card) hands[event.seat].push(card);
-            parts.push(card ? `${name(event.seat)} drew ${cardLabel(card)} from the stock.` : `${name(event.seat)} drew from the stock.`);
+            parts.push(() => (card ? t("replay.drewCard", { who: name(event.seat), card: cardLabel(card) }) : t("log.drew", { who: name(event.seat) })));
             break;
           }
           case "took_from_pile":
             removeOne(pile, event.card);
             hands[event.seat].push(event.card);
-            parts.push(`${name(event.seat)} took ${cardLabel(event.card)} from the pile.`);
+            parts.push(() => t("log.took", { who: name(event.seat), card: cardLabel(event.card) }));
             break;
           case "threw":
             for (const c of event.cards) removeOne(hands[event.seat], c);
             pile.push(...event.cards);
-            parts.push(`${name(event.seat)} threw ${event.cards.map(cardLabel).join(" ")}.`);
+            parts.push(() => t("log.threw", { who: name(event.seat), cards: event.cards.map(cardLabel).join(" ") }));
             break;
           case "called":
-            parts.push(`${name(event.seat)} called!`);
+            parts.push(() => t("log.called", { who: name(event.seat) }));
             break;
           default:
             break;
         }
       }
-      frames.push(snap(k + 1, step.seat, parts.join(" ") || `${name(step.seat)} played.`, roundIndex));
+      const line = () => parts.map((part) => part()).join(" ") || t("replay.played", { who: name(step.seat) });
+      frames.push(snap(k + 1, step.seat, line, roundIndex));
     });
     if (round.result) {
-      const names = history.players.length ? history.players : round.hands.map((_, s) => name(s));
-      frames.push(snap(round.steps.length, null, `Round ${round.round} over. ${endingText(round.result, names, history.settings)}`, roundIndex + 1));
+      const ending = () => endingText(round.result, round.hands.map((_, s) => name(s)), history.settings);
+      frames.push(snap(round.steps.length, null, () => t("replay.roundOver", { round: round.round, ending: ending() }), roundIndex + 1));
     }
   });
   return frames;
@@ -109,7 +116,15 @@ export function framesOf(history) {
 
 // ----- The page -----
 
-const state = { history: null, frames: [], at: 0 };
+const state = {
+  history: null,
+  frames: [],
+  at: 0,
+  /** What the line under the title says: its words, drawn again at a switch of language. */
+  source: () => tNodes("replay.intro", { file: codeSpan("dhumbal-CODE-N.json") }),
+  /** The corner's verdict on the deals: `{ kind, text }`, `text()` its words; or null. */
+  check: null,
+};
 
 let toastTimer = null;
 function notice(text) {
@@ -120,28 +135,51 @@ function notice(text) {
   toastTimer = setTimeout(() => { toast.className = "toast"; }, 4500);
 }
 
-function source(text) {
-  $("replay-source").textContent = text;
+/** Says where the match comes from (or why none came): `words()` gives the text or nodes. */
+function source(words) {
+  state.source = words;
+  paintSource();
 }
 
-/** Shows a hand history: checks its shape, builds its frames and shows the first. */
+function paintSource() {
+  const words = state.source();
+  $("replay-source").replaceChildren(...(typeof words === "string" ? [words] : words));
+}
+
+/** The page's title: the match's, once one is shown. */
+function pageTitle() {
+  const h = state.history;
+  return h ? t("title.replayMatch", { room: h.room, match: h.match_number }) : t("title.replay");
+}
+
+/**
+ * Shows a hand history: checks its shape, builds its frames and shows the first.
+ * @param {object} history
+ * @param {() => string} from where it came from, in words
+ */
 function load(history, from) {
   if (!history || history.format !== "dhumbal-hand-history/1" || !Array.isArray(history.rounds) || history.rounds.length === 0) {
-    notice("That is not a dhumbal hand history with rounds to replay.");
+    notice(t("replay.notHistory"));
     return;
   }
   let frames;
   try {
     frames = framesOf(history);
   } catch {
-    notice("That hand history is damaged; it cannot be replayed.");
+    notice(t("replay.damaged"));
     return;
   }
   state.history = history;
   state.frames = frames;
   state.at = 0;
-  source(`${from}: room ${history.room}, match ${history.match_number}, ${history.rounds.length} round${history.rounds.length === 1 ? "" : "s"}, ${frames.length} steps.`);
-  document.title = `Dhumbal replay \u00b7 ${history.room} \u00b7 match ${history.match_number}`;
+  source(() => t("replay.loaded", {
+    from: from(),
+    room: history.room,
+    match: history.match_number,
+    rounds: t("replay.rounds", { count: history.rounds.length }),
+    steps: t("replay.steps", { count: frames.length }),
+  }));
+  document.title = pageTitle();
   $("replay").hidden = false;
   paint();
   // Arrow keys step at once, not in the file chooser.
@@ -149,22 +187,33 @@ function load(history, from) {
   check(history);
 }
 
-/** Checks the deals of the history shown, and says so in the corner. */
-async function check(history) {
+/** Shows the verdict on the deals in the corner; `text` gives its words. */
+function showCheck(kind, text) {
+  state.check = { kind, text };
+  paintCheck();
+}
+
+function paintCheck() {
   const box = $("replay-check");
   box.className = "replay-check";
+  if (!state.check) return;
+  box.textContent = state.check.text();
+  if (state.check.kind) box.classList.add(state.check.kind);
+}
+
+/** Checks the deals of the history shown, and says so in the corner. */
+async function check(history) {
   if (!canVerify()) {
-    box.textContent = "Deals not checked here (needs https or localhost).";
+    showCheck(null, () => t("replay.noCrypto"));
     return;
   }
-  box.textContent = "Checking the deals\u2026";
+  showCheck(null, () => t("replay.checking"));
   try {
     const verdict = await verifyHistory(history, null);
     if (state.history !== history) return;
-    box.textContent = verdict.summary;
-    box.classList.add(verdict.ok ? "ok" : "bad");
+    showCheck(verdict.ok ? "ok" : "bad", () => verdict.summary);
   } catch (e) {
-    box.textContent = `Deals not checked: ${e.message}`;
+    showCheck(null, () => t("replay.checkFailed", { why: e.say ? e.say() : e.message }));
   }
 }
 
@@ -202,8 +251,10 @@ function paint() {
   root.dataset.frames = String(state.frames.length);
   root.dataset.round = String(f.round);
   root.dataset.step = String(f.step);
-  const rounds = h.settings && h.settings.rounds && h.settings.rounds.fixed ? ` of ${h.settings.rounds.fixed}` : "";
-  $("replay-title").textContent = `Room ${h.room} \u00b7 match ${h.match_number} \u00b7 round ${f.round}${rounds} \u00b7 step ${f.step} of ${f.steps}`;
+  const where = { room: h.room, match: h.match_number, round: f.round, step: f.step, steps: f.steps };
+  $("replay-title").textContent = h.settings && h.settings.rounds && h.settings.rounds.fixed
+    ? t("replay.positionOf", { ...where, rounds: h.settings.rounds.fixed })
+    : t("replay.position", where);
 
   const seats = $("replay-seats");
   seats.replaceChildren();
@@ -217,22 +268,26 @@ function paint() {
     const dot = el("span", "dot");
     dot.style.background = SEAT_COLOURS[s % SEAT_COLOURS.length];
     head.append(dot, el("span", "", nameOf(h, s)));
-    if (s === f.dealer) head.append(el("span", "dealer", "D"));
-    const total = el("span", "seat-total", `Total ${cumulative ? totals[s] : signed(totals[s])}`);
+    if (s === f.dealer) {
+      const dealer = el("span", "dealer", t("seat.dealerMark"));
+      dealer.title = t("seat.dealer");
+      head.append(dealer);
+    }
+    const total = el("span", "seat-total", t("seat.total", { total: cumulative ? totals[s] : signed(totals[s]) }));
     head.append(total);
     const cards = el("div", "replay-hand");
-    cards.setAttribute("aria-label", `${nameOf(h, s)}'s hand`);
+    cards.setAttribute("aria-label", t("replay.handOf", { name: nameOf(h, s) }));
     for (const c of hand) cards.append(cardElement(c));
-    if (hand.length === 0) cards.append(el("span", "note", "out of the match"));
+    if (hand.length === 0) cards.append(el("span", "note", t("replay.outOfMatch")));
     li.append(head, cards);
     seats.append(li);
   });
 
   const pile = $("replay-pile");
   pile.replaceChildren(f.pileTop ? cardElement(f.pileTop) : el("div", "card empty-slot"));
-  $("replay-pile-label").textContent = `Pile \u00b7 ${f.pileSize}`;
-  $("replay-stock").textContent = `Stock \u00b7 ${f.stock}`;
-  $("replay-line").textContent = f.line;
+  $("replay-pile-label").textContent = t("pile.count", { count: f.pileSize });
+  $("replay-stock").textContent = t("stock.count", { count: f.stock });
+  $("replay-line").textContent = f.line();
 
   $("replay-back").disabled = state.at === 0;
   $("replay-prev-round").disabled = state.at === 0;
@@ -256,20 +311,20 @@ function paintScores(finished) {
   table.replaceChildren();
   const cumulative = h.settings && h.settings.scoring === "cumulative";
   const head = el("tr");
-  head.append(el("th", "", "Round"));
+  head.append(el("th", "", t("replay.round")));
   h.rounds[0].hands.forEach((_, s) => head.append(el("th", "", nameOf(h, s))));
   table.append(head);
   for (let r = 0; r < finished; r += 1) {
     const result = h.rounds[r].result;
     if (!result) continue;
     const tr = el("tr");
-    tr.append(el("th", "", `R${result.round}`));
+    tr.append(el("th", "", t("replay.roundRow", { n: result.round })));
     result.total.forEach((t) => tr.append(el("td", "", cumulative ? String(t) : signed(t))));
     table.append(tr);
   }
   if (finished === 0) {
     const tr = el("tr");
-    const td = el("td", "note", "No round is over yet.");
+    const td = el("td", "note", t("replay.noneOver"));
     td.colSpan = h.rounds[0].hands.length + 1;
     tr.append(el("th", "", ""), td);
     table.append(tr);
@@ -286,38 +341,70 @@ async function fromServer(code, match) {
     token = null;
   }
   if (!token) {
-    source(`This browser holds no seat in room ${code}: open the match's hand history file instead.`);
+    source(() => t("replay.noSeat", { room: code }));
     return;
   }
-  source(`Loading match ${match} of room ${code}\u2026`);
+  source(() => t("replay.loading", { match, room: code }));
   try {
     const res = await fetch(`/api/rooms/${encodeURIComponent(code)}/matches/${encodeURIComponent(match)}/history`, {
       headers: { authorization: `Bearer ${token}` },
     });
     if (!res.ok) {
-      source(res.status === 404
-        ? `The server no longer keeps match ${match} of room ${code}. Open its hand history file instead.`
-        : `The server would not give this browser match ${match} of room ${code} (${res.status}). Open its hand history file instead.`);
+      const status = res.status;
+      source(() => (status === 404
+        ? t("replay.gone", { match, room: code })
+        : t("replay.refused", { match, room: code, status })));
       return;
     }
-    load(await res.json(), "From the server");
+    load(await res.json(), () => t("replay.fromServer"));
   } catch {
-    source("Couldn't reach the server. Open a hand history file instead.");
+    source(() => t("replay.unreachable"));
   }
 }
 
+/** The line of keys under the controls. */
+function paintKeys() {
+  $("replay-keys").replaceChildren(...tNodes("replay.keys", {
+    left: kbd("\u2190"),
+    right: kbd("\u2192"),
+    pageUp: kbd("Page Up"),
+    pageDown: kbd("Page Down"),
+    home: kbd("Home"),
+    end: kbd("End"),
+  }));
+}
+
+/** Draws the page again in the language just chosen, at the same step. */
+function relabel() {
+  document.title = pageTitle();
+  paintSource();
+  paintKeys();
+  paintCheck();
+  if (state.frames.length > 0) paint();
+}
+
 function setup() {
+  startPage();
+  onLanguageChange(relabel);
+  document.title = pageTitle();
+  paintSource();
+  paintKeys();
   $("replay-file").addEventListener("change", async (event) => {
     const file = event.target.files && event.target.files[0];
     if (!file) return;
+    // The file's own name, shown as it is (not a word of the page's language).
+    const chosen = $("replay-file-name");
+    delete chosen.dataset.i18n;
+    chosen.translate = false;
+    chosen.textContent = file.name;
     let history;
     try {
       history = JSON.parse(await file.text());
     } catch {
-      notice("That file is not JSON; open a dhumbal hand history.");
+      notice(t("replay.notJson"));
       return;
     }
-    load(history, `From ${file.name}`);
+    load(history, () => t("replay.fromFile", { file: file.name }));
   });
   $("replay-back").addEventListener("click", () => go(state.at - 1));
   $("replay-forward").addEventListener("click", () => go(state.at + 1));

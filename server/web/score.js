@@ -63,12 +63,12 @@ export function totalsChart(results, names) {
     svg.append(l);
   };
   const text = (tx, ty, str, anchor) => {
-    const t = document.createElementNS(SVG, "text");
-    t.setAttribute("x", tx); t.setAttribute("y", ty);
-    t.setAttribute("text-anchor", anchor);
-    t.setAttribute("class", "axis-label");
-    t.textContent = str;
-    svg.append(t);
+    const label = document.createElementNS(SVG, "text");
+    label.setAttribute("x", tx); label.setAttribute("y", ty);
+    label.setAttribute("text-anchor", anchor);
+    label.setAttribute("class", "axis-label");
+    label.textContent = str;
+    svg.append(label);
   };
   line(pad.l, y(0), w - pad.r, y(0), "zero");
   text(pad.l - 4, y(hi) + 4, String(hi), "end");

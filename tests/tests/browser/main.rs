@@ -32,6 +32,13 @@
 //!   reactions still show; the host mutes a person from the lobby's seat list (her input is
 //!   disabled and she is told why) and unmutes her from the table's chat panel; a spectator
 //!   reads and reacts (beside the chat) but has no input.
+//! - Nepali (नेपाली): chosen with the control on the home page, a round against three bots on a
+//!   phone and a one-round match on a desktop (then its replay page) show no English word at the
+//!   home page, How to play (with the table's own words, in Devanagari and romanised), the lobby,
+//!   the table mid-round and the score dialog (`nepali.rs`, the allow-list explained there); the
+//!   language follows the browser's, is remembered across a reload, switches back live in the
+//!   lobby and at the table keeping the hand and its marks, and on the replay page; the English
+//!   and Nepali tables of `server/web/messages.js` have the same keys and the same `{params}`.
 //!
 //! Every test also fails on any error in the browser's console (the restart test passes over
 //! only Chromium's own lines for the page's WebSocket attempts refused while the server is
@@ -42,5 +49,6 @@
 mod chat;
 mod fairness;
 mod harness;
+mod nepali;
 mod play;
 mod rules;
