@@ -197,6 +197,11 @@ impl Client {
         self.welcome.as_ref().and_then(|w| w.token.clone())
     }
 
+    /// Whether a state has arrived yet.
+    pub fn has_view(&self) -> bool {
+        self.view.is_some()
+    }
+
     /// The last view; panics if there is none yet.
     pub fn view(&self) -> &SeatView {
         self.view.as_ref().expect("a state has arrived")

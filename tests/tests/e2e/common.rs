@@ -35,21 +35,33 @@ pub(crate) fn deck_starting(cards: &str) -> Vec<Card> {
 
 /// Plays a client's seat to the end of the match with random legal actions chosen from its
 /// views, sending `ready` at every pause between rounds. Any `error` fails the test.
-pub(crate) async fn play_to_the_end(mut client: Client, seed: u64) -> (Client, MatchResult) {
+pub(crate) async fn play_to_the_end(client: Client, seed: u64) -> (Client, MatchResult) {
+    play_from(client, seed, false).await
+}
+
+/// As [`play_to_the_end`], starting from the last view the client has received, which a test
+/// that was waiting for something else may have passed over.
+pub(crate) async fn play_on_to_the_end(client: Client, seed: u64) -> (Client, MatchResult) {
+    play_from(client, seed, true).await
+}
+
+async fn play_from(mut client: Client, seed: u64, from_last: bool) -> (Client, MatchResult) {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut ready_for_round = 0;
+    let mut latest = (from_last && client.has_view()).then(|| client.view().clone());
     loop {
-        match client.recv().await {
-            ServerMessage::State { view, .. } => {
-                if view.my_turn() {
-                    client.send(random_action(&view, &mut rng)).await;
-                } else if view.phase == Phase::RoundOver && ready_for_round < view.round {
-                    ready_for_round = view.round;
-                    client
-                        .send(ClientMessage::Ready { client_seed: None })
-                        .await;
-                }
+        if let Some(view) = latest.take() {
+            if view.my_turn() {
+                client.send(random_action(&view, &mut rng)).await;
+            } else if view.phase == Phase::RoundOver && ready_for_round < view.round {
+                ready_for_round = view.round;
+                client
+                    .send(ClientMessage::Ready { client_seed: None })
+                    .await;
             }
+        }
+        match client.recv().await {
+            ServerMessage::State { view, .. } => latest = Some(*view),
             ServerMessage::MatchResult(result) => return (client, result),
             ServerMessage::Error(error) => panic!("a legal action was refused: {error:?}"),
             _ => {}

@@ -33,3 +33,4 @@ mod matches;
 mod reconnect;
 mod scores;
 mod shutdown;
+mod table;
