@@ -219,6 +219,9 @@ pub enum ClientMessage {
         /// `true` to mute, `false` to let them speak again.
         muted: bool,
     },
+    /// After the match, host only: back to the lobby with the same people, where the settings
+    /// and seats can be changed before the next match (`start` begins it).
+    ToLobby,
     /// After the match: this seat wants another match in the same room.
     Rematch {
         /// A fresh client seed for the next match's first deal (see `hello`).
@@ -230,7 +233,7 @@ pub enum ClientMessage {
 
 impl ClientMessage {
     /// Every `type` a client may send.
-    pub const TYPES: [&'static str; 19] = [
+    pub const TYPES: [&'static str; 20] = [
         "hello",
         "take_seat",
         "set_settings",
@@ -249,6 +252,7 @@ impl ClientMessage {
         "chat",
         "react",
         "mute",
+        "to_lobby",
         "rematch",
     ];
 
@@ -273,6 +277,7 @@ impl ClientMessage {
             ClientMessage::Chat { .. } => "chat",
             ClientMessage::React { .. } => "react",
             ClientMessage::Mute { .. } => "mute",
+            ClientMessage::ToLobby => "to_lobby",
             ClientMessage::Rematch { .. } => "rematch",
         }
     }

@@ -187,6 +187,16 @@ impl Human {
     }
 }
 
+impl Human {
+    /// Forgets the last match's time-outs and what a stand-in did.
+    fn clear_absence(&mut self) {
+        self.away = false;
+        self.timed_out_turn = false;
+        self.timeouts = 0;
+        self.while_away = WhileAway::default();
+    }
+}
+
 /// A bot in a seat.
 struct BotSeat {
     /// The difficulty chosen for it.
@@ -752,7 +762,10 @@ impl RoomCore {
                         }
                         Seat::Bot(bot) => bot.bot = Some(new_bot(bot.difficulty, rand::random())),
                         // A stand-in remembers the last match; it is made afresh if needed.
-                        Seat::Human(human) => human.stand_in = None,
+                        Seat::Human(human) => {
+                            human.stand_in = None;
+                            human.clear_absence();
+                        }
                     }
                 }
                 let events = game.log().to_vec();
@@ -805,6 +818,20 @@ impl RoomCore {
                 return Ok(events);
             }
             Record::SeedDrawn { seed } => self.next_seed = Some(*seed),
+            Record::ToLobby => {
+                if !matches!(self.stage, Stage::MatchOver | Stage::Lobby) {
+                    return invalid("the match is not over");
+                }
+                self.game = None;
+                self.stage = Stage::Lobby;
+                self.votes.fill(false);
+                for seat in &mut self.seats {
+                    if let Seat::Human(human) = seat {
+                        human.stand_in = None;
+                        human.clear_absence();
+                    }
+                }
+            }
             Record::Said { seat, text } => {
                 let Some(human) = self.human(*seat) else {
                     return invalid("no person sits there");
@@ -1367,6 +1394,22 @@ impl RoomCore {
             ClientMessage::ClientSeed { client_seed } => {
                 let seat = self.require_seated(seat)?;
                 self.take_client_seed(seat, Some(client_seed))
+            }
+            ClientMessage::ToLobby => {
+                self.require_host(seat)?;
+                if self.stage != Stage::MatchOver {
+                    return Err(Refusal::new(
+                        codes::MATCH_NOT_OVER,
+                        "the table can go back to the lobby once the match is over",
+                    ));
+                }
+                self.commit(Record::ToLobby).map_err(|e| self.internal(e))?;
+                // The log restarts from the room in its lobby.
+                self.snapshot = Some(self.snapshot_now());
+                self.lobby_due = self.now + self.timing.lobby_ttl;
+                info!(room = %self.code, "back to the lobby");
+                self.broadcast_room();
+                Ok(())
             }
             ClientMessage::Rematch { client_seed } => {
                 let seat = self.require_seated(seat)?;
@@ -2425,6 +2468,15 @@ mod tests {
                     played.tick();
                 }
                 Phase::MatchOver => {
+                    // Now and then the host takes the table back to the lobby and starts again
+                    // from there (the log restarts at the lobby).
+                    if let (Some(conn), true) = (asha, rng.random_ratio(1, 2)) {
+                        played.message(conn, ClientMessage::ToLobby);
+                        assert_eq!(played.core.stage, Stage::Lobby);
+                        assert_eq!(played.restored().durable(), played.core.durable());
+                        played.message(conn, ClientMessage::Start);
+                        continue;
+                    }
                     for seat in 0..2 {
                         if let Some(conn) = conn_of(seat) {
                             let client_seed = rng.random::<bool>().then(|| Hex32(rng.random()));

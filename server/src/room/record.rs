@@ -167,6 +167,10 @@ pub enum Record {
     },
     /// Everyone present agreed: the next round was dealt.
     NextRound,
+    /// After a match the host took the table back to the lobby, with the same people, to change
+    /// settings or seats before the next match. (The log restarts here: a snapshot is a room in
+    /// its lobby, so on a snapshot this changes nothing.)
+    ToLobby,
     /// A match ended and the next one's seed was drawn: its commitment is public from now on.
     SeedDrawn {
         /// The seed.

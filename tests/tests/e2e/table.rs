@@ -200,3 +200,40 @@ async fn the_host_hands_a_seat_to_a_bot_and_removes_a_person_and_the_match_goes_
     assert_eq!(a.1, b.1);
     assert_eq!(a.1.standings.len(), 3);
 }
+
+#[tokio::test]
+async fn after_a_match_the_host_takes_the_same_table_back_to_the_lobby_and_starts_again() {
+    let server = TestServer::start().await;
+    let settings = Settings {
+        rounds: dhumbal_engine::Rounds::Fixed(1),
+        ..standard_for(3)
+    };
+    let room = server.create_room(&room_with(settings.clone())).await;
+    let mut asha = Client::join(server.addr, &room.code, "Asha", Some(&room.host_secret)).await;
+    let mut bina = Client::join(server.addr, &room.code, "Bina", None).await;
+    // Not during a match, and never from a guest.
+    asha.send(ClientMessage::ToLobby).await;
+    assert_eq!(asha.expect_error().await.code, codes::MATCH_NOT_OVER);
+    asha.send(ClientMessage::Start).await;
+    let ((mut asha, _), (mut bina, _)) =
+        tokio::join!(play_on_to_the_end(asha, 3), play_on_to_the_end(bina, 4));
+    bina.send(ClientMessage::ToLobby).await;
+    assert_eq!(bina.expect_error().await.code, codes::NOT_HOST);
+    asha.send(ClientMessage::ToLobby).await;
+    let lobby = room_where(&mut bina, |r| r.stage == dhumbal_protocol::Stage::Lobby).await;
+    assert!(!lobby.started);
+    let names: Vec<_> = lobby.seats.iter().map(|s| s.name.clone()).collect();
+    assert_eq!(names[..2], [Some("Asha".into()), Some("Bina".into())]);
+    // The host changes the settings there, and starts the next match: number 2.
+    asha.send(ClientMessage::SetSettings {
+        settings: Settings {
+            turn_timer: Some(60),
+            ..settings
+        },
+    })
+    .await;
+    room_where(&mut asha, |r| r.settings.turn_timer == Some(60)).await;
+    asha.send(ClientMessage::Start).await;
+    let started = room_where(&mut bina, |r| r.started).await;
+    assert_eq!(started.fairness.map(|f| f.match_number), Some(2));
+}
