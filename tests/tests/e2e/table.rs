@@ -210,7 +210,7 @@ async fn after_a_match_the_host_takes_the_same_table_back_to_the_lobby_and_start
     };
     let room = server.create_room(&room_with(settings.clone())).await;
     let mut asha = Client::join(server.addr, &room.code, "Asha", Some(&room.host_secret)).await;
-    let mut bina = Client::join(server.addr, &room.code, "Bina", None).await;
+    let bina = Client::join(server.addr, &room.code, "Bina", None).await;
     // Not during a match, and never from a guest.
     asha.send(ClientMessage::ToLobby).await;
     assert_eq!(asha.expect_error().await.code, codes::MATCH_NOT_OVER);
