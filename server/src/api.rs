@@ -12,13 +12,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json};
 use dhumbal_engine::{Game, Preset};
-use dhumbal_protocol::{ApiError, CreateRoom, CreatedRoom, codes};
+use dhumbal_protocol::{CreateRoom, CreatedRoom};
 use rand::TryRngCore;
 use tracing::{debug, warn};
 
 use crate::address::{ClientAddr, requested_host};
 use crate::code::normalize;
 use crate::conn;
+use crate::error::Refusal;
 use crate::limits::CreationRefused;
 use crate::listener::TcpSlot;
 use crate::origin;
@@ -50,14 +51,6 @@ pub fn routes() -> Router<Arc<AppState>> {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
-fn refuse(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
-    let body = ApiError {
-        code: code.to_owned(),
-        message: message.into(),
-    };
-    (status, Json(body)).into_response()
-}
-
 /// `POST /api/rooms`: creates a room and answers its code, link and host secret. The body must
 /// be a JSON object sent as `application/json` (an empty body means `{}`): a page on another
 /// site can send a plain form or text cross-site without asking, but not JSON. Each address may
@@ -69,11 +62,7 @@ async fn create_room(
     body: Bytes,
 ) -> Response {
     if !is_json(&headers) {
-        return refuse(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            codes::UNSUPPORTED_MEDIA_TYPE,
-            "send the room's request as JSON, with Content-Type: application/json",
-        );
+        return Refusal::UnsupportedMediaType.into_response();
     }
     let request: CreateRoom = if body.iter().all(u8::is_ascii_whitespace) {
         CreateRoom::default()
@@ -81,28 +70,19 @@ async fn create_room(
         let value: serde_json::Value = match serde_json::from_slice(&body) {
             Ok(value) => value,
             Err(e) => {
-                return refuse(
-                    StatusCode::BAD_REQUEST,
-                    codes::BAD_MESSAGE,
-                    format!("the body is not JSON: {e}"),
-                );
+                return Refusal::BadBody(format!("the body is not JSON: {e}")).into_response();
             }
         };
         if !value.is_object() {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                codes::BAD_MESSAGE,
-                "the body must be a JSON object, such as {\"preset\":\"standard\"}",
-            );
+            return Refusal::BadBody(
+                "the body must be a JSON object, such as {\"preset\":\"standard\"}".into(),
+            )
+            .into_response();
         }
         match serde_json::from_value(value) {
             Ok(request) => request,
             Err(e) => {
-                return refuse(
-                    StatusCode::BAD_REQUEST,
-                    codes::BAD_MESSAGE,
-                    format!("the body does not fit: {e}"),
-                );
+                return Refusal::BadBody(format!("the body does not fit: {e}")).into_response();
             }
         }
     };
@@ -110,18 +90,14 @@ async fn create_room(
         .settings
         .unwrap_or_else(|| request.preset.unwrap_or(Preset::Standard).settings());
     if let Err(e) = settings.validate() {
-        return refuse(StatusCode::BAD_REQUEST, e.code(), e.to_string());
+        return Refusal::Settings(e).into_response();
     }
     if let Some(decks) = &request.decks {
         if !app.config.allow_test_decks {
-            return refuse(
-                StatusCode::FORBIDDEN,
-                codes::TEST_DECKS_DISABLED,
-                "fixed decks need a server started with --allow-test-decks",
-            );
+            return Refusal::TestDecksDisabled.into_response();
         }
         if let Err(e) = Game::with_decks(settings.clone(), decks.clone()) {
-            return refuse(StatusCode::BAD_REQUEST, e.code(), e.to_string());
+            return Refusal::Settings(e).into_response();
         }
     }
     let host_secret = uuid::Uuid::new_v4().to_string();
@@ -131,12 +107,7 @@ async fn create_room(
         None => {
             let mut seed = [0u8; 32];
             if let Err(e) = rand::rngs::OsRng.try_fill_bytes(&mut seed) {
-                tracing::error!(error = %e, "no randomness for a match seed");
-                return refuse(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    codes::INTERNAL,
-                    "something went wrong on the server; it has been logged",
-                );
+                return Refusal::internal("no randomness for a match seed", e).into_response();
             }
             Some(seed)
         }
@@ -152,19 +123,10 @@ async fn create_room(
     let creator = match app.room_creations.admit(client.ip) {
         Ok(slot) => slot,
         Err(CreationRefused::TooFast) => {
-            return refuse(
-                StatusCode::TOO_MANY_REQUESTS,
-                codes::RATE_LIMITED,
-                "rooms are being created too fast from your address; wait a minute",
-            );
+            return Refusal::CreatingTooFast.into_response();
         }
         Err(CreationRefused::TooMany) => {
-            return refuse(
-                StatusCode::TOO_MANY_REQUESTS,
-                codes::TOO_MANY_OPEN_ROOMS,
-                "rooms created from your address are still open, as many as one address may \
-                 have; play in one of them or wait for them to close",
-            );
+            return Refusal::TooManyOpenRooms.into_response();
         }
     };
     let created = app
@@ -179,20 +141,10 @@ async fn create_room(
     let code = match created {
         Ok(code) => code,
         Err(CreateError::Full) => {
-            return refuse(
-                StatusCode::SERVICE_UNAVAILABLE,
-                codes::TOO_MANY_ROOMS,
-                "the server holds as many rooms as it may; try again later",
-            );
+            return Refusal::TooManyRooms.into_response();
         }
         Err(CreateError::Store(e)) => {
-            // The detail is for the log; the client learns only that it failed.
-            tracing::error!(error = %e, "a new room could not be stored");
-            return refuse(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                codes::INTERNAL,
-                "something went wrong on the server; it has been logged",
-            );
+            return Refusal::internal("a new room could not be stored", e).into_response();
         }
     };
     debug!(room = %code, "room created");
@@ -214,11 +166,7 @@ async fn room_summary(
     Path(code): Path<String>,
 ) -> Response {
     if app.join_attempts.check(client.ip).is_err() {
-        return refuse(
-            StatusCode::TOO_MANY_REQUESTS,
-            codes::TOO_MANY_ATTEMPTS,
-            "too many room codes that do not exist came from your address; wait a minute",
-        );
+        return Refusal::TooManyAttempts.into_response();
     }
     let summary = match app.rooms.get(&normalize(&code)) {
         Some(handle) => handle.summary().await,
@@ -228,11 +176,7 @@ async fn room_summary(
         Some(summary) => Json(summary).into_response(),
         None => {
             app.join_attempts.fail(client.ip);
-            refuse(
-                StatusCode::NOT_FOUND,
-                codes::UNKNOWN_ROOM,
-                "there is no room with that code",
-            )
+            Refusal::UnknownRoom.into_response()
         }
     }
 }
@@ -247,12 +191,7 @@ async fn match_history(
     headers: HeaderMap,
 ) -> Response {
     let unauthorized = || {
-        let mut response = refuse(
-            StatusCode::UNAUTHORIZED,
-            codes::UNAUTHORIZED,
-            "send the seat token you played this match with, or its revealed seed, as \
-             `Authorization: Bearer …`",
-        );
+        let mut response = Refusal::Unauthorized.into_response();
         response.headers_mut().insert(
             axum::http::header::WWW_AUTHENTICATE,
             axum::http::HeaderValue::from_static("Bearer"),
@@ -268,13 +207,7 @@ async fn match_history(
     else {
         return unauthorized();
     };
-    let unknown = || {
-        refuse(
-            StatusCode::NOT_FOUND,
-            codes::UNKNOWN_MATCH,
-            "this server keeps no hand history of that match",
-        )
-    };
+    let unknown = || Refusal::UnknownMatch.into_response();
     let Ok(number) = number.parse::<u32>() else {
         return unknown();
     };
@@ -283,12 +216,11 @@ async fn match_history(
         Ok(Some(kept)) => kept,
         Ok(None) => return unknown(),
         Err(e) => {
-            warn!(room = %code, number, error = %e, "reading a hand history failed");
-            return refuse(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                codes::INTERNAL,
-                "something went wrong on the server; it has been logged",
-            );
+            return Refusal::internal(
+                &format!("room {code}: reading hand history {number} failed"),
+                e,
+            )
+            .into_response();
         }
     };
     let sat = kept.token_hashes.contains(&record::hash_secret(credential));
@@ -329,37 +261,21 @@ async fn upgrade(
     let host = requested_host(client.peer.ip(), &headers, &app.config.trusted_proxies);
     if !origin::allowed(&headers, host.as_deref(), &app.config.allowed_origins) {
         debug!(origin = ?headers.get(axum::http::header::ORIGIN), "foreign origin refused");
-        return refuse(
-            StatusCode::FORBIDDEN,
-            codes::FORBIDDEN_ORIGIN,
-            "pages of this origin may not open the game's WebSocket",
-        );
+        return Refusal::ForbiddenOrigin.into_response();
     }
     if app.shutdown.has_begun() {
-        return refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            codes::SHUTTING_DOWN,
-            "the server is shutting down; try again in a moment",
-        );
+        return Refusal::ShuttingDown.into_response();
     }
     let Some(address) = app.ws_per_address.acquire(client.ip) else {
         debug!(client = %client.ip, "connection refused: the address holds as many as it may");
-        return refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            codes::TOO_MANY_CONNECTIONS,
-            "your address holds as many connections as it may; close one and try again",
-        );
+        return Refusal::TooManyConnections("your address").into_response();
     };
     let Some(slot) = app.connections.acquire() else {
         warn!(
             max = app.config.max_connections,
             "connection refused: the server is full"
         );
-        return refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            codes::TOO_MANY_CONNECTIONS,
-            "the server holds as many connections as it may; try again later",
-        );
+        return Refusal::TooManyConnections("the server").into_response();
     };
     // The socket outlives the HTTP connection: it keeps the TCP connection's places.
     let tcp = tcp.and_then(|Extension(slot)| slot.take());

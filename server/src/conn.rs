@@ -18,7 +18,8 @@ use std::time::Duration;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use dhumbal_protocol::{
     CLOSE_GOING_AWAY, CLOSE_NO_HELLO, CLOSE_NO_PONG, CLOSE_POLICY_VIOLATION, CLOSE_SERVICE_RESTART,
-    CLOSE_TOO_BIG, ClientMessage, PROTOCOL_VERSION, ServerMessage, codes, parse_client_message,
+    CLOSE_TOO_BIG, ClientMessage, MessageId, PROTOCOL_VERSION, ServerMessage, codes,
+    parse_client_message,
 };
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
@@ -29,6 +30,7 @@ use tracing::debug;
 
 use crate::AppState;
 use crate::code::normalize;
+use crate::error::Refusal;
 use crate::limits::{AddressSlot, RateLimit, Slot, Verdict};
 use crate::listener::Held;
 use crate::room::{Command, RoomHandle};
@@ -274,15 +276,7 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, ip: IpAddr, places: Pl
             match rate.check() {
                 Verdict::Allow => {}
                 Verdict::Refuse => {
-                    refuse(
-                        &app,
-                        &tx,
-                        &ServerMessage::error(
-                            codes::RATE_LIMITED,
-                            "too many messages too fast; this one was not handled",
-                            None,
-                        ),
-                    );
+                    refuse(&app, &tx, &Refusal::RateLimited, None);
                     continue;
                 }
                 Verdict::Close => break Ending::RateAbuse,
@@ -304,15 +298,7 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, ip: IpAddr, places: Pl
             }
             Some(Ok(Message::Text(text))) => text,
             Some(Ok(Message::Binary(_))) => {
-                refuse(
-                    &app,
-                    &tx,
-                    &ServerMessage::error(
-                        codes::BAD_MESSAGE,
-                        "send JSON in text messages, not binary ones",
-                        None,
-                    ),
-                );
+                refuse(&app, &tx, &Refusal::Binary, None);
                 continue;
             }
             Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
@@ -321,7 +307,8 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, ip: IpAddr, places: Pl
             Ok(envelope) => envelope,
             Err(e) => {
                 debug!(conn, code = e.code, "bad message");
-                refuse(&app, &tx, &ServerMessage::error(e.code, e.message, e.id));
+                let id = e.id.clone();
+                refuse(&app, &tx, &Refusal::from(e), id);
                 continue;
             }
         };
@@ -329,39 +316,23 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, ip: IpAddr, places: Pl
         match (envelope.message, &room) {
             (ClientMessage::Hello(hello), None) => {
                 if hello.protocol != PROTOCOL_VERSION {
-                    refuse(
-                        &app,
-                        &tx,
-                        &ServerMessage::error(
-                            codes::UNSUPPORTED_PROTOCOL,
-                            format!("this server speaks protocol {PROTOCOL_VERSION}"),
-                            id,
-                        ),
-                    );
+                    refuse(&app, &tx, &Refusal::UnsupportedProtocol, id);
                     continue;
                 }
                 // An address that failed too many lookups may still come back to its seat:
                 // with a token, the room itself decides (a valid token is never refused).
                 let blocked = app.join_attempts.check(ip).is_err();
                 if blocked && hello.token.is_none() {
-                    refuse(&app, &tx, &too_many_attempts(id));
+                    refuse(&app, &tx, &Refusal::TooManyAttempts, id);
                     continue;
                 }
                 let Some(handle) = app.rooms.get(&normalize(&hello.room)) else {
                     if blocked {
-                        refuse(&app, &tx, &too_many_attempts(id));
+                        refuse(&app, &tx, &Refusal::TooManyAttempts, id);
                         continue;
                     }
                     app.join_attempts.fail(ip);
-                    refuse(
-                        &app,
-                        &tx,
-                        &ServerMessage::error(
-                            codes::UNKNOWN_ROOM,
-                            "there is no room with that code",
-                            id,
-                        ),
-                    );
+                    refuse(&app, &tx, &Refusal::UnknownRoom, id);
                     continue;
                 };
                 let (reply, joined) = oneshot::channel();
@@ -375,42 +346,16 @@ pub async fn serve(socket: WebSocket, app: Arc<AppState>, ip: IpAddr, places: Pl
                 };
                 if !handle.send(join).await {
                     // The room closed between the lookup and the hello.
-                    refuse(
-                        &app,
-                        &tx,
-                        &ServerMessage::error(
-                            codes::UNKNOWN_ROOM,
-                            "there is no room with that code",
-                            id,
-                        ),
-                    );
+                    refuse(&app, &tx, &Refusal::UnknownRoom, id);
                 } else if joined.await == Ok(true) {
                     room = Some(handle);
                 }
             }
             (ClientMessage::Hello(_), Some(_)) => {
-                refuse(
-                    &app,
-                    &tx,
-                    &ServerMessage::error(
-                        codes::ALREADY_JOINED,
-                        "this connection has already joined a room",
-                        id,
-                    ),
-                );
+                refuse(&app, &tx, &Refusal::AlreadyJoined, id);
             }
             (_, None) => {
-                refuse(
-                    &app,
-                    &tx,
-                    &ServerMessage::error(
-                        codes::HELLO_FIRST,
-                        format!(
-                            "say hello first: {{\"type\":\"hello\",\"protocol\":{PROTOCOL_VERSION},\"room\":…,\"name\":…,\"token\":null}}"
-                        ),
-                        id,
-                    ),
-                );
+                refuse(&app, &tx, &Refusal::HelloFirst, id);
             }
             (message, Some(handle)) => {
                 if !handle.send(Command::Message { conn, id, message }).await {
@@ -520,21 +465,10 @@ async fn tick(pings: &mut Option<Interval>) {
     }
 }
 
-/// The refusal of a lookup from an address that failed too many.
-fn too_many_attempts(id: Option<dhumbal_protocol::MessageId>) -> ServerMessage {
-    ServerMessage::error(
-        codes::TOO_MANY_ATTEMPTS,
-        "too many room codes that do not exist came from your address; wait a minute",
-        id,
-    )
-}
-
-/// Sends a refusal (an `error`) to the client and counts it.
-fn refuse(app: &AppState, tx: &ClientTx, error: &ServerMessage) {
-    if let ServerMessage::Error(e) = error {
-        app.metrics.rejected(&e.code);
-    }
-    tx.send_message(error);
+/// Sends a refusal (an `error`, echoing `id`) to the client and counts it.
+fn refuse(app: &AppState, tx: &ClientTx, refusal: &Refusal, id: Option<MessageId>) {
+    app.metrics.rejected(refusal.code());
+    tx.send_message(&refusal.message(id));
 }
 
 /// Whether a read error is the socket refusing a message over the size cap.

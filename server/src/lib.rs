@@ -15,6 +15,9 @@
 //! - [`api`] — the routes: `POST /api/rooms`, `GET /api/rooms/{code}`, `GET /ws`, `GET /healthz`.
 //! - [`health`] — `GET /readyz` and the `healthcheck` client.
 //! - [`logging`] — text or JSON log lines.
+//! - [`error`] — [`Refusal`](error::Refusal): every refusal, with its protocol code, sentence and
+//!   HTTP status, used by the room, the connection and the API; internal failures are logged,
+//!   never shown.
 //! - [`metrics`] — `GET /metrics`: the server's own Prometheus metrics.
 //! - [`echo`] — `GET /ws-echo`, a diagnostic echo for WebSocket conformance (`--ws-echo` only).
 //! - [`conn`] — one WebSocket connection: reader and writer, size, rate and shape checks,
@@ -40,6 +43,7 @@ pub mod code;
 pub mod config;
 pub mod conn;
 pub mod echo;
+pub mod error;
 pub mod health;
 pub mod limits;
 pub mod listener;

@@ -32,6 +32,7 @@ use tower::ServiceExt;
 use tracing::{debug, warn};
 
 use crate::AppState;
+use crate::error::Refusal;
 use crate::limits::AddressSlot;
 
 /// How long an HTTP request in progress when shutdown begins may take to finish.
@@ -115,8 +116,7 @@ pub async fn serve(listener: TcpListener, router: Router, app: Arc<AppState>) {
             debug!(error = %e, "no TCP_NODELAY");
         }
         let Some(held) = admit(&app, &permits, peer) else {
-            app.metrics
-                .rejected(dhumbal_protocol::codes::TOO_MANY_CONNECTIONS);
+            app.metrics.rejected(Refusal::TooManyConnections("").code());
             if let Ok(permit) = Arc::clone(&refusals).try_acquire_owned() {
                 tokio::spawn(async move {
                     refuse(stream).await;
@@ -164,11 +164,10 @@ fn admit(app: &AppState, permits: &Arc<Semaphore>, peer: SocketAddr) -> Option<H
 
 /// Answers a connection over a cap with `503 too_many_connections` and closes it.
 async fn refuse(mut stream: TcpStream) {
+    let refusal = Refusal::TooManyConnections("the server or your address");
     let body = serde_json::to_string(&dhumbal_protocol::ApiError {
-        code: dhumbal_protocol::codes::TOO_MANY_CONNECTIONS.into(),
-        message: "the server or your address holds as many connections as it may; try again \
-                  later"
-            .into(),
+        code: refusal.code().into(),
+        message: refusal.to_string(),
     })
     .unwrap_or_default();
     let answer = format!(

@@ -24,10 +24,10 @@ use dhumbal_engine::{
     Action, ClientSeed, Difficulty, Event, FairDeal, Game, Hex32, Phase, RuleError, Settings,
 };
 use dhumbal_protocol::{
-    CHAT_KEPT_LINES, CHAT_MAX_CHARS, CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ChatLine,
-    ClientMessage, Fairness, Hello, MatchResult, MessageId, Notice, PROTOCOL_VERSION, RoomState,
-    RoomSummary, SeatInfo, SeatKind, ServerMessage, Stage, StateFrames, TurnClock, Welcome,
-    WhileAway, clean_chat, codes, draw_source, seed_hex,
+    CHAT_KEPT_LINES, CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ChatLine, ClientMessage,
+    Fairness, Hello, MatchResult, MessageId, Notice, PROTOCOL_VERSION, RoomState, RoomSummary,
+    SeatInfo, SeatKind, ServerMessage, Stage, StateFrames, TurnClock, Welcome, WhileAway,
+    clean_chat, codes, draw_source, seed_hex,
 };
 use rand::TryRngCore;
 use rand::rngs::OsRng;
@@ -35,6 +35,7 @@ use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
 use super::record::{FORMAT, Record, RemovedRecord, SeatRecord, Setup, Snapshot, hash_secret};
+use crate::error::Refusal;
 use crate::metrics::{Metrics, Seated};
 use crate::names;
 use crate::store::KeptMatch;
@@ -226,24 +227,6 @@ struct Removed {
     name: String,
     /// The hash of the seat token they had, refused until they are let back.
     token_hash: String,
-}
-
-/// A refusal: code and sentence.
-#[derive(Debug)]
-pub struct Refusal {
-    /// The stable code.
-    pub code: &'static str,
-    /// A sentence for people.
-    pub message: String,
-}
-
-impl Refusal {
-    fn new(code: &'static str, message: impl Into<String>) -> Refusal {
-        Refusal {
-            code,
-            message: message.into(),
-        }
-    }
 }
 
 /// Why a record could not be applied.
@@ -454,12 +437,10 @@ impl RoomCore {
             } => match self.join(conn, hello, token_only, entropy) {
                 Ok(()) => true,
                 Err(refusal) => {
-                    self.metrics.rejected(refusal.code);
+                    self.metrics.rejected(refusal.code());
                     self.effects.push(Effect::Send {
                         to: conn,
-                        text: ServerMessage::error(refusal.code, refusal.message, id)
-                            .to_json()
-                            .into(),
+                        text: refusal.message(id).to_json().into(),
                     });
                     false
                 }
@@ -470,12 +451,9 @@ impl RoomCore {
                 let handled = self.on_message(conn, message, entropy);
                 self.metrics.action_handled(started.elapsed());
                 if let Err(refusal) = handled {
-                    self.metrics.rejected(refusal.code);
-                    debug!(room = %self.code, conn, kind, code = refusal.code, "refused");
-                    self.send_to(
-                        conn,
-                        &ServerMessage::error(refusal.code, refusal.message, id),
-                    );
+                    self.metrics.rejected(refusal.code());
+                    debug!(room = %self.code, conn, kind, code = refusal.code(), "refused");
+                    self.send_to(conn, &refusal.message(id));
                 }
                 false
             }
@@ -978,10 +956,9 @@ impl RoomCore {
     /// A durable change the live path could not make: the room's own state broke a rule it
     /// checked a moment before. Logged, and answered as an internal error.
     fn internal(&self, e: ApplyError) -> Refusal {
-        warn!(room = %self.code, error = %e, "a checked change did not apply");
-        Refusal::new(
-            codes::INTERNAL,
-            "something went wrong on the server; it has been logged",
+        Refusal::internal(
+            &format!("room {}: a checked change did not apply", self.code),
+            e,
         )
     }
 
@@ -1000,38 +977,23 @@ impl RoomCore {
             .is_some_and(|t| self.seat_of_token(t).is_some());
         if token_only && !holds_seat {
             // Answered as if the room were not looked up at all: no hint whether it exists.
-            return Err(Refusal::new(
-                codes::TOO_MANY_ATTEMPTS,
-                "too many room codes that do not exist came from your address; wait a minute",
-            ));
+            return Err(Refusal::TooManyAttempts);
         }
         if let Some(hash) = &token_hash {
             if self.removed.iter().any(|r| r.token_hash == *hash) {
-                return Err(Refusal::new(
-                    codes::REMOVED,
-                    "the host removed you from this room; ask them to let you back",
-                ));
+                return Err(Refusal::Removed);
             }
         }
-        let name = names::clean_name(&hello.name)
-            .map_err(|e| Refusal::new(codes::BAD_NAME, e.to_string()))?;
+        let name = names::clean_name(&hello.name).map_err(|e| Refusal::BadName(e.to_string()))?;
         let claims_host = match &hello.host_secret {
             Some(secret) if hash_secret(secret) == self.host_secret_hash => true,
             Some(_) => {
-                return Err(Refusal::new(
-                    codes::BAD_HOST_SECRET,
-                    "that is not this room's host secret",
-                ));
+                return Err(Refusal::BadHostSecret);
             }
             None => false,
         };
         let (seat, token) = if let Some(hash) = &token_hash {
-            let seat = self.seat_of_token(hash).ok_or_else(|| {
-                Refusal::new(
-                    codes::BAD_TOKEN,
-                    "that seat token is not one of this room's",
-                )
-            })?;
+            let seat = self.seat_of_token(hash).ok_or_else(|| Refusal::BadToken)?;
             // A second connection with the token replaces the first.
             if let Seat::Human(human) = &mut self.seats[seat] {
                 if let Some(old) = human.conn.replace(conn) {
@@ -1051,12 +1013,7 @@ impl RoomCore {
             let free = (self.stage == Stage::Lobby)
                 .then(|| self.seats.iter().position(|s| matches!(s, Seat::Empty)))
                 .flatten()
-                .ok_or_else(|| {
-                    Refusal::new(
-                        codes::ROOM_FULL,
-                        "every seat is taken; you can still watch (spectator: true)",
-                    )
-                })?;
+                .ok_or_else(|| Refusal::RoomFull)?;
             self.require_unique_name(&name)?;
             let token = entropy.token();
             self.commit(Record::Seated {
@@ -1127,10 +1084,7 @@ impl RoomCore {
             .iter()
             .any(|s| matches!(s, Seat::Human(h) if names::folded(&h.name) == name));
         if taken {
-            return Err(Refusal::new(
-                codes::NAME_TAKEN,
-                "someone at this table already goes by that name; choose another",
-            ));
+            return Err(Refusal::NameTaken);
         }
         Ok(())
     }
@@ -1183,10 +1137,7 @@ impl RoomCore {
         };
         let seat = client.seat;
         match message {
-            ClientMessage::Hello(_) => Err(Refusal::new(
-                codes::ALREADY_JOINED,
-                "this connection has already joined a room",
-            )),
+            ClientMessage::Hello(_) => Err(Refusal::AlreadyJoined),
             ClientMessage::TakeSeat { seat: to } => self.take_seat(conn, to, entropy),
             ClientMessage::SetSettings { settings } => {
                 self.require_host(seat)?;
@@ -1206,10 +1157,7 @@ impl RoomCore {
                 self.require_lobby()?;
                 self.require_seat(at)?;
                 if matches!(self.seats[at], Seat::Human(_)) {
-                    return Err(Refusal::new(
-                        codes::SEAT_TAKEN,
-                        format!("seat {at} is taken by a person"),
-                    ));
+                    return Err(Refusal::SeatTaken(at));
                 }
                 let difficulty = difficulty.unwrap_or(self.settings.difficulty);
                 self.commit(Record::BotAdded {
@@ -1224,22 +1172,14 @@ impl RoomCore {
                 self.require_host(seat)?;
                 self.require_seat(at)?;
                 if seat == Some(at) {
-                    return Err(Refusal::new(
-                        codes::OWN_SEAT,
-                        "the host cannot empty their own seat",
-                    ));
+                    return Err(Refusal::OwnSeat);
                 }
                 let person = match &self.seats[at] {
                     Seat::Human(human) => Some((human.conn, human.name.clone())),
                     _ => None,
                 };
                 if self.stage != Stage::Lobby && person.is_none() {
-                    return Err(Refusal::new(
-                        codes::NOT_A_PERSON,
-                        format!(
-                            "seat {at} holds no person: once the match has started only a person can be removed"
-                        ),
-                    ));
+                    return Err(Refusal::NotAPerson(at));
                 }
                 self.commit(Record::Cleared { seat: at })
                     .map_err(|e| self.internal(e))?;
@@ -1256,30 +1196,18 @@ impl RoomCore {
             ClientMessage::HandToBot { seat: at } => {
                 self.require_host(seat)?;
                 if self.game.is_none() {
-                    return Err(Refusal::new(
-                        codes::NOT_STARTED,
-                        "a seat can be handed to a bot once the match has started",
-                    ));
+                    return Err(Refusal::NotStarted);
                 }
                 self.require_seat(at)?;
                 if seat == Some(at) {
-                    return Err(Refusal::new(
-                        codes::OWN_SEAT,
-                        "the host cannot hand their own seat to a bot",
-                    ));
+                    return Err(Refusal::OwnSeat);
                 }
                 let difficulty = self.settings.difficulty;
                 let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
-                    return Err(Refusal::new(
-                        codes::NOT_A_PERSON,
-                        format!("seat {at} holds no person to hand to a bot"),
-                    ));
+                    return Err(Refusal::NotAPerson(at));
                 };
                 if human.away {
-                    return Err(Refusal::new(
-                        codes::ALREADY_STAND_IN,
-                        format!("a bot already plays seat {at} until its person acts again"),
-                    ));
+                    return Err(Refusal::AlreadyStandIn(at));
                 }
                 human.away = true;
                 human.timed_out_turn = false;
@@ -1300,13 +1228,10 @@ impl RoomCore {
             ClientMessage::Back => {
                 let at = self.require_seated(seat)?;
                 let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
-                    return Err(Refusal::new(codes::NOT_SEATED, "you hold no seat"));
+                    return Err(Refusal::NotSeated);
                 };
                 if human.stand_in.is_none() {
-                    return Err(Refusal::new(
-                        codes::NOT_AWAY,
-                        "no bot is playing for you: your seat is already yours",
-                    ));
+                    return Err(Refusal::NotAway);
                 }
                 human.away = false;
                 human.timed_out_turn = false;
@@ -1320,10 +1245,7 @@ impl RoomCore {
             ClientMessage::Readmit { removed } => {
                 self.require_host(seat)?;
                 if removed >= self.removed.len() {
-                    return Err(Refusal::new(
-                        codes::NOT_REMOVED,
-                        format!("nobody removed from this room is number {removed}"),
-                    ));
+                    return Err(Refusal::NotRemoved(removed));
                 }
                 let name = self.removed[removed].name.clone();
                 self.commit(Record::Readmitted { index: removed })
@@ -1339,18 +1261,14 @@ impl RoomCore {
             }
             ClientMessage::Call => self.play(seat, Action::Call, entropy),
             ClientMessage::Draw { from, card } => {
-                let from =
-                    draw_source(from, card).map_err(|e| Refusal::new(codes::BAD_MESSAGE, e))?;
+                let from = draw_source(from, card).map_err(|e| Refusal::BadBody(e.to_owned()))?;
                 self.play(seat, Action::Draw { from }, entropy)
             }
             ClientMessage::Throw { cards } => self.play(seat, Action::Throw { cards }, entropy),
             ClientMessage::Ready { client_seed } => {
                 let seat = self.require_seated(seat)?;
                 if self.stage != Stage::BetweenRounds {
-                    return Err(Refusal::new(
-                        codes::NOT_BETWEEN_ROUNDS,
-                        "ready is for the pause between rounds",
-                    ));
+                    return Err(Refusal::NotBetweenRounds);
                 }
                 self.take_client_seed(seat, client_seed)?;
                 self.vote(seat, entropy)
@@ -1375,16 +1293,10 @@ impl RoomCore {
                 self.require_host(seat)?;
                 self.require_seat(at)?;
                 if seat == Some(at) {
-                    return Err(Refusal::new(
-                        codes::OWN_SEAT,
-                        "the host cannot mute themselves",
-                    ));
+                    return Err(Refusal::OwnSeat);
                 }
                 if self.human(at).is_none() {
-                    return Err(Refusal::new(
-                        codes::NOT_A_PERSON,
-                        format!("nobody sits in seat {at}: only a person can be muted"),
-                    ));
+                    return Err(Refusal::NotAPerson(at));
                 }
                 self.commit(Record::Muted { seat: at, muted })
                     .map_err(|e| self.internal(e))?;
@@ -1398,10 +1310,7 @@ impl RoomCore {
             ClientMessage::ToLobby => {
                 self.require_host(seat)?;
                 if self.stage != Stage::MatchOver {
-                    return Err(Refusal::new(
-                        codes::MATCH_NOT_OVER,
-                        "the table can go back to the lobby once the match is over",
-                    ));
+                    return Err(Refusal::MatchNotOver);
                 }
                 self.commit(Record::ToLobby).map_err(|e| self.internal(e))?;
                 // The log restarts from the room in its lobby.
@@ -1414,10 +1323,7 @@ impl RoomCore {
             ClientMessage::Rematch { client_seed } => {
                 let seat = self.require_seated(seat)?;
                 if self.stage != Stage::MatchOver {
-                    return Err(Refusal::new(
-                        codes::MATCH_NOT_OVER,
-                        "a rematch can only be asked for once the match is over",
-                    ));
+                    return Err(Refusal::MatchNotOver);
                 }
                 self.take_client_seed(seat, client_seed)?;
                 self.vote(seat, entropy)
@@ -1443,19 +1349,14 @@ impl RoomCore {
     }
 
     fn require_seated(&self, seat: Option<usize>) -> Result<usize, Refusal> {
-        seat.ok_or_else(|| {
-            Refusal::new(
-                codes::NOT_SEATED,
-                "you are watching; only seated players can do that",
-            )
-        })
+        seat.ok_or_else(|| Refusal::NotSeated)
     }
 
     fn require_host(&self, seat: Option<usize>) -> Result<(), Refusal> {
         if seat.is_some_and(|s| self.is_host(s)) {
             Ok(())
         } else {
-            Err(Refusal::new(codes::NOT_HOST, "only the host can do that"))
+            Err(Refusal::NotHost)
         }
     }
 
@@ -1463,10 +1364,7 @@ impl RoomCore {
         if self.stage == Stage::Lobby {
             Ok(())
         } else {
-            Err(Refusal::new(
-                codes::ALREADY_STARTED,
-                "the match has started; that is only possible in the lobby",
-            ))
+            Err(Refusal::AlreadyStarted)
         }
     }
 
@@ -1474,10 +1372,7 @@ impl RoomCore {
         if seat < self.seats.len() {
             Ok(())
         } else {
-            Err(Refusal::new(
-                codes::NO_SUCH_SEAT,
-                format!("there is no seat {seat} at this table"),
-            ))
+            Err(Refusal::NoSuchSeat(seat))
         }
     }
 
@@ -1502,10 +1397,7 @@ impl RoomCore {
             return Ok(());
         }
         if !matches!(self.seats[to], Seat::Empty) {
-            return Err(Refusal::new(
-                codes::SEAT_TAKEN,
-                format!("seat {to} is taken"),
-            ));
+            return Err(Refusal::SeatTaken(to));
         }
         let token = match from {
             Some(from) => {
@@ -1549,21 +1441,13 @@ impl RoomCore {
     }
 
     fn change_settings(&mut self, settings: Settings) -> Result<(), Refusal> {
-        settings
-            .validate()
-            .map_err(|e| Refusal::new(e.code(), e.to_string()))?;
+        settings.validate().map_err(Refusal::Settings)?;
         let players = usize::from(settings.players);
         if self.seats[players.min(self.seats.len())..]
             .iter()
             .any(|s| matches!(s, Seat::Human(_)))
         {
-            return Err(Refusal::new(
-                codes::SEATS_OCCUPIED,
-                format!(
-                    "a person sits beyond seat {}; ask them to move first",
-                    players - 1
-                ),
-            ));
+            return Err(Refusal::SeatsOccupied);
         }
         self.commit(Record::SettingsSet { settings })
             .map_err(|e| self.internal(e))?;
@@ -1580,11 +1464,9 @@ impl RoomCore {
             (None, Some(seed)) => Some(seed),
             // Only if no seed could be drawn when the last match ended.
             (None, None) => Some(entropy.seed().map_err(|e| {
-                // The detail is for the log; the client learns only that it failed.
-                tracing::error!(room = %self.code, error = %e, "no randomness for a shuffle");
-                Refusal::new(
-                    codes::INTERNAL,
-                    "something went wrong on the server; it has been logged",
+                Refusal::internal(
+                    &format!("room {}: no randomness for a shuffle", self.code),
+                    e,
                 )
             })?),
         };
@@ -1595,9 +1477,6 @@ impl RoomCore {
         let before = self.stage;
         let events = match self.commit(Record::MatchBegun { seed }) {
             Ok(events) => events,
-            Err(ApplyError::Invalid(why)) => {
-                return Err(Refusal::new(codes::INTERNAL, why));
-            }
             Err(e) => return Err(self.internal(e)),
         };
         info!(room = %self.code, ?before, "match started");
@@ -1614,23 +1493,17 @@ impl RoomCore {
     ) -> Result<(), Refusal> {
         let seat = self.require_seated(seat)?;
         if self.game.is_none() {
-            return Err(Refusal::new(
-                codes::NOT_STARTED,
-                "the match has not started yet",
-            ));
+            return Err(Refusal::NotStarted);
         }
         let covered = self.human(seat).is_some_and(|h| h.stand_in.is_some());
         if covered && self.stand_in_mid_turn(seat) {
-            return Err(Refusal::new(
-                codes::STAND_IN_PLAYING,
-                "a bot is finishing this turn for you; your seat is yours again from your next turn",
-            ));
+            return Err(Refusal::StandInPlaying);
         }
         let before = self.stage;
         let events = self
             .commit(Record::Acted { seat, action })
             .map_err(|e| match e {
-                ApplyError::Rule(e) => Refusal::new(e.code(), e.to_string()),
+                ApplyError::Rule(e) => Refusal::Rule(e),
                 other => self.internal(other),
             })?;
         // A move of their own: they are here, whoever was covering for them.
@@ -1730,19 +1603,9 @@ impl RoomCore {
     /// A seated person's chat line: checked, logged, then sent to everyone in the room.
     fn say(&mut self, seat: usize, text: &str) -> Result<(), Refusal> {
         if self.human(seat).is_some_and(|h| h.muted) {
-            return Err(Refusal::new(
-                codes::MUTED,
-                "the host has muted you: you can read the chat but not write in it",
-            ));
+            return Err(Refusal::Muted);
         }
-        let text = clean_chat(text).ok_or_else(|| {
-            Refusal::new(
-                codes::BAD_CHAT,
-                format!(
-                    "a chat message is 1 to {CHAT_MAX_CHARS} characters of plain text on one line"
-                ),
-            )
-        })?;
+        let text = clean_chat(text).ok_or_else(|| Refusal::BadChat)?;
         self.commit(Record::Said { seat, text })
             .map_err(|e| self.internal(e))?;
         if let Some(line) = self.chat.back().cloned() {
@@ -1837,7 +1700,7 @@ impl RoomCore {
                 }
                 info!(room = %self.code, "rematch");
                 if let Err(e) = self.begin_match(entropy) {
-                    warn!(room = %self.code, error = %e.message, "no rematch");
+                    warn!(room = %self.code, error = %e, "no rematch");
                 }
             }
             Stage::Lobby | Stage::Playing => {}
