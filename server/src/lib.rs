@@ -20,8 +20,9 @@
 //!   never shown.
 //! - [`metrics`] — `GET /metrics`: the server's own Prometheus metrics.
 //! - [`echo`] — `GET /ws-echo`, a diagnostic echo for WebSocket conformance (`--ws-echo` only).
-//! - [`conn`] — one WebSocket connection: reader and writer, size, rate and shape checks,
-//!   pings, `hello`, and `bye` at shutdown.
+//! - [`conn`] — one WebSocket connection: a writer (the queue onto the socket, pings), a reader
+//!   (size, rate and shape checks, `bye` as each ending requires) and the `hello` step, generic
+//!   over a sink and a stream so that its tests need no socket.
 //! - [`limits`] — the message rate, connection caps (server-wide and per address), room creation
 //!   per address, and failed room lookups per address.
 //! - [`origin`] — the `Origin` check of the WebSocket upgrade.

@@ -1,0 +1,58 @@
+//! The `hello` step: check the protocol version, find the room (counting codes of no room
+//! against the address, [`crate::limits::JoinAttempts`]), and ask the room to let the
+//! connection in.
+
+use std::net::IpAddr;
+
+use dhumbal_protocol::{Hello, MessageId, PROTOCOL_VERSION};
+use tokio::sync::oneshot;
+
+use super::ClientTx;
+use crate::AppState;
+use crate::code::normalize;
+use crate::error::Refusal;
+use crate::room::{Command, RoomHandle};
+
+/// Joins the room `hello` names. `Ok(Some(room))` when the room let the connection in;
+/// `Ok(None)` when the room refused it (and has told the client why); `Err` for a refusal the
+/// connection must send itself.
+pub(super) async fn join(
+    app: &AppState,
+    conn: u64,
+    ip: IpAddr,
+    tx: &ClientTx,
+    hello: Hello,
+    id: Option<MessageId>,
+) -> Result<Option<RoomHandle>, Refusal> {
+    if hello.protocol != PROTOCOL_VERSION {
+        return Err(Refusal::UnsupportedProtocol);
+    }
+    // An address that failed too many lookups may still come back to its seat: with a token,
+    // the room itself decides (a valid token is never refused). Anything else is answered
+    // alike whether the room exists or not.
+    let blocked = app.join_attempts.check(ip).is_err();
+    if blocked && hello.token.is_none() {
+        return Err(Refusal::TooManyAttempts);
+    }
+    let Some(handle) = app.rooms.get(&normalize(&hello.room)) else {
+        if blocked {
+            return Err(Refusal::TooManyAttempts);
+        }
+        app.join_attempts.fail(ip);
+        return Err(Refusal::UnknownRoom);
+    };
+    let (reply, joined) = oneshot::channel();
+    let join = Command::Join {
+        conn,
+        hello,
+        id,
+        client: tx.clone(),
+        token_only: blocked,
+        reply,
+    };
+    if !handle.send(join).await {
+        // The room closed between the lookup and the hello.
+        return Err(Refusal::UnknownRoom);
+    }
+    Ok((joined.await == Ok(true)).then_some(handle))
+}

@@ -1,0 +1,170 @@
+//! One WebSocket connection: a reader and a writer that only do IO.
+//!
+//! - [`writer`] drains the connection's bounded outbound queue onto the socket (batching what
+//!   is queued into one write) and pings the client every `--ping-interval`.
+//! - [`reader`] checks each incoming message's rate, size and shape, handles `hello` (through
+//!   [`hello`]), hands every other message to the room, notices silence, a missing `hello`, a
+//!   kick and the shutdown, and says goodbye as each requires.
+//!
+//! [`serve`] runs both over an upgraded socket; [`serve_streams`] is the same over any sink and
+//! stream of messages, which is how the tests drive a connection without a socket. Whichever
+//! side ends first ends the other, and the room is told the connection has gone (its seat is
+//! kept). When the server shuts down, the client is told `bye` and closed with 1001 (or 1012
+//! when its room is kept for the restart).
+
+mod hello;
+mod reader;
+#[cfg(test)]
+mod tests;
+mod writer;
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use axum::extract::ws::{Message, Utf8Bytes, WebSocket};
+use dhumbal_protocol::ServerMessage;
+use futures_util::{Sink, Stream, StreamExt};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::debug;
+
+pub(crate) use writer::write_batch;
+
+use crate::AppState;
+use crate::limits::{AddressSlot, Slot};
+use crate::listener::Held;
+use crate::room::Command;
+use reader::{Ending, Reader};
+
+/// What a connection's writer task sends on the socket.
+#[derive(Debug)]
+pub enum Outgoing {
+    /// A text message (JSON).
+    Text(Utf8Bytes),
+    /// Close the socket with this code and reason.
+    Close(u16, &'static str),
+}
+
+/// The way to one client: its bounded outbound queue, and a token that disconnects it.
+#[derive(Clone, Debug)]
+pub struct ClientTx {
+    /// The client's outbound queue; the room only ever `try_send`s on it.
+    pub queue: mpsc::Sender<Outgoing>,
+    /// Cancelled to disconnect the client at once (it fell behind, or its writer is stuck).
+    pub kick: CancellationToken,
+}
+
+impl ClientTx {
+    /// Queues a message without waiting; a client that cannot take it is disconnected.
+    /// Returns whether the client is still fine.
+    pub fn send(&self, text: Utf8Bytes) -> bool {
+        match self.queue.try_send(Outgoing::Text(text)) {
+            Ok(()) => true,
+            Err(_) => {
+                self.kick.cancel();
+                false
+            }
+        }
+    }
+
+    /// Closes the client's socket with this code and reason, after what is already queued.
+    pub fn close(&self, code: u16, reason: &'static str) {
+        if self.queue.try_send(Outgoing::Close(code, reason)).is_err() {
+            self.kick.cancel();
+        }
+    }
+
+    /// Queues one server message.
+    pub fn send_message(&self, message: &ServerMessage) -> bool {
+        self.send(message.to_json().into())
+    }
+}
+
+/// A WebSocket's places under the caps, given back when it ends.
+#[derive(Debug)]
+pub struct Places {
+    /// Its place under `--max-connections`.
+    pub _server: Slot,
+    /// Its place in its client address's count.
+    pub _address: AddressSlot,
+    /// Its TCP connection's places ([`crate::listener`]), when it came through the listener.
+    pub _tcp: Option<Held>,
+}
+
+/// How long a socket closed on purpose stays open so that the client can read the close frame.
+const CLOSE_LINGER: Duration = Duration::from_secs(1);
+
+/// Serves one upgraded WebSocket from the client at `ip` until either side ends it or the
+/// server shuts down. `places` are the connection's places under the caps, given back at the
+/// end.
+pub async fn serve(socket: WebSocket, app: Arc<AppState>, ip: IpAddr, places: Places) {
+    let _places = places;
+    let (sink, stream) = socket.split();
+    serve_streams(sink, stream, app, ip).await;
+}
+
+/// Serves one connection over `sink` and `stream` (a socket's halves, or channels in tests).
+pub(crate) async fn serve_streams<S, R>(sink: S, mut stream: R, app: Arc<AppState>, ip: IpAddr)
+where
+    S: Sink<Message> + Unpin + Send + 'static,
+    R: Stream<Item = Result<Message, axum::Error>> + Unpin,
+{
+    let conn = app.next_conn.fetch_add(1, Ordering::Relaxed);
+    app.metrics.connections.increment(1.0);
+    let (queue, outbox) = mpsc::channel::<Outgoing>(app.config.client_queue);
+    let kick = CancellationToken::new();
+    let tx = ClientTx {
+        queue,
+        kick: kick.clone(),
+    };
+    let pings = writer::pinger(app.config.ping_interval);
+    let mut writer = tokio::spawn(writer::run(
+        sink,
+        outbox,
+        kick.clone(),
+        pings,
+        Arc::clone(&app.metrics),
+    ));
+    let mut reader = Reader::new(conn, Arc::clone(&app), ip, tx);
+    let ending = reader.run(&mut stream, &kick).await;
+    reader.farewell(ending);
+    let Reader { room, tx, .. } = reader;
+    // A room that is stopping for the shutdown need not hear of it.
+    if let (Some(room), false) = (room, ending == Ending::Shutdown) {
+        room.send(Command::Leave { conn }).await;
+    }
+    // Once the room has let go of the queue, the writer sends what is left (a close frame, say)
+    // and ends; a writer stuck on a dead socket is stopped.
+    drop(tx);
+    if tokio::time::timeout(writer::WRITER_GRACE, &mut writer)
+        .await
+        .is_err()
+    {
+        kick.cancel();
+        let _ = writer.await;
+    }
+    linger(ending, &mut stream).await;
+    app.metrics.connections.decrement(1.0);
+    debug!(conn, "connection closed");
+}
+
+/// After a close the server sent on purpose, gives the client time to read the close frame: the
+/// rest of a refused message over the cap is still unread (closing now would reset the
+/// connection under the frame), and a client told `bye` is read on until it answers the close.
+async fn linger<R>(ending: Ending, stream: &mut R)
+where
+    R: Stream<Item = Result<Message, axum::Error>> + Unpin,
+{
+    match ending {
+        Ending::TooBig => tokio::time::sleep(CLOSE_LINGER).await,
+        Ending::Shutdown | Ending::RateAbuse | Ending::NoHello => {
+            let _ = tokio::time::timeout(CLOSE_LINGER, async {
+                while let Some(Ok(_)) = stream.next().await {}
+            })
+            .await;
+        }
+        Ending::Gone | Ending::Silent => {}
+    }
+}

@@ -1,0 +1,264 @@
+//! The connection's reader: each incoming frame's rate ([`RateLimit`]: `rate_limited`, then
+//! `bye` and 1008), size (over the cap the socket refuses it; closed with 1009) and shape
+//! ([`parse_client_message`]); `hello` through [`super::hello`]; every other message to the
+//! room. It also notices silence (no frame, not even a pong, for two and a half ping intervals),
+//! a missing `hello`, a kick and the server's shutdown, and says goodbye as each requires.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use axum::extract::ws::{Message, Utf8Bytes};
+use dhumbal_protocol::{
+    CLOSE_GOING_AWAY, CLOSE_NO_HELLO, CLOSE_NO_PONG, CLOSE_POLICY_VIOLATION, CLOSE_SERVICE_RESTART,
+    CLOSE_TOO_BIG, ClientMessage, MessageId, ServerMessage, codes, parse_client_message,
+};
+use futures_util::{Stream, StreamExt};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::debug;
+
+use super::{ClientTx, Outgoing, hello};
+use crate::AppState;
+use crate::error::Refusal;
+use crate::limits::{RateLimit, Verdict};
+use crate::room::{Command, RoomHandle};
+
+/// How a connection's reader ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ending {
+    /// The client went, or fell behind, or its seat was taken by another connection.
+    Gone,
+    /// The client sent a message over the size cap.
+    TooBig,
+    /// The client kept sending faster than the rate limit.
+    RateAbuse,
+    /// The client sent nothing, not even a pong, for two and a half ping intervals.
+    Silent,
+    /// The server is shutting down.
+    Shutdown,
+    /// The client did not say `hello` within `--hello-timeout`.
+    NoHello,
+}
+
+/// One connection's reading side.
+pub(super) struct Reader {
+    /// The connection's number, for the room and the log.
+    pub(super) conn: u64,
+    /// The server: its rooms, limits, metrics and shutdown.
+    app: Arc<AppState>,
+    /// The client's address, for the failed-lookup count.
+    ip: IpAddr,
+    /// The way back to the client: errors, `bye`, the close.
+    pub(super) tx: ClientTx,
+    /// The room the connection joined, once it has.
+    pub(super) room: Option<RoomHandle>,
+    /// The client's message rate.
+    rate: RateLimit,
+}
+
+impl Reader {
+    /// A reader for a new connection that has not said `hello` yet.
+    pub(super) fn new(conn: u64, app: Arc<AppState>, ip: IpAddr, tx: ClientTx) -> Reader {
+        let rate = RateLimit::new(
+            app.config.message_burst,
+            app.config.messages_per_sec,
+            app.config.rate_limit_strikes,
+        );
+        Reader {
+            conn,
+            app,
+            ip,
+            tx,
+            room: None,
+            rate,
+        }
+    }
+
+    /// Reads until the client goes, misbehaves, falls silent, never says `hello`, is kicked,
+    /// or the server shuts down.
+    pub(super) async fn run<R>(&mut self, stream: &mut R, kick: &CancellationToken) -> Ending
+    where
+        R: Stream<Item = Result<Message, axum::Error>> + Unpin,
+    {
+        // Anything from the client (a pong included) shows it is there; silence for two and a
+        // half ping intervals (two pings unanswered, and half an interval for the last pong to
+        // arrive) shows it is not.
+        let silence = self.app.config.ping_interval * 5 / 2;
+        let hello_timeout = self.app.config.hello_timeout;
+        let stop = self.app.shutdown.token();
+        // Made once and reset, rather than made anew for every message: each registers itself
+        // when first polled.
+        let stopping = stop.cancelled();
+        let kicked = kick.cancelled();
+        let quiet = tokio::time::sleep(silence);
+        let no_hello = tokio::time::sleep(hello_timeout);
+        tokio::pin!(stopping, kicked, quiet, no_hello);
+        loop {
+            let frame = tokio::select! {
+                biased;
+                () = &mut stopping => return Ending::Shutdown,
+                frame = stream.next() => frame,
+                () = &mut kicked => return Ending::Gone,
+                () = &mut quiet, if !silence.is_zero() => return Ending::Silent,
+                () = &mut no_hello, if self.room.is_none() && !hello_timeout.is_zero() => {
+                    return Ending::NoHello;
+                }
+            };
+            if !silence.is_zero() {
+                quiet.as_mut().reset(Instant::now() + silence);
+            }
+            if let Some(ending) = self.on_frame(frame).await {
+                return ending;
+            }
+        }
+    }
+
+    /// One frame (or the end of the stream): counted against the rate, then handled. Returns
+    /// how the connection ends, if it does.
+    async fn on_frame(&mut self, frame: Option<Result<Message, axum::Error>>) -> Option<Ending> {
+        // Every frame but a close counts against the rate: pings too, or a client could make
+        // the server answer pongs as fast as it sends pings.
+        if let Some(Ok(
+            Message::Text(_) | Message::Binary(_) | Message::Ping(_) | Message::Pong(_),
+        )) = frame
+        {
+            self.app.metrics.messages_in.increment(1);
+            match self.rate.check() {
+                Verdict::Allow => {}
+                Verdict::Refuse => {
+                    self.refuse(&Refusal::RateLimited, None);
+                    return None;
+                }
+                Verdict::Close => return Some(Ending::RateAbuse),
+            }
+        }
+        match frame {
+            None => Some(Ending::Gone),
+            Some(Ok(Message::Text(text))) => self.on_text(text).await,
+            Some(Ok(Message::Binary(_))) => {
+                self.refuse(&Refusal::Binary, None);
+                None
+            }
+            // The socket answers the close frame on the next read, which then ends: reading on
+            // until then closes cleanly instead of dropping the connection before the answer.
+            Some(Ok(Message::Close(_) | Message::Ping(_) | Message::Pong(_))) => None,
+            Some(Err(e)) => {
+                if !is_too_big(e) {
+                    return Some(Ending::Gone);
+                }
+                let _ = self
+                    .tx
+                    .queue
+                    .try_send(Outgoing::Close(CLOSE_TOO_BIG, "message too big"));
+                Some(Ending::TooBig)
+            }
+        }
+    }
+
+    /// A text message: parsed, then `hello` joins a room and anything else goes to it.
+    async fn on_text(&mut self, text: Utf8Bytes) -> Option<Ending> {
+        let envelope = match parse_client_message(text.as_str()) {
+            Ok(envelope) => envelope,
+            Err(e) => {
+                debug!(conn = self.conn, code = e.code, "bad message");
+                let id = e.id.clone();
+                self.refuse(&Refusal::from(e), id);
+                return None;
+            }
+        };
+        let id = envelope.id;
+        match (envelope.message, &self.room) {
+            (ClientMessage::Hello(hello), None) => {
+                match hello::join(&self.app, self.conn, self.ip, &self.tx, hello, id.clone()).await
+                {
+                    Ok(room) => self.room = room,
+                    Err(refusal) => self.refuse(&refusal, id),
+                }
+                None
+            }
+            (ClientMessage::Hello(_), Some(_)) => {
+                self.refuse(&Refusal::AlreadyJoined, id);
+                None
+            }
+            (_, None) => {
+                self.refuse(&Refusal::HelloFirst, id);
+                None
+            }
+            (message, Some(room)) => {
+                let conn = self.conn;
+                if room.send(Command::Message { conn, id, message }).await {
+                    return None;
+                }
+                // The room has closed (it stops when the server shuts down).
+                Some(if self.app.shutdown.has_begun() {
+                    Ending::Shutdown
+                } else {
+                    Ending::Gone
+                })
+            }
+        }
+    }
+
+    /// Sends a refusal (an `error`, echoing `id`) to the client and counts it.
+    fn refuse(&self, refusal: &Refusal, id: Option<MessageId>) {
+        self.app.metrics.rejected(refusal.code());
+        self.tx.send_message(&refusal.message(id));
+    }
+
+    /// Tells the client why the server ends the connection (`bye`, then the close frame), where
+    /// the ending calls for it.
+    pub(super) fn farewell(&self, ending: Ending) {
+        let (reason, sentence, code, close) = match ending {
+            Ending::Shutdown if self.app.rooms.store().is_durable() => (
+                codes::RESTARTING,
+                "the server is restarting; you will be back in your seat in a moment",
+                CLOSE_SERVICE_RESTART,
+                "server restarting",
+            ),
+            Ending::Shutdown => (
+                codes::SHUTTING_DOWN,
+                "the server is shutting down; reconnect with your seat token in a moment",
+                CLOSE_GOING_AWAY,
+                "server shutting down",
+            ),
+            Ending::RateAbuse => (
+                codes::RATE_LIMITED,
+                "too many messages too fast, for too long",
+                CLOSE_POLICY_VIOLATION,
+                "rate limit exceeded",
+            ),
+            Ending::NoHello => (
+                codes::HELLO_TIMEOUT,
+                "say hello first, within a few seconds of connecting",
+                CLOSE_NO_HELLO,
+                "no hello",
+            ),
+            Ending::Silent => {
+                debug!(
+                    conn = self.conn,
+                    "closing a connection that answers no pings"
+                );
+                self.tx.close(CLOSE_NO_PONG, "no answer to pings");
+                return;
+            }
+            Ending::Gone | Ending::TooBig => return,
+        };
+        debug!(conn = self.conn, reason, "saying goodbye");
+        if matches!(ending, Ending::RateAbuse | Ending::NoHello) {
+            self.app.metrics.rejected(reason);
+        }
+        self.tx.send_message(&ServerMessage::bye(reason, sentence));
+        self.tx.close(code, close);
+    }
+}
+
+/// Whether a read error is the socket refusing a message over the size cap.
+fn is_too_big(error: axum::Error) -> bool {
+    matches!(
+        error
+            .into_inner()
+            .downcast::<tungstenite::Error>()
+            .map(|e| *e),
+        Ok(tungstenite::Error::Capacity(_))
+    )
+}

@@ -1,0 +1,236 @@
+//! The connection without a socket: [`serve_streams`] over in-memory channels, with the clock
+//! paused, so that the checks the reader and writer make can be seen one by one.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::Message;
+use dhumbal_protocol::{
+    CLOSE_GOING_AWAY, CLOSE_NO_HELLO, CLOSE_NO_PONG, CLOSE_POLICY_VIOLATION, CLOSE_TOO_BIG,
+    ServerMessage, codes,
+};
+use futures_util::{Sink, Stream, sink, stream};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::serve_streams;
+use crate::AppState;
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::store::{Store, StoreConfig};
+
+/// What the client side of a connection under test holds.
+struct Client {
+    /// Frames to the server (or read errors, as the socket would report them).
+    to_server: mpsc::UnboundedSender<Result<Message, axum::Error>>,
+    /// Frames the server wrote.
+    from_server: mpsc::UnboundedReceiver<Message>,
+    /// The connection's task: it ends when the connection does.
+    served: JoinHandle<()>,
+    /// The server's state.
+    app: Arc<AppState>,
+}
+
+type BoxedSink = Pin<Box<dyn Sink<Message, Error = ()> + Send>>;
+type BoxedStream = Pin<Box<dyn Stream<Item = Result<Message, axum::Error>> + Send>>;
+
+/// A connection served over channels, with `config` (a sink that takes frames only while
+/// `stalled` is false).
+fn connect(config: Config, stalled: bool) -> Client {
+    let metrics = Arc::new(Metrics::default());
+    let store = Store::open(&StoreConfig::Memory, Arc::clone(&metrics)).unwrap();
+    let app = Arc::new(AppState::new(config, store, metrics));
+    let (to_server, inbound) = mpsc::unbounded_channel();
+    let (outbound, from_server) = mpsc::unbounded_channel();
+    let sink: BoxedSink = Box::pin(sink::unfold(
+        outbound,
+        move |out, frame: Message| async move {
+            if stalled {
+                std::future::pending::<()>().await;
+            }
+            out.send(frame).map_err(|_| ())?;
+            Ok(out)
+        },
+    ));
+    let stream: BoxedStream = Box::pin(stream::unfold(inbound, |mut inbound| async move {
+        inbound.recv().await.map(|frame| (frame, inbound))
+    }));
+    let served = tokio::spawn(serve_streams(
+        sink,
+        stream,
+        Arc::clone(&app),
+        IpAddr::V4(Ipv4Addr::LOCALHOST),
+    ));
+    Client {
+        to_server,
+        from_server,
+        served,
+        app,
+    }
+}
+
+impl Client {
+    fn send(&self, frame: Message) {
+        let _ = self.to_server.send(Ok(frame));
+    }
+
+    fn text(&self, text: &str) {
+        self.send(Message::Text(text.into()));
+    }
+
+    /// The next text message from the server, decoded (pings skipped).
+    async fn message(&mut self) -> ServerMessage {
+        loop {
+            match self.from_server.recv().await.expect("a frame") {
+                Message::Text(text) => return serde_json::from_str(text.as_str()).unwrap(),
+                Message::Ping(_) => {}
+                other => panic!("expected a text message, got {other:?}"),
+            }
+        }
+    }
+
+    /// The next frame, which must be a close: its code.
+    async fn close_code(&mut self) -> u16 {
+        loop {
+            match self.from_server.recv().await.expect("a frame") {
+                Message::Close(Some(frame)) => return frame.code,
+                Message::Ping(_) => {}
+                other => panic!("expected a close, got {other:?}"),
+            }
+        }
+    }
+
+    /// Waits for the connection to end.
+    async fn ended(self) {
+        self.served.await.unwrap();
+    }
+}
+
+fn error_code(message: &ServerMessage) -> &str {
+    match message {
+        ServerMessage::Error(e) => &e.code,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+fn bye_reason(message: &ServerMessage) -> &str {
+    match message {
+        ServerMessage::Bye(bye) => &bye.reason,
+        other => panic!("expected a bye, got {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn hello_comes_first_a_room_must_exist_and_binary_is_refused() {
+    let mut client = connect(Config::default(), false);
+    client.text(r#"{"type":"call","id":7}"#);
+    let refused = client.message().await;
+    assert_eq!(error_code(&refused), codes::HELLO_FIRST);
+    let ServerMessage::Error(e) = refused else {
+        unreachable!()
+    };
+    assert_eq!(e.id, Some(dhumbal_protocol::MessageId::Number(7)));
+    client.text(r#"{"type":"nonsense"}"#);
+    assert_eq!(error_code(&client.message().await), codes::UNKNOWN_TYPE);
+    client.send(Message::Binary(vec![1, 2, 3].into()));
+    assert_eq!(error_code(&client.message().await), codes::BAD_MESSAGE);
+    let hello = format!(
+        r#"{{"type":"hello","protocol":{},"room":"NOSUCHROOM","name":"Asha","token":null}}"#,
+        dhumbal_protocol::PROTOCOL_VERSION
+    );
+    client.text(&hello);
+    assert_eq!(error_code(&client.message().await), codes::UNKNOWN_ROOM);
+    client.text(r#"{"type":"hello","protocol":1,"room":"X","name":"Asha","token":null}"#);
+    assert_eq!(
+        error_code(&client.message().await),
+        codes::UNSUPPORTED_PROTOCOL
+    );
+    // Still no room after the hello timeout: told, then closed.
+    assert_eq!(bye_reason(&client.message().await), codes::HELLO_TIMEOUT);
+    assert_eq!(client.close_code().await, CLOSE_NO_HELLO);
+    client.ended().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_message_over_the_size_cap_closes_with_1009() {
+    let mut client = connect(Config::default(), false);
+    let too_long =
+        tungstenite::Error::Capacity(tungstenite::error::CapacityError::MessageTooLong {
+            size: 1 << 20,
+            max_size: 1 << 14,
+        });
+    let _ = client.to_server.send(Err(axum::Error::new(too_long)));
+    assert_eq!(client.close_code().await, CLOSE_TOO_BIG);
+    client.ended().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_rate_limit_refuses_then_says_bye_and_closes_with_1008() {
+    let config = Config {
+        message_burst: 3,
+        messages_per_sec: 1,
+        rate_limit_strikes: 2,
+        ..Config::default()
+    };
+    let mut client = connect(config, false);
+    for _ in 0..10 {
+        client.send(Message::Ping(Default::default()));
+    }
+    let mut refused = 0;
+    loop {
+        let message = client.message().await;
+        match message {
+            ServerMessage::Error(e) if e.code == codes::RATE_LIMITED => refused += 1,
+            ServerMessage::Bye(bye) => {
+                assert_eq!(bye.reason, codes::RATE_LIMITED);
+                break;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(refused >= 1, "refused {refused}");
+    assert_eq!(client.close_code().await, CLOSE_POLICY_VIOLATION);
+    client.ended().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_shutdown_says_bye_then_closes_and_silence_closes_with_4002() {
+    let mut client = connect(Config::default(), false);
+    client.app.shutdown.begin();
+    assert_eq!(bye_reason(&client.message().await), codes::SHUTTING_DOWN);
+    assert_eq!(client.close_code().await, CLOSE_GOING_AWAY);
+    client.ended().await;
+
+    let config = Config {
+        ping_interval: Duration::from_secs(10),
+        hello_timeout: Duration::ZERO,
+        ..Config::default()
+    };
+    let mut quiet = connect(config, false);
+    // Two pings go unanswered; half an interval later the connection is closed as gone.
+    assert_eq!(quiet.close_code().await, CLOSE_NO_PONG);
+    quiet.ended().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_that_reads_nothing_is_dropped_once_its_queue_is_full() {
+    // No timer of its own could end it: no pings, no hello timeout.
+    let config = Config {
+        client_queue: 2,
+        ping_interval: Duration::ZERO,
+        hello_timeout: Duration::ZERO,
+        ..Config::default()
+    };
+    let client = connect(config, true);
+    // Every refusal is queued for a socket that takes nothing: the queue fills, and the
+    // connection is dropped rather than waited on (within an hour of the paused clock, which
+    // only passes when nothing else can happen).
+    for _ in 0..20 {
+        client.text(r#"{"type":"call"}"#);
+    }
+    tokio::time::timeout(Duration::from_secs(3600), client.ended())
+        .await
+        .expect("the connection was dropped");
+}

@@ -1,0 +1,138 @@
+//! The connection's writer: it drains the client's bounded outbound queue onto the socket,
+//! batching what is already queued into one write, and pings the client on a timer. It ends when
+//! the queue closes, a close is sent, the socket fails, or the connection is kicked.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
+use futures_util::{Sink, SinkExt};
+use tokio::sync::mpsc;
+use tokio::time::{Instant, Interval, MissedTickBehavior};
+use tokio_util::sync::CancellationToken;
+
+use super::Outgoing;
+use crate::metrics::Metrics;
+
+/// How long a closing connection's writer may take to flush what is left.
+pub(super) const WRITER_GRACE: Duration = Duration::from_secs(5);
+
+/// The most queued messages one write to a socket carries.
+const MAX_BATCH: usize = 64;
+
+/// Writes `first` and every text already waiting in `outbox` (up to [`MAX_BATCH`]) to the socket,
+/// then flushes once: an action's state leaves in one write with whatever else is queued. A close
+/// found in the queue is put in `held`, to be sent after. Returns how many messages went out, or
+/// `None` if the socket failed.
+pub(crate) async fn write_batch<S: Sink<Message> + Unpin>(
+    sink: &mut S,
+    first: Utf8Bytes,
+    outbox: &mut mpsc::Receiver<Outgoing>,
+    held: &mut Option<Outgoing>,
+) -> Option<u64> {
+    let mut text = first;
+    let mut sent = 0;
+    loop {
+        sink.feed(Message::Text(text)).await.ok()?;
+        sent += 1;
+        if sent == MAX_BATCH as u64 {
+            break;
+        }
+        match outbox.try_recv() {
+            Ok(Outgoing::Text(more)) => text = more,
+            Ok(other) => {
+                *held = Some(other);
+                break;
+            }
+            Err(_) => break,
+        }
+    }
+    sink.flush().await.ok()?;
+    Some(sent)
+}
+
+/// Runs the writer until the queue closes, a close frame is sent, the socket fails or `kick` is
+/// cancelled; then cancels `kick` itself, so that the reader ends too.
+pub(super) async fn run<S: Sink<Message> + Unpin>(
+    mut sink: S,
+    mut outbox: mpsc::Receiver<Outgoing>,
+    kick: CancellationToken,
+    mut pings: Option<Interval>,
+    metrics: Arc<Metrics>,
+) {
+    // A close taken off the queue while batching texts, to be sent after them.
+    let mut held: Option<Outgoing> = None;
+    // Made once: a cancellation future registers itself when first polled, not on every turn.
+    let kicked = kick.cancelled();
+    tokio::pin!(kicked);
+    loop {
+        let next = match held.take() {
+            Some(held) => Some(held),
+            None => tokio::select! {
+                biased;
+                next = outbox.recv() => next,
+                () = &mut kicked => None,
+                () = tick(&mut pings) => {
+                    let sent = tokio::select! {
+                        sent = sink.send(Message::Ping(Default::default())) => sent.is_ok(),
+                        () = &mut kicked => false,
+                    };
+                    if !sent {
+                        break;
+                    }
+                    continue;
+                }
+            },
+        };
+        match next {
+            Some(Outgoing::Text(text)) => {
+                // A socket that stops taking data must not keep this task alive once kicked.
+                let sent = tokio::select! {
+                    sent = write_batch(&mut sink, text, &mut outbox, &mut held) => sent,
+                    () = &mut kicked => None,
+                };
+                let Some(sent) = sent else {
+                    break;
+                };
+                metrics.messages_out.increment(sent);
+            }
+            Some(Outgoing::Close(code, reason)) => {
+                let frame = CloseFrame {
+                    code,
+                    reason: reason.into(),
+                };
+                // Kicked once the reader has waited long enough for it.
+                tokio::select! {
+                    _ = sink.send(Message::Close(Some(frame))) => {}
+                    () = &mut kicked => {}
+                }
+                break;
+            }
+            None => {
+                // A socket that takes no more data must not keep this task alive.
+                let _ = tokio::time::timeout(WRITER_GRACE, sink.send(Message::Close(None))).await;
+                break;
+            }
+        }
+    }
+    kick.cancel();
+}
+
+/// The writer's ping timer: every `interval` from now, or never when `interval` is zero.
+pub(super) fn pinger(interval: Duration) -> Option<Interval> {
+    (!interval.is_zero()).then(|| {
+        let mut pings = tokio::time::interval_at(Instant::now() + interval, interval);
+        pings.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        pings
+    })
+}
+
+/// The next tick of the ping timer, or never.
+async fn tick(pings: &mut Option<Interval>) {
+    match pings {
+        Some(pings) => {
+            pings.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
