@@ -1,12 +1,12 @@
 //! One WebSocket connection: a reader and a writer that only do IO.
 //!
-//! - [`writer`] drains the connection's bounded outbound queue onto the socket (batching what
+//! - `writer` drains the connection's bounded outbound queue onto the socket (batching what
 //!   is queued into one write) and pings the client every `--ping-interval`.
-//! - [`reader`] checks each incoming message's rate, size and shape, handles `hello` (through
-//!   [`hello`]), hands every other message to the room, notices silence, a missing `hello`, a
+//! - `reader` checks each incoming message's rate, size and shape, handles `hello` (through
+//!   `hello`), hands every other message to the room, notices silence, a missing `hello`, a
 //!   kick and the shutdown, and says goodbye as each requires.
 //!
-//! [`serve`] runs both over an upgraded socket; [`serve_streams`] is the same over any sink and
+//! [`serve`] runs both over an upgraded socket; `serve_streams` is the same over any sink and
 //! stream of messages, which is how the tests drive a connection without a socket. Whichever
 //! side ends first ends the other, and the room is told the connection has gone (its seat is
 //! kept). When the server shuts down, the client is told `bye` and closed with 1001 (or 1012

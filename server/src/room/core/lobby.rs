@@ -1,0 +1,320 @@
+//! Seats and the lobby: joining and leaving, taking seats, the host's checks, the settings,
+//! removing people, and the client seeds people bring.
+
+use super::*;
+
+impl RoomCore {
+    /// The client seeds in force, in seat order (`None` for bots, empty seats and people who
+    /// sent none).
+    pub(super) fn client_seeds(&self) -> Vec<Option<ClientSeed>> {
+        self.seats
+            .iter()
+            .map(|seat| match seat {
+                Seat::Human(human) => human.client_seed,
+                Seat::Empty | Seat::Bot(_) => None,
+            })
+            .collect()
+    }
+
+    /// Takes a person's client seed, if they sent one and it is new.
+    pub(super) fn take_client_seed(
+        &mut self,
+        seat: usize,
+        seed: Option<ClientSeed>,
+    ) -> Result<(), Refusal> {
+        let Some(seed) = seed else { return Ok(()) };
+        if self
+            .human(seat)
+            .is_some_and(|h| h.client_seed == Some(seed))
+        {
+            return Ok(());
+        }
+        self.commit(Record::ClientSeed { seat, seed })
+            .map(drop)
+            .map_err(|e| self.internal(e))
+    }
+
+    pub(super) fn join(
+        &mut self,
+        conn: ConnId,
+        hello: Hello,
+        token_only: bool,
+        entropy: &mut dyn Entropy,
+    ) -> Result<(), Refusal> {
+        let token_hash = hello.token.as_deref().map(hash_secret);
+        let holds_seat = token_hash
+            .as_ref()
+            .is_some_and(|t| self.seat_of_token(t).is_some());
+        if token_only && !holds_seat {
+            // Answered as if the room were not looked up at all: no hint whether it exists.
+            return Err(Refusal::TooManyAttempts);
+        }
+        if let Some(hash) = &token_hash {
+            if self.removed.iter().any(|r| r.token_hash == *hash) {
+                return Err(Refusal::Removed);
+            }
+        }
+        let name = names::clean_name(&hello.name).map_err(|e| Refusal::BadName(e.to_string()))?;
+        let claims_host = match &hello.host_secret {
+            Some(secret) if hash_secret(secret) == self.host_secret_hash => true,
+            Some(_) => {
+                return Err(Refusal::BadHostSecret);
+            }
+            None => false,
+        };
+        let (seat, token) = if let Some(hash) = &token_hash {
+            let seat = self.seat_of_token(hash).ok_or_else(|| Refusal::BadToken)?;
+            // A second connection with the token replaces the first.
+            if let Seat::Human(human) = &mut self.seats[seat] {
+                if let Some(old) = human.conn.replace(conn) {
+                    if self.clients.remove(&old).is_some() {
+                        self.effects.push(Effect::Close {
+                            to: old,
+                            code: CLOSE_REPLACED,
+                            reason: "another connection took this seat",
+                        });
+                    }
+                }
+            }
+            (Some(seat), hello.token.clone())
+        } else if hello.spectator {
+            (None, None)
+        } else {
+            let free = (self.stage == Stage::Lobby)
+                .then(|| self.seats.iter().position(|s| matches!(s, Seat::Empty)))
+                .flatten()
+                .ok_or_else(|| Refusal::RoomFull)?;
+            self.require_unique_name(&name)?;
+            let token = entropy.token();
+            self.commit(Record::Seated {
+                seat: free,
+                name: name.clone(),
+                token_hash: hash_secret(&token),
+            })
+            .map_err(|e| self.internal(e))?;
+            if let Seat::Human(human) = &mut self.seats[free] {
+                human.conn = Some(conn);
+            }
+            (Some(free), Some(token))
+        };
+        if let (true, Some(seat)) = (claims_host, seat) {
+            let is_host = self.human(seat).map(|h| &h.token_hash) == self.host_token.as_ref();
+            if !is_host {
+                self.commit(Record::HostIs { seat })
+                    .map_err(|e| self.internal(e))?;
+            }
+        }
+        if let Some(seat) = seat {
+            self.take_client_seed(seat, hello.client_seed)?;
+        }
+        info!(room = %self.code, conn, ?seat, "joined");
+        self.clients.insert(conn, Client { seat, name });
+        let host = seat.is_some_and(|s| self.is_host(s));
+        let welcome = ServerMessage::Welcome(Welcome {
+            protocol: PROTOCOL_VERSION,
+            room: self.code.clone(),
+            seat,
+            host,
+            token,
+            chat: self.chat.iter().cloned().collect(),
+        });
+        self.send_to(conn, &welcome);
+        self.broadcast_room();
+        if let Some(game) = &self.game {
+            let history = ServerMessage::history(game, &self.stand_in_marks);
+            let result = match_result(game, self.matches).map(ServerMessage::MatchResult);
+            self.send_to(conn, &history);
+            self.send_state(conn);
+            // Arriving after the match: its standings and seeds too.
+            if let Some(result) = result {
+                self.send_to(conn, &result);
+            }
+        }
+        Ok(())
+    }
+
+    /// The seat whose person holds the token with this hash.
+    pub(super) fn seat_of_token(&self, token_hash: &str) -> Option<usize> {
+        self.seats
+            .iter()
+            .position(|s| matches!(s, Seat::Human(h) if h.token_hash == token_hash))
+    }
+
+    /// Whether the person in `seat` is the host.
+    pub(super) fn is_host(&self, seat: usize) -> bool {
+        self.human(seat)
+            .is_some_and(|h| Some(&h.token_hash) == self.host_token.as_ref())
+    }
+
+    /// Refuses a name another seated person already goes by.
+    pub(super) fn require_unique_name(&self, name: &str) -> Result<(), Refusal> {
+        let name = names::folded(name);
+        let taken = self
+            .seats
+            .iter()
+            .any(|s| matches!(s, Seat::Human(h) if names::folded(&h.name) == name));
+        if taken {
+            return Err(Refusal::NameTaken);
+        }
+        Ok(())
+    }
+
+    /// The room's lifetime without a match has passed: every client is told and closed.
+    pub(super) fn expire(&mut self) {
+        let bye = ServerMessage::bye(
+            codes::ROOM_EXPIRED,
+            "this room's match never started, and the room has closed; create a new one",
+        );
+        let conns: Vec<ConnId> = self.clients.keys().copied().collect();
+        for conn in conns {
+            self.send_to(conn, &bye);
+            self.effects.push(Effect::Close {
+                to: conn,
+                code: CLOSE_ROOM_EXPIRED,
+                reason: "room expired",
+            });
+        }
+        self.clients.clear();
+        self.ending = Some(Ending::LobbyExpired);
+    }
+
+    pub(super) fn remove_client(&mut self, conn: ConnId, entropy: &mut dyn Entropy) {
+        let Some(client) = self.clients.remove(&conn) else {
+            return;
+        };
+        if let Some(seat) = client.seat {
+            if let Seat::Human(human) = &mut self.seats[seat] {
+                if human.conn == Some(conn) {
+                    human.conn = None;
+                }
+            }
+        }
+        info!(room = %self.code, conn, seat = ?client.seat, "left");
+        self.broadcast_room();
+        self.advance_if_all_voted(entropy);
+    }
+
+    /// Tells a removed person's connection why it closes, and lets go of it.
+    pub(super) fn tell_removed(&mut self, conn: Option<ConnId>) {
+        let Some(conn) = conn.filter(|c| self.clients.contains_key(c)) else {
+            return;
+        };
+        self.send_to(
+            conn,
+            &ServerMessage::bye(codes::REMOVED, "the host removed you from this room"),
+        );
+        self.clients.remove(&conn);
+        self.effects.push(Effect::Close {
+            to: conn,
+            code: CLOSE_REMOVED,
+            reason: "removed by the host",
+        });
+    }
+
+    pub(super) fn require_seated(&self, seat: Option<usize>) -> Result<usize, Refusal> {
+        seat.ok_or_else(|| Refusal::NotSeated)
+    }
+
+    pub(super) fn require_host(&self, seat: Option<usize>) -> Result<(), Refusal> {
+        if seat.is_some_and(|s| self.is_host(s)) {
+            Ok(())
+        } else {
+            Err(Refusal::NotHost)
+        }
+    }
+
+    pub(super) fn require_lobby(&self) -> Result<(), Refusal> {
+        if self.stage == Stage::Lobby {
+            Ok(())
+        } else {
+            Err(Refusal::AlreadyStarted)
+        }
+    }
+
+    pub(super) fn require_seat(&self, seat: usize) -> Result<(), Refusal> {
+        if seat < self.seats.len() {
+            Ok(())
+        } else {
+            Err(Refusal::NoSuchSeat(seat))
+        }
+    }
+
+    pub(super) fn human(&self, seat: usize) -> Option<&Human> {
+        match self.seats.get(seat) {
+            Some(Seat::Human(human)) => Some(human),
+            _ => None,
+        }
+    }
+
+    pub(super) fn take_seat(
+        &mut self,
+        conn: ConnId,
+        to: usize,
+        entropy: &mut dyn Entropy,
+    ) -> Result<(), Refusal> {
+        self.require_lobby()?;
+        self.require_seat(to)?;
+        let client = &self.clients[&conn];
+        let from = client.seat;
+        if from == Some(to) {
+            return Ok(());
+        }
+        if !matches!(self.seats[to], Seat::Empty) {
+            return Err(Refusal::SeatTaken(to));
+        }
+        let token = match from {
+            Some(from) => {
+                self.commit(Record::Moved { from, to })
+                    .map_err(|e| self.internal(e))?;
+                None
+            }
+            None => {
+                let name = client.name.clone();
+                self.require_unique_name(&name)?;
+                let token = entropy.token();
+                self.commit(Record::Seated {
+                    seat: to,
+                    name,
+                    token_hash: hash_secret(&token),
+                })
+                .map_err(|e| self.internal(e))?;
+                if let Seat::Human(human) = &mut self.seats[to] {
+                    human.conn = Some(conn);
+                }
+                Some(token)
+            }
+        };
+        if let Some(client) = self.clients.get_mut(&conn) {
+            client.seat = Some(to);
+        }
+        if let Some(token) = token {
+            // Someone who was watching sat down: they need their seat token.
+            let welcome = ServerMessage::Welcome(Welcome {
+                protocol: PROTOCOL_VERSION,
+                room: self.code.clone(),
+                seat: Some(to),
+                host: self.is_host(to),
+                token: Some(token),
+                chat: self.chat.iter().cloned().collect(),
+            });
+            self.send_to(conn, &welcome);
+        }
+        self.broadcast_room();
+        Ok(())
+    }
+
+    pub(super) fn change_settings(&mut self, settings: Settings) -> Result<(), Refusal> {
+        settings.validate().map_err(Refusal::Settings)?;
+        let players = usize::from(settings.players);
+        if self.seats[players.min(self.seats.len())..]
+            .iter()
+            .any(|s| matches!(s, Seat::Human(_)))
+        {
+            return Err(Refusal::SeatsOccupied);
+        }
+        self.commit(Record::SettingsSet { settings })
+            .map_err(|e| self.internal(e))?;
+        self.broadcast_room();
+        Ok(())
+    }
+}

@@ -1,0 +1,304 @@
+//! The log: every durable change goes through `apply`, live and in a replay; snapshots.
+
+use super::*;
+
+impl RoomCore {
+    /// Applies a record and keeps it for the log. The live path's only way to change the
+    /// room for good.
+    pub(super) fn commit(&mut self, record: Record) -> Result<Vec<Event>, ApplyError> {
+        let events = self.apply(&record)?;
+        self.records.push(record);
+        Ok(events)
+    }
+
+    /// Applies one record to the room's durable state, and returns the game's events it caused.
+    /// Nothing is sent and no bot plays here: this is also the replay.
+    pub(super) fn apply(&mut self, record: &Record) -> Result<Vec<Event>, ApplyError> {
+        let invalid = |why: &str| Err(ApplyError::Invalid(why.to_owned()));
+        match record {
+            Record::Seated {
+                seat,
+                name,
+                token_hash,
+            } => {
+                if !matches!(self.seats.get(*seat), Some(Seat::Empty)) {
+                    return invalid("the seat is not empty");
+                }
+                self.seats[*seat] = Seat::Human(Human::new(name.clone(), token_hash.clone()));
+            }
+            Record::HostIs { seat } => {
+                let Some(human) = self.human(*seat) else {
+                    return invalid("no person sits there");
+                };
+                self.host_token = Some(human.token_hash.clone());
+            }
+            Record::Moved { from, to } => {
+                if !matches!(self.seats.get(*from), Some(Seat::Human(_)))
+                    || !matches!(self.seats.get(*to), Some(Seat::Empty))
+                {
+                    return invalid("not a move from a person's seat to an empty one");
+                }
+                self.seats.swap(*from, *to);
+            }
+            Record::SettingsSet { settings } => {
+                settings
+                    .validate()
+                    .map_err(|e| ApplyError::Invalid(e.to_string()))?;
+                let players = usize::from(settings.players);
+                if self.seats[players.min(self.seats.len())..]
+                    .iter()
+                    .any(|s| matches!(s, Seat::Human(_)))
+                {
+                    return invalid("a person sits beyond the new seats");
+                }
+                self.seats.truncate(players);
+                self.seats.resize_with(players, || Seat::Empty);
+                self.votes = vec![false; players];
+                self.settings = settings.clone();
+            }
+            Record::BotAdded { seat, difficulty } => {
+                if !matches!(self.seats.get(*seat), Some(Seat::Empty | Seat::Bot(_))) {
+                    return invalid("the seat is not empty");
+                }
+                self.seats[*seat] = Seat::Bot(BotSeat {
+                    difficulty: *difficulty,
+                    bot: None,
+                });
+            }
+            Record::Cleared { seat } => {
+                let Some(occupant) = self.seats.get_mut(*seat) else {
+                    return invalid("no such seat");
+                };
+                // During a match a bot of the table's difficulty plays the seat from here on.
+                let replacement = match &self.game {
+                    Some(game) => Seat::Bot(BotSeat {
+                        difficulty: self.settings.difficulty,
+                        bot: Some(bot_knowing(self.settings.difficulty, game)),
+                    }),
+                    None => Seat::Empty,
+                };
+                if let Seat::Human(human) = std::mem::replace(occupant, replacement) {
+                    self.removed.push(Removed {
+                        name: human.name,
+                        token_hash: human.token_hash,
+                    });
+                }
+            }
+            Record::Readmitted { index } => {
+                if *index >= self.removed.len() {
+                    return invalid("nobody removed has that number");
+                }
+                self.removed.remove(*index);
+            }
+            Record::MatchBegun { seed } => {
+                let number = self.matches + 1;
+                let game = match (&self.decks, seed) {
+                    (Some(decks), _) => Game::with_decks(self.settings.clone(), decks.clone()),
+                    (None, Some(seed)) => {
+                        let deal = FairDeal {
+                            seed: *seed,
+                            room: self.code.clone(),
+                            match_number: number,
+                        };
+                        Game::fair(self.settings.clone(), deal, self.client_seeds())
+                    }
+                    (None, None) => return invalid("a match without a seed or decks"),
+                }
+                .map_err(|e| ApplyError::Invalid(e.to_string()))?;
+                self.matches = number;
+                self.next_seed = None;
+                let difficulty = self.settings.difficulty;
+                for seat in &mut self.seats {
+                    match seat {
+                        Seat::Empty => {
+                            *seat = Seat::Bot(BotSeat {
+                                difficulty,
+                                bot: Some(new_bot(difficulty, rand::random())),
+                            });
+                        }
+                        Seat::Bot(bot) => bot.bot = Some(new_bot(bot.difficulty, rand::random())),
+                        // A stand-in remembers the last match; it is made afresh if needed.
+                        Seat::Human(human) => {
+                            human.stand_in = None;
+                            human.clear_absence();
+                        }
+                    }
+                }
+                let events = game.log().to_vec();
+                self.game = Some(game);
+                self.stage = Stage::Playing;
+                self.votes.fill(false);
+                return Ok(events);
+            }
+            Record::Acted { seat, action } => {
+                let Some(game) = &mut self.game else {
+                    return invalid("no match is being played");
+                };
+                let events = game
+                    .apply(*seat, action.clone())
+                    .map_err(ApplyError::Rule)?;
+                for event in &events {
+                    let stage = match event {
+                        Event::RoundEnded { .. } => Stage::BetweenRounds,
+                        Event::MatchEnded { .. } => Stage::MatchOver,
+                        _ => continue,
+                    };
+                    self.stage = stage;
+                    self.votes.fill(false);
+                }
+                if self.stage == Stage::MatchOver {
+                    // The next match's client seeds must come after its commitment.
+                    for seat in &mut self.seats {
+                        if let Seat::Human(human) = seat {
+                            human.client_seed = None;
+                        }
+                    }
+                }
+                return Ok(events);
+            }
+            Record::Voted { seat } => {
+                let Some(vote) = self.votes.get_mut(*seat) else {
+                    return invalid("no such seat");
+                };
+                *vote = true;
+            }
+            Record::NextRound => {
+                let seeds = self.client_seeds();
+                let Some(game) = &mut self.game else {
+                    return invalid("no match is being played");
+                };
+                game.set_client_seeds(seeds);
+                let events = game.next_round().map_err(ApplyError::Rule)?;
+                self.stage = Stage::Playing;
+                self.votes.fill(false);
+                return Ok(events);
+            }
+            Record::SeedDrawn { seed } => self.next_seed = Some(*seed),
+            Record::ToLobby => {
+                if !matches!(self.stage, Stage::MatchOver | Stage::Lobby) {
+                    return invalid("the match is not over");
+                }
+                self.game = None;
+                self.stage = Stage::Lobby;
+                self.votes.fill(false);
+                for seat in &mut self.seats {
+                    if let Seat::Human(human) = seat {
+                        human.stand_in = None;
+                        human.clear_absence();
+                    }
+                }
+            }
+            Record::Said { seat, text } => {
+                let Some(human) = self.human(*seat) else {
+                    return invalid("no person sits there");
+                };
+                let line = ChatLine {
+                    seat: Some(*seat),
+                    name: human.name.clone(),
+                    text: text.clone(),
+                };
+                if self.chat.len() == CHAT_KEPT_LINES {
+                    self.chat.pop_front();
+                }
+                self.chat.push_back(line);
+            }
+            Record::Muted { seat, muted } => {
+                let Some(Seat::Human(human)) = self.seats.get_mut(*seat) else {
+                    return invalid("no person sits there");
+                };
+                human.muted = *muted;
+            }
+            Record::ClientSeed { seat, seed } => {
+                let Some(Seat::Human(human)) = self.seats.get_mut(*seat) else {
+                    return invalid("no person sits there");
+                };
+                human.client_seed = Some(*seed);
+            }
+        }
+        Ok(Vec::new())
+    }
+
+    /// The room's durable state without its match: what the log restarts from at a rematch.
+    pub(super) fn snapshot_now(&self) -> Snapshot {
+        Snapshot {
+            format: FORMAT,
+            settings: self.settings.clone(),
+            seats: self
+                .seats
+                .iter()
+                .map(|seat| match seat {
+                    Seat::Empty => SeatRecord::Empty,
+                    Seat::Human(human) => SeatRecord::Human {
+                        name: human.name.clone(),
+                        token_hash: human.token_hash.clone(),
+                        client_seed: human.client_seed,
+                        muted: human.muted,
+                    },
+                    Seat::Bot(bot) => SeatRecord::Bot {
+                        difficulty: bot.difficulty,
+                    },
+                })
+                .collect(),
+            host: self.host_token.clone(),
+            removed: self
+                .removed
+                .iter()
+                .map(|r| RemovedRecord {
+                    name: r.name.clone(),
+                    token_hash: r.token_hash.clone(),
+                })
+                .collect(),
+            matches: self.matches,
+            next_seed: self.next_seed,
+            chat: self.chat.iter().cloned().collect(),
+        }
+    }
+
+    /// Takes the durable state from a snapshot.
+    pub(super) fn load_snapshot(&mut self, snapshot: Snapshot) {
+        self.votes = vec![false; snapshot.seats.len()];
+        self.seats = snapshot
+            .seats
+            .into_iter()
+            .map(|seat| match seat {
+                SeatRecord::Empty => Seat::Empty,
+                SeatRecord::Human {
+                    name,
+                    token_hash,
+                    client_seed,
+                    muted,
+                } => Seat::Human(Human {
+                    client_seed,
+                    muted,
+                    ..Human::new(name, token_hash)
+                }),
+                SeatRecord::Bot { difficulty } => Seat::Bot(BotSeat {
+                    difficulty,
+                    bot: None,
+                }),
+            })
+            .collect();
+        self.settings = snapshot.settings;
+        self.host_token = snapshot.host;
+        self.matches = snapshot.matches;
+        self.next_seed = snapshot.next_seed;
+        self.chat = snapshot.chat.into();
+        self.removed = snapshot
+            .removed
+            .into_iter()
+            .map(|r| Removed {
+                name: r.name,
+                token_hash: r.token_hash,
+            })
+            .collect();
+    }
+
+    /// A durable change the live path could not make: the room's own state broke a rule it
+    /// checked a moment before. Logged, and answered as an internal error.
+    pub(super) fn internal(&self, e: ApplyError) -> Refusal {
+        Refusal::internal(
+            &format!("room {}: a checked change did not apply", self.code),
+            e,
+        )
+    }
+}

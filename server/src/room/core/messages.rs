@@ -1,0 +1,210 @@
+//! Client messages: permission first (a seat, the host, the stage), then the rules.
+
+use super::*;
+
+impl RoomCore {
+    pub(super) fn on_message(
+        &mut self,
+        conn: ConnId,
+        message: ClientMessage,
+        entropy: &mut dyn Entropy,
+    ) -> Result<(), Refusal> {
+        let Some(client) = self.clients.get(&conn) else {
+            return Ok(());
+        };
+        let seat = client.seat;
+        match message {
+            ClientMessage::Hello(_) => Err(Refusal::AlreadyJoined),
+            ClientMessage::TakeSeat { seat: to } => self.take_seat(conn, to, entropy),
+            ClientMessage::SetSettings { settings } => {
+                self.require_host(seat)?;
+                self.require_lobby()?;
+                self.change_settings(settings)
+            }
+            ClientMessage::SetPreset { preset } => {
+                self.require_host(seat)?;
+                self.require_lobby()?;
+                self.change_settings(preset.settings())
+            }
+            ClientMessage::AddBot {
+                seat: at,
+                difficulty,
+            } => {
+                self.require_host(seat)?;
+                self.require_lobby()?;
+                self.require_seat(at)?;
+                if matches!(self.seats[at], Seat::Human(_)) {
+                    return Err(Refusal::SeatTaken(at));
+                }
+                let difficulty = difficulty.unwrap_or(self.settings.difficulty);
+                self.commit(Record::BotAdded {
+                    seat: at,
+                    difficulty,
+                })
+                .map_err(|e| self.internal(e))?;
+                self.broadcast_room();
+                Ok(())
+            }
+            ClientMessage::ClearSeat { seat: at } => {
+                self.require_host(seat)?;
+                self.require_seat(at)?;
+                if seat == Some(at) {
+                    return Err(Refusal::OwnSeat);
+                }
+                let person = match &self.seats[at] {
+                    Seat::Human(human) => Some((human.conn, human.name.clone())),
+                    _ => None,
+                };
+                if self.stage != Stage::Lobby && person.is_none() {
+                    return Err(Refusal::NotAPerson(at));
+                }
+                self.commit(Record::Cleared { seat: at })
+                    .map_err(|e| self.internal(e))?;
+                if let Some((conn, name)) = person {
+                    self.tell_removed(conn);
+                    info!(room = %self.code, %name, "removed by the host");
+                    if self.stage != Stage::Lobby {
+                        self.broadcast(&ServerMessage::Notice(Notice::Removed { seat: at, name }));
+                    }
+                }
+                self.broadcast_room();
+                Ok(())
+            }
+            ClientMessage::HandToBot { seat: at } => {
+                self.require_host(seat)?;
+                if self.game.is_none() {
+                    return Err(Refusal::NotStarted);
+                }
+                self.require_seat(at)?;
+                if seat == Some(at) {
+                    return Err(Refusal::OwnSeat);
+                }
+                let difficulty = self.settings.difficulty;
+                let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
+                    return Err(Refusal::NotAPerson(at));
+                };
+                if human.away {
+                    return Err(Refusal::AlreadyStandIn(at));
+                }
+                human.away = true;
+                human.timed_out_turn = false;
+                if human.stand_in.is_none() {
+                    if let Some(game) = &self.game {
+                        human.stand_in = Some(bot_knowing(difficulty, game));
+                    }
+                }
+                let name = human.name.clone();
+                info!(room = %self.code, seat = at, "handed to a bot by the host");
+                self.broadcast(&ServerMessage::Notice(Notice::HandedToBot {
+                    seat: at,
+                    name,
+                }));
+                self.broadcast_room();
+                Ok(())
+            }
+            ClientMessage::Back => {
+                let at = self.require_seated(seat)?;
+                let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
+                    return Err(Refusal::NotSeated);
+                };
+                if human.stand_in.is_none() {
+                    return Err(Refusal::NotAway);
+                }
+                human.away = false;
+                human.timed_out_turn = false;
+                human.timeouts = 0;
+                let name = human.name.clone();
+                info!(room = %self.code, seat = at, "back");
+                self.broadcast(&ServerMessage::Notice(Notice::Back { seat: at, name }));
+                // The seat comes back when `settle` finds the stand-in's turn done.
+                Ok(())
+            }
+            ClientMessage::Readmit { removed } => {
+                self.require_host(seat)?;
+                if removed >= self.removed.len() {
+                    return Err(Refusal::NotRemoved(removed));
+                }
+                let name = self.removed[removed].name.clone();
+                self.commit(Record::Readmitted { index: removed })
+                    .map_err(|e| self.internal(e))?;
+                info!(room = %self.code, %name, "let back in");
+                self.broadcast_room();
+                Ok(())
+            }
+            ClientMessage::Start => {
+                self.require_host(seat)?;
+                self.require_lobby()?;
+                self.begin_match(entropy)
+            }
+            ClientMessage::Call => self.play(seat, Action::Call, entropy),
+            ClientMessage::Draw { from, card } => {
+                let from = draw_source(from, card).map_err(|e| Refusal::BadBody(e.to_owned()))?;
+                self.play(seat, Action::Draw { from }, entropy)
+            }
+            ClientMessage::Throw { cards } => self.play(seat, Action::Throw { cards }, entropy),
+            ClientMessage::Ready { client_seed } => {
+                let seat = self.require_seated(seat)?;
+                if self.stage != Stage::BetweenRounds {
+                    return Err(Refusal::NotBetweenRounds);
+                }
+                self.take_client_seed(seat, client_seed)?;
+                self.vote(seat, entropy)
+            }
+            ClientMessage::Chat { text } => {
+                let seat = self.require_seated(seat)?;
+                self.say(seat, &text)
+            }
+            ClientMessage::React { reaction } => {
+                let name = match seat.and_then(|s| self.human(s)) {
+                    Some(human) => human.name.clone(),
+                    None => client.name.clone(),
+                };
+                self.broadcast(&ServerMessage::Reaction {
+                    seat,
+                    name,
+                    reaction,
+                });
+                Ok(())
+            }
+            ClientMessage::Mute { seat: at, muted } => {
+                self.require_host(seat)?;
+                self.require_seat(at)?;
+                if seat == Some(at) {
+                    return Err(Refusal::OwnSeat);
+                }
+                if self.human(at).is_none() {
+                    return Err(Refusal::NotAPerson(at));
+                }
+                self.commit(Record::Muted { seat: at, muted })
+                    .map_err(|e| self.internal(e))?;
+                self.broadcast_room();
+                Ok(())
+            }
+            ClientMessage::ClientSeed { client_seed } => {
+                let seat = self.require_seated(seat)?;
+                self.take_client_seed(seat, Some(client_seed))
+            }
+            ClientMessage::ToLobby => {
+                self.require_host(seat)?;
+                if self.stage != Stage::MatchOver {
+                    return Err(Refusal::MatchNotOver);
+                }
+                self.commit(Record::ToLobby).map_err(|e| self.internal(e))?;
+                // The log restarts from the room in its lobby.
+                self.snapshot = Some(self.snapshot_now());
+                self.lobby_due = self.now + self.timing.lobby_ttl;
+                info!(room = %self.code, "back to the lobby");
+                self.broadcast_room();
+                Ok(())
+            }
+            ClientMessage::Rematch { client_seed } => {
+                let seat = self.require_seated(seat)?;
+                if self.stage != Stage::MatchOver {
+                    return Err(Refusal::MatchNotOver);
+                }
+                self.take_client_seed(seat, client_seed)?;
+                self.vote(seat, entropy)
+            }
+        }
+    }
+}

@@ -1,0 +1,596 @@
+//! The room's decisions, synchronous: seats, host, lobby, votes, the [`Game`], bots and
+//! stand-ins. No channel, socket or task: [`RoomCore`] takes one input at a time (a person's
+//! message, a join, a leave, a timer that fired) with the time and a source of randomness, and
+//! leaves behind what to send ([`Effect`]s) and what changed for good ([`Record`]s). The actor
+//! ([`super::actor`]) appends the records to the room's log, and only once that append has
+//! completed delivers the effects.
+//!
+//! Every durable change goes through one function, `RoomCore::apply`, live and in a replay alike: the live
+//! path validates, draws what is random, and commits a record (apply it, keep it for the log);
+//! [`RoomCore::restore`] applies the logged records, with no randomness, clock or bot. Bots play
+//! in the core; their choices are logged as [`Record::Acted`] like anyone's, so a replay never
+//! runs a bot.
+//!
+//! The room checks permission (a seat, the host, the stage) and then the rules (the engine),
+//! and answers a refusal with an `error` to that client only, changing nothing.
+//!
+//! Its parts, each an `impl RoomCore` block:
+//! - this module: the room's state, its inputs ([`RoomCore::handle`], [`RoomCore::wake`],
+//!   [`RoomCore::settle`]) and what the actor takes away;
+//! - `log`: `commit` and `apply`, snapshots;
+//! - `lobby`: joining and leaving, seats, the host's checks, settings, removals, client seeds;
+//! - `messages`: each client message, permission first, then the rules;
+//! - `play`: the match, moves, what each change tells everyone, chat, votes, rematches;
+//! - `stand_ins`: bots, stand-ins for people away or out of time, the turn's clock;
+//! - `tell`: sending to one client or all, and the room as each client sees it.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::Utf8Bytes;
+use dhumbal_bots::{Bot, new_bot};
+use dhumbal_engine::{
+    Action, ClientSeed, Difficulty, Event, FairDeal, Game, Hex32, Phase, RuleError, Settings,
+};
+use dhumbal_protocol::{
+    CHAT_KEPT_LINES, CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ChatLine, ClientMessage,
+    Fairness, Hello, MatchResult, MessageId, Notice, PROTOCOL_VERSION, RoomState, RoomSummary,
+    SeatInfo, SeatKind, ServerMessage, Stage, StateFrames, TurnClock, Welcome, WhileAway,
+    clean_chat, codes, draw_source, seed_hex,
+};
+use rand::TryRngCore;
+use rand::rngs::OsRng;
+use tokio::time::Instant;
+use tracing::{debug, info, warn};
+
+mod lobby;
+mod log;
+mod messages;
+mod play;
+mod stand_ins;
+mod tell;
+
+use super::record::{FORMAT, Record, RemovedRecord, SeatRecord, Setup, Snapshot, hash_secret};
+use crate::error::Refusal;
+use crate::metrics::{Metrics, Seated};
+use crate::names;
+use crate::store::KeptMatch;
+
+/// A connection's number, unique for the server's lifetime.
+pub type ConnId = u64;
+
+/// Something to send, once the input that caused it is in the log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Send this text to a connection.
+    Send {
+        /// The connection.
+        to: ConnId,
+        /// The message (JSON).
+        text: Utf8Bytes,
+    },
+    /// Close a connection with this code, after what is already queued for it; the room has
+    /// let go of it.
+    Close {
+        /// The connection.
+        to: ConnId,
+        /// The close code.
+        code: u16,
+        /// The close reason.
+        reason: &'static str,
+    },
+    /// Keep a finished match's hand history for its players to download.
+    KeepMatch(Box<KeptMatch>),
+}
+
+/// Why a room is closing for good (its log is deleted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// Nobody was connected for `--idle-room-ttl`.
+    Idle,
+    /// The match never started within `--lobby-ttl`.
+    LobbyExpired,
+}
+
+/// The randomness a room draws: match seeds and seat tokens. The server's comes from the
+/// operating system ([`OsEntropy`]); tests pass their own.
+pub trait Entropy {
+    /// A match seed.
+    fn seed(&mut self) -> Result<[u8; 32], String>;
+    /// A new secret seat token.
+    fn token(&mut self) -> String;
+}
+
+/// The operating system's randomness.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OsEntropy;
+
+impl Entropy for OsEntropy {
+    fn seed(&mut self) -> Result<[u8; 32], String> {
+        let mut seed = [0u8; 32];
+        OsRng.try_fill_bytes(&mut seed).map_err(|e| e.to_string())?;
+        Ok(seed)
+    }
+
+    fn token(&mut self) -> String {
+        uuid::Uuid::new_v4().to_string()
+    }
+}
+
+/// The room's timings.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// The delay before each bot action.
+    pub bot_delay: Duration,
+    /// How long a disconnected person's turn waits before a bot plays it for them.
+    pub takeover_after: Duration,
+    /// How long the room stays open with nobody connected.
+    pub idle_ttl: Duration,
+    /// How long the room stays open if its match never starts, whoever is connected.
+    pub lobby_ttl: Duration,
+}
+
+/// One input for the room.
+#[derive(Debug)]
+pub enum Input {
+    /// A connection's `hello`.
+    Join {
+        /// The connection.
+        conn: ConnId,
+        /// The `hello`.
+        hello: Hello,
+        /// The `hello`'s `id`, echoed by an error.
+        id: Option<MessageId>,
+        /// Only a valid seat token gets in (the address failed too many lookups).
+        token_only: bool,
+    },
+    /// A message from a joined connection (its shape already checked).
+    Message {
+        /// The connection.
+        conn: ConnId,
+        /// The message's `id`.
+        id: Option<MessageId>,
+        /// The message.
+        message: ClientMessage,
+    },
+    /// A connection has gone (it closed, or fell behind and was dropped).
+    Leave {
+        /// The connection.
+        conn: ConnId,
+    },
+}
+
+/// A person in a seat.
+struct Human {
+    /// The name shown at the table.
+    name: String,
+    /// The SHA-256 of the seat's secret token: whoever presents the token takes the seat.
+    token_hash: String,
+    /// The connection playing the seat now; `None` while the person is away.
+    conn: Option<ConnId>,
+    /// The bot playing the seat while the person is away, from when their turn waited longer
+    /// than the grace period until the start of their first turn after they return.
+    stand_in: Option<Box<dyn Bot>>,
+    /// The randomness they added to the deals, in force from the next deal.
+    client_seed: Option<ClientSeed>,
+    /// Whether the host muted them: they read the chat but may not write in it.
+    muted: bool,
+    /// Marked away: they ran out of time on two turns in a row, or the host handed their seat to
+    /// a bot. The stand-in plays their turns until they act again (`back`, or a move).
+    away: bool,
+    /// The stand-in plays just this turn: the person's turn timer ran out.
+    timed_out_turn: bool,
+    /// Their turns in a row that ran out of time.
+    timeouts: u8,
+    /// What the stand-in did for them, told to them when the seat comes back.
+    while_away: WhileAway,
+}
+
+impl Human {
+    /// A person who has just sat down, not yet connected.
+    fn new(name: String, token_hash: String) -> Human {
+        Human {
+            name,
+            token_hash,
+            conn: None,
+            stand_in: None,
+            client_seed: None,
+            muted: false,
+            away: false,
+            timed_out_turn: false,
+            timeouts: 0,
+            while_away: WhileAway::default(),
+        }
+    }
+}
+
+impl Human {
+    /// Forgets the last match's time-outs and what a stand-in did.
+    fn clear_absence(&mut self) {
+        self.away = false;
+        self.timed_out_turn = false;
+        self.timeouts = 0;
+        self.while_away = WhileAway::default();
+    }
+}
+
+/// A bot in a seat.
+struct BotSeat {
+    /// The difficulty chosen for it.
+    difficulty: Difficulty,
+    /// The bot itself, made when the match starts (it learns from the match's events).
+    bot: Option<Box<dyn Bot>>,
+}
+
+/// Who is in a seat.
+enum Seat {
+    Empty,
+    Human(Human),
+    Bot(BotSeat),
+}
+
+/// A connected client.
+struct Client {
+    /// Its seat, or `None` when watching.
+    seat: Option<usize>,
+    /// The name it gave in `hello`, used if it takes a seat later.
+    name: String,
+}
+
+/// A person the host removed from the room.
+struct Removed {
+    /// The name they had.
+    name: String,
+    /// The hash of the seat token they had, refused until they are let back.
+    token_hash: String,
+}
+
+/// Why a record could not be applied.
+#[derive(Debug)]
+enum ApplyError {
+    /// The rules refused it.
+    Rule(RuleError),
+    /// It does not fit the room (a seat that is not there, a settings error, …).
+    Invalid(String),
+}
+
+impl std::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApplyError::Rule(e) => write!(f, "the rules refuse it: {e}"),
+            ApplyError::Invalid(why) => f.write_str(why),
+        }
+    }
+}
+
+/// A room's whole state and its decisions.
+pub struct RoomCore {
+    /// The room's code, for messages and logs.
+    code: String,
+    /// The hash of the secret whose holder is the host.
+    host_secret_hash: String,
+    /// The table's settings; the lobby may change them.
+    settings: Settings,
+    /// Fixed deck orders (only with `--allow-test-decks`).
+    decks: Option<Vec<Vec<dhumbal_engine::Card>>>,
+    /// The room's timings.
+    timing: Timing,
+    /// Since when nobody has been connected (`None` while someone is).
+    idle_since: Option<Instant>,
+    /// When the room closes if its match has not started by then.
+    lobby_due: Instant,
+    /// Every seat, `settings.players` of them.
+    seats: Vec<Seat>,
+    /// The hash of the host's seat token, once the host has joined.
+    host_token: Option<String>,
+    /// The people the host removed, who may not come back until the host lets them.
+    removed: Vec<Removed>,
+    /// Every connected client.
+    clients: HashMap<ConnId, Client>,
+    /// The match, once started.
+    game: Option<Game>,
+    /// How many matches the room has begun (the current one's number, once started).
+    matches: u32,
+    /// The table's last chat lines, oldest first (at most [`CHAT_KEPT_LINES`]).
+    chat: VecDeque<ChatLine>,
+    /// The next match's seed, drawn ahead (at the room's creation, then as each match ends) so
+    /// that its commitment is public before any client seed for it counts.
+    next_seed: Option<[u8; 32]>,
+    /// Where the room stands.
+    stage: Stage,
+    /// Between rounds, who has sent `ready`; after the match, who has asked for a rematch.
+    votes: Vec<bool>,
+    /// When the bot whose turn it is acts next.
+    bot_due: Option<Instant>,
+    /// The seat of an away person whose turn it is, and when a stand-in bot takes it over.
+    takeover_due: Option<(usize, Instant)>,
+    /// With a turn timer: the seat of the person whose turn it is, and when their time runs out.
+    turn_clock: Option<(usize, Instant)>,
+    /// The places in the round's log of the events stand-ins played (for `history`).
+    stand_in_marks: Vec<usize>,
+    /// The time of the input or timer being handled.
+    now: Instant,
+    /// What stand-ins did for people who just got their seats back, to tell them once the
+    /// change's `state` has gone out.
+    while_away: Vec<(ConnId, WhileAway)>,
+    /// Why the room is closing for good, once it is.
+    ending: Option<Ending>,
+    /// The server's metrics.
+    metrics: Arc<Metrics>,
+    /// The seats held by people and by bots as last added to the metrics.
+    reported_seats: (i64, i64),
+    /// What to send once the current input is in the log.
+    effects: Vec<Effect>,
+    /// What the current input changed for good.
+    records: Vec<Record>,
+    /// The room as it stood before a rematch began in the current input, for the log to restart
+    /// from.
+    snapshot: Option<Snapshot>,
+}
+
+impl RoomCore {
+    /// A new room, as set up.
+    pub fn new(setup: &Setup, timing: Timing, metrics: Arc<Metrics>, now: Instant) -> RoomCore {
+        let players = usize::from(setup.settings.players);
+        RoomCore {
+            code: setup.code.clone(),
+            host_secret_hash: setup.host_secret_hash.clone(),
+            seats: (0..players).map(|_| Seat::Empty).collect(),
+            votes: vec![false; players],
+            settings: setup.settings.clone(),
+            decks: setup.decks.clone(),
+            timing,
+            idle_since: Some(now),
+            lobby_due: now + timing.lobby_ttl,
+            host_token: None,
+            removed: Vec::new(),
+            clients: HashMap::new(),
+            game: None,
+            matches: 0,
+            next_seed: setup.seed,
+            chat: VecDeque::new(),
+            stage: Stage::Lobby,
+            bot_due: None,
+            takeover_due: None,
+            turn_clock: None,
+            stand_in_marks: Vec::new(),
+            now,
+            while_away: Vec::new(),
+            ending: None,
+            metrics,
+            reported_seats: (0, 0),
+            effects: Vec::new(),
+            records: Vec::new(),
+            snapshot: None,
+        }
+    }
+
+    /// The room its log describes: the setup, the latest snapshot, then every entry's records
+    /// in order. No randomness, clock or bot is used; nobody is connected, and the timers start
+    /// afresh from `now`. Fails, naming the entry, when a record does not apply.
+    pub fn restore(
+        setup: &Setup,
+        snapshot: Option<Snapshot>,
+        entries: impl IntoIterator<Item = (u64, Vec<Record>)>,
+        timing: Timing,
+        metrics: Arc<Metrics>,
+        now: Instant,
+    ) -> Result<RoomCore, String> {
+        let mut core = RoomCore::new(setup, timing, metrics, now);
+        if let Some(snapshot) = snapshot {
+            core.load_snapshot(snapshot);
+        }
+        for (seq, records) in entries {
+            for record in &records {
+                core.apply(record)
+                    .map_err(|e| format!("input {seq} ({record:?}) does not replay: {e}"))?;
+            }
+        }
+        core.rebuild_bots();
+        Ok(core)
+    }
+
+    /// What to send, once this input's records are in the log.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    /// What this input changed for good, for the log.
+    pub fn take_records(&mut self) -> Vec<Record> {
+        std::mem::take(&mut self.records)
+    }
+
+    /// The room as it stood before a rematch began in this input: the log restarts from it.
+    pub fn take_snapshot(&mut self) -> Option<Snapshot> {
+        self.snapshot.take()
+    }
+
+    /// Why the room is closing for good, once it is.
+    pub fn ending(&self) -> Option<Ending> {
+        self.ending
+    }
+
+    /// The room's code.
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+
+    /// The server's metrics, which the room keeps up to date.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The next time something is due (a bot's action, a takeover, the room's closing).
+    pub fn next_due(&self) -> Option<Instant> {
+        let idle_due = self.idle_since.map(|since| since + self.timing.idle_ttl);
+        // Only a room whose match never started has a lifetime of its own.
+        let lobby_due = self.game.is_none().then_some(self.lobby_due);
+        [
+            self.bot_due,
+            self.takeover_due.map(|(_, due)| due),
+            self.turn_clock.map(|(_, due)| due),
+            idle_due,
+            lobby_due,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Handles one input, at `now`. For a join, returns whether the connection joined.
+    pub fn handle(&mut self, input: Input, now: Instant, entropy: &mut dyn Entropy) -> bool {
+        self.now = self.now.max(now);
+        match input {
+            Input::Join {
+                conn,
+                hello,
+                id,
+                token_only,
+            } => match self.join(conn, hello, token_only, entropy) {
+                Ok(()) => true,
+                Err(refusal) => {
+                    self.metrics.rejected(refusal.code());
+                    self.effects.push(Effect::Send {
+                        to: conn,
+                        text: refusal.message(id).to_json().into(),
+                    });
+                    false
+                }
+            },
+            Input::Message { conn, id, message } => {
+                let kind = message.type_name();
+                let started = std::time::Instant::now();
+                let handled = self.on_message(conn, message, entropy);
+                self.metrics.action_handled(started.elapsed());
+                if let Err(refusal) = handled {
+                    self.metrics.rejected(refusal.code());
+                    debug!(room = %self.code, conn, kind, code = refusal.code(), "refused");
+                    self.send_to(conn, &refusal.message(id));
+                }
+                false
+            }
+            Input::Leave { conn } => {
+                self.remove_client(conn, entropy);
+                false
+            }
+        }
+    }
+
+    /// A timer fired at `now`: a takeover, a bot action, the room's closing.
+    pub fn wake(&mut self, now: Instant, entropy: &mut dyn Entropy) {
+        self.now = self.now.max(now);
+        if self
+            .idle_since
+            .is_some_and(|since| since + self.timing.idle_ttl <= now)
+        {
+            info!(room = %self.code, "closing a room nobody has used for a while");
+            self.ending = Some(Ending::Idle);
+            return;
+        }
+        if self.game.is_none() && self.lobby_due <= now {
+            info!(room = %self.code, "closing a room whose match never started");
+            self.expire();
+            return;
+        }
+        if let Some((seat, due)) = self.takeover_due {
+            if due <= now {
+                self.takeover_due = None;
+                self.take_over(seat);
+            }
+        }
+        if let Some((seat, due)) = self.turn_clock {
+            if due <= now {
+                self.turn_clock = None;
+                self.time_out(seat);
+            }
+        }
+        if self.bot_due.is_some_and(|due| due <= now) {
+            self.bot_due = None;
+            self.bot_step(entropy);
+        }
+    }
+
+    /// After every input and timer: hands seats back to people who returned, starts or stops
+    /// the takeover timer of an away person's turn, schedules the next bot action, notes
+    /// whether anyone is connected, and brings the seat metrics up to date.
+    pub fn settle(&mut self, now: Instant) {
+        self.now = self.now.max(now);
+        if self.clients.is_empty() {
+            self.idle_since.get_or_insert(now);
+        } else {
+            self.idle_since = None;
+        }
+        let handed_back = self.hand_back();
+        let turn = self.turn_being_played();
+        let away_turn = turn.filter(|&seat| {
+            self.human(seat)
+                .is_some_and(|h| h.conn.is_none() && h.stand_in.is_none())
+        });
+        self.takeover_due = match (away_turn, self.takeover_due) {
+            (Some(seat), Some((waiting, due))) if waiting == seat => Some((seat, due)),
+            (Some(seat), _) => Some((seat, now + self.timing.takeover_after)),
+            (None, _) => None,
+        };
+        if self.bot_to_play().is_none() {
+            self.bot_due = None;
+        } else if self.bot_due.is_none() {
+            self.bot_due = Some(now + self.timing.bot_delay);
+        }
+        if self.sync_clock(&[]) {
+            // The clock changed with no game change to carry it: a fresh `state` for everyone.
+            let conns: Vec<ConnId> = self.clients.keys().copied().collect();
+            for conn in conns {
+                self.send_state(conn);
+            }
+        }
+        if handed_back {
+            self.broadcast_room();
+        }
+        self.tell_while_away();
+        self.report_seats(false);
+    }
+
+    /// Takes the room's seats out of the metrics: it is closing.
+    pub fn close(&mut self) {
+        self.report_seats(true);
+    }
+}
+
+/// The match's result, once it is over: its standings, every round's result and the revealed
+/// seeds.
+fn match_result(game: &Game, number: u32) -> Option<MatchResult> {
+    if game.phase() != Phase::MatchOver {
+        return None;
+    }
+    Some(MatchResult {
+        standings: game.standings(),
+        results: game.results().to_vec(),
+        seeds: game
+            .revealed_seeds()
+            .unwrap_or_default()
+            .iter()
+            .map(seed_hex)
+            .collect(),
+        match_number: number,
+        commitment: game.commitment().map(|c| c.to_string()),
+        seed: game.revealed_match_seed().map(|s| Hex32(s).to_string()),
+    })
+}
+
+/// A new bot of `difficulty` that has seen the current round's public log.
+fn bot_knowing(difficulty: Difficulty, game: &Game) -> Box<dyn Bot> {
+    let mut bot = new_bot(difficulty, rand::random());
+    for event in game.log() {
+        bot.observe(event);
+    }
+    bot
+}
+
+/// A duration in whole milliseconds, for the wire.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,155 @@
+//! Telling clients: one client or all, the room as everyone sees it, and the room's summary.
+
+use super::*;
+
+impl RoomCore {
+    pub(super) fn send_to(&mut self, conn: ConnId, message: &ServerMessage) {
+        if self.clients.contains_key(&conn) {
+            self.effects.push(Effect::Send {
+                to: conn,
+                text: message.to_json().into(),
+            });
+        }
+    }
+
+    pub(super) fn broadcast(&mut self, message: &ServerMessage) {
+        let text: Utf8Bytes = message.to_json().into();
+        for conn in self.clients.keys() {
+            self.effects.push(Effect::Send {
+                to: *conn,
+                text: text.clone(),
+            });
+        }
+    }
+
+    pub(super) fn send_state(&mut self, conn: ConnId) {
+        let (Some(game), Some(client)) = (&self.game, self.clients.get(&conn)) else {
+            return;
+        };
+        let state = ServerMessage::state(game, client.seat, self.clock());
+        self.send_to(conn, &state);
+    }
+
+    pub(super) fn seat_infos(&self) -> Vec<SeatInfo> {
+        self.seats
+            .iter()
+            .enumerate()
+            .map(|(i, seat)| {
+                let ready = self.votes[i] || matches!(seat, Seat::Bot(_));
+                match seat {
+                    Seat::Empty => SeatInfo {
+                        seat: i,
+                        kind: SeatKind::Empty,
+                        name: None,
+                        difficulty: None,
+                        connected: false,
+                        ready,
+                        stand_in: None,
+                        muted: false,
+                        away: false,
+                    },
+                    Seat::Human(human) => SeatInfo {
+                        seat: i,
+                        kind: SeatKind::Human,
+                        name: Some(human.name.clone()),
+                        difficulty: None,
+                        connected: human.conn.is_some(),
+                        ready,
+                        stand_in: human.stand_in.as_ref().map(|b| b.difficulty()),
+                        muted: human.muted,
+                        away: human.away,
+                    },
+                    Seat::Bot(bot) => SeatInfo {
+                        seat: i,
+                        kind: SeatKind::Bot,
+                        name: Some(format!("Bot {}", i + 1)),
+                        difficulty: Some(bot.difficulty),
+                        connected: true,
+                        ready,
+                        stand_in: None,
+                        muted: false,
+                        away: false,
+                    },
+                }
+            })
+            .collect()
+    }
+
+    pub(super) fn host_seat(&self) -> Option<usize> {
+        (0..self.seats.len()).find(|&s| self.is_host(s))
+    }
+
+    pub(super) fn room_state(&self, your_seat: Option<usize>) -> RoomState {
+        RoomState {
+            code: self.code.clone(),
+            stage: self.stage,
+            started: self.stage != Stage::Lobby,
+            settings: self.settings.clone(),
+            seats: self.seat_infos(),
+            host: self.host_seat(),
+            your_seat,
+            removed: self.removed.iter().map(|r| r.name.clone()).collect(),
+            fairness: self.fairness(),
+        }
+    }
+
+    /// The commitment the room shows: the match being played's, or (in the lobby and after a
+    /// match) the next one's.
+    pub(super) fn fairness(&self) -> Option<Fairness> {
+        let playing = self.game.as_ref().filter(|g| !g.is_over());
+        let (number, commitment) = match (playing, self.next_seed) {
+            (Some(game), _) => (self.matches, game.commitment()?),
+            (None, Some(seed)) => (self.matches + 1, dhumbal_engine::fair::commitment(&seed)),
+            (None, None) => return None,
+        };
+        Some(Fairness {
+            match_number: number,
+            commitment: commitment.to_string(),
+        })
+    }
+
+    pub(super) fn broadcast_room(&mut self) {
+        let state = self.room_state(None);
+        let conns: Vec<(ConnId, Option<usize>)> =
+            self.clients.iter().map(|(c, cl)| (*c, cl.seat)).collect();
+        for (conn, seat) in conns {
+            let message = ServerMessage::Room(RoomState {
+                your_seat: seat,
+                ..state.clone()
+            });
+            self.send_to(conn, &message);
+        }
+    }
+
+    /// What someone about to join needs to know.
+    pub fn summary(&self) -> RoomSummary {
+        RoomSummary {
+            exists: true,
+            code: self.code.clone(),
+            stage: self.stage,
+            started: self.stage != Stage::Lobby,
+            free_seats: if self.stage == Stage::Lobby {
+                self.seats
+                    .iter()
+                    .filter(|s| matches!(s, Seat::Empty))
+                    .count()
+            } else {
+                0
+            },
+            seats: self.seat_infos(),
+            settings: self.settings.clone(),
+        }
+    }
+
+    /// The room's durable state in a comparable form (for the replay tests): settings, seats,
+    /// host, removed people, stage, votes and the game.
+    #[cfg(test)]
+    pub(super) fn durable(&self) -> (Snapshot, Stage, Vec<bool>, Option<Game>) {
+        (
+            self.snapshot_now(),
+            self.stage,
+            self.votes.clone(),
+            self.game.clone(),
+        )
+    }
+}

@@ -1,0 +1,611 @@
+//! The core without a runtime: inputs in, effects and records out, and a replay of the
+//! records that gives the same room.
+
+use super::*;
+use crate::room::testing::{TIMING, setup};
+use dhumbal_engine::{Preset, Rounds};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Randomness from a seed, for tests that replay.
+struct TestEntropy(StdRng);
+
+impl Entropy for TestEntropy {
+    fn seed(&mut self) -> Result<[u8; 32], String> {
+        Ok(self.0.random())
+    }
+
+    fn token(&mut self) -> String {
+        format!("token-{:x}", self.0.random::<u64>())
+    }
+}
+
+fn hello(name: &str, token: Option<String>, host: bool) -> Hello {
+    Hello {
+        protocol: PROTOCOL_VERSION,
+        room: "TESTROOM23".into(),
+        name: name.into(),
+        token,
+        spectator: false,
+        host_secret: host.then(|| "secret".to_owned()),
+        client_seed: Some(Hex32([name.len() as u8; 32])),
+    }
+}
+
+/// A room being played, with its log as the actor would write it.
+struct Played {
+    setup: Setup,
+    core: RoomCore,
+    entropy: TestEntropy,
+    now: Instant,
+    log: Vec<(u64, Vec<Record>)>,
+    snapshot: Option<(u64, Snapshot)>,
+}
+
+impl Played {
+    fn new(settings: Settings, seed: u64) -> Played {
+        let now = Instant::now();
+        let setup = setup("TESTROOM23", settings);
+        Played {
+            core: RoomCore::new(&setup, TIMING, Arc::default(), now),
+            setup,
+            entropy: TestEntropy(StdRng::seed_from_u64(seed)),
+            now,
+            log: Vec::new(),
+            snapshot: None,
+        }
+    }
+
+    /// What the actor does after every input: settle, log the records, take the effects.
+    fn step(&mut self) -> Vec<Effect> {
+        self.core.settle(self.now);
+        let records = self.core.take_records();
+        if !records.is_empty() {
+            let seq = self.log.last().map_or(0, |(s, _)| *s) + 1;
+            if let Some(snapshot) = self.core.take_snapshot() {
+                self.snapshot = Some((seq - 1, snapshot));
+                self.log.clear();
+            }
+            self.log.push((seq, records));
+        }
+        self.core.take_effects()
+    }
+
+    fn input(&mut self, input: Input) -> (bool, Vec<Effect>) {
+        let joined = self.core.handle(input, self.now, &mut self.entropy);
+        (joined, self.step())
+    }
+
+    fn message(&mut self, conn: ConnId, message: ClientMessage) -> Vec<Effect> {
+        self.input(Input::Message {
+            conn,
+            id: None,
+            message,
+        })
+        .1
+    }
+
+    /// Lets time pass until the next timer and fires it.
+    fn tick(&mut self) -> Vec<Effect> {
+        if let Some(due) = self.core.next_due() {
+            self.now = self.now.max(due);
+        }
+        self.core.wake(self.now, &mut self.entropy);
+        self.step()
+    }
+
+    fn restored(&self) -> RoomCore {
+        RoomCore::restore(
+            &self.setup,
+            self.snapshot.as_ref().map(|(_, s)| s.clone()),
+            self.log.clone(),
+            TIMING,
+            Arc::default(),
+            self.now,
+        )
+        .expect("the log replays")
+    }
+}
+
+/// The errors among the effects for `conn`.
+fn errors(effects: &[Effect], conn: ConnId) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Send { to, text } if *to == conn => {
+                let value: serde_json::Value = serde_json::from_str(text.as_str()).ok()?;
+                (value["type"] == "error").then(|| value["code"].as_str().unwrap().to_owned())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn join(played: &mut Played, conn: ConnId, hello: Hello) -> (bool, Vec<Effect>) {
+    played.input(Input::Join {
+        conn,
+        hello,
+        id: None,
+        token_only: false,
+    })
+}
+
+#[test]
+fn a_refused_input_changes_nothing_and_logs_nothing() {
+    let mut played = Played::new(Preset::Standard.settings(), 1);
+    assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+    let entries = played.log.len();
+    let before = played.core.durable();
+    // Not the host, not started, no such seat: each refused, none logged.
+    assert!(join(&mut played, 2, hello("Bina", None, false)).0);
+    let entries_after_join = played.log.len();
+    assert_eq!(entries_after_join, entries + 1);
+    let before_refusals = played.core.durable();
+    for message in [
+        ClientMessage::Start,
+        ClientMessage::Call,
+        ClientMessage::TakeSeat { seat: 9 },
+        ClientMessage::Readmit { removed: 0 },
+    ] {
+        let effects = played.message(2, message);
+        assert_eq!(errors(&effects, 2).len(), 1, "{effects:?}");
+    }
+    assert_eq!(played.log.len(), entries_after_join);
+    assert_eq!(played.core.durable(), before_refusals);
+    assert_ne!(before, before_refusals);
+}
+
+#[test]
+fn nothing_is_sent_to_anyone_but_through_effects() {
+    let mut played = Played::new(Preset::Standard.settings(), 2);
+    let (joined, effects) = join(&mut played, 1, hello("Asha", None, true));
+    assert!(joined);
+    // welcome, then room: both for the joining connection, none sent yet.
+    assert!(
+        effects
+            .iter()
+            .all(|e| matches!(e, Effect::Send { to: 1, .. })),
+        "{effects:?}"
+    );
+    assert_eq!(effects.len(), 2);
+    // Its records hold the token's hash, never the token.
+    let Some((_, records)) = played.log.last() else {
+        panic!("nothing logged");
+    };
+    let welcome: serde_json::Value = match &effects[0] {
+        Effect::Send { text, .. } => serde_json::from_str(text.as_str()).unwrap(),
+        Effect::Close { .. } | Effect::KeepMatch(_) => panic!("not a message"),
+    };
+    let token = welcome["token"].as_str().unwrap();
+    let logged = serde_json::to_string(records).unwrap();
+    assert!(!logged.contains(token), "{logged}");
+    assert!(logged.contains(&hash_secret(token)), "{logged}");
+}
+
+/// Plays a room to its end (or `steps` inputs) with people who join, sit, leave, come back,
+/// act at random and vote, and bots; after every input the replay of the log so far equals
+/// the room.
+/// Returns whether a rematch cut the log short along the way.
+fn replay_equals_the_room(settings: Settings, seed: u64, steps: usize) -> bool {
+    let mut played = Played::new(settings, seed);
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
+    let (_, effects) = join(&mut played, 1, hello("Asha", None, true));
+    let token = effects.iter().find_map(|e| match e {
+        Effect::Send { text, .. } => serde_json::from_str::<serde_json::Value>(text.as_str())
+            .ok()?["token"]
+            .as_str()
+            .map(str::to_owned),
+        Effect::Close { .. } | Effect::KeepMatch(_) => None,
+    });
+    join(&mut played, 2, hello("Bina", None, false));
+    played.message(
+        1,
+        ClientMessage::AddBot {
+            seat: 2,
+            difficulty: Some(Difficulty::Easy),
+        },
+    );
+    played.message(1, ClientMessage::Start);
+    let mut next_conn = 10;
+    let mut asha = Some(1);
+    for _ in 0..steps {
+        // Now and then Asha drops and comes back with her token.
+        if rng.random_ratio(1, 20) {
+            if let Some(conn) = asha.take() {
+                played.input(Input::Leave { conn });
+            } else {
+                next_conn += 1;
+                let (joined, _) = join(&mut played, next_conn, hello("Asha", token.clone(), true));
+                assert!(joined);
+                asha = Some(next_conn);
+            }
+        }
+        // Now and then Bina says something, and the host mutes or unmutes her.
+        if rng.random_ratio(1, 10) {
+            played.message(
+                2,
+                ClientMessage::Chat {
+                    text: format!("line {}", rng.random::<u16>()),
+                },
+            );
+        }
+        if let (Some(conn), true) = (asha, rng.random_ratio(1, 30)) {
+            let muted = rng.random();
+            played.message(conn, ClientMessage::Mute { seat: 1, muted });
+        }
+        let game = played.core.game.clone().expect("a match");
+        let turn = game.turn();
+        let phase = game.phase();
+        let conn_of = |seat: usize| match seat {
+            0 => asha,
+            1 => Some(2),
+            _ => None,
+        };
+        match phase {
+            Phase::RoundOver => {
+                for seat in 0..2 {
+                    if let Some(conn) = conn_of(seat) {
+                        let client_seed = rng.random::<bool>().then(|| Hex32(rng.random()));
+                        played.message(conn, ClientMessage::Ready { client_seed });
+                    }
+                }
+                played.tick();
+            }
+            Phase::MatchOver => {
+                // Now and then the host takes the table back to the lobby and starts again
+                // from there (the log restarts at the lobby).
+                if let (Some(conn), true) = (asha, rng.random_ratio(1, 2)) {
+                    played.message(conn, ClientMessage::ToLobby);
+                    assert_eq!(played.core.stage, Stage::Lobby);
+                    assert_eq!(played.restored().durable(), played.core.durable());
+                    played.message(conn, ClientMessage::Start);
+                    continue;
+                }
+                for seat in 0..2 {
+                    if let Some(conn) = conn_of(seat) {
+                        let client_seed = rng.random::<bool>().then(|| Hex32(rng.random()));
+                        played.message(conn, ClientMessage::Rematch { client_seed });
+                    }
+                }
+                played.tick();
+            }
+            _ => match conn_of(turn) {
+                Some(conn)
+                    if played
+                        .core
+                        .human(turn)
+                        .is_some_and(|h| h.stand_in.is_none()) =>
+                {
+                    let legal = game.legal_actions(turn);
+                    let action = legal[rng.random_range(0..legal.len())].clone();
+                    let message = match action {
+                        Action::Call => ClientMessage::Call,
+                        Action::Throw { cards } => ClientMessage::Throw { cards },
+                        Action::Draw { from } => match from {
+                            dhumbal_engine::Source::Stock => ClientMessage::Draw {
+                                from: dhumbal_protocol::DrawFrom::Stock,
+                                card: None,
+                            },
+                            dhumbal_engine::Source::Pile => ClientMessage::Draw {
+                                from: dhumbal_protocol::DrawFrom::Pile,
+                                card: None,
+                            },
+                            dhumbal_engine::Source::PileCard(card) => ClientMessage::Draw {
+                                from: dhumbal_protocol::DrawFrom::Pile,
+                                card: Some(card),
+                            },
+                        },
+                    };
+                    let effects = played.message(conn, message);
+                    assert!(errors(&effects, conn).is_empty(), "{effects:?}");
+                }
+                // A bot, or a stand-in for someone away.
+                _ => {
+                    played.tick();
+                }
+            },
+        }
+        assert_eq!(played.restored().durable(), played.core.durable());
+    }
+    played.snapshot.is_some()
+}
+
+#[test]
+fn the_log_replays_to_the_same_room_at_every_step() {
+    let standard = Settings {
+        players: 3,
+        rounds: Rounds::Fixed(2),
+        ..Preset::Standard.settings()
+    };
+    let household = Settings {
+        players: 3,
+        ..Preset::Household.settings()
+    };
+    let yaniv = Settings {
+        players: 3,
+        ..Preset::Yaniv.settings()
+    };
+    let mut rematches = 0;
+    for (i, settings) in [standard, household, yaniv].into_iter().enumerate() {
+        rematches += usize::from(replay_equals_the_room(settings, 40 + i as u64, 400));
+    }
+    assert!(
+        rematches > 0,
+        "no match ended in a rematch: the snapshot went untested"
+    );
+}
+
+#[test]
+fn a_log_that_does_not_replay_names_its_input() {
+    let played = Played::new(Preset::Standard.settings(), 3);
+    let bad = vec![(
+        1,
+        vec![Record::Acted {
+            seat: 0,
+            action: Action::Call,
+        }],
+    )];
+    let Err(why) = RoomCore::restore(
+        &setup("TESTROOM23", Preset::Standard.settings()),
+        None,
+        bad,
+        TIMING,
+        Arc::default(),
+        played.now,
+    ) else {
+        panic!("an action before the match replayed");
+    };
+    assert!(why.contains("input 1"), "{why}");
+}
+
+/// Everything sent to `conn` among the effects, as JSON.
+fn sent(effects: &[Effect], conn: ConnId) -> Vec<serde_json::Value> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Send { to, text } if *to == conn => serde_json::from_str(text.as_str()).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A two-seat standard table with a turn timer: Asha (the host, connection 1) and Bina
+/// (connection 2), started.
+fn timed_table(seed: u64) -> Played {
+    let settings = Settings {
+        players: 2,
+        turn_timer: Some(15),
+        ..Preset::Standard.settings()
+    };
+    let mut played = Played::new(settings, seed);
+    assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+    assert!(join(&mut played, 2, hello("Bina", None, false)).0);
+    let effects = played.message(1, ClientMessage::Start);
+    assert!(errors(&effects, 1).is_empty(), "{effects:?}");
+    played
+}
+
+/// Whose turn it is.
+fn turn(played: &Played) -> usize {
+    played.core.game.as_ref().unwrap().turn()
+}
+
+/// Plays one legal move for `seat`'s person (the first legal action that is not a call).
+fn move_for(played: &mut Played, seat: usize) -> Vec<Effect> {
+    let game = played.core.game.as_ref().unwrap();
+    let action = game
+        .legal_actions(seat)
+        .into_iter()
+        .find(|a| *a != Action::Call)
+        .unwrap();
+    let message = match action {
+        Action::Draw { from } => ClientMessage::Draw {
+            from: match from {
+                dhumbal_engine::Source::Stock => dhumbal_protocol::DrawFrom::Stock,
+                _ => dhumbal_protocol::DrawFrom::Pile,
+            },
+            card: None,
+        },
+        Action::Throw { cards } => ClientMessage::Throw { cards },
+        Action::Call => unreachable!(),
+    };
+    played.message(seat as ConnId + 1, message)
+}
+
+/// The last `state` among `messages`.
+fn last_state(messages: &[serde_json::Value]) -> &serde_json::Value {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m["type"] == "state")
+        .expect("a state")
+}
+
+#[test]
+fn a_turn_runs_out_a_stand_in_plays_it_and_the_seat_comes_back_with_a_summary() {
+    let mut played = timed_table(11);
+    let seat = turn(&played);
+    let other = 1 - seat;
+    let (me, them) = (seat as ConnId + 1, other as ConnId + 1);
+    // The clock is in the state both people got when the match began.
+    let due = played.core.turn_clock.unwrap();
+    assert_eq!(due.0, seat);
+    let clock = played.core.clock().unwrap();
+    assert_eq!((clock.seat, clock.total_ms), (seat, 15_000));
+    // Time runs out: everyone hears it, and a stand-in covers this one turn.
+    let effects = played.tick();
+    assert_eq!(played.now, due.1);
+    let notices: Vec<_> = sent(&effects, them)
+        .into_iter()
+        .filter(|m| m["type"] == "notice")
+        .collect();
+    assert_eq!(notices.len(), 1, "{effects:?}");
+    assert_eq!(notices[0]["kind"], "timed_out");
+    assert_eq!(notices[0]["away"], false);
+    // Its move refuses nothing of mine until it has begun; it plays the turn out.
+    let mut effects = Vec::new();
+    while turn(&played) == seat {
+        effects.extend(played.tick());
+    }
+    let mine = sent(&effects, me);
+    let states: Vec<_> = mine.iter().filter(|m| m["type"] == "state").collect();
+    assert!(states.iter().all(|s| s["stand_in"] == seat), "{states:?}");
+    // The seat is mine again, and I am told what it did; the other person's clock runs.
+    let summary = mine.iter().find(|m| m["type"] == "while_away").unwrap();
+    assert_eq!(summary["turns"], 1);
+    assert_eq!(summary["events"].as_array().unwrap().len(), 2, "{summary}");
+    assert_eq!(last_state(&mine)["clock"]["seat"], other);
+    assert!(played.core.human(seat).unwrap().stand_in.is_none());
+    // The history marks the stand-in's moves.
+    assert_eq!(played.core.stand_in_marks.len(), 2);
+    // The other person moves; my new turn has a fresh, whole clock.
+    while turn(&played) == other {
+        let effects = move_for(&mut played, other);
+        assert!(errors(&effects, them).is_empty(), "{effects:?}");
+    }
+    let clock = played.core.clock().unwrap();
+    assert_eq!((clock.seat, clock.left_ms), (seat, 15_000));
+    // A move of my own resets the count of timed-out turns.
+    let effects = move_for(&mut played, seat);
+    assert!(errors(&effects, me).is_empty(), "{effects:?}");
+    assert_eq!(played.core.human(seat).unwrap().timeouts, 0);
+}
+
+#[test]
+fn two_timed_out_turns_mark_a_person_away_until_they_are_back() {
+    let mut played = timed_table(12);
+    let seat = turn(&played);
+    let other = 1 - seat;
+    let me = seat as ConnId + 1;
+    let mut away_notice = None;
+    for _ in 0..2 {
+        // My turn runs out; the stand-in plays it; the other person moves.
+        while turn(&played) == seat {
+            let effects = played.tick();
+            if let Some(n) = sent(&effects, me)
+                .into_iter()
+                .find(|m| m["type"] == "notice")
+            {
+                away_notice = Some(n);
+            }
+        }
+        while turn(&played) == other {
+            move_for(&mut played, other);
+        }
+    }
+    assert_eq!(away_notice.unwrap()["away"], true);
+    let human = played.core.human(seat).unwrap();
+    assert!(human.away && human.stand_in.is_some());
+    // Marked away, the stand-in plays this turn too, with no clock for it.
+    assert!(played.core.turn_clock.is_none());
+    let room = played.core.room_state(Some(seat));
+    assert!(room.seats[seat].away);
+    // `back` from someone no bot covers is refused; mine is taken, and the seat is mine
+    // again at once since the stand-in has not begun the turn, with a fresh clock.
+    let effects = played.message(other as ConnId + 1, ClientMessage::Back);
+    assert_eq!(errors(&effects, other as ConnId + 1), ["not_away"]);
+    let effects = played.message(me, ClientMessage::Back);
+    assert!(errors(&effects, me).is_empty(), "{effects:?}");
+    let human = played.core.human(seat).unwrap();
+    assert!(!human.away && human.stand_in.is_none());
+    assert_eq!(played.core.turn_clock.map(|c| c.0), Some(seat));
+    let mine = sent(&effects, me);
+    assert_eq!(last_state(&mine)["clock"]["seat"], seat);
+    assert!(mine.iter().any(|m| m["type"] == "while_away"));
+}
+
+#[test]
+fn a_person_marked_away_who_moves_at_the_start_of_their_turn_has_their_seat_back() {
+    let mut played = timed_table(13);
+    // The host hands Bina's seat to a bot; we wait until that seat's turn begins.
+    let bina = 1;
+    let effects = played.message(1, ClientMessage::HandToBot { seat: bina });
+    assert!(errors(&effects, 1).is_empty(), "{effects:?}");
+    let notice = sent(&effects, 2)
+        .into_iter()
+        .find(|m| m["type"] == "notice")
+        .unwrap();
+    assert_eq!(
+        (notice["kind"].as_str(), notice["seat"].as_u64()),
+        (Some("handed_to_bot"), Some(1))
+    );
+    // Get to the start of Bina's turn without the bot moving: Asha moves if it is hers.
+    while turn(&played) != bina {
+        move_for(&mut played, 0);
+    }
+    // The stand-in is due but has not moved yet: Bina's own move takes her seat back.
+    assert!(played.core.human(bina).unwrap().stand_in.is_some());
+    let effects = move_for(&mut played, bina);
+    assert!(errors(&effects, 2).is_empty(), "{effects:?}");
+    let human = played.core.human(bina).unwrap();
+    assert!(!human.away && human.stand_in.is_none());
+}
+
+#[test]
+fn the_host_hands_a_seat_to_a_bot_or_removes_a_person_only_as_the_rules_allow() {
+    let settings = Settings {
+        players: 3,
+        ..Preset::Standard.settings()
+    };
+    let mut played = Played::new(settings, 14);
+    assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+    assert!(join(&mut played, 2, hello("Bina", None, false)).0);
+    // Not before the match.
+    let effects = played.message(1, ClientMessage::HandToBot { seat: 1 });
+    assert_eq!(errors(&effects, 1), ["not_started"]);
+    played.message(1, ClientMessage::Start);
+    let before = played.core.durable();
+    let entries = played.log.len();
+    for (conn, message, code) in [
+        (2, ClientMessage::HandToBot { seat: 0 }, "not_host"),
+        (1, ClientMessage::HandToBot { seat: 0 }, "own_seat"),
+        (1, ClientMessage::HandToBot { seat: 2 }, "not_a_person"),
+        (1, ClientMessage::HandToBot { seat: 7 }, "no_such_seat"),
+        (1, ClientMessage::ClearSeat { seat: 2 }, "not_a_person"),
+        (1, ClientMessage::ClearSeat { seat: 0 }, "own_seat"),
+        (2, ClientMessage::ClearSeat { seat: 0 }, "not_host"),
+    ] {
+        let effects = played.message(conn, message.clone());
+        assert_eq!(errors(&effects, conn), [code], "{message:?}");
+    }
+    let effects = played.message(1, ClientMessage::HandToBot { seat: 1 });
+    assert!(errors(&effects, 1).is_empty());
+    let effects = played.message(1, ClientMessage::HandToBot { seat: 1 });
+    assert_eq!(errors(&effects, 1), ["already_stand_in"]);
+    assert_eq!(played.log.len(), entries);
+    assert_eq!(played.core.durable(), before);
+    // Removing Bina mid-match: she is told and closed, a bot plays her seat, and the log
+    // replays to the same room.
+    let effects = played.message(1, ClientMessage::ClearSeat { seat: 1 });
+    assert!(errors(&effects, 1).is_empty(), "{effects:?}");
+    let to_bina = sent(&effects, 2);
+    assert!(
+        to_bina
+            .iter()
+            .any(|m| m["type"] == "bye" && m["reason"] == "removed")
+    );
+    let to_asha = sent(&effects, 1);
+    assert!(
+        to_asha
+            .iter()
+            .any(|m| m["type"] == "notice" && m["kind"] == "removed" && m["name"] == "Bina"),
+        "{to_asha:?}"
+    );
+    assert!(matches!(played.core.seats[1], Seat::Bot(_)));
+    assert_eq!(played.core.removed.len(), 1);
+    assert_eq!(played.restored().durable(), played.core.durable());
+    // The bot plays on: the match still finishes with Asha moving.
+    for _ in 0..2_000 {
+        if played.core.game.as_ref().unwrap().is_over() {
+            break;
+        }
+        if played.core.stage == Stage::BetweenRounds {
+            played.message(1, ClientMessage::Ready { client_seed: None });
+        } else if turn(&played) == 0 {
+            move_for(&mut played, 0);
+        } else {
+            played.tick();
+        }
+    }
+    assert!(played.core.game.as_ref().unwrap().is_over());
+}
