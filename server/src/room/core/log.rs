@@ -90,72 +90,8 @@ impl RoomCore {
                 }
                 self.removed.remove(*index);
             }
-            Record::MatchBegun { seed } => {
-                let number = self.matches + 1;
-                let game = match (&self.decks, seed) {
-                    (Some(decks), _) => Game::with_decks(self.settings.clone(), decks.clone()),
-                    (None, Some(seed)) => {
-                        let deal = FairDeal {
-                            seed: *seed,
-                            room: self.code.clone(),
-                            match_number: number,
-                        };
-                        Game::fair(self.settings.clone(), deal, self.client_seeds())
-                    }
-                    (None, None) => return invalid("a match without a seed or decks"),
-                }
-                .map_err(|e| ApplyError::Invalid(e.to_string()))?;
-                self.matches = number;
-                self.next_seed = None;
-                let difficulty = self.settings.difficulty;
-                for seat in &mut self.seats {
-                    match seat {
-                        Seat::Empty => {
-                            *seat = Seat::Bot(BotSeat {
-                                difficulty,
-                                bot: Some(new_bot(difficulty, rand::random())),
-                            });
-                        }
-                        Seat::Bot(bot) => bot.bot = Some(new_bot(bot.difficulty, rand::random())),
-                        // A stand-in remembers the last match; it is made afresh if needed.
-                        Seat::Human(human) => {
-                            human.stand_in = None;
-                            human.clear_absence();
-                        }
-                    }
-                }
-                let events = game.log().to_vec();
-                self.game = Some(game);
-                self.stage = Stage::Playing;
-                self.votes.fill(false);
-                return Ok(events);
-            }
-            Record::Acted { seat, action } => {
-                let Some(game) = &mut self.game else {
-                    return invalid("no match is being played");
-                };
-                let events = game
-                    .apply(*seat, action.clone())
-                    .map_err(ApplyError::Rule)?;
-                for event in &events {
-                    let stage = match event {
-                        Event::RoundEnded { .. } => Stage::BetweenRounds,
-                        Event::MatchEnded { .. } => Stage::MatchOver,
-                        _ => continue,
-                    };
-                    self.stage = stage;
-                    self.votes.fill(false);
-                }
-                if self.stage == Stage::MatchOver {
-                    // The next match's client seeds must come after its commitment.
-                    for seat in &mut self.seats {
-                        if let Seat::Human(human) = seat {
-                            human.client_seed = None;
-                        }
-                    }
-                }
-                return Ok(events);
-            }
+            Record::MatchBegun { seed } => return self.apply_match_begun(*seed),
+            Record::Acted { seat, action } => return self.apply_acted(*seat, action),
             Record::Voted { seat } => {
                 let Some(vote) = self.votes.get_mut(*seat) else {
                     return invalid("no such seat");
@@ -300,5 +236,77 @@ impl RoomCore {
             &format!("room {}: a checked change did not apply", self.code),
             e,
         )
+    }
+
+    /// A match begins from `seed` (or the room's fixed decks): bots fill the empty seats.
+    fn apply_match_begun(&mut self, seed: Option<[u8; 32]>) -> Result<Vec<Event>, ApplyError> {
+        let number = self.matches + 1;
+        let game = match (&self.decks, seed) {
+            (Some(decks), _) => Game::with_decks(self.settings.clone(), decks.clone()),
+            (None, Some(seed)) => {
+                let deal = FairDeal {
+                    seed,
+                    room: self.code.clone(),
+                    match_number: number,
+                };
+                Game::fair(self.settings.clone(), deal, self.client_seeds())
+            }
+            (None, None) => {
+                return Err(ApplyError::Invalid(
+                    "a match without a seed or decks".to_owned(),
+                ));
+            }
+        }
+        .map_err(|e| ApplyError::Invalid(e.to_string()))?;
+        self.matches = number;
+        self.next_seed = None;
+        let difficulty = self.settings.difficulty;
+        for seat in &mut self.seats {
+            match seat {
+                Seat::Empty => {
+                    *seat = Seat::Bot(BotSeat {
+                        difficulty,
+                        bot: Some(new_bot(difficulty, rand::random())),
+                    });
+                }
+                Seat::Bot(bot) => bot.bot = Some(new_bot(bot.difficulty, rand::random())),
+                // A stand-in remembers the last match; it is made afresh if needed.
+                Seat::Human(human) => {
+                    human.stand_in = None;
+                    human.clear_absence();
+                }
+            }
+        }
+        let events = game.log().to_vec();
+        self.game = Some(game);
+        self.stage = Stage::Playing;
+        self.votes.fill(false);
+        Ok(events)
+    }
+
+    /// A seat's move, by its person, a stand-in or a bot; the stage follows the game.
+    fn apply_acted(&mut self, seat: usize, action: &Action) -> Result<Vec<Event>, ApplyError> {
+        let Some(game) = &mut self.game else {
+            return Err(ApplyError::Invalid("no match is being played".to_owned()));
+        };
+        let events = game.apply(seat, action.clone()).map_err(ApplyError::Rule)?;
+        for event in &events {
+            let stage = match event {
+                Event::RoundEnded { .. } => Stage::BetweenRounds,
+                Event::MatchEnded { .. } => Stage::MatchOver,
+                _ => continue,
+            };
+            self.stage = stage;
+            self.votes.fill(false);
+        }
+        if self.stage == Stage::MatchOver {
+            // The next match's client seeds must come after its commitment.
+            for seat in &mut self.seats {
+                if let Seat::Human(human) = seat {
+                    human.client_seed = None;
+                }
+            }
+        }
+        Ok(events)
     }
 }

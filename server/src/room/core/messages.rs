@@ -3,6 +3,7 @@
 use super::*;
 
 impl RoomCore {
+    /// One message from a joined client: permission first, then the rules.
     pub(super) fn on_message(
         &mut self,
         conn: ConnId,
@@ -29,108 +30,11 @@ impl RoomCore {
             ClientMessage::AddBot {
                 seat: at,
                 difficulty,
-            } => {
-                self.require_host(seat)?;
-                self.require_lobby()?;
-                self.require_seat(at)?;
-                if matches!(self.seats[at], Seat::Human(_)) {
-                    return Err(Refusal::SeatTaken(at));
-                }
-                let difficulty = difficulty.unwrap_or(self.settings.difficulty);
-                self.commit(Record::BotAdded {
-                    seat: at,
-                    difficulty,
-                })
-                .map_err(|e| self.internal(e))?;
-                self.broadcast_room();
-                Ok(())
-            }
-            ClientMessage::ClearSeat { seat: at } => {
-                self.require_host(seat)?;
-                self.require_seat(at)?;
-                if seat == Some(at) {
-                    return Err(Refusal::OwnSeat);
-                }
-                let person = match &self.seats[at] {
-                    Seat::Human(human) => Some((human.conn, human.name.clone())),
-                    _ => None,
-                };
-                if self.stage != Stage::Lobby && person.is_none() {
-                    return Err(Refusal::NotAPerson(at));
-                }
-                self.commit(Record::Cleared { seat: at })
-                    .map_err(|e| self.internal(e))?;
-                if let Some((conn, name)) = person {
-                    self.tell_removed(conn);
-                    info!(room = %self.code, %name, "removed by the host");
-                    if self.stage != Stage::Lobby {
-                        self.broadcast(&ServerMessage::Notice(Notice::Removed { seat: at, name }));
-                    }
-                }
-                self.broadcast_room();
-                Ok(())
-            }
-            ClientMessage::HandToBot { seat: at } => {
-                self.require_host(seat)?;
-                if self.game.is_none() {
-                    return Err(Refusal::NotStarted);
-                }
-                self.require_seat(at)?;
-                if seat == Some(at) {
-                    return Err(Refusal::OwnSeat);
-                }
-                let difficulty = self.settings.difficulty;
-                let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
-                    return Err(Refusal::NotAPerson(at));
-                };
-                if human.away {
-                    return Err(Refusal::AlreadyStandIn(at));
-                }
-                human.away = true;
-                human.timed_out_turn = false;
-                if human.stand_in.is_none() {
-                    if let Some(game) = &self.game {
-                        human.stand_in = Some(bot_knowing(difficulty, game));
-                    }
-                }
-                let name = human.name.clone();
-                info!(room = %self.code, seat = at, "handed to a bot by the host");
-                self.broadcast(&ServerMessage::Notice(Notice::HandedToBot {
-                    seat: at,
-                    name,
-                }));
-                self.broadcast_room();
-                Ok(())
-            }
-            ClientMessage::Back => {
-                let at = self.require_seated(seat)?;
-                let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
-                    return Err(Refusal::NotSeated);
-                };
-                if human.stand_in.is_none() {
-                    return Err(Refusal::NotAway);
-                }
-                human.away = false;
-                human.timed_out_turn = false;
-                human.timeouts = 0;
-                let name = human.name.clone();
-                info!(room = %self.code, seat = at, "back");
-                self.broadcast(&ServerMessage::Notice(Notice::Back { seat: at, name }));
-                // The seat comes back when `settle` finds the stand-in's turn done.
-                Ok(())
-            }
-            ClientMessage::Readmit { removed } => {
-                self.require_host(seat)?;
-                if removed >= self.removed.len() {
-                    return Err(Refusal::NotRemoved(removed));
-                }
-                let name = self.removed[removed].name.clone();
-                self.commit(Record::Readmitted { index: removed })
-                    .map_err(|e| self.internal(e))?;
-                info!(room = %self.code, %name, "let back in");
-                self.broadcast_room();
-                Ok(())
-            }
+            } => self.add_bot(seat, at, difficulty),
+            ClientMessage::ClearSeat { seat: at } => self.clear_seat(seat, at),
+            ClientMessage::HandToBot { seat: at } => self.hand_to_bot(seat, at),
+            ClientMessage::Back => self.back(seat),
+            ClientMessage::Readmit { removed } => self.readmit(seat, removed),
             ClientMessage::Start => {
                 self.require_host(seat)?;
                 self.require_lobby()?;
@@ -155,48 +59,15 @@ impl RoomCore {
                 self.say(seat, &text)
             }
             ClientMessage::React { reaction } => {
-                let name = match seat.and_then(|s| self.human(s)) {
-                    Some(human) => human.name.clone(),
-                    None => client.name.clone(),
-                };
-                self.broadcast(&ServerMessage::Reaction {
-                    seat,
-                    name,
-                    reaction,
-                });
-                Ok(())
+                let name = client.name.clone();
+                self.react(seat, name, reaction)
             }
-            ClientMessage::Mute { seat: at, muted } => {
-                self.require_host(seat)?;
-                self.require_seat(at)?;
-                if seat == Some(at) {
-                    return Err(Refusal::OwnSeat);
-                }
-                if self.human(at).is_none() {
-                    return Err(Refusal::NotAPerson(at));
-                }
-                self.commit(Record::Muted { seat: at, muted })
-                    .map_err(|e| self.internal(e))?;
-                self.broadcast_room();
-                Ok(())
-            }
+            ClientMessage::Mute { seat: at, muted } => self.mute(seat, at, muted),
             ClientMessage::ClientSeed { client_seed } => {
                 let seat = self.require_seated(seat)?;
                 self.take_client_seed(seat, Some(client_seed))
             }
-            ClientMessage::ToLobby => {
-                self.require_host(seat)?;
-                if self.stage != Stage::MatchOver {
-                    return Err(Refusal::MatchNotOver);
-                }
-                self.commit(Record::ToLobby).map_err(|e| self.internal(e))?;
-                // The log restarts from the room in its lobby.
-                self.snapshot = Some(self.snapshot_now());
-                self.lobby_due = self.now + self.timing.lobby_ttl;
-                info!(room = %self.code, "back to the lobby");
-                self.broadcast_room();
-                Ok(())
-            }
+            ClientMessage::ToLobby => self.to_lobby(seat),
             ClientMessage::Rematch { client_seed } => {
                 let seat = self.require_seated(seat)?;
                 if self.stage != Stage::MatchOver {
@@ -206,5 +77,173 @@ impl RoomCore {
                 self.vote(seat, entropy)
             }
         }
+    }
+
+    /// Lobby, host only: a bot in an empty seat (or another difficulty for a bot).
+    fn add_bot(
+        &mut self,
+        seat: Option<usize>,
+        at: usize,
+        difficulty: Option<Difficulty>,
+    ) -> Result<(), Refusal> {
+        self.require_host(seat)?;
+        self.require_lobby()?;
+        self.require_seat(at)?;
+        if matches!(self.seats[at], Seat::Human(_)) {
+            return Err(Refusal::SeatTaken(at));
+        }
+        let difficulty = difficulty.unwrap_or(self.settings.difficulty);
+        self.commit(Record::BotAdded {
+            seat: at,
+            difficulty,
+        })
+        .map_err(|e| self.internal(e))?;
+        self.broadcast_room();
+        Ok(())
+    }
+
+    /// Host only: empties a seat in the lobby; removes a person, in the lobby or during the
+    /// match (a bot then plays their seat).
+    fn clear_seat(&mut self, seat: Option<usize>, at: usize) -> Result<(), Refusal> {
+        self.require_host(seat)?;
+        self.require_seat(at)?;
+        if seat == Some(at) {
+            return Err(Refusal::OwnSeat);
+        }
+        let person = match &self.seats[at] {
+            Seat::Human(human) => Some((human.conn, human.name.clone())),
+            _ => None,
+        };
+        if self.stage != Stage::Lobby && person.is_none() {
+            return Err(Refusal::NotAPerson(at));
+        }
+        self.commit(Record::Cleared { seat: at })
+            .map_err(|e| self.internal(e))?;
+        if let Some((conn, name)) = person {
+            self.tell_removed(conn);
+            info!(room = %self.code, %name, "removed by the host");
+            if self.stage != Stage::Lobby {
+                self.broadcast(&ServerMessage::Notice(Notice::Removed { seat: at, name }));
+            }
+        }
+        self.broadcast_room();
+        Ok(())
+    }
+
+    /// During a match, host only: a stand-in plays this person's turns until they act again.
+    fn hand_to_bot(&mut self, seat: Option<usize>, at: usize) -> Result<(), Refusal> {
+        self.require_host(seat)?;
+        if self.game.is_none() {
+            return Err(Refusal::NotStarted);
+        }
+        self.require_seat(at)?;
+        if seat == Some(at) {
+            return Err(Refusal::OwnSeat);
+        }
+        let difficulty = self.settings.difficulty;
+        let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
+            return Err(Refusal::NotAPerson(at));
+        };
+        if human.away {
+            return Err(Refusal::AlreadyStandIn(at));
+        }
+        human.away = true;
+        human.timed_out_turn = false;
+        if human.stand_in.is_none() {
+            if let Some(game) = &self.game {
+                human.stand_in = Some(bot_knowing(difficulty, game));
+            }
+        }
+        let name = human.name.clone();
+        info!(room = %self.code, seat = at, "handed to a bot by the host");
+        self.broadcast(&ServerMessage::Notice(Notice::HandedToBot {
+            seat: at,
+            name,
+        }));
+        self.broadcast_room();
+        Ok(())
+    }
+
+    /// A person whose turns a stand-in plays takes their seat back.
+    fn back(&mut self, seat: Option<usize>) -> Result<(), Refusal> {
+        let at = self.require_seated(seat)?;
+        let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
+            return Err(Refusal::NotSeated);
+        };
+        if human.stand_in.is_none() {
+            return Err(Refusal::NotAway);
+        }
+        human.away = false;
+        human.timed_out_turn = false;
+        human.timeouts = 0;
+        let name = human.name.clone();
+        info!(room = %self.code, seat = at, "back");
+        self.broadcast(&ServerMessage::Notice(Notice::Back { seat: at, name }));
+        // The seat comes back when `settle` finds the stand-in's turn done.
+        Ok(())
+    }
+
+    /// Host only: lets a removed person back into the room.
+    fn readmit(&mut self, seat: Option<usize>, removed: usize) -> Result<(), Refusal> {
+        self.require_host(seat)?;
+        if removed >= self.removed.len() {
+            return Err(Refusal::NotRemoved(removed));
+        }
+        let name = self.removed[removed].name.clone();
+        self.commit(Record::Readmitted { index: removed })
+            .map_err(|e| self.internal(e))?;
+        info!(room = %self.code, %name, "let back in");
+        self.broadcast_room();
+        Ok(())
+    }
+
+    /// Anyone in the room reacts: everyone sees it beside the seat (a spectator's by name).
+    fn react(
+        &mut self,
+        seat: Option<usize>,
+        watcher: String,
+        reaction: dhumbal_protocol::Reaction,
+    ) -> Result<(), Refusal> {
+        let name = match seat.and_then(|s| self.human(s)) {
+            Some(human) => human.name.clone(),
+            None => watcher,
+        };
+        self.broadcast(&ServerMessage::Reaction {
+            seat,
+            name,
+            reaction,
+        });
+        Ok(())
+    }
+
+    /// Host only: mutes (or unmutes) a person.
+    fn mute(&mut self, seat: Option<usize>, at: usize, muted: bool) -> Result<(), Refusal> {
+        self.require_host(seat)?;
+        self.require_seat(at)?;
+        if seat == Some(at) {
+            return Err(Refusal::OwnSeat);
+        }
+        if self.human(at).is_none() {
+            return Err(Refusal::NotAPerson(at));
+        }
+        self.commit(Record::Muted { seat: at, muted })
+            .map_err(|e| self.internal(e))?;
+        self.broadcast_room();
+        Ok(())
+    }
+
+    /// After the match, host only: the same table back to the lobby.
+    fn to_lobby(&mut self, seat: Option<usize>) -> Result<(), Refusal> {
+        self.require_host(seat)?;
+        if self.stage != Stage::MatchOver {
+            return Err(Refusal::MatchNotOver);
+        }
+        self.commit(Record::ToLobby).map_err(|e| self.internal(e))?;
+        // The log restarts from the room in its lobby.
+        self.snapshot = Some(self.snapshot_now());
+        self.lobby_due = self.now + self.timing.lobby_ttl;
+        info!(room = %self.code, "back to the lobby");
+        self.broadcast_room();
+        Ok(())
     }
 }
