@@ -40,22 +40,7 @@ impl RoomCore {
                 }
                 self.seats.swap(*from, *to);
             }
-            Record::SettingsSet { settings } => {
-                settings
-                    .validate()
-                    .map_err(|e| ApplyError::Invalid(e.to_string()))?;
-                let players = usize::from(settings.players);
-                if self.seats[players.min(self.seats.len())..]
-                    .iter()
-                    .any(|s| matches!(s, Seat::Human(_)))
-                {
-                    return invalid("a person sits beyond the new seats");
-                }
-                self.seats.truncate(players);
-                self.seats.resize_with(players, || Seat::Empty);
-                self.votes = vec![false; players];
-                self.settings = settings.clone();
-            }
+            Record::SettingsSet { settings } => return self.apply_settings(settings),
             Record::BotAdded { seat, difficulty } => {
                 if !matches!(self.seats.get(*seat), Some(Seat::Empty | Seat::Bot(_))) {
                     return invalid("the seat is not empty");
@@ -65,25 +50,7 @@ impl RoomCore {
                     bot: None,
                 });
             }
-            Record::Cleared { seat } => {
-                let Some(occupant) = self.seats.get_mut(*seat) else {
-                    return invalid("no such seat");
-                };
-                // During a match a bot of the table's difficulty plays the seat from here on.
-                let replacement = match &self.game {
-                    Some(game) => Seat::Bot(BotSeat {
-                        difficulty: self.settings.difficulty,
-                        bot: Some(bot_knowing(self.settings.difficulty, game)),
-                    }),
-                    None => Seat::Empty,
-                };
-                if let Seat::Human(human) = std::mem::replace(occupant, replacement) {
-                    self.removed.push(Removed {
-                        name: human.name,
-                        token_hash: human.token_hash,
-                    });
-                }
-            }
+            Record::Cleared { seat } => return self.apply_cleared(*seat),
             Record::Readmitted { index } => {
                 if *index >= self.removed.len() {
                     return invalid("nobody removed has that number");
@@ -98,46 +65,10 @@ impl RoomCore {
                 };
                 *vote = true;
             }
-            Record::NextRound => {
-                let seeds = self.client_seeds();
-                let Some(game) = &mut self.game else {
-                    return invalid("no match is being played");
-                };
-                game.set_client_seeds(seeds);
-                let events = game.next_round().map_err(ApplyError::Rule)?;
-                self.stage = Stage::Playing;
-                self.votes.fill(false);
-                return Ok(events);
-            }
+            Record::NextRound => return self.apply_next_round(),
             Record::SeedDrawn { seed } => self.next_seed = Some(*seed),
-            Record::ToLobby => {
-                if !matches!(self.stage, Stage::MatchOver | Stage::Lobby) {
-                    return invalid("the match is not over");
-                }
-                self.game = None;
-                self.stage = Stage::Lobby;
-                self.votes.fill(false);
-                for seat in &mut self.seats {
-                    if let Seat::Human(human) = seat {
-                        human.stand_in = None;
-                        human.clear_absence();
-                    }
-                }
-            }
-            Record::Said { seat, text } => {
-                let Some(human) = self.human(*seat) else {
-                    return invalid("no person sits there");
-                };
-                let line = ChatLine {
-                    seat: Some(*seat),
-                    name: human.name.clone(),
-                    text: text.clone(),
-                };
-                if self.chat.len() == CHAT_KEPT_LINES {
-                    self.chat.pop_front();
-                }
-                self.chat.push_back(line);
-            }
+            Record::ToLobby => return self.apply_to_lobby(),
+            Record::Said { seat, text } => return self.apply_said(*seat, text),
             Record::Muted { seat, muted } => {
                 let Some(Seat::Human(human)) = self.seats.get_mut(*seat) else {
                     return invalid("no person sits there");
@@ -308,5 +239,95 @@ impl RoomCore {
             }
         }
         Ok(events)
+    }
+
+    /// The lobby's new settings: seats added or taken away (never a person's).
+    fn apply_settings(&mut self, settings: &Settings) -> Result<Vec<Event>, ApplyError> {
+        settings
+            .validate()
+            .map_err(|e| ApplyError::Invalid(e.to_string()))?;
+        let players = usize::from(settings.players);
+        if self.seats[players.min(self.seats.len())..]
+            .iter()
+            .any(|s| matches!(s, Seat::Human(_)))
+        {
+            return Err(ApplyError::Invalid(
+                "a person sits beyond the new seats".to_owned(),
+            ));
+        }
+        self.seats.truncate(players);
+        self.seats.resize_with(players, || Seat::Empty);
+        self.votes = vec![false; players];
+        self.settings = settings.clone();
+        Ok(Vec::new())
+    }
+
+    /// A seat emptied; a person in it is removed (during a match a bot takes the seat).
+    fn apply_cleared(&mut self, seat: usize) -> Result<Vec<Event>, ApplyError> {
+        let Some(occupant) = self.seats.get_mut(seat) else {
+            return Err(ApplyError::Invalid("no such seat".to_owned()));
+        };
+        // During a match a bot of the table's difficulty plays the seat from here on.
+        let replacement = match &self.game {
+            Some(game) => Seat::Bot(BotSeat {
+                difficulty: self.settings.difficulty,
+                bot: Some(bot_knowing(self.settings.difficulty, game)),
+            }),
+            None => Seat::Empty,
+        };
+        if let Seat::Human(human) = std::mem::replace(occupant, replacement) {
+            self.removed.push(Removed {
+                name: human.name,
+                token_hash: human.token_hash,
+            });
+        }
+        Ok(Vec::new())
+    }
+
+    /// Everyone present agreed: the next round is dealt, with the client seeds in force.
+    fn apply_next_round(&mut self) -> Result<Vec<Event>, ApplyError> {
+        let seeds = self.client_seeds();
+        let Some(game) = &mut self.game else {
+            return Err(ApplyError::Invalid("no match is being played".to_owned()));
+        };
+        game.set_client_seeds(seeds);
+        let events = game.next_round().map_err(ApplyError::Rule)?;
+        self.stage = Stage::Playing;
+        self.votes.fill(false);
+        Ok(events)
+    }
+
+    /// After the match, back to the lobby with the same people.
+    fn apply_to_lobby(&mut self) -> Result<Vec<Event>, ApplyError> {
+        if !matches!(self.stage, Stage::MatchOver | Stage::Lobby) {
+            return Err(ApplyError::Invalid("the match is not over".to_owned()));
+        }
+        self.game = None;
+        self.stage = Stage::Lobby;
+        self.votes.fill(false);
+        for seat in &mut self.seats {
+            if let Seat::Human(human) = seat {
+                human.stand_in = None;
+                human.clear_absence();
+            }
+        }
+        Ok(Vec::new())
+    }
+
+    /// A chat line, kept with the last ones.
+    fn apply_said(&mut self, seat: usize, text: &str) -> Result<Vec<Event>, ApplyError> {
+        let Some(human) = self.human(seat) else {
+            return Err(ApplyError::Invalid("no person sits there".to_owned()));
+        };
+        let line = ChatLine {
+            seat: Some(seat),
+            name: human.name.clone(),
+            text: text.to_owned(),
+        };
+        if self.chat.len() == CHAT_KEPT_LINES {
+            self.chat.pop_front();
+        }
+        self.chat.push_back(line);
+        Ok(Vec::new())
     }
 }
