@@ -61,44 +61,32 @@ async fn create_room(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if !is_json(&headers) {
-        return Refusal::UnsupportedMediaType.into_response();
+    match create(&app, client, &headers, &body).await {
+        Ok(created) => (StatusCode::CREATED, Json(created)).into_response(),
+        Err(refusal) => refusal.into_response(),
     }
-    let request: CreateRoom = if body.iter().all(u8::is_ascii_whitespace) {
-        CreateRoom::default()
-    } else {
-        let value: serde_json::Value = match serde_json::from_slice(&body) {
-            Ok(value) => value,
-            Err(e) => {
-                return Refusal::BadBody(format!("the body is not JSON: {e}")).into_response();
-            }
-        };
-        if !value.is_object() {
-            return Refusal::BadBody(
-                "the body must be a JSON object, such as {\"preset\":\"standard\"}".into(),
-            )
-            .into_response();
-        }
-        match serde_json::from_value(value) {
-            Ok(request) => request,
-            Err(e) => {
-                return Refusal::BadBody(format!("the body does not fit: {e}")).into_response();
-            }
-        }
-    };
+}
+
+/// Creates the room a request asks for: checked, then stored, then answered.
+async fn create(
+    app: &AppState,
+    client: ClientAddr,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<CreatedRoom, Refusal> {
+    if !is_json(headers) {
+        return Err(Refusal::UnsupportedMediaType);
+    }
+    let request = parse_request(body)?;
     let settings = request
         .settings
         .unwrap_or_else(|| request.preset.unwrap_or(Preset::Standard).settings());
-    if let Err(e) = settings.validate() {
-        return Refusal::Settings(e).into_response();
-    }
+    settings.validate()?;
     if let Some(decks) = &request.decks {
         if !app.config.allow_test_decks {
-            return Refusal::TestDecksDisabled.into_response();
+            return Err(Refusal::TestDecksDisabled);
         }
-        if let Err(e) = Game::with_decks(settings.clone(), decks.clone()) {
-            return Refusal::Settings(e).into_response();
-        }
+        Game::with_decks(settings.clone(), decks.clone())?;
     }
     let host_secret = uuid::Uuid::new_v4().to_string();
     // The first match's seed: its commitment is public from the lobby on.
@@ -106,9 +94,9 @@ async fn create_room(
         Some(_) => None,
         None => {
             let mut seed = [0u8; 32];
-            if let Err(e) = rand::rngs::OsRng.try_fill_bytes(&mut seed) {
-                return Refusal::internal("no randomness for a match seed", e).into_response();
-            }
+            rand::rngs::OsRng
+                .try_fill_bytes(&mut seed)
+                .map_err(|e| Refusal::internal("no randomness for a match seed", e))?;
             Some(seed)
         }
     };
@@ -120,42 +108,43 @@ async fn create_room(
         decks: request.decks,
         seed,
     };
-    let creator = match app.room_creations.admit(client.ip) {
-        Ok(slot) => slot,
-        Err(CreationRefused::TooFast) => {
-            return Refusal::CreatingTooFast.into_response();
-        }
-        Err(CreationRefused::TooMany) => {
-            return Refusal::TooManyOpenRooms.into_response();
-        }
-    };
+    let creator = app.room_creations.admit(client.ip).map_err(|e| match e {
+        CreationRefused::TooFast => Refusal::CreatingTooFast,
+        CreationRefused::TooMany => Refusal::TooManyOpenRooms,
+    })?;
+    let timing = app.config.timing();
     let created = app
         .rooms
-        .create(
-            setup,
-            app.config.timing(),
-            Arc::clone(&app.metrics),
-            creator,
-        )
+        .create(setup, timing, Arc::clone(&app.metrics), creator)
         .await;
-    let code = match created {
-        Ok(code) => code,
-        Err(CreateError::Full) => {
-            return Refusal::TooManyRooms.into_response();
-        }
-        Err(CreateError::Store(e)) => {
-            return Refusal::internal("a new room could not be stored", e).into_response();
-        }
-    };
+    let code = created.map_err(|e| match e {
+        CreateError::Full => Refusal::TooManyRooms,
+        CreateError::Store(e) => Refusal::internal("a new room could not be stored", e),
+    })?;
     debug!(room = %code, "room created");
-    let created = CreatedRoom {
+    Ok(CreatedRoom {
         url: format!("/r/{code}"),
         ws: "/ws".into(),
         code,
         host_secret,
         settings,
-    };
-    (StatusCode::CREATED, Json(created)).into_response()
+    })
+}
+
+/// The request in a body: a JSON object, or nothing (`{}`).
+fn parse_request(body: &[u8]) -> Result<CreateRoom, Refusal> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(CreateRoom::default());
+    }
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| Refusal::BadBody(format!("the body is not JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(Refusal::BadBody(
+            "the body must be a JSON object, such as {\"preset\":\"standard\"}".into(),
+        ));
+    }
+    serde_json::from_value(value)
+        .map_err(|e| Refusal::BadBody(format!("the body does not fit: {e}")))
 }
 
 /// `GET /api/rooms/{code}`: what someone about to join needs to know. A code of no room counts
