@@ -34,6 +34,8 @@ impl RoomCore {
             .map_err(|e| self.internal(e))
     }
 
+    /// A connection's `hello`: its seat back by token, a free seat in the lobby, or a place to
+    /// watch; the host if it holds the host secret. It is then told everything it may see.
     pub(super) fn join(
         &mut self,
         conn: ConnId,
@@ -57,45 +59,16 @@ impl RoomCore {
         let name = names::clean_name(&hello.name).map_err(|e| Refusal::BadName(e.to_string()))?;
         let claims_host = match &hello.host_secret {
             Some(secret) if hash_secret(secret) == self.host_secret_hash => true,
-            Some(_) => {
-                return Err(Refusal::BadHostSecret);
-            }
+            Some(_) => return Err(Refusal::BadHostSecret),
             None => false,
         };
-        let (seat, token) = if let Some(hash) = &token_hash {
-            let seat = self.seat_of_token(hash).ok_or_else(|| Refusal::BadToken)?;
-            // A second connection with the token replaces the first.
-            if let Seat::Human(human) = &mut self.seats[seat] {
-                if let Some(old) = human.conn.replace(conn) {
-                    if self.clients.remove(&old).is_some() {
-                        self.effects.push(Effect::Close {
-                            to: old,
-                            code: CLOSE_REPLACED,
-                            reason: "another connection took this seat",
-                        });
-                    }
-                }
+        let (seat, token) = match &token_hash {
+            Some(hash) => (Some(self.seat_back(conn, hash)?), hello.token.clone()),
+            None if hello.spectator => (None, None),
+            None => {
+                let (seat, token) = self.new_seat(conn, &name, entropy)?;
+                (Some(seat), Some(token))
             }
-            (Some(seat), hello.token.clone())
-        } else if hello.spectator {
-            (None, None)
-        } else {
-            let free = (self.stage == Stage::Lobby)
-                .then(|| self.seats.iter().position(|s| matches!(s, Seat::Empty)))
-                .flatten()
-                .ok_or_else(|| Refusal::RoomFull)?;
-            self.require_unique_name(&name)?;
-            let token = entropy.token();
-            self.commit(Record::Seated {
-                seat: free,
-                name: name.clone(),
-                token_hash: hash_secret(&token),
-            })
-            .map_err(|e| self.internal(e))?;
-            if let Seat::Human(human) = &mut self.seats[free] {
-                human.conn = Some(conn);
-            }
-            (Some(free), Some(token))
         };
         if let (true, Some(seat)) = (claims_host, seat) {
             let is_host = self.human(seat).map(|h| &h.token_hash) == self.host_token.as_ref();
@@ -109,6 +82,57 @@ impl RoomCore {
         }
         info!(room = %self.code, conn, ?seat, "joined");
         self.clients.insert(conn, Client { seat, name });
+        self.greet(conn, seat, token);
+        Ok(())
+    }
+
+    /// The seat whose token this is, for `conn` now: a second connection with the token
+    /// replaces the first.
+    fn seat_back(&mut self, conn: ConnId, token_hash: &str) -> Result<usize, Refusal> {
+        let seat = self.seat_of_token(token_hash).ok_or(Refusal::BadToken)?;
+        if let Seat::Human(human) = &mut self.seats[seat] {
+            if let Some(old) = human.conn.replace(conn) {
+                if self.clients.remove(&old).is_some() {
+                    self.effects.push(Effect::Close {
+                        to: old,
+                        code: CLOSE_REPLACED,
+                        reason: "another connection took this seat",
+                    });
+                }
+            }
+        }
+        Ok(seat)
+    }
+
+    /// The first empty seat, in the lobby, for a newcomer called `name`: its number and the
+    /// secret token that takes it back (only its hash is kept).
+    fn new_seat(
+        &mut self,
+        conn: ConnId,
+        name: &str,
+        entropy: &mut dyn Entropy,
+    ) -> Result<(usize, String), Refusal> {
+        let free = (self.stage == Stage::Lobby)
+            .then(|| self.seats.iter().position(|s| matches!(s, Seat::Empty)))
+            .flatten()
+            .ok_or(Refusal::RoomFull)?;
+        self.require_unique_name(name)?;
+        let token = entropy.token();
+        self.commit(Record::Seated {
+            seat: free,
+            name: name.to_owned(),
+            token_hash: hash_secret(&token),
+        })
+        .map_err(|e| self.internal(e))?;
+        if let Seat::Human(human) = &mut self.seats[free] {
+            human.conn = Some(conn);
+        }
+        Ok((free, token))
+    }
+
+    /// Tells a client that has just joined: `welcome`, the room (to everyone), and in a started
+    /// match the history and its view (after the match, its result too).
+    fn greet(&mut self, conn: ConnId, seat: Option<usize>, token: Option<String>) {
         let host = seat.is_some_and(|s| self.is_host(s));
         let welcome = ServerMessage::Welcome(Welcome {
             protocol: PROTOCOL_VERSION,
@@ -130,7 +154,6 @@ impl RoomCore {
                 self.send_to(conn, &result);
             }
         }
-        Ok(())
     }
 
     /// The seat whose person holds the token with this hash.
