@@ -693,25 +693,7 @@ impl Writer {
     /// run in a savepoint).
     fn apply(&self, op: &Op) -> Result<(), StoreError> {
         match op {
-            Op::Create { code, setup } => {
-                let taken: bool = self
-                    .conn
-                    .prepare_cached(
-                        "SELECT EXISTS (SELECT 1 FROM rooms WHERE code = ?1)
-                             OR EXISTS (SELECT 1 FROM set_aside WHERE code = ?1)",
-                    )?
-                    .query_row([code], |row| row.get(0))?;
-                if taken {
-                    return Err(check::exists(code));
-                }
-                self.conn
-                    .prepare_cached(
-                        "INSERT INTO rooms (code, setup, created) VALUES (?1, ?2, unixepoch())",
-                    )?
-                    .execute(params![code, setup])?;
-                self.positions.borrow_mut().insert(code.clone(), (0, 0));
-                Ok(())
-            }
+            Op::Create { code, setup } => self.create(code, setup),
             Op::Append { code, seq, input } => {
                 let (last, snapshot) = self.position(code)?;
                 check::next_seq(code, last, *seq)?;
@@ -723,24 +705,7 @@ impl Writer {
                     .insert(code.clone(), (*seq, snapshot));
                 Ok(())
             }
-            Op::Snapshot { code, seq, state } => {
-                let (last, snapshot) = self.position(code)?;
-                check::snapshot_seq(code, last, snapshot, *seq)?;
-                let sql = sql_seq(code, *seq)?;
-                self.savepoint(|conn| {
-                    conn.prepare_cached(
-                        "INSERT OR REPLACE INTO snapshots (code, seq, state) VALUES (?1, ?2, ?3)",
-                    )?
-                    .execute(params![code, sql, state])?;
-                    conn.prepare_cached("DELETE FROM inputs WHERE code = ?1 AND seq <= ?2")?
-                        .execute(params![code, sql])?;
-                    Ok(())
-                })?;
-                self.positions
-                    .borrow_mut()
-                    .insert(code.clone(), (last.max(*seq), *seq));
-                Ok(())
-            }
+            Op::Snapshot { code, seq, state } => self.snapshot(code, *seq, state),
             Op::Delete { code } => {
                 self.positions.borrow_mut().remove(code);
                 self.savepoint(|conn| {
@@ -751,22 +716,7 @@ impl Writer {
                     Ok(())
                 })
             }
-            Op::KeepMatch(kept) => {
-                self.conn
-                    .prepare_cached(
-                        "INSERT OR IGNORE INTO matches
-                             (code, number, finished, commitment, tokens, history)
-                             VALUES (?1, ?2, unixepoch(), ?3, ?4, ?5)",
-                    )?
-                    .execute(params![
-                        kept.code,
-                        kept.number,
-                        kept.commitment,
-                        kept.token_hashes.join(" "),
-                        kept.history
-                    ])?;
-                Ok(())
-            }
+            Op::KeepMatch(kept) => self.keep_match(kept),
             Op::ForgetMatches { keep_secs } => {
                 self.conn
                     .prepare_cached("DELETE FROM matches WHERE finished < unixepoch() - ?1")?
@@ -786,6 +736,65 @@ impl Writer {
                 Ok(())
             }
         }
+    }
+
+    /// A new room: its code must be free (of rooms and of rooms set aside).
+    fn create(&self, code: &str, setup: &[u8]) -> Result<(), StoreError> {
+        let taken: bool = self
+            .conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM rooms WHERE code = ?1)
+                     OR EXISTS (SELECT 1 FROM set_aside WHERE code = ?1)",
+            )?
+            .query_row([code], |row| row.get(0))?;
+        if taken {
+            return Err(check::exists(code));
+        }
+        self.conn
+            .prepare_cached(
+                "INSERT INTO rooms (code, setup, created) VALUES (?1, ?2, unixepoch())",
+            )?
+            .execute(params![code, setup])?;
+        self.positions.borrow_mut().insert(code.to_owned(), (0, 0));
+        Ok(())
+    }
+
+    /// A snapshot at `seq`: the inputs it covers are deleted with it.
+    fn snapshot(&self, code: &str, seq: u64, state: &[u8]) -> Result<(), StoreError> {
+        let (last, snapshot) = self.position(code)?;
+        check::snapshot_seq(code, last, snapshot, seq)?;
+        let sql = sql_seq(code, seq)?;
+        self.savepoint(|conn| {
+            conn.prepare_cached(
+                "INSERT OR REPLACE INTO snapshots (code, seq, state) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![code, sql, state])?;
+            conn.prepare_cached("DELETE FROM inputs WHERE code = ?1 AND seq <= ?2")?
+                .execute(params![code, sql])?;
+            Ok(())
+        })?;
+        self.positions
+            .borrow_mut()
+            .insert(code.to_owned(), (last.max(seq), seq));
+        Ok(())
+    }
+
+    /// A finished match's hand history (kept once: a second copy changes nothing).
+    fn keep_match(&self, kept: &KeptMatch) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO matches
+                     (code, number, finished, commitment, tokens, history)
+                     VALUES (?1, ?2, unixepoch(), ?3, ?4, ?5)",
+            )?
+            .execute(params![
+                kept.code,
+                kept.number,
+                kept.commitment,
+                kept.token_hashes.join(" "),
+                kept.history
+            ])?;
+        Ok(())
     }
 
     /// A kept match.
