@@ -235,7 +235,7 @@ impl RoomCore {
     }
 
     pub(super) fn require_seated(&self, seat: Option<usize>) -> Result<usize, Refusal> {
-        seat.ok_or_else(|| Refusal::NotSeated)
+        seat.ok_or(Refusal::NotSeated)
     }
 
     pub(super) fn require_host(&self, seat: Option<usize>) -> Result<(), Refusal> {

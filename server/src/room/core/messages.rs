@@ -67,7 +67,7 @@ impl RoomCore {
                 let seat = self.require_seated(seat)?;
                 self.take_client_seed(seat, Some(client_seed))
             }
-            ClientMessage::ToLobby => self.to_lobby(seat),
+            ClientMessage::ToLobby => self.back_to_lobby(seat),
             ClientMessage::Rematch { client_seed } => {
                 let seat = self.require_seated(seat)?;
                 if self.stage != Stage::MatchOver {
@@ -233,7 +233,7 @@ impl RoomCore {
     }
 
     /// After the match, host only: the same table back to the lobby.
-    fn to_lobby(&mut self, seat: Option<usize>) -> Result<(), Refusal> {
+    fn back_to_lobby(&mut self, seat: Option<usize>) -> Result<(), Refusal> {
         self.require_host(seat)?;
         if self.stage != Stage::MatchOver {
             return Err(Refusal::MatchNotOver);
