@@ -233,6 +233,13 @@ async fn after_a_match_the_host_takes_the_same_table_back_to_the_lobby_and_start
     })
     .await;
     room_where(&mut asha, |r| r.settings.turn_timer == Some(60)).await;
+    // A preset sets the rules; the table keeps its timer.
+    asha.send(ClientMessage::SetPreset {
+        preset: dhumbal_engine::Preset::Yaniv,
+    })
+    .await;
+    let yaniv = room_where(&mut asha, |r| r.settings.call_limit == Some(7)).await;
+    assert_eq!(yaniv.settings.turn_timer, Some(60));
     asha.send(ClientMessage::Start).await;
     let started = room_where(&mut bina, |r| r.started).await;
     assert_eq!(started.fairness.map(|f| f.match_number), Some(2));

@@ -25,7 +25,12 @@ impl RoomCore {
             ClientMessage::SetPreset { preset } => {
                 self.require_host(seat)?;
                 self.require_lobby()?;
-                self.change_settings(preset.settings())
+                // A preset is the rules; the turn timer is the table's own and stays.
+                let turn_timer = self.settings.turn_timer;
+                self.change_settings(Settings {
+                    turn_timer,
+                    ..preset.settings()
+                })
             }
             ClientMessage::AddBot {
                 seat: at,
