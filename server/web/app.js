@@ -8,7 +8,8 @@ import { PRESETS, copySettings, settingsForm, summary, validate } from "./settin
 import { renderRules } from "./rules.js";
 import { renderScore } from "./score.js";
 import { createChat } from "./chat.js";
-import { createTable } from "./table.js";
+import { createTable, noticeText } from "./table.js";
+import { cardLabel } from "./cards.js";
 import { el, button, codeSpan, seatName } from "./dom.js";
 import { hasMessage, language, onLanguageChange, startPage, t, tNodes } from "./i18n.js";
 
@@ -85,8 +86,19 @@ function banner(key, action, onAction) {
 }
 
 function show(section) {
+  const changed = document.body.dataset.screen !== section;
   for (const id of ["home", "join", "lobby", "table", "gone"]) $(id).hidden = id !== section;
   document.body.dataset.screen = section;
+  if (changed) {
+    // A new screen opens at its top (not where the last one was scrolled to), and a passing
+    // notice of the last one ("Link copied") does not stay over it; an error stays.
+    window.scrollTo(0, 0);
+    const toast = $("toast");
+    if (toast.classList.contains("info")) {
+      clearTimeout(toastTimer);
+      toast.className = "toast";
+    }
+  }
 }
 
 const storeKey = (code) => `dhumbal.room.${code}`;
@@ -148,7 +160,21 @@ const app = {
    * The round's log and the match's finished results. A `state` leaves them out: they come in
    * `history` on arrival, and this page keeps them up to date from the events of each `state`.
    */
-  history: { log: [], results: [] },
+  history: { log: [], results: [], standIn: [] },
+  /**
+   * The table's notices this round (`notice` messages), each with the length of the log when it
+   * came (`at`) and its round, so that the log shows it in its place.
+   */
+  notes: [],
+  /** The turn's clock of the last `state` (`{seat, left_ms, total_ms}`) and when it came. */
+  clock: null,
+  /**
+   * While a stand-in plays this page's seat: whether its turn ran out (`timedOut`) and whether
+   * this page said it is back (`back`), for the banner's words.
+   */
+  standIn: { timedOut: false, back: false },
+  /** The last `while_away` summary, until it is dismissed. */
+  whileAway: null,
   matchResult: null,
   table: null,
   lobbyForm: null,
@@ -172,6 +198,8 @@ const app = {
   joinRoom: null,
   /** Why the room is gone for this page (an error: `{ code }`). */
   goneWhy: null,
+  /** Whether the lobby, when it comes, opens at its settings (the host's Change settings). */
+  openSettings: false,
 };
 
 function send(message) {
@@ -277,8 +305,10 @@ function gone(why) {
 }
 
 function paintGone() {
-  $("gone-title").replaceChildren(...tNodes("gone.title", { code: codeSpan(app.code, "gone-code") }));
+  const title = app.goneWhy && app.goneWhy.code === "removed" ? "gone.removedTitle" : "gone.title";
+  $("gone-title").replaceChildren(...tNodes(title, { code: codeSpan(app.code, "gone-code") }));
   $("gone-why").textContent = errorText(app.goneWhy);
+  paintDock();
 }
 
 /** The join form's title and what it says about the room. */
@@ -304,6 +334,8 @@ function joinForm(room) {
   const full = room && room.free_seats === 0;
   $("join-sit").hidden = Boolean(full);
   $("join-full").hidden = !full;
+  // A full table has one way in, to watch ("The table is full: watch"), not two.
+  $("join-watch").hidden = Boolean(full);
   const go = (spectator) => {
     const who = name.value.trim();
     if (!who) {
@@ -382,14 +414,31 @@ function onMessage(msg) {
       paint();
       break;
     case "history":
-      app.history = { log: msg.log, results: msg.results };
+      app.history = { log: msg.log, results: msg.results, standIn: (msg.stand_in || []).slice() };
+      // Notices heard before a reconnection stay only if they were of this same round.
+      app.notes = app.notes.filter((n) => msg.log.length > 0 && n.round === msg.log[0].round && n.at <= msg.log.length);
       break;
     case "state":
       // One change: the events that made it (kept in the history), then the view after them.
-      for (const event of msg.events || []) followEvent(event);
+      // Events a stand-in played are marked by their place in the log, to name it in the log.
+      for (const event of msg.events || []) {
+        followEvent(event);
+        if (msg.stand_in !== null && msg.stand_in !== undefined && event.type !== "dealt") {
+          app.history.standIn.push(app.history.log.length - 1);
+        }
+      }
+      app.clock = msg.clock ? { ...msg.clock, at: performance.now() } : null;
       app.view = { ...msg.view, log: app.history.log.slice(), results: app.history.results.slice() };
+      addTableExtras(app.view);
       rememberDealtHand(app.view);
       paint();
+      break;
+    case "notice":
+      onNotice(msg);
+      break;
+    case "while_away":
+      app.whileAway = msg.turns > 0 || (msg.events || []).length > 0 ? msg : null;
+      paintDock();
       break;
     case "match_result":
       app.matchResult = msg;
@@ -407,6 +456,8 @@ function onMessage(msg) {
       break;
     case "bye":
       // The socket closes next; the connection comes back by itself with the seat token.
+      // (Removed by the host: the page that follows says so, and why.)
+      if (msg.reason === "removed") break;
       notice(msg.reason === "shutting_down" || msg.reason === "restarting" ? t("conn.restarting") : errorText({ code: msg.reason, message: msg.message }), "error");
       break;
     default:
@@ -421,6 +472,8 @@ function onMessage(msg) {
 function followEvent(event) {
   if (event.type === "dealt") {
     app.history.log = [];
+    app.history.standIn = [];
+    app.notes = [];
     if (event.round === 1) {
       app.history.results = [];
       app.matchResult = null;
@@ -450,6 +503,156 @@ function rememberDealtHand(view) {
   if (log.length === 1 && log[0].type === "dealt" && log[0].round === view.round) {
     app.fair.sawHand(app.dealMatch, view.round, view.seat, view.hand);
   }
+}
+
+// ----- The turn timer, stand-ins, notices, and what a stand-in did -----
+
+/** What the table draws besides the view: the stand-in's log places, the notices, the clock. */
+function addTableExtras(view) {
+  view.standIn = app.history.standIn.slice();
+  view.notes = app.notes.slice();
+  view.clock = app.clock;
+}
+
+/** A `notice`: a toast now, and a line in the table's log in its place. */
+function onNotice(msg) {
+  const me = app.room ? app.room.your_seat : null;
+  const log = app.history.log;
+  app.notes.push({ at: log.length, round: log.length > 0 ? log[0].round : null, notice: msg });
+  if (me !== null && me !== undefined && msg.seat === me) {
+    if (msg.kind === "timed_out" || msg.kind === "handed_to_bot") {
+      app.standIn.timedOut = msg.kind === "timed_out";
+      app.standIn.back = false;
+      app.whileAway = null;
+    }
+    if (msg.kind === "back") app.standIn.back = true;
+  }
+  const text = noticeText(msg, me);
+  if (text) notice(text);
+  if (app.view) addTableExtras(app.view);
+  paint();
+}
+
+/**
+ * The dock at the bottom of the table's screen: while a stand-in plays this page's seat, a banner
+ * saying why (with I'm back when the seat is marked away); once the seat is back, what the
+ * stand-in did until it is dismissed. It floats over the page (the page gets room at its
+ * bottom), so nothing on the table moves.
+ */
+function paintDock() {
+  let dock = $("dock");
+  if (!dock) {
+    dock = el("div", "dock");
+    dock.id = "dock";
+    dock.hidden = true;
+    document.body.append(dock);
+    if (window.ResizeObserver) new ResizeObserver(fitDock).observe(dock);
+  }
+  const room = app.room;
+  const me = room ? room.your_seat : null;
+  const seat = room && me !== null && me !== undefined ? room.seats[me] : null;
+  const covered = Boolean(seat && seat.kind === "human" && seat.stand_in);
+  if (app.standIn.covered && !covered) {
+    app.standIn.timedOut = false;
+    app.standIn.back = false;
+  }
+  app.standIn.covered = covered;
+  if (!room || room.stage === "lobby") app.whileAway = null;
+  const atTable = document.body.dataset.screen === "table";
+
+  let key = null;
+  if (covered && atTable && room.stage === "playing") {
+    if (app.standIn.back) key = "standIn.backSoon";
+    else if (seat.away) key = "standIn.away";
+    else if (app.standIn.timedOut) key = "standIn.timedOut";
+    else key = "prompt.standIn";
+  }
+  let bar = $("stand-in-banner");
+  if (key && !bar) {
+    bar = el("div", "stand-in-banner");
+    bar.id = "stand-in-banner";
+    bar.setAttribute("role", "status");
+    const icon = el("span", "stand-in-icon", "\u{1F916}");
+    icon.setAttribute("aria-hidden", "true");
+    const back = button("", "primary", () => {
+      app.standIn.back = true;
+      send({ type: "back" });
+      paintDock();
+    });
+    back.id = "im-back";
+    bar.append(icon, el("span", "stand-in-text"), back);
+    dock.prepend(bar);
+  }
+  if (bar) {
+    bar.hidden = key === null;
+    if (key) {
+      bar.dataset.kind = key.split(".")[1];
+      setText(bar.querySelector(".stand-in-text"), t(key));
+      const back = bar.querySelector("#im-back");
+      setText(back, t("standIn.back"));
+      back.hidden = key !== "standIn.away";
+    }
+  }
+
+  const summary = app.whileAway && atTable && !covered ? whileAwayText(app.whileAway) : null;
+  let box = $("while-away");
+  if (summary && !box) {
+    box = el("section", "while-away");
+    box.id = "while-away";
+    box.setAttribute("role", "status");
+    box.setAttribute("aria-labelledby", "while-away-title");
+    const title = el("h2", "");
+    title.id = "while-away-title";
+    const ok = button("", "", () => {
+      app.whileAway = null;
+      paintDock();
+    });
+    ok.id = "while-away-ok";
+    box.append(title, el("p", "while-away-text"), ok);
+    dock.append(box);
+  }
+  if (box) {
+    box.hidden = summary === null;
+    if (summary) {
+      setText(box.querySelector("h2"), t("away.title"));
+      setText(box.querySelector(".while-away-text"), summary);
+      setText(box.querySelector("#while-away-ok"), t("away.dismiss"));
+    }
+  }
+  const shown = [...dock.children].some((c) => !c.hidden);
+  if (!shown && dock.contains(document.activeElement)) document.activeElement.blur();
+  dock.hidden = !shown;
+  fitDock();
+}
+
+/** Sets an element's text only when it changes (a live region then speaks only news). */
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+/** Gives the page room at its bottom for the dock, so that it covers nothing for good. */
+function fitDock() {
+  const dock = $("dock");
+  const height = dock && !dock.hidden ? dock.offsetHeight : 0;
+  document.body.classList.toggle("docked", height > 0);
+  document.body.style.setProperty("--dock-height", `${height}px`);
+}
+
+/** What a stand-in did for this page's seat (a `while_away`), in a sentence or three. */
+function whileAwayText(away) {
+  const moves = [];
+  for (const e of away.events || []) {
+    if (e.type === "drew_from_stock") moves.push(t("away.drew"));
+    else if (e.type === "took_from_pile") moves.push(t("seat.lastTook", { card: cardLabel(e.card) }));
+    else if (e.type === "threw") moves.push(t("seat.lastThrew", { cards: e.cards.map(cardLabel).join(" ") }));
+    else if (e.type === "called") moves.push(t("seat.lastCalled"));
+  }
+  const MAX = 8;
+  const listed = moves.length > MAX ? [...moves.slice(0, MAX), t("away.more", { count: moves.length - MAX })] : moves;
+  const parts = [t("away.turns", { count: away.turns })];
+  if (listed.length > 0) parts.push(t("away.moves", { moves: listed.join(", ") }));
+  if (away.rounds_ended > 0) parts.push(t("away.rounds", { count: away.rounds_ended }));
+  return parts.join(" ");
 }
 
 function onError(err) {
@@ -484,8 +687,23 @@ function onError(err) {
 // ----- Painting: lobby or table, and the score dialog -----
 
 function paint() {
+  if (!app.room) return;
+  paintScreen();
+  paintDock();
+  paintTitle();
+}
+
+/** The tab's title says when it is this page's turn ("● Your turn — Dhumbal · CODE"). */
+function paintTitle() {
+  const view = app.view;
+  const seat = view && view.seat !== null && app.room.seats[view.seat];
+  const mine = Boolean(view) && document.body.dataset.screen === "table" && view.seat !== null &&
+    view.turn === view.seat && !["round_over", "match_over"].includes(view.phase) && !(seat && seat.stand_in);
+  document.title = mine ? t("title.yourTurn", { title: pageTitle() }) : pageTitle();
+}
+
+function paintScreen() {
   const room = app.room;
-  if (!room) return;
   app.chat.update(room, app.welcome ? app.welcome.host : false);
   if (room.stage === "lobby") {
     closeScore();
@@ -508,6 +726,22 @@ function paint() {
   }
 }
 
+/** Whether this page is the room's host. */
+function hostHere() {
+  return app.welcome ? Boolean(app.welcome.host) : false;
+}
+
+/** Leave after a match: back to the home page, this page's seat in the room forgotten here. */
+function leaveRoom() {
+  try {
+    localStorage.removeItem(storeKey(app.code));
+  } catch {
+    // Private browsing may refuse storage; the seat was only this page's anyway.
+  }
+  if (app.conn) app.conn.close();
+  location.assign("/");
+}
+
 function score(room) {
   const view = app.view;
   const results = app.matchResult ? app.matchResult.results : view.results;
@@ -523,7 +757,7 @@ function score(room) {
   if (matchOver && mine) waitingText = waitingFor.length ? t("score.rematchWaiting", { names: waitingFor.join(", ") }) : t("score.rematchAsked");
   const box = $("score-box");
   // Keep the keyboard's place when the dialog is drawn again (a verdict, someone's Rematch).
-  const focused = box.contains(document.activeElement) && document.activeElement.id ? document.activeElement.id : null;
+  const focused = $("score-dialog").contains(document.activeElement) && document.activeElement.id ? document.activeElement.id : null;
   renderScore(box, {
     result,
     results,
@@ -537,6 +771,15 @@ function score(room) {
     waitingText,
     onNext: () => send({ type: "ready", client_seed: app.fair.freshSeed() }),
     onRematch: () => send({ type: "rematch", client_seed: app.fair.freshSeed() }),
+    // After the match: the others who asked for a rematch (`ready` then means that), Leave, and
+    // the host's Back to the lobby and Change settings.
+    rematchBy: matchOver ? room.seats.filter((s) => s.seat !== me && s.kind === "human" && s.ready).map(seatName) : [],
+    onLeave: leaveRoom,
+    onToLobby: hostHere() ? () => send({ type: "to_lobby" }) : null,
+    onChangeSettings: hostHere() ? () => {
+      app.openSettings = true;
+      send({ type: "to_lobby" });
+    } : null,
     fairness: matchOver && app.matchResult && app.matchResult.match_number ? {
       verdict: app.verdict && app.verdict.match === app.matchResult.match_number ? { kind: app.verdict.kind, text: app.verdict.text() } : null,
       replayUrl: `/replay#${encodeURIComponent(app.code)}/${app.matchResult.match_number}`,
@@ -544,6 +787,12 @@ function score(room) {
       onDownload: downloadHistory,
     } : null,
   });
+  // The buttons stand below the results, which scroll on their own: always in view, never over
+  // the results.
+  const footer = box.querySelector(":scope > .dialog-actions");
+  const old = $("score-dialog").querySelector(":scope > .dialog-actions");
+  if (old) old.remove();
+  if (footer) $("score-dialog").append(footer);
   if (focused && $(focused)) $(focused).focus({ preventScroll: true });
   const dialog = $("score-dialog");
   if (!dialog.open) {
@@ -551,6 +800,7 @@ function score(room) {
     const first = dialog.querySelector("#next-round, #rematch");
     if (first) first.focus({ preventScroll: true });
     dialog.scrollTop = 0;
+    box.scrollTop = 0;
   }
 }
 
@@ -724,6 +974,15 @@ function lobby(room) {
   start.textContent = empty > 0 ? t("lobby.startWithBots", { count: empty }) : t("lobby.start");
   $("lobby-wait").hidden = isHost;
   $("lobby-watching").hidden = me !== null;
+  if (app.openSettings) {
+    // Change settings after a match: the lobby opens at its settings, the first one focused.
+    app.openSettings = false;
+    const first = isHost ? settingsBox.querySelector("select, input") : null;
+    if (first) {
+      settingsBox.closest(".panel").scrollIntoView({ block: "start" });
+      first.focus({ preventScroll: true });
+    }
+  }
 }
 
 // ----- Wiring that lasts the page's life -----

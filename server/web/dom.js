@@ -63,3 +63,49 @@ export function seatName(seat) {
   if (seat.kind === "bot") return t("seat.bot", { n: seat.seat + 1 });
   return seat.name || t("seat.n", { n: seat.seat + 1 });
 }
+
+/**
+ * A name that may be long, on one line: cut with an ellipsis where it does not fit (CSS
+ * `.name-cut`), never broken inside a word. The whole name is its title (on hover), and it is a
+ * tab stop that shows the whole name in a tip (`#name-tip`) while focused.
+ * @param {string} name
+ * @returns {HTMLElement}
+ */
+export function nameCut(name) {
+  const e = el("span", "name-cut", name);
+  e.title = name;
+  e.tabIndex = 0;
+  return e;
+}
+
+/** Hides the tip of a focused name (when what held the name is drawn again). */
+export function hideNameTip() {
+  const tip = document.getElementById("name-tip");
+  if (tip) tip.hidden = true;
+}
+
+function showNameTip(target) {
+  let tip = document.getElementById("name-tip");
+  if (!tip) {
+    tip = el("span", "name-tip");
+    tip.id = "name-tip";
+    // The name itself is read out already; the tip is only for the eyes.
+    tip.setAttribute("aria-hidden", "true");
+  }
+  // In the focused name's dialog (a modal dialog is drawn above the page), else on the page.
+  const holder = target.closest("dialog") || document.body;
+  if (tip.parentElement !== holder) holder.append(tip);
+  tip.textContent = target.title;
+  tip.hidden = false;
+  const box = target.getBoundingClientRect();
+  const left = Math.max(4, Math.min(box.left, window.innerWidth - tip.offsetWidth - 4));
+  tip.style.left = `${left}px`;
+  tip.style.top = `${box.bottom + 4}px`;
+}
+
+document.addEventListener("focusin", (event) => {
+  if (event.target instanceof Element && event.target.classList.contains("name-cut")) showNameTip(event.target);
+});
+document.addEventListener("focusout", (event) => {
+  if (event.target instanceof Element && event.target.classList.contains("name-cut")) hideNameTip();
+});

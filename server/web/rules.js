@@ -3,7 +3,7 @@
 // page's language, and ending with the table's own Nepali words (the glossary of the standard
 // table's rule text), each in Devanagari with its romanisation and its meaning.
 
-import { courtText, limitText, roundsText } from "./settings.js";
+import { courtText, limitText, roundsText, timerLength } from "./settings.js";
 import { WORDS } from "./messages.js";
 import { kbd } from "./dom.js";
 import { t, tNodes } from "./i18n.js";
@@ -90,6 +90,7 @@ export function renderRules(container, s) {
       ? t("rules.cumulative") + (s.elimination !== null ? t("rules.outAt", { out: s.elimination }) : "")
       : t("rules.settlement")],
     [t("rules.row.bots"), t(`difficulty.${s.difficulty}`)],
+    [t("rules.row.turnTimer"), s.turn_timer ? t("rules.turnTimer", { time: timerLength(s.turn_timer) }) : t("rules.noTurnTimer")],
   ];
   for (const [k, v] of rows) {
     const tr = document.createElement("tr");

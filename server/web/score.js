@@ -1,9 +1,10 @@
 // The score dialog: every hand face up, the Hand / Took / Paid (or Points) / Total rows, who called
 // and whether they were caught, a chart of every Total across the rounds, then Next round; after
-// the match, the standings and Rematch.
+// the match, the standings, Rematch (and who asked for one), Leave, and the host's Back to the
+// lobby and Change settings.
 
 import { cardElement } from "./cards.js";
-import { el } from "./dom.js";
+import { el, hideNameTip, nameCut } from "./dom.js";
 import { t } from "./i18n.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -71,8 +72,10 @@ export function totalsChart(results, names) {
     svg.append(label);
   };
   line(pad.l, y(0), w - pad.r, y(0), "zero");
-  text(pad.l - 4, y(hi) + 4, String(hi), "end");
-  text(pad.l - 4, y(lo) + 4, String(lo), "end");
+  // Negative numbers with the minus sign, as the score rows write them.
+  const axis = (v) => (v < 0 ? `\u2212${-v}` : String(v));
+  text(pad.l - 4, y(hi) + 4, axis(hi), "end");
+  text(pad.l - 4, y(lo) + 4, axis(lo), "end");
   if (lo < 0 && hi > 0) text(pad.l - 4, y(0) + 4, "0", "end");
   for (let i = 0; i <= rounds; i += 1) text(x(i), h - 6, i === 0 ? t("chart.start") : t("chart.round", { n: i }), "middle");
   for (let s = 0; s < n; s += 1) {
@@ -125,6 +128,10 @@ export function computeStandings(totals, eliminated, scoring) {
  * @param {string} opts.waitingText who the table is waiting for
  * @param {() => void} opts.onNext Next round
  * @param {() => void} opts.onRematch Rematch
+ * @param {() => void} [opts.onLeave] after the match: Leave (back to the home page)
+ * @param {(() => void)|null} [opts.onToLobby] after the match, the host's Back to the lobby
+ * @param {(() => void)|null} [opts.onChangeSettings] after the match, the host's Change settings
+ * @param {string[]} [opts.rematchBy] the names of the others who asked for a rematch
  * @param {object|null} [opts.fairness] after a match: checking its deals
  * @param {{kind: string, text: string}|null} opts.fairness.verdict the latest verdict of Verify
  *   (`checking`, `ok` or `bad`), or null
@@ -136,6 +143,7 @@ export function renderScore(box, opts) {
   const { result, results, names, me, settings, matchOver } = opts;
   const cumulative = settings.scoring === "cumulative";
   box.replaceChildren();
+  hideNameTip();
   const title = el("h2", "", matchOver ? t("score.matchOver") : t("score.roundResult", { round: result.round }));
   title.id = "score-title";
   box.append(title);
@@ -149,7 +157,8 @@ export function renderScore(box, opts) {
     const th = el("th", s === me ? "me" : "");
     const dot = el("span", "dot");
     dot.style.background = SEAT_COLOURS[s % SEAT_COLOURS.length];
-    th.append(dot, document.createTextNode(name));
+    // A long name is cut with an ellipsis, whole on hover and on focus.
+    th.append(dot, nameCut(name));
     if (result.ending.kind === "call" && result.ending.caller === s) {
       th.append(el("span", "tag", t(result.ending.caught ? "score.tag.caught" : "score.tag.called")));
     }
@@ -236,6 +245,27 @@ export function renderScore(box, opts) {
     rematch.disabled = opts.waiting || me === null;
     rematch.addEventListener("click", opts.onRematch);
     actions.append(rematch);
+    // Leave (home, the seat given up on this page); the host's Back to the lobby (the same
+    // people) and Change settings (the lobby with the settings open).
+    const more = [
+      ["leave", "score.leave", opts.onLeave],
+      ["to-lobby", "score.toLobby", opts.onToLobby],
+      ["change-settings", "score.changeSettings", opts.onChangeSettings],
+    ];
+    for (const [id, key, onClick] of more) {
+      if (!onClick) continue;
+      const b = el("button", "", t(key));
+      b.type = "button";
+      b.id = id;
+      b.addEventListener("click", onClick);
+      actions.append(b);
+    }
+    // Who asked for a rematch (the others see it, by name).
+    if (opts.rematchBy && opts.rematchBy.length > 0) {
+      const asked = el("p", "note rematch-asked", t("score.rematchBy", { names: opts.rematchBy.join(", ") }));
+      asked.id = "rematch-asked";
+      actions.append(asked);
+    }
   } else if (me !== null) {
     const next = el("button", "primary", t(opts.waiting ? "score.waitingOthers" : "score.next"));
     next.type = "button";

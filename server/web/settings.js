@@ -11,18 +11,20 @@ export const PRESETS = {
     penalty_mode: "instead", double_penalty: null, court: "tens", runs: false, jokers: false,
     jokers_in_runs: false, turn_order: "draw_then_throw", pickup: "single_only",
     scoring: "settlement", elimination: null, score_reset: false, difficulty: "medium",
+    turn_timer: null,
   },
   household: {
     players: 5, cards: 5, rounds: { fixed: 5 }, call_limit: null, penalty: 25,
     penalty_mode: "instead", double_penalty: null, court: "jack_zero", runs: true, jokers: false,
     jokers_in_runs: false, turn_order: "throw_then_draw", pickup: "single_only",
     scoring: "cumulative", elimination: 100, score_reset: false, difficulty: "medium",
+    turn_timer: null,
   },
   yaniv: {
     players: 4, cards: 5, rounds: "until_one_remains", call_limit: 7, penalty: 30,
     penalty_mode: "on_top", double_penalty: null, court: "tens", runs: true, jokers: true,
     jokers_in_runs: true, turn_order: "throw_then_draw", pickup: "ends", scoring: "cumulative",
-    elimination: 200, score_reset: true, difficulty: "medium",
+    elimination: 200, score_reset: true, difficulty: "medium", turn_timer: null,
   },
 };
 
@@ -36,13 +38,32 @@ export function copySettings(s) {
   return JSON.parse(JSON.stringify(s));
 }
 
-/** The preset name these settings equal exactly, or null. */
+/** Turn timers a table may have, in seconds (`TURN_TIMERS` in the engine); `null` is none. */
+export const TURN_TIMERS = [15, 30, 60, 120];
+
+/**
+ * The preset name these settings equal in every rule, or null. The turn timer is left out: it
+ * sets the pace, not the game, so a preset with a timer is still that preset.
+ */
 export function presetOf(s) {
-  const text = JSON.stringify(s);
   for (const [name, preset] of Object.entries(PRESETS)) {
-    if (JSON.stringify(preset) === text) return name;
+    const keys = Object.keys(preset).filter((k) => k !== "turn_timer");
+    const extra = Object.keys(s).filter((k) => k !== "turn_timer" && !(k in preset));
+    if (extra.length === 0 && keys.every((k) => JSON.stringify(s[k]) === JSON.stringify(preset[k]))) return name;
   }
   return null;
+}
+
+/** A turn timer's length in words (`15 s`, `2 min`). */
+export function timerLength(seconds) {
+  return seconds % 60 === 0 && seconds >= 120
+    ? t("timer.minutes", { count: seconds / 60 })
+    : t("timer.seconds", { count: seconds });
+}
+
+/** The table's turn timer in words: how long a turn has, or that there is no limit. */
+export function timerText(s) {
+  return s.turn_timer ? t("summary.turnTimer", { time: timerLength(s.turn_timer) }) : t("summary.noTurnTimer");
 }
 
 /** The first problem with these settings, in plain words, or null. Mirrors `Settings::validate`. */
@@ -77,6 +98,9 @@ export function validate(s) {
     }
   }
   if (s.score_reset && s.scoring !== "cumulative") return t("invalid.scoreReset");
+  if (s.turn_timer !== undefined && s.turn_timer !== null && !TURN_TIMERS.includes(s.turn_timer)) {
+    return t("invalid.turnTimer");
+  }
   return null;
 }
 
@@ -115,6 +139,7 @@ export function summary(s) {
       ? (s.elimination !== null ? t("summary.cumulativeOut", { out: s.elimination }) : t("summary.cumulative"))
       : t("summary.settlement"),
     t("summary.bots", { level: t(`difficulty.${s.difficulty}`) }),
+    timerText(s),
   ];
   return items;
 }
@@ -205,6 +230,7 @@ export function settingsForm(container, initial, onChange) {
     c.eliminationAt = number(1, 1000);
     c.scoreReset = select(falseTrue(t("option.off"), t("option.on")));
     c.difficulty = select(options("option.difficulty", ["easy", "medium", "hard", "expert"]));
+    c.turnTimer = select([[OFF, t("option.timerOff")], ...TURN_TIMERS.map((n) => [String(n), timerLength(n)])]);
 
     presetNote = document.createElement("p");
     presetNote.className = "note";
@@ -233,6 +259,7 @@ export function settingsForm(container, initial, onChange) {
       row("set-elimination-at", "eliminationAt", c.eliminationAt),
       row("set-score-reset", "scoreReset", c.scoreReset),
       row("set-difficulty", "difficulty", c.difficulty),
+      row("set-turn-timer", "turnTimer", c.turnTimer),
     ];
     rows[0].append(presetNote);
     error = document.createElement("p");
@@ -271,6 +298,7 @@ export function settingsForm(container, initial, onChange) {
     c.eliminationAt.value = s.elimination === null ? "" : String(s.elimination);
     c.scoreReset.value = String(s.score_reset);
     c.difficulty.value = s.difficulty;
+    c.turnTimer.value = s.turn_timer ? String(s.turn_timer) : OFF;
     rowOf(c.rounds).hidden = s.rounds === "until_one_remains";
     rowOf(c.limit).hidden = s.call_limit === null;
     rowOf(c.doubleAmount).hidden = !s.double_penalty;
@@ -314,13 +342,16 @@ export function settingsForm(container, initial, onChange) {
     s.score_reset = cumulative && c.scoreReset.value === "true";
     if (s.rounds === "until_one_remains" && s.elimination === null) s.rounds = { fixed: 3 };
     s.difficulty = c.difficulty.value;
+    s.turn_timer = c.turnTimer.value === OFF ? null : int(c.turnTimer, 30);
     return s;
   };
 
   container.addEventListener("change", (event) => {
     if (event.target === c.preset) {
       if (c.preset.value === "custom") return;
-      current = copySettings(PRESETS[c.preset.value]);
+      // A preset sets the rules; the turn timer (the pace) stays as chosen.
+      const timer = current.turn_timer === undefined ? null : current.turn_timer;
+      current = { ...copySettings(PRESETS[c.preset.value]), turn_timer: timer };
     } else {
       current = read();
     }

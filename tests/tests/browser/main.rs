@@ -39,6 +39,22 @@
 //!   language follows the browser's, is remembered across a reload, switches back live in the
 //!   lobby and at the table keeping the hand and its marks, and on the replay page; the English
 //!   and Nepali tables of `server/web/messages.js` have the same keys and the same `{params}`.
+//! - Playing with friends (`friends.rs`), a phone and a laptop at each table: a 15 s turn timer
+//!   chosen in the settings form (the lobby's summary and How to play say it) counts down on the
+//!   seat whose turn it is on both pages, taking no room, urgent in its last 5 s; the turn that
+//!   runs out is played by a bot (a banner for that person, a notice and a log line naming the
+//!   bot for both, live and after a reload, then what the bot did); the host hands a seat to a
+//!   bot from its menu by keyboard (both hear of it; that person is marked away, presses I'm back
+//!   and has the seat again) and removes a person mid-match after a confirmation (their page says
+//!   why, a bot plays the seat, and Let back works during the match).
+//! - The polish pass (issue 15), on a phone and a laptop: marking cards moves nothing at the table
+//!   and Call and Throw keep their places (a tie's warning on the limit); every screen opens at its
+//!   top and every dialog's main button shows on a small phone; your turn in the tab's title, an
+//!   optional sound and vibration, cards that fly (not with reduced motion); after the match
+//!   Rematch (who asked), Leave, Back to the lobby and Change settings; the pile's label says what
+//!   may be taken; long names cut with an ellipsis, whole on hover and focus; a reload keeps the
+//!   hand's order and marks; joining first on the home page; controls of 44 px and text of 4.5:1;
+//!   one way to watch a full room, no stale notice, the chart's minus sign (`polish.rs`).
 //!
 //! Every test also fails on any error in the browser's console (the restart test passes over
 //! only Chromium's own lines for the page's WebSocket attempts refused while the server is
@@ -48,7 +64,9 @@
 
 mod chat;
 mod fairness;
+mod friends;
 mod harness;
 mod nepali;
 mod play;
+mod polish;
 mod rules;

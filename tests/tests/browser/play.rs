@@ -944,6 +944,7 @@ async fn a_throw_then_draw_table_picks_up_from_the_previous_throw() {
     let b = driver.browser(PHONE).await;
     b.goto(&format!("http://{addr}/")).await;
     b.wait_until("the home page", |s| s.screen == "home").await;
+    b.click("#home-settings-toggle").await;
     b.find("#set-preset")
         .await
         .select_by_value("household")

@@ -110,6 +110,8 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
     let b = driver.browser(PHONE).await;
     b.goto(&format!("http://{addr}/")).await;
     b.wait_until("the home page", |s| s.screen == "home").await;
+    // The settings are folded behind "Table settings".
+    b.click("#home-settings-toggle").await;
 
     // Every setting has a one-line explanation.
     let fields = b
