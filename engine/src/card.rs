@@ -231,6 +231,22 @@ impl<'de> Deserialize<'de> for Card {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Card {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Card".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A card: rank (A, 2-10, J, Q, K) then suit (S, H, D, C), or a joker (RJ, BJ).",
+            "pattern": "^(?:(?:A|[2-9]|10|J|Q|K)[SHDC]|RJ|BJ)$",
+            "examples": ["10H", "QS", "AD", "RJ"]
+        })
+    }
+}
+
 /// Parses a space-separated list of cards, such as `"AS 10H RJ"`. Handy in tests and tools.
 pub fn parse_cards(s: &str) -> Result<Vec<Card>, ParseCardError> {
     s.split_whitespace().map(str::parse).collect()

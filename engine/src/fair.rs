@@ -85,6 +85,21 @@ impl<'de> Deserialize<'de> for Hex32 {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Hex32 {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Hex32".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "32 bytes as 64 hex digits (see docs/fairness.md).",
+            "pattern": "^[0-9a-fA-F]{64}$"
+        })
+    }
+}
+
 /// What a seeded match deals from: the secret match seed, and the room and match number every
 /// deck seed is bound to (so one seed can never deal the same decks in two places).
 #[derive(Clone, Debug, PartialEq, Eq)]

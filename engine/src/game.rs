@@ -21,6 +21,7 @@ use crate::{SeatView, Settings};
 
 /// Where a drawn card comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// The top of the face-down stock.
@@ -35,6 +36,7 @@ pub enum Source {
 
 /// Something a seat may do on its turn.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Action {
     /// Claim that no other hand is as light; ends the round with a show.
@@ -53,6 +55,7 @@ pub enum Action {
 
 /// Where a round stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// The start of a turn: the seat may call, or draw (draw-then-throw) or throw
@@ -70,6 +73,7 @@ pub enum Phase {
 
 /// A public event: something the whole table sees happen. Every seat may be told every event.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// A round was dealt.

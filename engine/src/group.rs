@@ -14,6 +14,7 @@ use crate::settings::Settings;
 
 /// What kind of group a legal throw is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum GroupKind {
     /// One card.

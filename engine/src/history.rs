@@ -20,6 +20,7 @@ pub const HISTORY_FORMAT: &str = "dhumbal-hand-history/1";
 
 /// A finished match, every card face up.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct HandHistory {
     /// [`HISTORY_FORMAT`].
     pub format: String,
@@ -44,6 +45,7 @@ pub struct HandHistory {
 
 /// One round of a hand history.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RoundHistory {
     /// The round's number, from 1.
     pub round: u32,
@@ -67,6 +69,7 @@ pub struct RoundHistory {
 
 /// One accepted action of a hand history.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Step {
     /// Who acted.
     pub seat: usize,

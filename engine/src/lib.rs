@@ -3,6 +3,9 @@
 //! Pure and deterministic: no IO, no async, no clock, no global randomness. Everything random
 //! flows from a seed the caller passes, so the same seed and the same actions give the same game.
 //!
+//! With the `schemars` feature every type that travels on the wire (cards, settings, views,
+//! events, results) also describes itself as JSON Schema, for the protocol's schema.
+//!
 //! # Layout
 //!
 //! - [`card`] — [`Card`], [`Rank`], [`Suit`], the pack, values and the wire notation (`10H`, `RJ`).

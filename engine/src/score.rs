@@ -12,6 +12,7 @@ use crate::settings::{PenaltyMode, Scoring, Settings};
 
 /// How a round ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Ending {
     /// A seat called. `caught` is true when another hand matched or beat it.
@@ -28,6 +29,7 @@ pub enum Ending {
 /// Everything the score dialog shows about one round. Every row has one entry per seat; seats
 /// out of the match (eliminated) have zeros and `active` false.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RoundResult {
     /// The round's number, from 1.
     pub round: u32,
@@ -197,6 +199,7 @@ pub(crate) fn score_round(show: Show<'_>) -> RoundResult {
 
 /// One seat's place in the match standings.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Standing {
     /// The seat.
     pub seat: usize,

@@ -27,6 +27,7 @@ use crate::card::Rank;
 
 /// What the jack, queen and king are worth. The ace is always 1 and a joker 0.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CourtValues {
     /// Jack, queen and king are 10 each (standard).
@@ -54,6 +55,7 @@ impl CourtValues {
 
 /// The order of the two halves of a turn.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TurnOrder {
     /// Draw one card (stock or pile top), then throw one legal group (standard).
@@ -66,6 +68,7 @@ pub enum TurnOrder {
 
 /// Which card of the previous player's throw may be picked up (throw-then-draw tables only).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum PickUp {
     /// Only a throw of a single card can be picked up; a set cannot.
@@ -79,6 +82,7 @@ pub enum PickUp {
 
 /// How a caught caller's penalty is charged.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum PenaltyMode {
     /// The penalty is charged instead of the caller's hand (Dhumbal).
@@ -90,6 +94,7 @@ pub enum PenaltyMode {
 
 /// A second, larger penalty for a caller undercut by a wide margin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DoublePenalty {
     /// The amount charged instead of the ordinary penalty (50 in the guide).
     pub amount: u32,
@@ -99,6 +104,7 @@ pub struct DoublePenalty {
 
 /// How rounds are scored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Scoring {
     /// The standard table: charges are settled to the round's taker; the Paid row and the Total
@@ -111,6 +117,7 @@ pub enum Scoring {
 
 /// How many rounds a match lasts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Rounds {
     /// This many rounds (elimination may end the match sooner).
@@ -121,6 +128,7 @@ pub enum Rounds {
 
 /// The bots' difficulty, chosen with the table.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Difficulty {
     /// Remembers nothing and calls on the limit itself.
@@ -150,6 +158,7 @@ impl Difficulty {
 /// Every setting of a table. Build one from a [`Preset`] or field by field; a [`crate::Game`]
 /// only accepts it once [`Settings::validate`] does.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
     /// Seats at the table, 2 to 6.
@@ -360,6 +369,7 @@ impl Settings {
 
 /// A named, fully spelled-out set of settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Preset {
     /// The standard table (the default).

@@ -19,6 +19,7 @@ use crate::settings::{Settings, THROW_CAP};
 
 /// The game as one seat may see it. Build it with [`Game::view`] or [`Game::spectator_view`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SeatView {
     // This seat's own fields come first, and `settings` is the first of the fields every seat
     // shares: a server can then serialise the shared part once for every seat (see

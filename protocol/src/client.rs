@@ -10,7 +10,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::codes;
-use crate::schema;
 
 /// The optional `id` a client puts on a message; an `error` answering that message echoes it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -59,7 +58,6 @@ pub struct Hello {
     /// Randomness of this person's own for the deals (64 hex digits), in force from the next
     /// deal while they hold a seat (see `docs/fairness.md`). Ignored when watching.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<schema::ClientSeed>")]
     pub client_seed: Option<ClientSeed>,
 }
 
@@ -124,13 +122,11 @@ pub enum ClientMessage {
     /// Lobby, host only: play with these settings.
     SetSettings {
         /// Every setting of the table.
-        #[schemars(with = "schema::Settings")]
         settings: Settings,
     },
     /// Lobby, host only: play with a named preset's settings.
     SetPreset {
         /// `standard`, `household` or `yaniv`.
-        #[schemars(with = "schema::Preset")]
         preset: Preset,
     },
     /// Lobby, host only: put a bot in an empty seat (or change a bot's difficulty).
@@ -139,7 +135,6 @@ pub enum ClientMessage {
         seat: usize,
         /// The bot's difficulty; the table's difficulty when left out.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[schemars(with = "Option<schema::Difficulty>")]
         difficulty: Option<Difficulty>,
     },
     /// Host only: empty a seat. In the lobby a bot leaves and the seat is empty; a person is
@@ -177,20 +172,17 @@ pub enum ClientMessage {
         from: DrawFrom,
         /// With `pile`: the card to take, where several could be taken (or to be explicit).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[schemars(with = "Option<schema::Card>")]
         card: Option<Card>,
     },
     /// Play: throw one legal group; the cards land in this order, the last on top.
     Throw {
         /// The cards, in the order they land.
-        #[schemars(with = "Vec<schema::Card>")]
         cards: Vec<Card>,
     },
     /// Between rounds: this seat has read the result and is ready for the next deal.
     Ready {
         /// A fresh client seed for the next deal (see `hello`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[schemars(with = "Option<schema::ClientSeed>")]
         client_seed: Option<ClientSeed>,
     },
     /// Any time while seated: randomness of your own for the deals, in force from the next deal
@@ -198,7 +190,6 @@ pub enum ClientMessage {
     /// commitment, so that its seed is chosen after the server's.
     ClientSeed {
         /// The seed.
-        #[schemars(with = "schema::ClientSeed")]
         client_seed: ClientSeed,
     },
     /// A seated person says something at the table: 1 to 200 characters, plain text.
@@ -226,7 +217,6 @@ pub enum ClientMessage {
     Rematch {
         /// A fresh client seed for the next match's first deal (see `hello`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[schemars(with = "Option<schema::ClientSeed>")]
         client_seed: Option<ClientSeed>,
     },
 }

@@ -10,7 +10,6 @@ use dhumbal_engine::{Card, Preset, Settings};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::schema;
 use crate::server::{SeatInfo, Stage};
 
 /// The body of `POST /api/rooms`. An empty body, `{}`, or `{"preset":"standard"}` all create a
@@ -20,16 +19,13 @@ use crate::server::{SeatInfo, Stage};
 pub struct CreateRoom {
     /// Start from this preset (`standard` when neither this nor `settings` is given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<schema::Preset>")]
     pub preset: Option<Preset>,
     /// Every setting of the table; wins over `preset`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<schema::Settings>")]
     pub settings: Option<Settings>,
     /// Fixed deck orders (top card first), one per round in turn: only accepted by a server
     /// started with `--allow-test-decks`, for black-box tests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Vec<Vec<schema::Card>>>")]
     pub decks: Option<Vec<Vec<Card>>>,
 }
 
@@ -46,7 +42,6 @@ pub struct CreatedRoom {
     /// share it.
     pub host_secret: String,
     /// The table's settings.
-    #[schemars(with = "schema::Settings")]
     pub settings: Settings,
 }
 
@@ -66,7 +61,6 @@ pub struct RoomSummary {
     /// How many seats a newcomer could take now.
     pub free_seats: usize,
     /// The table's settings.
-    #[schemars(with = "schema::Settings")]
     pub settings: Settings,
 }
 

@@ -27,7 +27,8 @@
 //!   ([`History::follow`]), since a `state` does not repeat them.
 //! - [`http`] — the JSON bodies of the HTTP API (`POST /api/rooms`, `GET /api/rooms/{code}`).
 //! - [`codes`] — the stable error codes of the protocol itself (the engine adds its rule codes).
-//! - `schema` — mirrors of the engine's wire types for the JSON Schema ([`json_schema`]).
+//! - `schema` — the JSON Schema ([`json_schema`]), generated from the messages and the engine's own
+//!   wire types (its `schemars` feature).
 
 pub mod client;
 pub mod codes;

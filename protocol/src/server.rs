@@ -18,7 +18,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::client::MessageId;
-use crate::schema;
 
 /// Everything the server sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -35,10 +34,8 @@ pub enum ServerMessage {
     /// no results; each `round_ended` also adds its result to the results.
     History {
         /// The public log of the current round: its `dealt` event and every event since.
-        #[schemars(with = "Vec<schema::Event>")]
         log: Vec<Event>,
         /// Every finished round's result in this match, in order.
-        #[schemars(with = "Vec<schema::RoundResult>")]
         results: Vec<RoundResult>,
         /// The places in `log` (from 0) of the events a stand-in bot played for a person who
         /// was away or out of time, so the log can name the stand-in, not the person.
@@ -51,7 +48,6 @@ pub enum ServerMessage {
         /// The public events since this client's last `state`, in order: a deal, a draw, a
         /// pick-up, a throw, a call, a reshuffle, a show (with every hand face up and the score
         /// rows), the match's end. Empty in the first `state` after `history`.
-        #[schemars(with = "Vec<schema::Event>")]
         events: Vec<Event>,
         /// The seat of the person for whom a stand-in bot played these events (they were away,
         /// out of time, or handed to a bot), `null` when the seat's own player played them.
@@ -63,7 +59,6 @@ pub enum ServerMessage {
         clock: Option<TurnClock>,
         /// Everything this seat may see, except the history (the view's `log` and `results`
         /// are not sent: see `history`).
-        #[schemars(with = "schema::SeatView")]
         view: Box<SeatView>,
     },
     /// The match is over.
@@ -150,7 +145,6 @@ pub struct WhileAway {
     pub turns: u32,
     /// The public events of its moves, in order (draws, pick-ups, throws, a call; not the
     /// deals or shows between them).
-    #[schemars(with = "Vec<schema::Event>")]
     pub events: Vec<Event>,
     /// The rounds that ended while it played.
     pub rounds_ended: u32,
@@ -222,7 +216,6 @@ pub struct SeatInfo {
     /// The person's name, or the bot's.
     pub name: Option<String>,
     /// A bot's difficulty.
-    #[schemars(with = "Option<schema::Difficulty>")]
     pub difficulty: Option<Difficulty>,
     /// Whether the person is connected (bots always are; an empty seat is not).
     pub connected: bool,
@@ -231,7 +224,6 @@ pub struct SeatInfo {
     pub ready: bool,
     /// While a person is away and a bot plays their turns for them: that bot's difficulty.
     #[serde(default)]
-    #[schemars(with = "Option<schema::Difficulty>")]
     pub stand_in: Option<Difficulty>,
     /// Whether the host muted this person (they read the chat but may not write in it).
     #[serde(default)]
@@ -263,7 +255,6 @@ pub struct RoomState {
     /// Whether the match has started (any stage but the lobby).
     pub started: bool,
     /// The table's settings.
-    #[schemars(with = "schema::Settings")]
     pub settings: Settings,
     /// Every seat.
     pub seats: Vec<SeatInfo>,
@@ -295,10 +286,8 @@ pub struct Fairness {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MatchResult {
     /// The final standings, best first.
-    #[schemars(with = "Vec<schema::Standing>")]
     pub standings: Vec<Standing>,
     /// Every round's result.
-    #[schemars(with = "Vec<schema::RoundResult>")]
     pub results: Vec<RoundResult>,
     /// Every round's deck seed, 64 hex digits each. Empty when the room was dealt from fixed
     /// test decks.
