@@ -1,11 +1,65 @@
-//! A small HTTP/1.1 client, enough for the server's JSON API.
+//! One HTTP/1.1 client for the server's JSON API, on hyper's client connection (which reads
+//! chunked and sized bodies alike), from any loopback source address. The tests use the
+//! panicking helpers; the load generator uses [`exchange`], which returns its errors.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpSocket;
 
-/// Sends one request (`Connection: close`) and returns the status and the body.
+/// Sends one request from the loopback address `from` (any of `127.0.0.0/8`) with these extra
+/// headers and a JSON `body` (empty for none); returns the status and the body, or what failed.
+pub async fn exchange(
+    from: IpAddr,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Result<(u16, String), String> {
+    let socket = TcpSocket::new_v4().map_err(|e| format!("a socket: {e}"))?;
+    socket
+        .bind(SocketAddr::new(from, 0))
+        .map_err(|e| format!("bind {from}: {e}"))?;
+    let stream = socket
+        .connect(addr)
+        .await
+        .map_err(|e| format!("connect to {addr}: {e}"))?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| format!("HTTP handshake: {e}"))?;
+    let driver = tokio::spawn(connection);
+    let mut request = hyper::Request::builder()
+        .method(method)
+        .uri(path)
+        .header(hyper::header::HOST, addr.to_string())
+        .header(hyper::header::CONTENT_TYPE, "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request
+        .body(Full::new(Bytes::from(body.to_owned())))
+        .map_err(|e| format!("a request: {e}"))?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| format!("{method} {path}: {e}"))?;
+    let status = response.status().as_u16();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| format!("the body of {method} {path}: {e}"))?
+        .to_bytes();
+    driver.abort();
+    let text = String::from_utf8(bytes.to_vec()).map_err(|e| format!("a UTF-8 body: {e}"))?;
+    Ok((status, text))
+}
+
+/// Sends one request and returns the status and the body; panics if the exchange fails or takes
+/// longer than [`crate::PATIENCE`].
 pub async fn request(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
     request_from(Ipv4Addr::LOCALHOST.into(), addr, method, path, body).await
 }
@@ -19,75 +73,18 @@ pub async fn request_from(
     path: &str,
     body: &str,
 ) -> (u16, String) {
-    request_with(from, addr, method, path, &[], body).await
+    let answer = exchange(from, addr, method, path, &[], body);
+    crate::guarded("an HTTP answer", answer)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// `GET path` with these extra headers (`("Authorization", "Bearer …")`).
 pub async fn get_with(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
-    request_with(Ipv4Addr::LOCALHOST.into(), addr, "GET", path, headers, "").await
-}
-
-/// Sends one request with extra headers from the loopback address `from`, and returns the
-/// status and the body.
-async fn request_with(
-    from: IpAddr,
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String) {
-    let extra: String = headers
-        .iter()
-        .map(|(name, value)| format!("{name}: {value}\r\n"))
-        .collect();
-    let exchange = async {
-        let socket = TcpSocket::new_v4().expect("a socket");
-        socket
-            .bind(SocketAddr::new(from, 0))
-            .expect("bind a loopback address");
-        let mut stream = socket.connect(addr).await.expect("connect to the server");
-        let head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-             {extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        );
-        stream.write_all(head.as_bytes()).await.expect("send");
-        stream.write_all(body.as_bytes()).await.expect("send");
-        let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).await.expect("read");
-        String::from_utf8(answer).expect("a UTF-8 answer")
-    };
-    let answer = crate::guarded("an HTTP answer", exchange).await;
-    let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("a status code");
-    let chunked = head
-        .lines()
-        .any(|l| l.eq_ignore_ascii_case("transfer-encoding: chunked"));
-    let body = if chunked {
-        dechunk(body)
-    } else {
-        body.to_owned()
-    };
-    (status, body)
-}
-
-/// Joins the chunks of a chunked body.
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let size = usize::from_str_radix(size.trim(), 16).expect("a chunk size");
-        if size == 0 {
-            break;
-        }
-        out.push_str(&rest[..size]);
-        body = &rest[size + 2..];
-    }
-    out
+    let answer = exchange(Ipv4Addr::LOCALHOST.into(), addr, "GET", path, headers, "");
+    crate::guarded("an HTTP answer", answer)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// `GET path`.

@@ -42,13 +42,12 @@ use dhumbal_engine::{Phase, Preset, Settings};
 use dhumbal_protocol::{
     ClientEnvelope, ClientMessage, CreateRoom, CreatedRoom, Hello, PROTOCOL_VERSION, ServerMessage,
 };
-use dhumbal_tests::random_action;
+use dhumbal_tests::{http, random_action};
 use futures_util::{SinkExt, StreamExt};
 use hdrhistogram::Histogram;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::Deserialize;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::Semaphore;
 use tokio::time::timeout_at;
@@ -319,28 +318,16 @@ impl Drop for Server {
 
 /// The server's `/metrics` text.
 async fn metrics_text(server: SocketAddr) -> Result<String, String> {
-    exchange(
-        server,
-        &format!("GET /metrics HTTP/1.1\r\nHost: {server}\r\nConnection: close\r\n\r\n"),
-    )
-    .await
+    let (status, text) = http::exchange(local(), server, "GET", "/metrics", &[], "").await?;
+    if status != 200 {
+        return Err(format!("GET /metrics: {status}"));
+    }
+    Ok(text)
 }
 
-/// Sends one HTTP/1.1 request (`Connection: close`) and reads the whole answer.
-async fn exchange(server: SocketAddr, request: &str) -> Result<String, String> {
-    let mut stream = TcpStream::connect(server)
-        .await
-        .map_err(|e| e.to_string())?;
-    stream
-        .write_all(request.as_bytes())
-        .await
-        .map_err(|e| e.to_string())?;
-    let mut answer = String::new();
-    stream
-        .read_to_string(&mut answer)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(answer)
+/// The address requests to the server come from.
+fn local() -> std::net::IpAddr {
+    Ipv4Addr::LOCALHOST.into()
 }
 
 /// A quantile of a Prometheus histogram in the metrics text, in seconds: the upper bound of the
@@ -500,17 +487,11 @@ async fn create_room(server: SocketAddr, players: u8) -> Result<CreatedRoom, Str
         ..CreateRoom::default()
     };
     let body = serde_json::to_string(&request).map_err(|e| e.to_string())?;
-    let head = format!(
-        "POST /api/rooms HTTP/1.1\r\nHost: {server}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let answer = exchange(server, &head).await?;
-    let (status, body) = answer.split_once("\r\n\r\n").ok_or("no HTTP answer")?;
-    if !status.starts_with("HTTP/1.1 201") {
-        return Err(format!("room creation: {status}"));
+    let (status, body) = http::exchange(local(), server, "POST", "/api/rooms", &[], &body).await?;
+    if status != 201 {
+        return Err(format!("room creation: {status} {body}"));
     }
-    serde_json::from_str(body).map_err(|e| format!("created room: {e}"))
+    serde_json::from_str(&body).map_err(|e| format!("created room: {e}"))
 }
 
 // ----- Play -----
