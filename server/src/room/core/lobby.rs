@@ -112,7 +112,7 @@ impl RoomCore {
         name: &str,
         entropy: &mut dyn Entropy,
     ) -> Result<(usize, String), Refusal> {
-        let free = (self.stage == Stage::Lobby)
+        let free = (self.stage() == Stage::Lobby)
             .then(|| self.seats.iter().position(|s| matches!(s, Seat::Empty)))
             .flatten()
             .ok_or(Refusal::RoomFull)?;
@@ -247,7 +247,7 @@ impl RoomCore {
     }
 
     pub(super) fn require_lobby(&self) -> Result<(), Refusal> {
-        if self.stage == Stage::Lobby {
+        if self.stage() == Stage::Lobby {
             Ok(())
         } else {
             Err(Refusal::AlreadyStarted)

@@ -210,7 +210,6 @@ impl RoomCore {
         }
         let events = game.log().to_vec();
         self.game = Some(game);
-        self.stage = Stage::Playing;
         self.votes.fill(false);
         Ok(events)
     }
@@ -222,15 +221,11 @@ impl RoomCore {
         };
         let events = game.apply(seat, action.clone()).map_err(ApplyError::Rule)?;
         for event in &events {
-            let stage = match event {
-                Event::RoundEnded { .. } => Stage::BetweenRounds,
-                Event::MatchEnded { .. } => Stage::MatchOver,
-                _ => continue,
-            };
-            self.stage = stage;
-            self.votes.fill(false);
+            if matches!(event, Event::RoundEnded { .. } | Event::MatchEnded { .. }) {
+                self.votes.fill(false);
+            }
         }
-        if self.stage == Stage::MatchOver {
+        if self.stage() == Stage::MatchOver {
             // The next match's client seeds must come after its commitment.
             for seat in &mut self.seats {
                 if let Seat::Human(human) = seat {
@@ -292,18 +287,16 @@ impl RoomCore {
         };
         game.set_client_seeds(seeds);
         let events = game.next_round().map_err(ApplyError::Rule)?;
-        self.stage = Stage::Playing;
         self.votes.fill(false);
         Ok(events)
     }
 
     /// After the match, back to the lobby with the same people.
     fn apply_to_lobby(&mut self) -> Result<Vec<Event>, ApplyError> {
-        if !matches!(self.stage, Stage::MatchOver | Stage::Lobby) {
+        if !matches!(self.stage(), Stage::MatchOver | Stage::Lobby) {
             return Err(ApplyError::Invalid("the match is not over".to_owned()));
         }
         self.game = None;
-        self.stage = Stage::Lobby;
         self.votes.fill(false);
         for seat in &mut self.seats {
             if let Seat::Human(human) = seat {

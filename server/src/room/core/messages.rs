@@ -53,7 +53,7 @@ impl RoomCore {
             ClientMessage::Throw { cards } => self.play(seat, Action::Throw { cards }, entropy),
             ClientMessage::Ready { client_seed } => {
                 let seat = self.require_seated(seat)?;
-                if self.stage != Stage::BetweenRounds {
+                if self.stage() != Stage::BetweenRounds {
                     return Err(Refusal::NotBetweenRounds);
                 }
                 self.take_client_seed(seat, client_seed)?;
@@ -75,7 +75,7 @@ impl RoomCore {
             ClientMessage::ToLobby => self.back_to_lobby(seat),
             ClientMessage::Rematch { client_seed } => {
                 let seat = self.require_seated(seat)?;
-                if self.stage != Stage::MatchOver {
+                if self.stage() != Stage::MatchOver {
                     return Err(Refusal::MatchNotOver);
                 }
                 self.take_client_seed(seat, client_seed)?;
@@ -119,7 +119,7 @@ impl RoomCore {
             Seat::Human(human) => Some((human.conn, human.name.clone())),
             _ => None,
         };
-        if self.stage != Stage::Lobby && person.is_none() {
+        if self.stage() != Stage::Lobby && person.is_none() {
             return Err(Refusal::NotAPerson(at));
         }
         self.commit(Record::Cleared { seat: at })
@@ -127,7 +127,7 @@ impl RoomCore {
         if let Some((conn, name)) = person {
             self.tell_removed(conn);
             info!(room = %self.code, %name, "removed by the host");
-            if self.stage != Stage::Lobby {
+            if self.stage() != Stage::Lobby {
                 self.broadcast(&ServerMessage::Notice(Notice::Removed { seat: at, name }));
             }
         }
@@ -240,7 +240,7 @@ impl RoomCore {
     /// After the match, host only: the same table back to the lobby.
     fn back_to_lobby(&mut self, seat: Option<usize>) -> Result<(), Refusal> {
         self.require_host(seat)?;
-        if self.stage != Stage::MatchOver {
+        if self.stage() != Stage::MatchOver {
             return Err(Refusal::MatchNotOver);
         }
         self.commit(Record::ToLobby).map_err(|e| self.internal(e))?;

@@ -297,8 +297,6 @@ pub struct RoomCore {
     /// The next match's seed, drawn ahead (at the room's creation, then as each match ends) so
     /// that its commitment is public before any client seed for it counts.
     next_seed: Option<[u8; 32]>,
-    /// Where the room stands.
-    stage: Stage,
     /// Between rounds, who has sent `ready`; after the match, who has asked for a rematch.
     votes: Vec<bool>,
     /// When the bot whose turn it is acts next.
@@ -350,7 +348,6 @@ impl RoomCore {
             matches: 0,
             next_seed: setup.seed,
             chat: VecDeque::new(),
-            stage: Stage::Lobby,
             bot_due: None,
             takeover_due: None,
             turn_clock: None,
@@ -389,6 +386,17 @@ impl RoomCore {
         }
         core.rebuild_bots();
         Ok(core)
+    }
+
+    /// Where the room stands, from its match: the lobby before one (or after `to_lobby`), then
+    /// as its game's phase says.
+    pub(super) fn stage(&self) -> Stage {
+        match self.game.as_ref().map(Game::phase) {
+            None => Stage::Lobby,
+            Some(Phase::RoundOver) => Stage::BetweenRounds,
+            Some(Phase::MatchOver) => Stage::MatchOver,
+            Some(Phase::Start | Phase::Throw | Phase::Draw) => Stage::Playing,
+        }
     }
 
     /// What to send, once this input's records are in the log.

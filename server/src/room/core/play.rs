@@ -21,7 +21,7 @@ impl RoomCore {
             // A rematch: the log restarts from the room as it stands.
             self.snapshot = Some(self.snapshot_now());
         }
-        let before = self.stage;
+        let before = self.stage();
         let events = match self.commit(Record::MatchBegun { seed }) {
             Ok(events) => events,
             Err(e) => return Err(self.internal(e)),
@@ -46,7 +46,7 @@ impl RoomCore {
         if covered && self.stand_in_mid_turn(seat) {
             return Err(Refusal::StandInPlaying);
         }
-        let before = self.stage;
+        let before = self.stage();
         let events = self
             .commit(Record::Acted { seat, action })
             .map_err(|e| match e {
@@ -141,7 +141,7 @@ impl RoomCore {
             info!(room = %self.code, "match over");
             self.draw_next_seed(entropy);
         }
-        if self.stage != before {
+        if self.stage() != before {
             self.broadcast_room();
             self.advance_if_all_voted(entropy);
         }
@@ -226,13 +226,13 @@ impl RoomCore {
     }
 
     pub(super) fn advance_if_all_voted(&mut self, entropy: &mut dyn Entropy) {
-        if !matches!(self.stage, Stage::BetweenRounds | Stage::MatchOver) {
+        if !matches!(self.stage(), Stage::BetweenRounds | Stage::MatchOver) {
             return;
         }
         if !(0..self.seats.len()).all(|s| self.agreed(s)) {
             return;
         }
-        match self.stage {
+        match self.stage() {
             Stage::BetweenRounds => match self.commit(Record::NextRound) {
                 Ok(events) => {
                     self.broadcast_room();

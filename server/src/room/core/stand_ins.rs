@@ -112,7 +112,7 @@ impl RoomCore {
     pub(super) fn turn_being_played(&self) -> Option<usize> {
         let game = self.game.as_ref()?;
         let playing = matches!(game.phase(), Phase::Start | Phase::Throw | Phase::Draw);
-        (self.stage == Stage::Playing && playing).then(|| game.turn())
+        (self.stage() == Stage::Playing && playing).then(|| game.turn())
     }
 
     /// An away person's turn has waited the grace period: a bot of the table's difficulty plays
@@ -188,7 +188,7 @@ impl RoomCore {
         // A bot must never stall the table: if it fails (panics, or chooses an illegal action),
         // log its mistake and play the first legal action for it.
         let chosen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| bot.choose(&view)));
-        let before = self.stage;
+        let before = self.stage();
         let played = match chosen {
             Ok(action) => match self.commit(Record::Acted {
                 seat,

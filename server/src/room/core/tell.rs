@@ -82,8 +82,8 @@ impl RoomCore {
     pub(super) fn room_state(&self, your_seat: Option<usize>) -> RoomState {
         RoomState {
             code: self.code.clone(),
-            stage: self.stage,
-            started: self.stage != Stage::Lobby,
+            stage: self.stage(),
+            started: self.stage() != Stage::Lobby,
             settings: self.settings.clone(),
             seats: self.seat_infos(),
             host: self.host_seat(),
@@ -126,9 +126,9 @@ impl RoomCore {
         RoomSummary {
             exists: true,
             code: self.code.clone(),
-            stage: self.stage,
-            started: self.stage != Stage::Lobby,
-            free_seats: if self.stage == Stage::Lobby {
+            stage: self.stage(),
+            started: self.stage() != Stage::Lobby,
+            free_seats: if self.stage() == Stage::Lobby {
                 self.seats
                     .iter()
                     .filter(|s| matches!(s, Seat::Empty))
@@ -147,7 +147,7 @@ impl RoomCore {
     pub(super) fn durable(&self) -> (Snapshot, Stage, Vec<bool>, Option<Game>) {
         (
             self.snapshot_now(),
-            self.stage,
+            self.stage(),
             self.votes.clone(),
             self.game.clone(),
         )

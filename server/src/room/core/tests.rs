@@ -256,7 +256,7 @@ fn replay_equals_the_room(settings: Settings, seed: u64, steps: usize) -> bool {
                 // from there (the log restarts at the lobby).
                 if let (Some(conn), true) = (asha, rng.random_ratio(1, 2)) {
                     played.message(conn, ClientMessage::ToLobby);
-                    assert_eq!(played.core.stage, Stage::Lobby);
+                    assert_eq!(played.core.stage(), Stage::Lobby);
                     assert_eq!(played.restored().durable(), played.core.durable());
                     played.message(conn, ClientMessage::Start);
                     continue;
@@ -599,7 +599,7 @@ fn the_host_hands_a_seat_to_a_bot_or_removes_a_person_only_as_the_rules_allow() 
         if played.core.game.as_ref().unwrap().is_over() {
             break;
         }
-        if played.core.stage == Stage::BetweenRounds {
+        if played.core.stage() == Stage::BetweenRounds {
             played.message(1, ClientMessage::Ready { client_seed: None });
         } else if turn(&played) == 0 {
             move_for(&mut played, 0);
