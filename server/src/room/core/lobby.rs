@@ -201,7 +201,7 @@ impl RoomCore {
         self.ending = Some(Ending::LobbyExpired);
     }
 
-    pub(super) fn remove_client(&mut self, conn: ConnId, entropy: &mut dyn Entropy) {
+    pub(super) fn remove_client(&mut self, conn: ConnId) {
         let Some(client) = self.clients.remove(&conn) else {
             return;
         };
@@ -214,7 +214,7 @@ impl RoomCore {
         }
         info!(room = %self.code, conn, seat = ?client.seat, "left");
         self.broadcast_room();
-        self.advance_if_all_voted(entropy);
+        self.agreement_due = true;
     }
 
     /// Tells a removed person's connection why it closes, and lets go of it.

@@ -57,7 +57,7 @@ impl RoomCore {
                     return Err(Refusal::NotBetweenRounds);
                 }
                 self.take_client_seed(seat, client_seed)?;
-                self.vote(seat, entropy)
+                self.vote(seat)
             }
             ClientMessage::Chat { text } => {
                 let seat = self.require_seated(seat)?;
@@ -79,7 +79,7 @@ impl RoomCore {
                     return Err(Refusal::MatchNotOver);
                 }
                 self.take_client_seed(seat, client_seed)?;
-                self.vote(seat, entropy)
+                self.vote(seat)
             }
         }
     }

@@ -309,6 +309,9 @@ pub struct RoomCore {
     stand_in_marks: Vec<usize>,
     /// The time of the input or timer being handled.
     now: Instant,
+    /// Whether to see, once the input is handled, if every seat has agreed to go on (a vote, a
+    /// departure, a round's end).
+    agreement_due: bool,
     /// What stand-ins did for people who just got their seats back, to tell them once the
     /// change's `state` has gone out.
     while_away: Vec<(ConnId, WhileAway)>,
@@ -353,6 +356,7 @@ impl RoomCore {
             turn_clock: None,
             stand_in_marks: Vec::new(),
             now,
+            agreement_due: false,
             while_away: Vec::new(),
             ending: None,
             metrics,
@@ -449,6 +453,13 @@ impl RoomCore {
     /// Handles one input, at `now`. For a join, returns whether the connection joined.
     pub fn handle(&mut self, input: Input, now: Instant, entropy: &mut dyn Entropy) -> bool {
         self.now = self.now.max(now);
+        let joined = self.take_input(input, entropy);
+        self.go_on_if_agreed(entropy);
+        joined
+    }
+
+    /// One input, before the room goes on to what it made due.
+    fn take_input(&mut self, input: Input, entropy: &mut dyn Entropy) -> bool {
         match input {
             Input::Join {
                 conn,
@@ -479,7 +490,7 @@ impl RoomCore {
                 false
             }
             Input::Leave { conn } => {
-                self.remove_client(conn, entropy);
+                self.remove_client(conn);
                 false
             }
         }
@@ -517,6 +528,7 @@ impl RoomCore {
             self.bot_due = None;
             self.bot_step(entropy);
         }
+        self.go_on_if_agreed(entropy);
     }
 
     /// After every input and timer: hands seats back to people who returned, starts or stops

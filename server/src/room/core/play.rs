@@ -143,7 +143,7 @@ impl RoomCore {
         }
         if self.stage() != before {
             self.broadcast_room();
-            self.advance_if_all_voted(entropy);
+            self.agreement_due = true;
         }
     }
 
@@ -206,13 +206,13 @@ impl RoomCore {
     }
 
     /// Records a seat's `ready` (between rounds) or `rematch` (after the match).
-    pub(super) fn vote(&mut self, seat: usize, entropy: &mut dyn Entropy) -> Result<(), Refusal> {
+    pub(super) fn vote(&mut self, seat: usize) -> Result<(), Refusal> {
         if !self.votes[seat] {
             self.commit(Record::Voted { seat })
                 .map_err(|e| self.internal(e))?;
             self.broadcast_room();
         }
-        self.advance_if_all_voted(entropy);
+        self.agreement_due = true;
         Ok(())
     }
 
@@ -225,7 +225,16 @@ impl RoomCore {
         }
     }
 
-    pub(super) fn advance_if_all_voted(&mut self, entropy: &mut dyn Entropy) {
+    /// Once an input is handled, as often as a step makes it due again: the next round, or the
+    /// rematch, if every seat has agreed to go on. (A deal or a rematch is a change of its own,
+    /// told like any other, rather than a change inside the one that made it due.)
+    pub(super) fn go_on_if_agreed(&mut self, entropy: &mut dyn Entropy) {
+        while std::mem::take(&mut self.agreement_due) {
+            self.advance_if_all_voted(entropy);
+        }
+    }
+
+    fn advance_if_all_voted(&mut self, entropy: &mut dyn Entropy) {
         if !matches!(self.stage(), Stage::BetweenRounds | Stage::MatchOver) {
             return;
         }
