@@ -39,22 +39,11 @@ struct ChatView {
 
 impl Browser {
     async fn chat(&self) -> ChatView {
-        serde_json::from_value(self.eval(CHAT).await).unwrap()
+        self.view(CHAT).await
     }
 
     async fn wait_chat(&self, what: &str, done: impl Fn(&ChatView) -> bool) -> ChatView {
-        let started = Instant::now();
-        loop {
-            let chat = self.chat().await;
-            if done(&chat) {
-                return chat;
-            }
-            assert!(
-                started.elapsed() < WAIT,
-                "waited too long for {what}; the chat shows {chat:#?}"
-            );
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        self.wait_view(what, CHAT, done).await
     }
 
     /// Types a line into the chat and presses Enter.
@@ -97,29 +86,13 @@ async fn assert_chat_covers_nothing(b: &Browser, covered: &[&str]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chat_line_with_markup_stays_text_a_reaction_shows_beside_its_seat_and_a_reload_keeps_the_chat()
  {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let asha = driver.browser(PHONE).await;
-    let bina = driver.browser(DESKTOP).await;
+    let mut stage = stage!();
+    let asha = stage.browser(PHONE).await;
+    let bina = stage.browser(DESKTOP).await;
     let markup = "<b>hi</b> & <img src=x onerror=alert(1)>";
 
-    let invite = create_room(&asha, addr, "Asha").await;
-    bina.join_from_link(&invite, "Bina", "#join-sit").await;
-    asha.until(
-        "Bina in the lobby",
-        "return document.querySelector('#lobby-seats').textContent.includes('Bina');",
-    )
-    .await;
-    asha.click("#start").await;
-    asha.wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
-        .await;
-    bina.wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
-        .await;
+    two_in_a_room(&asha, &bina, stage.addr).await;
+    start_and_deal(&[&asha, &bina]).await;
 
     // On the phone the chat folds to a bar and the reactions, below the hand and the actions;
     // on the desktop it is open beside the table. Every control is a thumb's height.
@@ -211,31 +184,16 @@ async fn a_chat_line_with_markup_stays_text_a_reaction_shows_beside_its_seat_and
     assert_eq!(a.elements_in_lines, 0, "{a:#?}");
     assert_eq!(a.badge, None, "{a:#?}");
 
-    asha.assert_no_console_errors().await;
-    bina.assert_no_console_errors().await;
-    asha.close().await;
-    bina.close().await;
+    check_and_close(vec![asha, bina]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hide_chat_hides_every_line_a_muted_person_cannot_write_and_a_spectator_only_reacts() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let asha = driver.browser(DESKTOP).await;
-    let bina = driver.browser(PHONE).await;
+    let mut stage = stage!();
+    let asha = stage.browser(DESKTOP).await;
+    let bina = stage.browser(PHONE).await;
 
-    let invite = create_room(&asha, addr, "Asha").await;
-    bina.join_from_link(&invite, "Bina", "#join-sit").await;
-    asha.until(
-        "Bina in the lobby",
-        "return document.querySelector('#lobby-seats').textContent.includes('Bina');",
-    )
-    .await;
+    let invite = two_in_a_room(&asha, &bina, stage.addr).await;
 
     // The lobby has the chat too: Bina's folded panel counts Asha's line.
     asha.say("welcome, Bina").await;
@@ -294,15 +252,9 @@ async fn hide_chat_hides_every_line_a_muted_person_cannot_write_and_a_spectator_
 
     // A third person watches: reads the chat and reacts, but has no input; a spectator's
     // reaction shows in the chat area.
-    let chandra = driver.browser(PHONE).await;
-    chandra.goto(&invite).await;
+    let chandra = stage.browser(PHONE).await;
     chandra
-        .wait_until("the join form", |s| s.screen == "join")
-        .await;
-    chandra.type_into("#join-name", "Chandra").await;
-    chandra.click("#join-watch").await;
-    chandra
-        .wait_until("the lobby", |s| s.screen == "lobby")
+        .join_from_link(&invite, "Chandra", "#join-watch")
         .await;
     let c = chandra
         .wait_chat("the chat so far", |c| c.kept.len() == 2)
@@ -321,11 +273,7 @@ async fn hide_chat_hides_every_line_a_muted_person_cannot_write_and_a_spectator_
     .await;
 
     // At the table the host's chat panel has Unmute; Bina may write again.
-    asha.click("#start").await;
-    asha.wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
-        .await;
-    bina.wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
-        .await;
+    start_and_deal(&[&asha, &bina]).await;
     assert!(!bina.chat().await.input_enabled);
     assert!(asha.text("#seats").await.contains("muted"));
     assert_eq!(
@@ -348,10 +296,5 @@ async fn hide_chat_hides_every_line_a_muted_person_cannot_write_and_a_spectator_
     );
     asha.screenshot("chat-host-table-desktop").await;
 
-    asha.assert_no_console_errors().await;
-    bina.assert_no_console_errors().await;
-    chandra.assert_no_console_errors().await;
-    asha.close().await;
-    bina.close().await;
-    chandra.close().await;
+    check_and_close(vec![asha, bina, chandra]).await;
 }

@@ -1,23 +1,14 @@
 //! Provably fair deals: known answers, verify after a match, the replay page.
 
 use crate::harness::*;
-use dhumbal_engine::{Preset, Rounds, Settings};
-use dhumbal_protocol::CreateRoom;
 
 /// The browser's own `fair.js` (WebCrypto's SHA-256 and HMAC, the page's ChaCha20, shuffle and
 /// deal) gives every known-answer vector of `docs/fairness.md`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pages_fair_deal_code_gives_every_known_answer_of_the_fairness_document() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(DESKTOP).await;
-    b.goto(&format!("http://{addr}/")).await;
-    b.wait_until("the home page", |s| s.screen == "home").await;
+    let mut stage = stage!();
+    let b = stage.browser(DESKTOP).await;
+    b.open_home(stage.addr).await;
     let got = b
         .client
         .execute_async(
@@ -70,8 +61,7 @@ async fn the_pages_fair_deal_code_gives_every_known_answer_of_the_fairness_docum
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
         "a client seed is 64 lowercase hex digits: {client_seed}"
     );
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
 
 /// A finished match's hand history, played by the engine from the documented vector seed (each
@@ -126,19 +116,14 @@ return {
 /// button and by arrow key and by round, every hand face up, and checks the deals itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_replay_page_steps_through_a_history_file_on_a_phone_every_hand_face_up() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
+    let mut stage = stage!();
+    let addr = stage.addr;
     let history = sample_history();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("dhumbal-ABCDE-1.json");
     std::fs::write(&file, serde_json::to_string_pretty(&history).unwrap()).unwrap();
 
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(PHONE).await;
+    let b = stage.browser(PHONE).await;
     b.goto(&format!("http://{addr}/replay")).await;
     assert_eq!(
         b.client.title().await.unwrap(),
@@ -153,13 +138,10 @@ async fn the_replay_page_steps_through_a_history_file_on_a_phone_every_hand_face
         .await
         .unwrap();
     let snapshot = || async { b.eval(REPLAY_SNAPSHOT).await };
-    let started = Instant::now();
-    let mut s = snapshot().await;
-    while !(s["shown"] == json!(true) && s["check"].as_str().unwrap().contains("check out")) {
-        assert!(started.elapsed() < WAIT, "the replay never loaded: {s}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        s = snapshot().await;
-    }
+    let s = poll("the replay to load", snapshot, |s| {
+        s["shown"] == json!(true) && s["check"].as_str().unwrap().contains("check out")
+    })
+    .await;
     assert_eq!(s["check"], "All 3 deals check out.", "{s}");
     let steps: usize = history.rounds.iter().map(|r| r.steps.len() + 2).sum();
     assert_eq!(
@@ -264,8 +246,7 @@ async fn the_replay_page_steps_through_a_history_file_on_a_phone_every_hand_face
     assert_eq!(have, want, "the hands at the end are the show's");
     b.assert_fits_the_width("the replay page at the end").await;
     b.screenshot("replay-phone-end").await;
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
 
 /// Runs the server binary's `verify` subcommand on a hand history file: its exit status's
@@ -285,17 +266,14 @@ fn verify_file(file: &Path) -> (bool, String) {
 /// Clicks "Verify the deals" and waits for the page's verdict: its class and its text.
 async fn verdict(b: &Browser) -> Value {
     b.click("#verify").await;
-    let started = Instant::now();
-    loop {
-        let v = b
-            .eval("const v = document.querySelector('#verify-result'); return [v.className, v.textContent];")
-            .await;
-        if !v[0].as_str().unwrap().contains("checking") && !v[1].as_str().unwrap().is_empty() {
-            return v;
-        }
-        assert!(started.elapsed() < WAIT, "no verdict: {v}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let read = async || {
+        b.eval("const v = document.querySelector('#verify-result'); return [v.className, v.textContent];")
+            .await
+    };
+    poll("the verdict", read, |v| {
+        !v[0].as_str().unwrap().contains("checking") && !v[1].as_str().unwrap().is_empty()
+    })
+    .await
 }
 
 /// A whole one-round match against three bots from a fair deal, watched by a friend: the table
@@ -304,29 +282,23 @@ async fn verdict(b: &Browser) -> Value {
 /// with one card changed, fails it (and the page's own check); Replay opens it from the server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
+    let mut stage = stage!();
+    let addr = stage.addr;
     let settings = Settings {
         rounds: Rounds::Fixed(1),
         ..Preset::Standard.settings()
     };
-    let room = server
+    let room = stage
+        .server
         .create_room(&CreateRoom {
             settings: Some(settings),
             ..CreateRoom::default()
         })
         .await;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(PHONE).await;
-    b.keep_host_secret(addr, &room).await;
-    b.goto(&format!("http://{addr}{}", room.url)).await;
-    b.wait_until("the lobby", |s| s.screen == "lobby").await;
+    let b = stage.browser(PHONE).await;
+    b.host_room(addr, &room, "Asha").await;
     // A friend watches: after the match, the revealed seed lets them verify too.
-    let watcher = driver.browser(DESKTOP).await;
+    let watcher = stage.browser(DESKTOP).await;
     let link = format!("http://{addr}{}", room.url);
     watcher.join_from_link(&link, "Wangmo", "#join-watch").await;
     b.click("#start").await;
@@ -353,47 +325,7 @@ async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
     let seat = own_seat(&b).await;
 
     // Play the round: call when allowed, else draw from the stock and throw the heaviest card.
-    let started = Instant::now();
-    loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "the round never ended"
-        );
-        let s = b.snapshot().await;
-        if s.score_open {
-            break;
-        }
-        if !s.my_turn {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            continue;
-        }
-        if s.call.is_some() {
-            b.click("#call").await;
-            b.wait_until("the show", |s| s.score_open).await;
-            break;
-        }
-        if s.may_draw {
-            b.click("#stock").await;
-            b.wait_until("the draw", |s| !s.may_draw || s.score_open)
-                .await;
-            continue;
-        }
-        if s.may_throw {
-            let heaviest = s
-                .hand
-                .iter()
-                .filter(|c| Some(*c) != s.barred.as_ref())
-                .max_by_key(|c| value(c))
-                .unwrap()
-                .clone();
-            b.tap(&heaviest).await;
-            b.click("#throw").await;
-            b.wait_until("the throw to land", |s| {
-                s.score_open || !s.hand.contains(&heaviest)
-            })
-            .await;
-        }
-    }
+    play_to_the_score(&b, CALL_AT_ONCE).await;
     assert_eq!(b.text("#score-title").await, "Match over");
 
     // Verify the deals, in the page; and in the spectator's, with the revealed seed.
@@ -479,21 +411,17 @@ async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
 
     // Replay: from the server, with the seat's token this browser keeps.
     b.goto(&format!("http://{addr}{replay}")).await;
-    let started = Instant::now();
-    loop {
-        let s = b.eval(REPLAY_SNAPSHOT).await;
-        if s["shown"] == json!(true) && s["check"] == "The deal checks out." {
-            assert_eq!(s["hands"][seat].as_array().unwrap().len(), 5, "{s}");
-            break;
-        }
-        assert!(started.elapsed() < WAIT, "the replay never loaded: {s}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let s = poll(
+        "the replay to load",
+        async || b.eval(REPLAY_SNAPSHOT).await,
+        |s| s["shown"] == json!(true) && s["check"] == "The deal checks out.",
+    )
+    .await;
+    assert_eq!(s["hands"][seat].as_array().unwrap().len(), 5, "{s}");
     assert!(
         b.text("#replay-source")
             .await
             .starts_with("From the server")
     );
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }

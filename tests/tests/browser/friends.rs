@@ -8,9 +8,19 @@ use crate::harness::*;
 /// A laptop's viewport.
 const LAPTOP: (u32, u32) = (1280, 800);
 
+/// A server whose bots take a moment (1.5 s a move), so that a stand-in's banner is seen while
+/// it plays.
+pub(crate) fn slow_bots() -> dhumbal_server::Config {
+    dhumbal_server::Config {
+        bot_delay_ms: 1500,
+        allow_test_decks: true,
+        ..dhumbal_tests::server::unlimited_rate()
+    }
+}
+
 /// What the page shows of the turn's clock, the stand-in, the notices and the host's menu, in
 /// one round trip.
-const FRIENDS: &str = r#"
+pub(crate) const FRIENDS: &str = r#"
 const q = (s) => document.querySelector(s);
 const shown = (e) => Boolean(e) && !e.closest('[hidden]') && e.getClientRects().length > 0;
 const clocks = [...document.querySelectorAll('.turn-clock')];
@@ -24,6 +34,7 @@ return {
   seconds: clock ? Number(clock.dataset.seconds) : null,
   urgent: Boolean(clock && clock.classList.contains('urgent')),
   clock_label: clock ? clock.getAttribute('aria-label') : null,
+  clock_text: clock ? clock.querySelector('.turn-clock-secs').textContent : null,
   banner: shown(banner) ? banner.querySelector('.stand-in-text').textContent : null,
   im_back: shown(q('#im-back')),
   while_away: shown(away) ? away.querySelector('.while-away-text').textContent : null,
@@ -42,40 +53,42 @@ return {
 
 /// What [`FRIENDS`] reads.
 #[derive(Debug, Deserialize)]
-struct Friends {
+pub(crate) struct Friends {
     /// Where each clock is: `mine` (this page's own seat) or `seat N`.
-    clocks: Vec<String>,
-    seconds: Option<u64>,
-    urgent: bool,
-    clock_label: Option<String>,
+    pub(crate) clocks: Vec<String>,
+    pub(crate) seconds: Option<u64>,
+    pub(crate) urgent: bool,
+    pub(crate) clock_label: Option<String>,
+    /// The seconds the clock shows, in words.
+    pub(crate) clock_text: Option<String>,
     /// The stand-in banner's words, when it shows.
-    banner: Option<String>,
-    im_back: bool,
+    pub(crate) banner: Option<String>,
+    pub(crate) im_back: bool,
     /// The while-away summary's words, when it shows.
-    while_away: Option<String>,
-    log: Vec<String>,
-    toast: Option<String>,
+    pub(crate) while_away: Option<String>,
+    pub(crate) log: Vec<String>,
+    pub(crate) toast: Option<String>,
     /// The other seats a stand-in bot plays.
-    stand_ins: Vec<usize>,
-    seats: Vec<(usize, String)>,
+    pub(crate) stand_ins: Vec<usize>,
+    pub(crate) seats: Vec<(usize, String)>,
     /// The host's menu's buttons, when it is open.
-    menu: Option<Vec<String>>,
-    menu_text: Option<String>,
-    focused: String,
-    small_controls: Vec<String>,
-    removed: Option<String>,
+    pub(crate) menu: Option<Vec<String>>,
+    pub(crate) menu_text: Option<String>,
+    pub(crate) focused: String,
+    pub(crate) small_controls: Vec<String>,
+    pub(crate) removed: Option<String>,
 }
 
 impl Friends {
-    fn logged(&self, line: &str) -> bool {
+    pub(crate) fn logged(&self, line: &str) -> bool {
         self.log.iter().any(|l| l == line)
     }
 
-    fn logged_start(&self, start: &str) -> bool {
+    pub(crate) fn logged_start(&self, start: &str) -> bool {
         self.log.iter().any(|l| l.starts_with(start))
     }
 
-    fn seat(&self, seat: usize) -> &str {
+    pub(crate) fn seat(&self, seat: usize) -> &str {
         self.seats
             .iter()
             .find(|(s, _)| *s == seat)
@@ -85,23 +98,32 @@ impl Friends {
 }
 
 impl Browser {
-    async fn friends(&self) -> Friends {
-        serde_json::from_value(self.eval(FRIENDS).await).unwrap()
+    pub(crate) async fn friends(&self) -> Friends {
+        self.view(FRIENDS).await
     }
 
-    async fn wait_friends(&self, what: &str, done: impl Fn(&Friends) -> bool) -> Friends {
-        let started = Instant::now();
-        loop {
-            let seen = self.friends().await;
-            if done(&seen) {
-                return seen;
-            }
-            assert!(
-                started.elapsed() < WAIT,
-                "waited too long for {what}; the page shows {seen:#?}"
-            );
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+    pub(crate) async fn wait_friends(
+        &self,
+        what: &str,
+        done: impl Fn(&Friends) -> bool,
+    ) -> Friends {
+        self.wait_view(what, FRIENDS, done).await
+    }
+
+    /// Waits for the banner that says a stand-in plays this page's seat (the clock gone).
+    pub(crate) async fn wait_stand_in_banner(&self) -> Friends {
+        self.wait_friends("the stand-in banner", |f| {
+            f.banner.is_some() && f.clocks.is_empty()
+        })
+        .await
+    }
+
+    /// Waits for the summary of what the stand-in did, the seat back (no banner).
+    pub(crate) async fn wait_while_away(&self) -> Friends {
+        self.wait_friends("the while-away summary", |f| {
+            f.while_away.is_some() && f.banner.is_none()
+        })
+        .await
     }
 }
 
@@ -127,7 +149,7 @@ return { clocks: clocks.length, moved: before.filter((b, i) => b !== without[i])
 const CLOCK_MOTION: &str = "const c = document.querySelector('.turn-clock'); \
     return [getComputedStyle(c.querySelector('i')).animationName, getComputedStyle(c.parentElement).animationName];";
 
-async fn assert_clock_takes_no_room(b: &Browser, what: &str) {
+pub(crate) async fn assert_clock_takes_no_room(b: &Browser, what: &str) {
     let seen = b.eval(CLOCK_TAKES_NO_ROOM).await;
     assert_eq!(seen["clocks"], json!(1), "{what}: one clock");
     assert_eq!(seen["moved"], json!([]), "{what}: the clock moved these");
@@ -135,18 +157,12 @@ async fn assert_clock_takes_no_room(b: &Browser, what: &str) {
 
 /// Plays this page's turn at a draw-then-throw table: the stock's top card, then the heaviest
 /// card it may throw.
-async fn play_a_turn(b: &Browser) {
+pub(crate) async fn play_a_turn(b: &Browser) {
     b.wait_until("the page's turn", |s| s.my_turn && s.may_draw)
         .await;
     b.click("#stock").await;
     let drawn = b.wait_until("the drawn card", |s| s.may_throw).await;
-    let card = drawn
-        .hand
-        .iter()
-        .filter(|c| Some(*c) != drawn.barred.as_ref())
-        .max_by_key(|c| value(c))
-        .unwrap()
-        .clone();
+    let card = heaviest(&drawn);
     b.tap(&card).await;
     b.click("#throw").await;
     // (Bots without a delay may bring the turn round to this page again at once.)
@@ -156,9 +172,20 @@ async fn play_a_turn(b: &Browser) {
     .await;
 }
 
-/// The room's code, from the invite link.
-fn code_of(invite: &str) -> String {
-    invite.rsplit('/').next().unwrap_or_default().to_owned()
+/// On the home page: unfolds the table's settings (as a person would, when they are folded).
+pub(crate) async fn unfold_home_settings(b: &Browser) {
+    b.find("#home-settings").await;
+    b.eval(
+        "const fold = document.querySelector('#home-settings').closest('details'); \
+         if (fold && !fold.open) fold.querySelector('summary').click(); return null;",
+    )
+    .await;
+}
+
+/// In the settings form: a table of two with a 15-second turn timer.
+pub(crate) async fn choose_two_seats_and_15_s(b: &Browser) {
+    b.select("#set-players", "2").await;
+    b.select("#set-turn-timer", "15").await;
 }
 
 /// Two people at a table with a 15-second turn timer, chosen in the settings form. The clock
@@ -169,31 +196,16 @@ fn code_of(invite: &str) -> String {
 /// seat; after a reload Asha's log still names the bot.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_that_runs_out_is_played_by_a_bot_the_log_names_with_a_countdown_on_both_pages() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
     // Bots that take a moment, so that the banner is seen while the stand-in plays.
-    let server = TestServer::with_config(dhumbal_server::Config {
-        bot_delay_ms: 1500,
-        allow_test_decks: true,
-        ..dhumbal_tests::server::unlimited_rate()
-    })
-    .await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let asha = driver.browser(PHONE).await;
-    let bina = driver.browser(LAPTOP).await;
+    let mut stage = stage!(slow_bots());
+    let addr = stage.addr;
+    let asha = stage.browser(PHONE).await;
+    let bina = stage.browser(LAPTOP).await;
 
     // The settings form: a turn timer, with its one-line explanation.
     asha.goto(&format!("http://{addr}/")).await;
     // The home page may fold its settings away: unfold them as a person would.
-    asha.find("#home-settings").await;
-    asha.eval(
-        "const fold = document.querySelector('#home-settings').closest('details'); \
-         if (fold && !fold.open) fold.querySelector('summary').click(); return null;",
-    )
-    .await;
+    unfold_home_settings(&asha).await;
     let options = asha
         .eval("return [...document.querySelectorAll('#set-turn-timer option')].map((o) => [o.value, o.textContent]);")
         .await;
@@ -218,16 +230,7 @@ async fn a_turn_that_runs_out_is_played_by_a_bot_the_log_names_with_a_countdown_
             .await
             .contains("a bot plays that turn")
     );
-    asha.find("#set-players")
-        .await
-        .select_by_value("2")
-        .await
-        .unwrap();
-    asha.find("#set-turn-timer")
-        .await
-        .select_by_value("15")
-        .await
-        .unwrap();
+    choose_two_seats_and_15_s(&asha).await;
     asha.assert_fits_the_width("the settings form").await;
     let invite = create_room_here(&asha, addr, "Asha").await;
 
@@ -251,18 +254,9 @@ async fn a_turn_that_runs_out_is_played_by_a_bot_the_log_names_with_a_countdown_
     )
     .await;
     bina.click("#rules-close").await;
-    asha.until(
-        "Bina in the lobby",
-        "return document.querySelector('#lobby-seats').textContent.includes('Bina');",
-    )
-    .await;
-    asha.click("#start").await;
-    let a = asha
-        .wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
-        .await;
-    bina.wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
-        .await;
-    assert!(a.my_turn, "Asha, in seat 0, leads");
+    asha.until_text("#lobby-seats", "Bina").await;
+    let dealt = start_and_deal(&[&asha, &bina]).await;
+    assert!(dealt[0].my_turn, "Asha, in seat 0, leads");
 
     // The clock: on Asha's own seat on her page, on seat 0 on Bina's, counting down.
     let a = asha
@@ -303,13 +297,7 @@ async fn a_turn_that_runs_out_is_played_by_a_bot_the_log_names_with_a_countdown_
         bina.eval(CLOCK_MOTION).await,
         json!(["turn-clock-run", "clock-pulse"])
     );
-    bina.client
-        .issue_cmd(Cdp {
-            cmd: "Emulation.setEmulatedMedia",
-            params: json!({ "features": [{ "name": "prefers-reduced-motion", "value": "reduce" }] }),
-        })
-        .await
-        .unwrap();
+    bina.reduce_motion().await;
     assert_eq!(bina.eval(CLOCK_MOTION).await, json!(["none", "none"]));
     bina.until(
         "the bar at its whole seconds",
@@ -321,11 +309,7 @@ async fn a_turn_that_runs_out_is_played_by_a_bot_the_log_names_with_a_countdown_
 
     // Time runs out: Asha's page says a bot plays this turn for her (no I'm back: the seat comes
     // back after it), and both pages say so in the log; Bina's shows the bot on Asha's seat.
-    let a = asha
-        .wait_friends("the stand-in banner", |f| {
-            f.banner.is_some() && f.clocks.is_empty()
-        })
-        .await;
+    let a = asha.wait_stand_in_banner().await;
     assert_eq!(
         a.banner.as_deref(),
         Some("Your time ran out \u{2014} a bot is playing this turn for you.")
@@ -371,11 +355,7 @@ async fn a_turn_that_runs_out_is_played_by_a_bot_the_log_names_with_a_countdown_
     assert!(!b.log.iter().any(|l| l.starts_with("Asha threw")), "{b:#?}");
 
     // Asha's seat is hers again, and she reads what the bot did for her.
-    let a = asha
-        .wait_friends("the while-away summary", |f| {
-            f.while_away.is_some() && f.banner.is_none()
-        })
-        .await;
+    let a = asha.wait_while_away().await;
     let summary = a.while_away.clone().unwrap();
     assert!(
         summary.starts_with("A bot played 1 turn for you. It ") && summary.contains("threw "),
@@ -427,10 +407,7 @@ async fn a_turn_that_runs_out_is_played_by_a_bot_the_log_names_with_a_countdown_
     assert!(a.logged_start("Bina threw "), "{a:#?}");
     assert_eq!(a.clocks, ["mine"], "{a:#?}");
 
-    asha.assert_no_console_errors().await;
-    bina.assert_no_console_errors().await;
-    asha.close().await;
-    bina.close().await;
+    check_and_close(vec![asha, bina]).await;
 }
 
 /// The host (on a laptop) hands Bina's seat to a bot from its menu, by keyboard: both hear of
@@ -438,28 +415,12 @@ async fn a_turn_that_runs_out_is_played_by_a_bot_the_log_names_with_a_countdown_
 /// and she presses I'm back: the seat is hers again, with what the bot did.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_host_hands_a_seat_to_a_bot_and_the_person_comes_back() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let asha = driver.browser(LAPTOP).await;
-    let bina = driver.browser(PHONE).await;
+    let mut stage = stage!();
+    let asha = stage.browser(LAPTOP).await;
+    let bina = stage.browser(PHONE).await;
 
-    let invite = create_room(&asha, addr, "Asha").await;
-    bina.join_from_link(&invite, "Bina", "#join-sit").await;
-    asha.until(
-        "Bina in the lobby",
-        "return document.querySelector('#lobby-seats').textContent.includes('Bina');",
-    )
-    .await;
-    asha.click("#start").await;
-    asha.wait_until("the table", |s| s.screen == "table" && s.my_turn)
-        .await;
-    bina.wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
-        .await;
+    two_in_a_room(&asha, &bina, stage.addr).await;
+    start_and_deal(&[&asha, &bina]).await;
     // No turn timer at the standard table: no clock anywhere.
     assert!(asha.friends().await.clocks.is_empty());
     // Bina is no host: her seats open no menu.
@@ -498,13 +459,7 @@ async fn the_host_hands_a_seat_to_a_bot_and_the_person_comes_back() {
     );
     asha.screenshot("friends-host-menu-laptop").await;
     // Escape closes it and gives the focus back to the seat; Enter opens it again.
-    asha.client
-        .active_element()
-        .await
-        .unwrap()
-        .send_keys("\u{E00C}")
-        .await
-        .unwrap();
+    asha.press("\u{E00C}").await;
     let a = asha
         .wait_friends("the menu to close", |f| f.menu.is_none())
         .await;
@@ -514,22 +469,10 @@ async fn the_host_hands_a_seat_to_a_bot_and_the_person_comes_back() {
         json!("1"),
         "{a:#?}"
     );
-    asha.client
-        .active_element()
-        .await
-        .unwrap()
-        .send_keys("\u{E007}")
-        .await
-        .unwrap();
+    asha.press("\u{E007}").await;
     asha.wait_friends("the menu again", |f| f.focused == "hand")
         .await;
-    asha.client
-        .active_element()
-        .await
-        .unwrap()
-        .send_keys("\u{E007}")
-        .await
-        .unwrap();
+    asha.press("\u{E007}").await;
 
     // Both hear of it; Bina is marked away and may say she is back.
     let b = bina
@@ -611,10 +554,7 @@ async fn the_host_hands_a_seat_to_a_bot_and_the_person_comes_back() {
     })
     .await;
 
-    asha.assert_no_console_errors().await;
-    bina.assert_no_console_errors().await;
-    asha.close().await;
-    bina.close().await;
+    check_and_close(vec![asha, bina]).await;
 }
 
 /// The host (on a phone) removes Bina mid-match, after a confirmation that says she can only
@@ -622,28 +562,12 @@ async fn the_host_hands_a_seat_to_a_bot_and_the_person_comes_back() {
 /// bot plays the seat, and the host's Let back works during the match.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_host_removes_a_person_mid_match_and_a_bot_plays_their_seat() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let asha = driver.browser(PHONE).await;
-    let bina = driver.browser(LAPTOP).await;
+    let mut stage = stage!();
+    let asha = stage.browser(PHONE).await;
+    let bina = stage.browser(LAPTOP).await;
 
-    let invite = create_room(&asha, addr, "Asha").await;
-    bina.join_from_link(&invite, "Bina", "#join-sit").await;
-    asha.until(
-        "Bina in the lobby",
-        "return document.querySelector('#lobby-seats').textContent.includes('Bina');",
-    )
-    .await;
-    asha.click("#start").await;
-    asha.wait_until("the table", |s| s.screen == "table" && s.my_turn)
-        .await;
-    bina.wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
-        .await;
+    let invite = two_in_a_room(&asha, &bina, stage.addr).await;
+    start_and_deal(&[&asha, &bina]).await;
 
     // A tap on Bina's seat opens the menu, under the seat and within the phone's width.
     asha.click("#seats .seat[data-seat='1']").await;
@@ -716,8 +640,72 @@ async fn the_host_removes_a_person_mid_match_and_a_bot_plays_their_seat() {
     asha.assert_fits_the_width("the table after the removal")
         .await;
 
-    asha.assert_no_console_errors().await;
-    bina.assert_no_console_errors().await;
-    asha.close().await;
-    bina.close().await;
+    check_and_close(vec![asha, bina]).await;
+}
+
+/// A spectator (a laptop) joins a table with a 15-second turn timer with Watch, and sees the
+/// turn's clock on the seat whose turn it is, counting down and taking no room: Asha's (seat 0),
+/// then, once she has played, Bina's (seat 1). The spectator has no clock of its own and no
+/// host's menu.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spectator_sees_the_countdown_on_the_seat_whose_turn_it_is() {
+    let mut stage = stage!();
+    let addr = stage.addr;
+    let asha = stage.browser(PHONE).await;
+    let bina = stage.browser(LAPTOP).await;
+    let chandra = stage.browser(LAPTOP).await;
+
+    asha.open_home(addr).await;
+    unfold_home_settings(&asha).await;
+    choose_two_seats_and_15_s(&asha).await;
+    let invite = create_room_here(&asha, addr, "Asha").await;
+    // Chandra watches (a seat is still free, so Watch is one of the join form's buttons).
+    chandra
+        .join_from_link(&invite, "Chandra", "#join-watch")
+        .await;
+    bina.join_from_link(&invite, "Bina", "#join-sit").await;
+    asha.until_text("#lobby-seats", "Bina").await;
+    start_and_deal(&[&asha, &bina]).await;
+    let c = chandra
+        .wait_until("the table", |s| s.screen == "table" && s.round == 1)
+        .await;
+    assert!(c.hand.is_empty() && c.status == "Watching", "{c:?}");
+
+    // Asha's turn: the clock on seat 0 of the spectator's page, ticking.
+    let c = chandra
+        .wait_friends("Asha's clock on her seat", |f| f.clocks == ["seat 0"])
+        .await;
+    let left = c.seconds.unwrap();
+    assert!((10..=15).contains(&left), "{c:#?}");
+    assert_eq!(
+        c.clock_label.as_deref(),
+        Some(format!("{left} seconds left").as_str())
+    );
+    assert_eq!(c.clock_text.as_deref(), Some(format!("{left} s").as_str()));
+    chandra
+        .wait_friends("the clock to tick", |f| f.seconds.is_some_and(|s| s < left))
+        .await;
+    assert_clock_takes_no_room(&chandra, "the spectator's page").await;
+    assert_eq!(
+        chandra
+            .eval("return document.querySelectorAll('#seats .seat.has-menu, #seat-menu').length;")
+            .await,
+        json!(0),
+        "a spectator has no host's menu"
+    );
+    chandra
+        .assert_fits_the_width("the table with the clock")
+        .await;
+    chandra.screenshot("friends-clock-spectator-laptop").await;
+
+    // Asha plays: the clock moves to Bina's seat.
+    play_a_turn(&asha).await;
+    let c = chandra
+        .wait_friends("Bina's clock on her seat", |f| f.clocks == ["seat 1"])
+        .await;
+    assert!(c.seconds.is_some_and(|s| (10..=15).contains(&s)), "{c:#?}");
+    assert!(!c.urgent, "{c:#?}");
+    assert_clock_takes_no_room(&chandra, "the spectator's page on Bina's turn").await;
+
+    check_and_close(vec![asha, bina, chandra]).await;
 }

@@ -6,14 +6,15 @@ pub(crate) use std::path::{Path, PathBuf};
 pub(crate) use std::process::{Child, Command, Stdio};
 pub(crate) use std::time::{Duration, Instant};
 
-pub(crate) use dhumbal_engine::{Card, CourtValues};
-pub(crate) use dhumbal_protocol::CreatedRoom;
+pub(crate) use dhumbal_engine::{Card, CourtValues, Preset, Rounds, Settings};
+pub(crate) use dhumbal_protocol::{CreateRoom, CreatedRoom};
 pub(crate) use dhumbal_tests::TestServer;
 pub(crate) use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
 pub(crate) use fantoccini::error::CmdError;
 pub(crate) use fantoccini::wd::WebDriverCompatibleCommand;
 pub(crate) use fantoccini::{Client, ClientBuilder, Locator};
 pub(crate) use serde::Deserialize;
+pub(crate) use serde::de::DeserializeOwned;
 pub(crate) use serde_json::{Value, json};
 
 /// Where Debian puts the browser.
@@ -29,6 +30,65 @@ pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
 /// Browser tests run one at a time: each starts a whole browser on a small machine.
 pub(crate) static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// What a browser test stands on: its turn ([`ONE_AT_A_TIME`]), a server on a loopback port and
+/// chromedriver. Dropped in that order's reverse: the browsers, the server, then the turn.
+pub(crate) struct Stage {
+    pub(crate) driver: Driver,
+    pub(crate) server: TestServer,
+    pub(crate) addr: SocketAddr,
+    _one: tokio::sync::MutexGuard<'static, ()>,
+}
+
+impl Stage {
+    /// A stage with the test server's defaults, or `None` when the browser is not installed
+    /// (see [`browser_tools`]).
+    pub(crate) async fn start() -> Option<Stage> {
+        Stage::on(TestServer::start()).await
+    }
+
+    /// A stage whose server has this configuration.
+    pub(crate) async fn with_config(config: dhumbal_server::Config) -> Option<Stage> {
+        Stage::on(TestServer::with_config(config)).await
+    }
+
+    async fn on(server: impl Future<Output = TestServer>) -> Option<Stage> {
+        let tools = browser_tools()?;
+        let one = ONE_AT_A_TIME.lock().await;
+        let server = server.await;
+        let addr = server.addr;
+        let driver = Driver::start(tools).await;
+        Some(Stage {
+            driver,
+            server,
+            addr,
+            _one: one,
+        })
+    }
+
+    /// A new browser window of this size.
+    pub(crate) async fn browser(&mut self, size: (u32, u32)) -> Browser {
+        self.driver.browser(size).await
+    }
+}
+
+/// The test's [`Stage`] (`stage!()`, or `stage!(config)` for a server with this configuration),
+/// or, when the browser is not installed, a return from the test, which passes having said why.
+macro_rules! stage {
+    () => {
+        match Stage::start().await {
+            Some(stage) => stage,
+            None => return,
+        }
+    };
+    ($config:expr) => {
+        match Stage::with_config($config).await {
+            Some(stage) => stage,
+            None => return,
+        }
+    };
+}
+pub(crate) use stage;
 
 /// The browser and its driver, or `None` (with the reason printed) when they are not installed.
 /// Under `CI=true` a missing browser fails the test instead.
@@ -200,6 +260,18 @@ impl Drop for Driver {
     }
 }
 
+/// The address of a session's command `path` at chromedriver.
+fn session_url(
+    base_url: &url::Url,
+    session_id: Option<&str>,
+    path: &str,
+) -> Result<url::Url, url::ParseError> {
+    base_url.join(&format!(
+        "session/{}/{path}",
+        session_id.unwrap_or_default()
+    ))
+}
+
 /// chromedriver's command for the browser's console log since the last call.
 #[derive(Debug)]
 pub(crate) struct BrowserLog;
@@ -210,10 +282,7 @@ impl WebDriverCompatibleCommand for BrowserLog {
         base_url: &url::Url,
         session_id: Option<&str>,
     ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!(
-            "session/{}/se/log",
-            session_id.unwrap_or_default()
-        ))
+        session_url(base_url, session_id, "se/log")
     }
 
     fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
@@ -234,10 +303,7 @@ impl WebDriverCompatibleCommand for Cdp {
         base_url: &url::Url,
         session_id: Option<&str>,
     ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!(
-            "session/{}/goog/cdp/execute",
-            session_id.unwrap_or_default()
-        ))
+        session_url(base_url, session_id, "goog/cdp/execute")
     }
 
     fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
@@ -326,28 +392,54 @@ impl Browser {
         self.client.goto(url).await.unwrap();
     }
 
-    /// Opens a room's invite link and joins from its form as `name`, pressing `button`
-    /// (`#join-sit` or `#join-watch`), then waits for the lobby.
-    pub(crate) async fn join_from_link(&self, link: &str, name: &str, button: &str) {
+    /// Opens the home page and waits for it.
+    pub(crate) async fn open_home(&self, addr: SocketAddr) {
+        self.goto(&format!("http://{addr}/")).await;
+        self.wait_until("the home page", |s| s.screen == "home")
+            .await;
+    }
+
+    /// Opens a room's invite link and waits for its join form.
+    pub(crate) async fn open_join_form(&self, link: &str) {
         self.goto(link).await;
         self.wait_until("the join form", |s| s.screen == "join")
             .await;
+    }
+
+    /// On the join form: types `name` and presses `button` (`#join-sit`, `#join-watch` or
+    /// `#join-full`).
+    pub(crate) async fn join_as(&self, name: &str, button: &str) {
         self.type_into("#join-name", name).await;
         self.click(button).await;
+    }
+
+    /// Opens a room's invite link and joins from its form as `name`, pressing `button`
+    /// (`#join-sit` or `#join-watch`), then waits for the lobby.
+    pub(crate) async fn join_from_link(&self, link: &str, name: &str, button: &str) {
+        self.open_join_form(link).await;
+        self.join_as(name, button).await;
         self.wait_until("the lobby", |s| s.screen == "lobby").await;
     }
 
-    /// Does what the page that created `room` does: keeps its host secret (as Asha's), on the
+    /// Does what the page that created `room` does: keeps its host secret (as `name`'s), on the
     /// server's origin, so that opening the room's link makes this page the host.
-    pub(crate) async fn keep_host_secret(&self, addr: SocketAddr, room: &CreatedRoom) {
+    pub(crate) async fn keep_host_secret(&self, addr: SocketAddr, room: &CreatedRoom, name: &str) {
         self.goto(&format!("http://{addr}/")).await;
         self.client
             .execute(
-                "localStorage.setItem('dhumbal.room.' + arguments[0], JSON.stringify({ name: 'Asha', host_secret: arguments[1], token: null }));",
-                vec![json!(room.code), json!(room.host_secret)],
+                "localStorage.setItem('dhumbal.room.' + arguments[0], JSON.stringify({ name: arguments[2], host_secret: arguments[1], token: null }));",
+                vec![json!(room.code), json!(room.host_secret), json!(name)],
             )
             .await
             .unwrap();
+    }
+
+    /// Makes this page the host of `room` under `name` (as the page that created it would be),
+    /// opens the room's link and waits for the lobby.
+    pub(crate) async fn host_room(&self, addr: SocketAddr, room: &CreatedRoom, name: &str) {
+        self.keep_host_secret(addr, room, name).await;
+        self.goto(&format!("http://{addr}{}", room.url)).await;
+        self.wait_until("the lobby", |s| s.screen == "lobby").await;
     }
 
     pub(crate) async fn snapshot(&self) -> Snapshot {
@@ -361,18 +453,22 @@ impl Browser {
         what: &str,
         done: impl Fn(&Snapshot) -> bool,
     ) -> Snapshot {
-        let started = Instant::now();
-        loop {
-            let snapshot = self.snapshot().await;
-            if done(&snapshot) {
-                return snapshot;
-            }
-            assert!(
-                started.elapsed() < WAIT,
-                "waited too long for {what}; the page shows {snapshot:#?}"
-            );
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        poll(what, async || self.snapshot().await, done).await
+    }
+
+    /// What `script` (a function body) reads from the page, as a `T`.
+    pub(crate) async fn view<T: DeserializeOwned>(&self, script: &str) -> T {
+        serde_json::from_value(self.eval(script).await).unwrap()
+    }
+
+    /// Waits until what `script` reads satisfies `done`, and returns it.
+    pub(crate) async fn wait_view<T: DeserializeOwned + std::fmt::Debug>(
+        &self,
+        what: &str,
+        script: &str,
+        done: impl Fn(&T) -> bool,
+    ) -> T {
+        poll(what, async || self.view(script).await, done).await
     }
 
     pub(crate) async fn find(&self, css: &str) -> fantoccini::elements::Element {
@@ -498,18 +594,57 @@ impl Browser {
     /// Waits until `script` (a function body) returns `true` on the page; on timeout fails with
     /// what `script` returned last.
     pub(crate) async fn until(&self, what: &str, script: &str) {
-        let started = Instant::now();
-        loop {
-            let value = self.eval(script).await;
-            if value == json!(true) {
-                return;
-            }
-            assert!(
-                started.elapsed() < WAIT,
-                "waited too long for {what}; the page answers {value}"
-            );
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        poll(
+            what,
+            async || self.eval(script).await,
+            |v| *v == json!(true),
+        )
+        .await;
+    }
+
+    /// Waits until `css` holds `text` (by `textContent`).
+    pub(crate) async fn until_text(&self, css: &str, text: &str) {
+        self.until(
+            &format!("{css} to say {text:?}"),
+            &format!(
+                "const e = document.querySelector({css:?}); return Boolean(e) && e.textContent.includes({text:?}) || (e ? e.textContent : 'no element');"
+            ),
+        )
+        .await;
+    }
+
+    /// Chooses `value` in the `<select>` at `css`.
+    pub(crate) async fn select(&self, css: &str, value: &str) {
+        self.find(css).await.select_by_value(value).await.unwrap();
+    }
+
+    /// Types keys into the element that has the focus.
+    pub(crate) async fn press(&self, keys: &str) {
+        let focused = self.client.active_element().await.unwrap();
+        focused.send_keys(keys).await.unwrap();
+    }
+
+    /// Runs a Chrome DevTools command in this browser.
+    pub(crate) async fn cdp(&self, cmd: &'static str, params: Value) {
+        self.client.issue_cmd(Cdp { cmd, params }).await.unwrap();
+    }
+
+    /// Runs `script` before the page's own scripts, on every page loaded from now on.
+    pub(crate) async fn before_each_page(&self, script: &str) {
+        self.cdp(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": script }),
+        )
+        .await;
+    }
+
+    /// Emulates a system that asks for reduced motion.
+    pub(crate) async fn reduce_motion(&self) {
+        self.cdp(
+            "Emulation.setEmulatedMedia",
+            json!({ "features": [{ "name": "prefers-reduced-motion", "value": "reduce" }] }),
+        )
+        .await;
     }
 
     pub(crate) async fn close(self) {
@@ -617,12 +752,7 @@ pub(crate) async fn draw_and_throw_it_back(b: &Browser) {
             s.may_throw && s.hand.len() == turn.hand.len() + 1
         })
         .await;
-    let card = drawn
-        .hand
-        .iter()
-        .find(|c| !turn.hand.contains(c))
-        .expect("a new card in the hand")
-        .clone();
+    let card = new_card(&turn, &drawn);
     assert!(value(&card) >= 6, "the stock's top is heavy: {card}");
     b.tap(&card).await;
     let ready = b.snapshot().await;
@@ -634,3 +764,189 @@ pub(crate) async fn draw_and_throw_it_back(b: &Browser) {
     })
     .await;
 }
+
+/// Reads with `read` until `done` accepts what it read, and returns that; fails after [`WAIT`],
+/// saying what it waited for and what it read last.
+pub(crate) async fn poll<T: std::fmt::Debug>(
+    what: &str,
+    mut read: impl AsyncFnMut() -> T,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    let started = Instant::now();
+    loop {
+        let seen = read().await;
+        if done(&seen) {
+            return seen;
+        }
+        assert!(
+            started.elapsed() < WAIT,
+            "waited too long for {what}; the page shows {seen:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// The room's code, from the invite link.
+pub(crate) fn code_of(invite: &str) -> String {
+    invite.rsplit('/').next().unwrap_or_default().to_owned()
+}
+
+/// The heaviest card of the hand that may be thrown (not the barred one).
+pub(crate) fn heaviest(s: &Snapshot) -> String {
+    s.hand
+        .iter()
+        .filter(|c| Some(*c) != s.barred.as_ref())
+        .max_by_key(|c| value(c))
+        .unwrap()
+        .clone()
+}
+
+/// The card in the hand `after` that the hand `before` did not hold (the one just drawn).
+pub(crate) fn new_card(before: &Snapshot, after: &Snapshot) -> String {
+    after
+        .hand
+        .iter()
+        .find(|c| !before.hand.contains(c))
+        .expect("a new card in the hand")
+        .clone()
+}
+
+/// Two people in one room: `host` creates it as Asha, `guest` sits down as Bina, and the host
+/// waits to see her in the lobby. Returns the invite link.
+pub(crate) async fn two_in_a_room(host: &Browser, guest: &Browser, addr: SocketAddr) -> String {
+    let invite = create_room(host, addr, "Asha").await;
+    guest.join_from_link(&invite, "Bina", "#join-sit").await;
+    host.until_text("#lobby-seats", "Bina").await;
+    invite
+}
+
+/// The host (the first page) starts the match; every page waits for the table and its five
+/// cards. Returns what each page shows then.
+pub(crate) async fn start_and_deal(pages: &[&Browser]) -> Vec<Snapshot> {
+    pages[0].click("#start").await;
+    let mut dealt = Vec::new();
+    for page in pages {
+        dealt.push(
+            page.wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
+                .await,
+        );
+    }
+    dealt
+}
+
+/// Plays this page's turns at a draw-then-throw table until the score dialog opens: it draws from
+/// the stock, marks its heaviest card and throws it, and calls when it may. `first_throw`, when
+/// given, runs once with the first heaviest card marked, before it is thrown, and the page calls
+/// only after that. Returns the page's state on the turn it called, if it did.
+pub(crate) async fn play_to_the_score(
+    b: &Browser,
+    first_throw: Option<impl AsyncFnOnce(&str)>,
+) -> Option<Snapshot> {
+    let mut first_throw = first_throw;
+    let started = Instant::now();
+    loop {
+        let s = my_turn_or_the_score(b, started).await;
+        if s.score_open {
+            return None;
+        }
+        if s.call.is_some() && first_throw.is_none() {
+            b.click("#call").await;
+            b.wait_until("the show", |s| s.score_open).await;
+            return Some(s);
+        }
+        if s.may_draw {
+            b.click("#stock").await;
+            b.wait_until("the draw", |s| !s.may_draw || s.score_open)
+                .await;
+            continue;
+        }
+        if s.may_throw {
+            let heaviest = heaviest(&s);
+            b.tap(&heaviest).await;
+            if let Some(first_throw) = first_throw.take() {
+                first_throw(&heaviest).await;
+            }
+            b.click("#throw").await;
+            b.wait_until("the throw to land", |s| {
+                s.score_open || !s.hand.contains(&heaviest)
+            })
+            .await;
+        }
+    }
+}
+
+/// Waits until it is this page's turn or the score dialog is open, and returns the page's state
+/// then; fails once five minutes have passed since `started` (the round's start).
+pub(crate) async fn my_turn_or_the_score(b: &Browser, started: Instant) -> Snapshot {
+    loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "the round never ended"
+        );
+        let s = b.snapshot().await;
+        if s.score_open || s.my_turn {
+            return s;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// No hook for [`play_to_the_score`]: the page calls as soon as it may.
+pub(crate) const CALL_AT_ONCE: Option<fn(&str) -> std::future::Ready<()>> = None;
+
+/// Fails on any error in the pages' consoles, then closes them.
+pub(crate) async fn check_and_close(pages: Vec<Browser>) {
+    for page in &pages {
+        page.assert_no_console_errors().await;
+    }
+    for page in pages {
+        page.close().await;
+    }
+}
+
+/// The standard table with jokers (so that a hand of five can be worth as little as the fixed
+/// decks need), over `rounds` rounds.
+pub(crate) fn standard(rounds: u32) -> Settings {
+    Settings {
+        rounds: Rounds::Fixed(rounds),
+        jokers: true,
+        ..Preset::Standard.settings()
+    }
+}
+
+/// A room on `server` with these settings and fixed decks.
+pub(crate) async fn room_with(
+    server: &TestServer,
+    settings: Settings,
+    decks: Vec<Vec<Card>>,
+) -> CreatedRoom {
+    server
+        .create_room(&CreateRoom {
+            settings: Some(settings),
+            decks: Some(decks),
+            ..CreateRoom::default()
+        })
+        .await
+}
+
+/// Calls at once and waits for the score dialog.
+pub(crate) async fn call_now(b: &Browser) {
+    b.wait_until("the call", |s| s.my_turn && s.call.is_some())
+        .await;
+    b.click("#call").await;
+    b.wait_until("the show", |s| s.score_open).await;
+}
+
+/// One browser test for each list of arguments given to `body` (an async function), named as
+/// listed: `browser_tests!(body { body_on_a_phone => (PHONE, "phone"), ... });`.
+macro_rules! browser_tests {
+    ($body:ident { $($test:ident => ($($arg:expr),* $(,)?)),+ $(,)? }) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $test() {
+                $body($($arg),*).await;
+            }
+        )+
+    };
+}
+pub(crate) use browser_tests;

@@ -38,7 +38,10 @@
 //!   the table mid-round and the score dialog (`nepali.rs`, the allow-list explained there); the
 //!   language follows the browser's, is remembered across a reload, switches back live in the
 //!   lobby and at the table keeping the hand and its marks, and on the replay page; the English
-//!   and Nepali tables of `server/web/messages.js` have the same keys and the same `{params}`.
+//!   and Nepali tables of `server/web/messages.js` have the same keys and the same `{params}`. At
+//!   a table with a 15 s turn timer, on a phone, the countdown, the host's seat menu, the banner
+//!   when the time runs out, the notice and the log's line naming the bot, and the while-away
+//!   summary show no English word either.
 //! - Playing with friends (`friends.rs`), a phone and a laptop at each table: a 15 s turn timer
 //!   chosen in the settings form (the lobby's summary and How to play say it) counts down on the
 //!   seat whose turn it is on both pages, taking no room, urgent in its last 5 s; the turn that
@@ -46,7 +49,8 @@
 //!   bot for both, live and after a reload, then what the bot did); the host hands a seat to a
 //!   bot from its menu by keyboard (both hear of it; that person is marked away, presses I'm back
 //!   and has the seat again) and removes a person mid-match after a confirmation (their page says
-//!   why, a bot plays the seat, and Let back works during the match).
+//!   why, a bot plays the seat, and Let back works during the match); a spectator who joined with
+//!   Watch sees the countdown on the seat whose turn it is.
 //! - The polish pass (issue 15), on a phone and a laptop: marking cards moves nothing at the table
 //!   and Call and Throw keep their places (a tie's warning on the limit); every screen opens at its
 //!   top and every dialog's main button shows on a small phone; your turn in the tab's title, an

@@ -1,6 +1,9 @@
 //! The web client in Nepali (नेपाली): a whole round with no English word left on the screen, the
 //! language remembered and switched back on every page, and the two message tables alike.
 
+use crate::friends::{
+    assert_clock_takes_no_room, choose_two_seats_and_15_s, slow_bots, unfold_home_settings,
+};
 use crate::harness::*;
 
 /// Every English-looking word the page shows now, with where it is: each visible text node, the
@@ -87,11 +90,6 @@ async fn assert_fits(b: &Browser, what: &str) {
     assert_eq!(out, json!([]), "{what} is wider than the window");
 }
 
-/// The room's code, from the invite link.
-fn code_of(invite: &str) -> String {
-    invite.rsplit('/').next().unwrap_or_default().to_owned()
-}
-
 /// Switches the page's language with the control in its header.
 async fn switch_to(b: &Browser, lang: &str) {
     b.click(&format!("#lang-switch button[data-lang='{lang}']"))
@@ -110,18 +108,12 @@ async fn switch_to(b: &Browser, lang: &str) {
 /// whose dialog has the standings, the seeds and Verify the deals, and then the replay page of
 /// the match.
 async fn a_round_in_nepali(size: (u32, u32), label: &str) {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(size).await;
+    let mut stage = stage!();
+    let addr = stage.addr;
+    let b = stage.browser(size).await;
     let one_round = label == "desktop";
 
-    b.goto(&format!("http://{addr}/")).await;
-    b.wait_until("the home page", |s| s.screen == "home").await;
+    b.open_home(addr).await;
     switch_to(&b, "ne").await;
     assert_eq!(b.text("#create").await, "कोठा बनाउनुहोस्");
     if one_round {
@@ -183,59 +175,20 @@ async fn a_round_in_nepali(size: (u32, u32), label: &str) {
     b.wait_until("the table", |s| s.screen == "table" && s.round == 1)
         .await;
     let mut scanned = false;
-    let started = Instant::now();
-    loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "the round never ended"
-        );
-        let s = b.snapshot().await;
-        if s.score_open {
-            break;
-        }
-        if !s.my_turn {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            continue;
-        }
-        if s.call.is_some() && scanned {
-            assert!(s.call.as_deref().unwrap().contains("कल"), "{s:?}");
-            b.click("#call").await;
-            b.wait_until("the show", |s| s.score_open).await;
-            break;
-        }
-        if s.may_draw {
-            b.click("#stock").await;
-            b.wait_until("the draw", |s| !s.may_draw || s.score_open)
-                .await;
-            continue;
-        }
-        if s.may_throw {
-            let heaviest = s
-                .hand
-                .iter()
-                .filter(|c| Some(*c) != s.barred.as_ref())
-                .max_by_key(|c| value(c))
-                .unwrap()
-                .clone();
-            b.tap(&heaviest).await;
-            if !scanned {
-                let marked = b.snapshot().await;
-                assert_eq!(marked.throw_text, format!("फाल्नुहोस् {}", value(&heaviest)));
-                assert!(marked.status.contains("हातमा"), "{marked:?}");
-                assert!(marked.log.contains("ले"), "the log is in Nepali: {marked:?}");
-                assert_no_english(&b, "the table", Some(&code)).await;
-                b.screenshot(&format!("nepali-table-{label}")).await;
-                b.click("#open-rules").await;
-                assert_no_english(&b, "How to play at the table", Some(&code)).await;
-                b.click("#rules-close").await;
-                scanned = true;
-            }
-            b.click("#throw").await;
-            b.wait_until("the throw to land", |s| {
-                s.score_open || !s.hand.contains(&heaviest)
-            })
-            .await;
-        }
+    let scan = async |heaviest: &str| {
+        let marked = b.snapshot().await;
+        assert_eq!(marked.throw_text, format!("फाल्नुहोस् {}", value(heaviest)));
+        assert!(marked.status.contains("हातमा"), "{marked:?}");
+        assert!(marked.log.contains("ले"), "the log is in Nepali: {marked:?}");
+        assert_no_english(&b, "the table", Some(&code)).await;
+        b.screenshot(&format!("nepali-table-{label}")).await;
+        b.click("#open-rules").await;
+        assert_no_english(&b, "How to play at the table", Some(&code)).await;
+        b.click("#rules-close").await;
+        scanned = true;
+    };
+    if let Some(s) = play_to_the_score(&b, Some(scan)).await {
+        assert!(s.call.as_deref().unwrap().contains("कल"), "{s:?}");
     }
     assert!(scanned, "the table was seen mid-round");
 
@@ -283,14 +236,137 @@ async fn a_round_in_nepali(size: (u32, u32), label: &str) {
     b.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_round_in_nepali_shows_no_english_word_on_a_phone() {
-    a_round_in_nepali(PHONE, "phone").await;
-}
+browser_tests!(a_round_in_nepali {
+    a_round_in_nepali_shows_no_english_word_on_a_phone => (PHONE, "phone"),
+    a_one_round_match_in_nepali_shows_no_english_word_on_a_desktop => (DESKTOP, "desktop"),
+});
 
+/// At a table with a 15-second turn timer, in Nepali, on a phone: the countdown on the page's own
+/// seat, the host's menu on the other person's seat (and its confirmation), the banner when the
+/// time runs out, the notice (a line of the log), the log's line naming the bot that plays the
+/// turn, and the summary of what it did each show no English word. The other person (Bina, on a
+/// desktop in English) only sits there; her name is written in Devanagari, as names are the
+/// people's own words.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_one_round_match_in_nepali_shows_no_english_word_on_a_desktop() {
-    a_round_in_nepali(DESKTOP, "desktop").await;
+async fn a_timed_table_in_nepali_shows_no_english_word_on_a_phone() {
+    // Bots that take a moment, so that the banner is seen while the stand-in plays.
+    let mut stage = stage!(slow_bots());
+    let addr = stage.addr;
+    let asha = stage.browser(PHONE).await;
+    let bina = stage.browser(DESKTOP).await;
+
+    asha.open_home(addr).await;
+    switch_to(&asha, "ne").await;
+    unfold_home_settings(&asha).await;
+    choose_two_seats_and_15_s(&asha).await;
+    let invite = create_room_here(&asha, addr, "आशा").await;
+    let code = code_of(&invite);
+    bina.join_from_link(&invite, "बिना", "#join-sit").await;
+    asha.until_text("#lobby-seats", "बिना").await;
+    assert_no_english(&asha, "the lobby of a timed table", Some(&code)).await;
+    let dealt = start_and_deal(&[&asha, &bina]).await;
+    assert!(dealt[0].my_turn, "Asha, in seat 0, leads");
+
+    // The countdown on her own seat, in words and for a screen reader.
+    let a = asha
+        .wait_friends("Asha's clock", |f| {
+            f.clocks == ["mine"] && f.seconds.is_some()
+        })
+        .await;
+    let left = a.seconds.unwrap();
+    assert_eq!(
+        a.clock_text.as_deref(),
+        Some(format!("{left} सेकेन्ड").as_str()),
+        "{a:#?}"
+    );
+    assert_eq!(
+        a.clock_label.as_deref(),
+        Some(format!("{left} सेकेन्ड बाँकी").as_str()),
+        "{a:#?}"
+    );
+    assert_no_english(&asha, "the table with the countdown", Some(&code)).await;
+    assert_clock_takes_no_room(&asha, "the countdown in Nepali").await;
+    asha.screenshot("nepali-clock-phone").await;
+
+    // The host's menu on Bina's seat, and the confirmation of a removal (cancelled).
+    asha.click("#seats .seat[data-seat='1']").await;
+    let a = asha
+        .wait_friends("the host's menu", |f| f.menu.is_some())
+        .await;
+    assert_eq!(
+        a.menu.as_deref(),
+        Some(&["कम्प्युटरलाई दिनुहोस्".to_owned(), "कोठाबाट हटाउनुहोस्".to_owned()][..])
+    );
+    assert_no_english(&asha, "the host's menu", Some(&code)).await;
+    asha.screenshot("nepali-host-menu-phone").await;
+    asha.click("#seat-menu button[data-action='remove']").await;
+    let a = asha
+        .wait_friends("the confirmation", |f| f.focused == "remove-yes")
+        .await;
+    assert!(
+        a.menu_text
+            .as_deref()
+            .unwrap()
+            .contains("बिनालाई कोठाबाट हटाउने?"),
+        "{a:#?}"
+    );
+    assert_no_english(&asha, "the host's confirmation", Some(&code)).await;
+    asha.click("#seat-menu button[data-action='cancel']").await;
+    asha.wait_friends("the menu again", |f| f.focused == "remove")
+        .await;
+    asha.click("#prompt").await;
+    asha.wait_friends("the menu to close", |f| f.menu.is_none())
+        .await;
+
+    // Time runs out: the banner, and the notice in the log.
+    let a = asha.wait_stand_in_banner().await;
+    assert_eq!(
+        a.banner.as_deref(),
+        Some("तपाईंको समय सकियो \u{2014} यो पालो तपाईंको सट्टा कम्प्युटरले खेल्दै छ।")
+    );
+    assert!(
+        a.logged("तपाईंको समय सकियो: यो पालो तपाईंको सट्टा कम्प्युटरले खेल्छ।"),
+        "{a:#?}"
+    );
+    assert_no_english(
+        &asha,
+        "the table with the banner and the notice",
+        Some(&code),
+    )
+    .await;
+    asha.screenshot("nepali-timed-out-phone").await;
+
+    // The bot plays the turn, and the log names it.
+    let a = asha
+        .wait_friends("the stand-in's throw", |f| {
+            f.log
+                .iter()
+                .any(|l| l.starts_with("तपाईंको सट्टा कम्प्युटरले ") && l.ends_with(" फाल्नुभयो।"))
+        })
+        .await;
+    assert!(
+        a.logged("तपाईंको सट्टा कम्प्युटरले थुप्रोबाट तान्नुभयो।")
+            || a.logged_start("तपाईंको सट्टा कम्प्युटरले फालेको पत्तीबाट "),
+        "{a:#?}"
+    );
+    assert_no_english(&asha, "the log naming the bot", Some(&code)).await;
+
+    // The seat is hers again, with what the bot did.
+    let a = asha.wait_while_away().await;
+    let summary = a.while_away.clone().unwrap();
+    assert!(
+        summary.starts_with("तपाईंको सट्टा कम्प्युटरले 1 पालो खेल्यो। त्यसले ") && summary.contains(" फाल्यो"),
+        "{summary}"
+    );
+    assert_eq!(asha.text("#while-away h2").await, "तपाईं नहुँदा");
+    assert!(
+        a.log.iter().any(|l| l.starts_with("तपाईंको सट्टा कम्प्युटरले ")),
+        "the log still names the bot: {a:#?}"
+    );
+    assert_no_english(&asha, "the while-away summary", Some(&code)).await;
+    asha.screenshot("nepali-while-away-phone").await;
+
+    check_and_close(vec![asha, bina]).await;
 }
 
 /// The language follows the browser's (`ne…` is Nepali), is remembered across a reload, and
@@ -298,25 +374,13 @@ async fn a_one_round_match_in_nepali_shows_no_english_word_on_a_desktop() {
 /// the replay page switches too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
+    let mut stage = stage!();
+    let addr = stage.addr;
 
     // A browser that asks for Nepali first gets Nepali, with nothing chosen yet.
-    let b = driver.browser(DESKTOP).await;
-    b.client
-        .issue_cmd(Cdp {
-            cmd: "Emulation.setUserAgentOverride",
-            params: json!({ "userAgent": "Mozilla/5.0 (X11; Linux x86_64) Chrome", "acceptLanguage": "ne-NP,ne,en" }),
-        })
-        .await
-        .unwrap();
-    b.goto(&format!("http://{addr}/")).await;
-    b.wait_until("the home page", |s| s.screen == "home").await;
+    let b = stage.browser(DESKTOP).await;
+    b.cdp("Emulation.setUserAgentOverride", json!({ "userAgent": "Mozilla/5.0 (X11; Linux x86_64) Chrome", "acceptLanguage": "ne-NP,ne,en" })).await;
+    b.open_home(addr).await;
     assert_eq!(
         b.eval("return [navigator.languages[0], document.documentElement.lang, localStorage.getItem('dhumbal.lang')];")
             .await,
@@ -340,9 +404,8 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
     b.close().await;
 
     // An English browser: English, until the control says otherwise, which a reload keeps.
-    let b = driver.browser(DESKTOP).await;
-    b.goto(&format!("http://{addr}/")).await;
-    b.wait_until("the home page", |s| s.screen == "home").await;
+    let b = stage.browser(DESKTOP).await;
+    b.open_home(addr).await;
     assert_eq!(
         b.eval("return document.documentElement.lang;").await,
         json!("en")
@@ -408,12 +471,7 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
         .await;
     b.click("#stock").await;
     let drawn = b.wait_until("the draw", |s| s.may_throw).await;
-    let card = drawn
-        .hand
-        .iter()
-        .find(|c| !turn.hand.contains(c))
-        .expect("a new card in the hand")
-        .clone();
+    let card = new_card(&turn, &drawn);
     b.tap(&card).await;
     let before = b.snapshot().await;
     assert!(before.status.contains("Holding"), "{before:?}");
@@ -476,8 +534,7 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
             .await
             .starts_with("Open a hand history")
     );
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
 
 /// The English and the Nepali tables have the same keys, in the same order, with the same
@@ -485,16 +542,9 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
 /// is written in Devanagari, with no Latin word but the technical names listed here.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_english_and_nepali_tables_have_the_same_keys_and_params() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(DESKTOP).await;
-    b.goto(&format!("http://{addr}/")).await;
-    b.wait_until("the home page", |s| s.screen == "home").await;
+    let mut stage = stage!();
+    let b = stage.browser(DESKTOP).await;
+    b.open_home(stage.addr).await;
     let report = b
         .eval(
             r#"return Promise.all([import('/assets/i18n.js'), import('/assets/messages.js')]).then(([i18n, { WORDS }]) => {
@@ -595,6 +645,5 @@ async fn the_english_and_nepali_tables_have_the_same_keys_and_params() {
             "en"
         ])
     );
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }

@@ -1,8 +1,7 @@
 //! Serving the pages and playing whole rounds: bots, two people, reloads, restarts, rematches.
 
 use crate::harness::*;
-use dhumbal_engine::{Preset, Rounds, Settings, full_deck, hand_total};
-use dhumbal_protocol::CreateRoom;
+use dhumbal_engine::{full_deck, hand_total};
 use dhumbal_tests::process::ServerProcess;
 use std::collections::BTreeSet;
 
@@ -57,16 +56,10 @@ async fn the_page_is_served_at_the_root_and_at_room_links_with_every_file_it_loa
 }
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(PHONE).await;
+    let mut stage = stage!();
+    let b = stage.browser(PHONE).await;
 
-    create_room(&b, addr, "Asha").await;
+    create_room(&b, stage.addr, "Asha").await;
     assert!(b.text("#lobby-seats").await.contains("Asha"));
     b.assert_fits_the_width("the lobby").await;
     b.screenshot("lobby-phone").await;
@@ -89,17 +82,9 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
     let mut shot_table = false;
     let started = Instant::now();
     let end = loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "the round never ended"
-        );
-        let s = b.snapshot().await;
+        let s = my_turn_or_the_score(&b, started).await;
         if s.score_open {
             break s;
-        }
-        if !s.my_turn {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            continue;
         }
         let total: u32 = s.hand.iter().map(|c| value(c)).sum();
         assert!(
@@ -280,41 +265,21 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
         std::io::stderr(),
         "played round 1 through the page: {marked_throws} marked throws, ending: {ending}"
     );
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
 
 /// A name written as markup is shown as text, never run; and a person the host removes sees why
 /// on their own page, while the host may let them back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_with_markup_is_shown_as_text() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let host = driver.browser(DESKTOP).await;
-    let guest = driver.browser(PHONE).await;
+    let mut stage = stage!();
+    let host = stage.browser(DESKTOP).await;
+    let guest = stage.browser(PHONE).await;
     let markup = "<img src=x onerror=f()>";
 
-    let invite = create_room(&host, addr, "Asha").await;
-    guest.goto(&invite).await;
-    guest
-        .wait_until("the join form", |s| s.screen == "join")
-        .await;
-    guest.type_into("#join-name", markup).await;
-    guest.click("#join-sit").await;
-    guest.wait_until("the lobby", |s| s.screen == "lobby").await;
-    let started = Instant::now();
-    while !host.text("#lobby-seats").await.contains(markup) {
-        assert!(
-            started.elapsed() < WAIT,
-            "the host never saw the name as text"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let invite = create_room(&host, stage.addr, "Asha").await;
+    guest.join_from_link(&invite, markup, "#join-sit").await;
+    host.until_text("#lobby-seats", markup).await;
     for page in [&host, &guest] {
         let images = page
             .eval(
@@ -334,68 +299,39 @@ async fn a_name_with_markup_is_shown_as_text() {
         "{}",
         guest.text("#gone-why").await
     );
-    let started = Instant::now();
-    while !host.text("#lobby-removed").await.contains(markup) {
-        assert!(
-            started.elapsed() < WAIT,
-            "the host never saw the removed list"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    host.until_text("#lobby-removed", markup).await;
     host.click("#lobby-removed button").await;
-    let started = Instant::now();
-    while host
-        .find("#lobby-removed")
-        .await
-        .is_displayed()
-        .await
-        .unwrap()
-    {
-        assert!(started.elapsed() < WAIT, "the removed list never emptied");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    poll(
+        "the removed list to empty",
+        async || {
+            let removed = host.find("#lobby-removed").await;
+            removed.is_displayed().await.unwrap()
+        },
+        |shown| !shown,
+    )
+    .await;
     host.assert_no_console_errors().await;
     guest.assert_no_console_errors().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_people_in_one_room_each_see_only_their_own_hand_and_a_third_watches() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let asha = driver.browser(DESKTOP).await;
-    let bina = driver.browser(PHONE).await;
+    let mut stage = stage!();
+    let asha = stage.browser(DESKTOP).await;
+    let bina = stage.browser(PHONE).await;
 
-    let invite = create_room(&asha, addr, "Asha").await;
-    bina.goto(&invite).await;
-    bina.wait_until("the join form", |s| s.screen == "join")
-        .await;
+    let invite = create_room(&asha, stage.addr, "Asha").await;
+    bina.open_join_form(&invite).await;
     bina.assert_fits_the_width("the join form").await;
-    bina.type_into("#join-name", "Bina").await;
-    bina.click("#join-sit").await;
+    bina.join_as("Bina", "#join-sit").await;
     bina.wait_until("the lobby", |s| s.screen == "lobby").await;
-    let started = Instant::now();
-    while !asha.text("#lobby-seats").await.contains("Bina") {
-        assert!(started.elapsed() < WAIT, "Asha never saw Bina sit down");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    asha.until_text("#lobby-seats", "Bina").await;
     assert!(!bina.find("#start").await.is_displayed().await.unwrap());
     // The host puts a hard bot in seat 3; Bina, not the host, has no such controls.
-    asha.find(".lobby-seat[data-seat='2'] select")
-        .await
-        .select_by_value("hard")
-        .await
-        .unwrap();
+    asha.select(".lobby-seat[data-seat='2'] select", "hard")
+        .await;
     asha.click(".lobby-seat[data-seat='2'] button").await;
-    let started = Instant::now();
-    while !bina.text("#lobby-seats").await.contains("bot \u{b7} hard") {
-        assert!(started.elapsed() < WAIT, "Bina never saw the hard bot");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    bina.until_text("#lobby-seats", "bot \u{b7} hard").await;
     let controls = bina
         .eval(
             "return document.querySelectorAll('#lobby-seats button, #lobby-seats select').length;",
@@ -407,14 +343,9 @@ async fn two_people_in_one_room_each_see_only_their_own_hand_and_a_third_watches
         "only Bina's own \"Move here\" to the empty seat"
     );
     asha.screenshot("lobby-desktop").await;
-    asha.click("#start").await;
-
-    let a = asha
-        .wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
-        .await;
-    let b = bina
-        .wait_until("the table", |s| s.screen == "table" && s.hand.len() == 5)
-        .await;
+    let [a, b] = &start_and_deal(&[&asha, &bina]).await[..] else {
+        unreachable!()
+    };
     let mine: BTreeSet<&String> = a.hand.iter().collect();
     let theirs: BTreeSet<&String> = b.hand.iter().collect();
     assert!(mine.is_disjoint(&theirs), "{mine:?} and {theirs:?}");
@@ -481,24 +412,15 @@ async fn two_people_in_one_room_each_see_only_their_own_hand_and_a_third_watches
         .unwrap();
     assert_eq!(bina.snapshot().await.marked, vec![card.clone()]);
     assert_eq!(bina.eval(focused).await, json!(card));
-    bina.client
-        .active_element()
-        .await
-        .unwrap()
-        .send_keys("\u{E007}")
-        .await
-        .unwrap();
+    bina.press("\u{E007}").await;
     assert!(bina.snapshot().await.marked.is_empty());
     assert_eq!(bina.eval(focused).await, json!(card));
     asha.screenshot("table-desktop").await;
     bina.screenshot("table-phone-second-player").await;
 
     // A third person with the link finds the table full and watches: every seat, no hand.
-    let chandra = driver.browser(PHONE).await;
-    chandra.goto(&invite).await;
-    chandra
-        .wait_until("the join form", |s| s.screen == "join")
-        .await;
+    let chandra = stage.browser(PHONE).await;
+    chandra.open_join_form(&invite).await;
     assert!(
         chandra
             .find("#join-full")
@@ -515,8 +437,7 @@ async fn two_people_in_one_room_each_see_only_their_own_hand_and_a_third_watches
             .await
             .unwrap()
     );
-    chandra.type_into("#join-name", "Chandra").await;
-    chandra.click("#join-full").await;
+    chandra.join_as("Chandra", "#join-full").await;
     let c = chandra
         .wait_until("the table", |s| s.screen == "table" && s.round == 1)
         .await;
@@ -533,65 +454,29 @@ async fn two_people_in_one_room_each_see_only_their_own_hand_and_a_third_watches
         }
     }
 
-    asha.assert_no_console_errors().await;
-    bina.assert_no_console_errors().await;
-    chandra.assert_no_console_errors().await;
-    asha.close().await;
-    bina.close().await;
-    chandra.close().await;
+    check_and_close(vec![asha, bina, chandra]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(PHONE).await;
+    let mut stage = stage!();
+    let b = stage.browser(PHONE).await;
 
-    create_room(&b, addr, "Asha").await;
+    create_room(&b, stage.addr, "Asha").await;
     // The host changes the table in the lobby: three players, seven cards each.
-    b.find("#lobby-settings #set-players")
-        .await
-        .select_by_value("3")
-        .await
-        .unwrap();
-    let started = Instant::now();
-    while b
-        .eval("return document.querySelectorAll('.lobby-seat').length;")
-        .await
-        != json!(3)
-    {
-        assert!(
-            started.elapsed() < WAIT,
-            "the lobby never showed three seats"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    b.find("#lobby-settings #set-cards")
-        .await
-        .select_by_value("7")
-        .await
-        .unwrap();
-    let started = Instant::now();
-    while !b.text("#lobby-settings").await.contains("Seven makes")
-        || b.find("#lobby-settings #set-cards")
-            .await
-            .prop("value")
-            .await
-            .unwrap()
-            .as_deref()
-            != Some("7")
-    {
-        assert!(
-            started.elapsed() < WAIT,
-            "the lobby never showed seven cards"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    b.select("#lobby-settings #set-players", "3").await;
+    b.until(
+        "the lobby to show three seats",
+        "return document.querySelectorAll('.lobby-seat').length === 3;",
+    )
+    .await;
+    b.select("#lobby-settings #set-cards", "7").await;
+    b.until(
+        "the lobby to show seven cards",
+        "return document.querySelector('#lobby-settings').textContent.includes('Seven makes') \
+           && document.querySelector('#lobby-settings #set-cards').value === '7';",
+    )
+    .await;
     b.click("#start").await;
     let before = b
         .wait_until("the table", |s| s.screen == "table" && s.hand.len() == 7)
@@ -604,13 +489,7 @@ async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
         "the seat token is kept in localStorage: {token}"
     );
     // From the next page load on, the page's sockets are kept where the test can drop them.
-    b.client
-        .issue_cmd(Cdp {
-            cmd: "Page.addScriptToEvaluateOnNewDocument",
-            params: json!({ "source": KEEP_SOCKETS }),
-        })
-        .await
-        .unwrap();
+    b.before_each_page(KEEP_SOCKETS).await;
     b.client.refresh().await.unwrap();
     let after = b
         .wait_until("the table again", |s| {
@@ -686,8 +565,7 @@ async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
     .await;
     b.client.close_window().await.unwrap();
     b.client.switch_to_window(first).await.unwrap();
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
 
 /// SIGTERM in the middle of a match, with rooms kept in SQLite: the real server binary tells the
@@ -720,11 +598,7 @@ async fn a_sigterm_mid_match_and_a_restart_bring_the_page_back_to_its_seat_to_fi
     // (3), so it may call whenever it likes. The bots are dealt only cards worth 6 or more, and
     // so are the turned-up card and the stock's first 16 cards (more than this test draws), so
     // no bot's hand is ever light enough to call: the page ends the match when the test says.
-    let settings = Settings {
-        rounds: Rounds::Fixed(1),
-        jokers: true,
-        ..Preset::Standard.settings()
-    };
+    let settings = standard(1);
     let low = ["RJ", "BJ", "AS", "AH", "AD"].map(|c| c.parse::<Card>().unwrap());
     let heavy = |c: &Card| c.value(CourtValues::Tens) >= 6;
     let mut heavies = full_deck(true).into_iter().filter(heavy);
@@ -756,14 +630,8 @@ async fn a_sigterm_mid_match_and_a_restart_bring_the_page_back_to_its_seat_to_fi
     let mut driver = Driver::start(tools).await;
     let b = driver.browser(PHONE).await;
     // The page that created a room keeps its host secret; do what it does, then open the link.
-    b.keep_host_secret(addr, &room).await;
-    b.client
-        .issue_cmd(Cdp {
-            cmd: "Page.addScriptToEvaluateOnNewDocument",
-            params: json!({ "source": RECORD_CLOSES }),
-        })
-        .await
-        .unwrap();
+    b.keep_host_secret(addr, &room, "Asha").await;
+    b.before_each_page(RECORD_CLOSES).await;
     b.goto(&format!("http://{addr}{}", room.url)).await;
     b.wait_until("the lobby", |s| s.screen == "lobby").await;
     b.click("#start").await;
@@ -869,19 +737,9 @@ async fn a_sigterm_mid_match_and_a_restart_bring_the_page_back_to_its_seat_to_fi
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_one_round_match_ends_with_standings_and_a_rematch() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
+    let mut stage = stage!();
     // A fixed deck: seat 0 is dealt both jokers and three aces (3), so it may call at once and
     // nobody else can match it.
-    let settings = Settings {
-        rounds: Rounds::Fixed(1),
-        jokers: true,
-        ..Preset::Standard.settings()
-    };
     let low = ["RJ", "BJ", "AS", "AH", "AD"].map(|c| c.parse::<Card>().unwrap());
     let mut rest = full_deck(true).into_iter().filter(|c| !low.contains(c));
     let deck: Vec<Card> = (0..54)
@@ -893,19 +751,10 @@ async fn a_one_round_match_ends_with_standings_and_a_rematch() {
             }
         })
         .collect();
-    let room = server
-        .create_room(&CreateRoom {
-            settings: Some(settings),
-            decks: Some(vec![deck]),
-            ..CreateRoom::default()
-        })
-        .await;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(DESKTOP).await;
+    let room = room_with(&stage.server, standard(1), vec![deck]).await;
+    let b = stage.browser(DESKTOP).await;
     // The page that created a room keeps its host secret; do what it does, then open the link.
-    b.keep_host_secret(addr, &room).await;
-    b.goto(&format!("http://{addr}{}", room.url)).await;
-    b.wait_until("the lobby", |s| s.screen == "lobby").await;
+    b.host_room(stage.addr, &room, "Asha").await;
     b.click("#start").await;
     let s = b
         .wait_until("the call", |s| s.screen == "table" && s.call.is_some())
@@ -928,29 +777,17 @@ async fn a_one_round_match_ends_with_standings_and_a_rematch() {
         })
         .await;
     assert_eq!(again.hand.len(), 5);
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_throw_then_draw_table_picks_up_from_the_previous_throw() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(PHONE).await;
-    b.goto(&format!("http://{addr}/")).await;
-    b.wait_until("the home page", |s| s.screen == "home").await;
+    let mut stage = stage!();
+    let b = stage.browser(PHONE).await;
+    b.open_home(stage.addr).await;
     b.click("#home-settings-toggle").await;
-    b.find("#set-preset")
-        .await
-        .select_by_value("household")
-        .await
-        .unwrap();
-    create_room_here(&b, addr, "Asha").await;
+    b.select("#set-preset", "household").await;
+    create_room_here(&b, stage.addr, "Asha").await;
     b.click("#start").await;
     let s = b
         .wait_until("the table", |s| s.screen == "table" && s.may_throw)
@@ -985,6 +822,5 @@ async fn a_throw_then_draw_table_picks_up_from_the_previous_throw() {
         s.hand.contains(&turned_up[0]) && !s.hand.contains(&heaviest)
     })
     .await;
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }

@@ -2,24 +2,14 @@
 //! small phone (320×568) where the item is about it.
 
 use crate::harness::*;
-use dhumbal_engine::{Preset, Rounds, Settings, full_deck};
-use dhumbal_protocol::{ClientMessage, CreateRoom, DrawFrom};
+use dhumbal_engine::full_deck;
+use dhumbal_protocol::{ClientMessage, DrawFrom};
 use dhumbal_tests::Client;
 
 /// A laptop's viewport, as the issue measured it.
 const LAPTOP: (u32, u32) = (1280, 800);
 /// The smallest phone the page is made for.
 const SMALL: (u32, u32) = (320, 568);
-
-/// The standard table with jokers (so that a hand of five can be worth as little as the fixed
-/// decks need), over `rounds` rounds.
-fn standard(rounds: u32) -> Settings {
-    Settings {
-        rounds: Rounds::Fixed(rounds),
-        jokers: true,
-        ..Preset::Standard.settings()
-    }
-}
 
 /// A fixed deck (54 cards) for round 1 of four seats of five cards: seat 0 is dealt `mine`;
 /// every other seat, the turned-up card and the stock's first cards are worth 6 or more, so no
@@ -54,57 +44,12 @@ fn deck_for_round(mine: [&str; 5], round: usize) -> Vec<Card> {
 /// Seat 0's hand of the fixed decks that call on 3 at once (two jokers and three aces).
 const LIGHT: [&str; 5] = ["RJ", "BJ", "AS", "AH", "AD"];
 
-/// A room on `server` with these settings and fixed decks.
-async fn room_with(server: &TestServer, settings: Settings, decks: Vec<Vec<Card>>) -> CreatedRoom {
-    server
-        .create_room(&CreateRoom {
-            settings: Some(settings),
-            decks: Some(decks),
-            ..CreateRoom::default()
-        })
-        .await
-}
-
-/// Makes this page the host of `room` under `name` (as the page that created it would be), opens
-/// the room's link and waits for the lobby.
-async fn host(b: &Browser, addr: SocketAddr, room: &CreatedRoom, name: &str) {
-    b.goto(&format!("http://{addr}/")).await;
-    b.client
-        .execute(
-            "localStorage.setItem('dhumbal.room.' + arguments[0], JSON.stringify({ name: arguments[2], host_secret: arguments[1], token: null }));",
-            vec![json!(room.code), json!(room.host_secret), json!(name)],
-        )
-        .await
-        .unwrap();
-    b.goto(&format!("http://{addr}{}", room.url)).await;
-    b.wait_until("the lobby", |s| s.screen == "lobby").await;
-}
-
 /// Hosts `room` as Asha, starts the match and waits for the page's first turn.
 async fn start_playing(b: &Browser, addr: SocketAddr, room: &CreatedRoom) -> Snapshot {
-    host(b, addr, room, "Asha").await;
+    b.host_room(addr, room, "Asha").await;
     b.click("#start").await;
     b.wait_until("the page's turn", |s| s.screen == "table" && s.my_turn)
         .await
-}
-
-/// Calls at once and waits for the score dialog.
-async fn call_now(b: &Browser) {
-    b.wait_until("the call", |s| s.my_turn && s.call.is_some())
-        .await;
-    b.click("#call").await;
-    b.wait_until("the show", |s| s.score_open).await;
-}
-
-/// Waits until `css` holds `text` (by `textContent`).
-async fn until_text(b: &Browser, css: &str, text: &str) {
-    b.until(
-        &format!("{css} to say {text:?}"),
-        &format!(
-            "const e = document.querySelector({css:?}); return Boolean(e) && e.textContent.includes({text:?}) || (e ? e.textContent : 'no element');"
-        ),
-    )
-    .await;
 }
 
 // ----- 1 and 2: nothing moves when a card is marked; Call and Throw keep their places -----
@@ -159,21 +104,16 @@ fn assert_same_boxes(before: &Value, after: &Value, what: &str) {
 /// Throw stay in the same places whether Call shows or not, across turns and rounds; on 5 the
 /// Call button says that a tie catches a caller, on 3 it does not.
 async fn marking_moves_nothing_and_call_and_throw_stay_put(size: (u32, u32), label: &str) {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
+    let mut stage = stage!();
+    let addr = stage.addr;
     let on_the_limit = deck_for(["RJ", "BJ", "AS", "2H", "2D"]);
     let room = room_with(
-        &server,
+        &stage.server,
         standard(2),
         vec![on_the_limit, deck_for_round(LIGHT, 2)],
     )
     .await;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(size).await;
+    let b = stage.browser(size).await;
 
     let s = start_playing(&b, addr, &room).await;
     assert_eq!(s.call.as_deref(), Some("Call on 5"), "{s:?}");
@@ -245,19 +185,13 @@ async fn marking_moves_nothing_and_call_and_throw_stay_put(size: (u32, u32), lab
     assert_eq!(round2["hint"], Value::Null, "under the limit: {round2}");
     assert_eq!(round2["call"], first["call"], "Call moved");
     assert_eq!(round2["throw"], first["throw"], "Throw moved");
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn marking_moves_nothing_and_call_and_throw_stay_put_on_a_phone() {
-    marking_moves_nothing_and_call_and_throw_stay_put(PHONE, "phone").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn marking_moves_nothing_and_call_and_throw_stay_put_on_a_laptop() {
-    marking_moves_nothing_and_call_and_throw_stay_put(LAPTOP, "laptop").await;
-}
+browser_tests!(marking_moves_nothing_and_call_and_throw_stay_put {
+    marking_moves_nothing_and_call_and_throw_stay_put_on_a_phone => (PHONE, "phone"),
+    marking_moves_nothing_and_call_and_throw_stay_put_on_a_laptop => (LAPTOP, "laptop"),
+});
 
 // ----- 3: every screen opens at its top; every dialog's main button shows -----
 
@@ -283,21 +217,16 @@ async fn assert_in_view(b: &Browser, css: &str, what: &str) {
 /// view; How to play's Close, the round's Next round and the match's Rematch are each in view
 /// without scrolling.
 async fn screens_open_at_the_top_and_dialog_buttons_show(size: (u32, u32), label: &str) {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
+    let mut stage = stage!();
+    let addr = stage.addr;
     let room = room_with(
-        &server,
+        &stage.server,
         standard(2),
         vec![deck_for(LIGHT), deck_for_round(LIGHT, 2)],
     )
     .await;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(size).await;
-    host(&b, addr, &room, "Asha").await;
+    let b = stage.browser(size).await;
+    b.host_room(addr, &room, "Asha").await;
     let scrolled = b
         .eval("window.scrollTo(0, document.documentElement.scrollHeight); return scrollY;")
         .await;
@@ -339,24 +268,14 @@ async fn screens_open_at_the_top_and_dialog_buttons_show(size: (u32, u32), label
     assert_eq!(b.text("#score-title").await, "Match over");
     assert_in_view(&b, "#rematch", "the match's result").await;
     b.screenshot(&format!("polish-rematch-{label}")).await;
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn screens_open_at_the_top_and_dialog_buttons_show_on_a_small_phone() {
-    screens_open_at_the_top_and_dialog_buttons_show(SMALL, "small-phone").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn screens_open_at_the_top_and_dialog_buttons_show_on_a_phone() {
-    screens_open_at_the_top_and_dialog_buttons_show(PHONE, "phone").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn screens_open_at_the_top_and_dialog_buttons_show_on_a_laptop() {
-    screens_open_at_the_top_and_dialog_buttons_show(LAPTOP, "laptop").await;
-}
+browser_tests!(screens_open_at_the_top_and_dialog_buttons_show {
+    screens_open_at_the_top_and_dialog_buttons_show_on_a_small_phone => (SMALL, "small-phone"),
+    screens_open_at_the_top_and_dialog_buttons_show_on_a_phone => (PHONE, "phone"),
+    screens_open_at_the_top_and_dialog_buttons_show_on_a_laptop => (LAPTOP, "laptop"),
+});
 
 // ----- 5: your turn, in the tab's title, by sound and vibration, and cards that move -----
 
@@ -382,29 +301,17 @@ new MutationObserver((changes) => {
 /// toggle turns them on (remembered across a reload); cards fly from the stock to the hand and
 /// from a seat to the pile, and not at all when the system asks for reduced motion.
 async fn your_turn_shows_in_the_title_and_by_an_optional_alert(size: (u32, u32), label: &str) {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
     // Bots that take a moment, so that the page is seen waiting for them.
-    let server = TestServer::with_config(dhumbal_server::Config {
+    let mut stage = stage!(dhumbal_server::Config {
         bot_delay_ms: 250,
         allow_test_decks: true,
         ..dhumbal_tests::server::unlimited_rate()
-    })
-    .await;
-    let addr = server.addr;
-    let room = room_with(&server, standard(1), vec![deck_for(LIGHT)]).await;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(size).await;
-    b.client
-        .issue_cmd(Cdp {
-            cmd: "Page.addScriptToEvaluateOnNewDocument",
-            params: json!({ "source": SPIES }),
-        })
-        .await
-        .unwrap();
-    host(&b, addr, &room, "Asha").await;
+    });
+    let addr = stage.addr;
+    let room = room_with(&stage.server, standard(1), vec![deck_for(LIGHT)]).await;
+    let b = stage.browser(size).await;
+    b.before_each_page(SPIES).await;
+    b.host_room(addr, &room, "Asha").await;
     let title = format!("Dhumbal \u{b7} {}", room.code);
     assert_eq!(b.eval("return document.title;").await, json!(title));
     b.click("#start").await;
@@ -457,13 +364,7 @@ async fn your_turn_shows_in_the_title_and_by_an_optional_alert(size: (u32, u32),
     .await;
 
     // Reduced motion: nothing flies.
-    b.client
-        .issue_cmd(Cdp {
-            cmd: "Emulation.setEmulatedMedia",
-            params: json!({ "features": [{ "name": "prefers-reduced-motion", "value": "reduce" }] }),
-        })
-        .await
-        .unwrap();
+    b.reduce_motion().await;
     let flown = b.eval("return window.__flights.length;").await;
     draw_and_throw_it_back(&b).await;
     b.wait_until("the next turn", |s| s.my_turn && s.may_draw)
@@ -483,19 +384,13 @@ async fn your_turn_shows_in_the_title_and_by_an_optional_alert(size: (u32, u32),
         .await;
     assert_eq!(kept, json!("true"), "the alert is remembered");
     b.screenshot(&format!("polish-turn-alert-{label}")).await;
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn your_turn_shows_in_the_title_and_by_an_optional_alert_on_a_phone() {
-    your_turn_shows_in_the_title_and_by_an_optional_alert(PHONE, "phone").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn your_turn_shows_in_the_title_and_by_an_optional_alert_on_a_laptop() {
-    your_turn_shows_in_the_title_and_by_an_optional_alert(LAPTOP, "laptop").await;
-}
+browser_tests!(your_turn_shows_in_the_title_and_by_an_optional_alert {
+    your_turn_shows_in_the_title_and_by_an_optional_alert_on_a_phone => (PHONE, "phone"),
+    your_turn_shows_in_the_title_and_by_an_optional_alert_on_a_laptop => (LAPTOP, "laptop"),
+});
 
 // ----- 6: after the match: Rematch (and who asked), Leave, Back to the lobby, Change settings -----
 
@@ -508,20 +403,15 @@ const AFTER_MATCH: &str = "return ['#rematch', '#leave', '#to-lobby', '#change-s
 /// she changes the call limit; the next match over, Bina leaves (home, her seat forgotten on her
 /// page) and Asha takes the table back to the lobby, where the seats stay.
 async fn after_the_match(host_size: (u32, u32), guest_size: (u32, u32), label: &str) {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let room = room_with(&server, standard(1), vec![deck_for(LIGHT)]).await;
+    let mut stage = stage!();
+    let addr = stage.addr;
+    let room = room_with(&stage.server, standard(1), vec![deck_for(LIGHT)]).await;
     let link = format!("http://{addr}{}", room.url);
-    let mut driver = Driver::start(tools).await;
-    let asha = driver.browser(host_size).await;
-    let bina = driver.browser(guest_size).await;
-    host(&asha, addr, &room, "Asha").await;
+    let asha = stage.browser(host_size).await;
+    let bina = stage.browser(guest_size).await;
+    asha.host_room(addr, &room, "Asha").await;
     bina.join_from_link(&link, "Bina", "#join-sit").await;
-    until_text(&asha, "#lobby-seats", "Bina").await;
+    asha.until_text("#lobby-seats", "Bina").await;
     asha.click("#start").await;
     call_now(&asha).await;
     bina.wait_until("the show", |s| s.score_open).await;
@@ -537,7 +427,7 @@ async fn after_the_match(host_size: (u32, u32), guest_size: (u32, u32), label: &
         "a guest's buttons"
     );
     bina.click("#rematch").await;
-    until_text(&asha, "#rematch-asked", "Bina").await;
+    asha.until_text("#rematch-asked", "Bina").await;
     let asked = asha.text("#rematch-asked").await;
     assert!(asked.contains("rematch"), "{asked}");
     asha.screenshot(&format!("polish-rematch-asked-{label}"))
@@ -566,7 +456,8 @@ async fn after_the_match(host_size: (u32, u32), guest_size: (u32, u32), label: &
          l.dispatchEvent(new Event('change', { bubbles: true }));",
     )
     .await;
-    until_text(&bina, "#lobby-settings", "call at 6 or less").await;
+    bina.until_text("#lobby-settings", "call at 6 or less")
+        .await;
     asha.screenshot(&format!("polish-change-settings-{label}"))
         .await;
 
@@ -602,21 +493,13 @@ async fn after_the_match(host_size: (u32, u32), guest_size: (u32, u32), label: &
         asha.find("#start").await.is_displayed().await.unwrap(),
         "the host may start again"
     );
-    asha.assert_no_console_errors().await;
-    bina.assert_no_console_errors().await;
-    asha.close().await;
-    bina.close().await;
+    check_and_close(vec![asha, bina]).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn after_the_match_rematch_leave_back_to_the_lobby_and_change_settings_host_on_a_laptop() {
-    after_the_match(LAPTOP, PHONE, "host-laptop").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn after_the_match_rematch_leave_back_to_the_lobby_and_change_settings_host_on_a_phone() {
-    after_the_match(PHONE, LAPTOP, "host-phone").await;
-}
+browser_tests!(after_the_match {
+    after_the_match_rematch_leave_back_to_the_lobby_and_change_settings_host_on_a_laptop => (LAPTOP, PHONE, "host-laptop"),
+    after_the_match_rematch_leave_back_to_the_lobby_and_change_settings_host_on_a_phone => (PHONE, LAPTOP, "host-phone"),
+});
 
 // ----- 7: the pile's label says what may be taken -----
 
@@ -630,12 +513,8 @@ const PILE_LABELS: &str = "return [...document.querySelectorAll('#pile .throw-gr
 /// the protocol). A single previous throw says which card may be taken; Bina's pair, which may
 /// not be picked up, says that nothing there may be taken.
 async fn the_pile_says_what_may_be_taken(size: (u32, u32), label: &str) {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
+    let mut stage = stage!();
+    let addr = stage.addr;
     let settings = Settings {
         players: 2,
         ..Preset::Household.settings()
@@ -650,12 +529,11 @@ async fn the_pile_says_what_may_be_taken(size: (u32, u32), label: &str) {
         .copied()
         .chain(full_deck(false).into_iter().filter(|c| !dealt.contains(c)))
         .collect();
-    let room = room_with(&server, settings, vec![deck]).await;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(size).await;
-    host(&b, addr, &room, "Asha").await;
+    let room = room_with(&stage.server, settings, vec![deck]).await;
+    let b = stage.browser(size).await;
+    b.host_room(addr, &room, "Asha").await;
     let mut bina = Client::join(addr, &room.code, "Bina", None).await;
-    until_text(&b, "#lobby-seats", "Bina").await;
+    b.until_text("#lobby-seats", "Bina").await;
     b.click("#start").await;
 
     // Asha throws first, then may take the turned-up card.
@@ -714,20 +592,14 @@ async fn the_pile_says_what_may_be_taken(size: (u32, u32), label: &str) {
         .await;
     b.click("#stock").await;
     b.wait_until("Bina's turn", |s| !s.my_turn).await;
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
     bina.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_pile_says_what_may_be_taken_on_a_phone() {
-    the_pile_says_what_may_be_taken(PHONE, "phone").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_pile_says_what_may_be_taken_on_a_laptop() {
-    the_pile_says_what_may_be_taken(LAPTOP, "laptop").await;
-}
+browser_tests!(the_pile_says_what_may_be_taken {
+    the_pile_says_what_may_be_taken_on_a_phone => (PHONE, "phone"),
+    the_pile_says_what_may_be_taken_on_a_laptop => (LAPTOP, "laptop"),
+});
 
 // ----- 8: long names shorten with an ellipsis, in full on hover and on focus -----
 
@@ -746,17 +618,12 @@ return [...document.querySelectorAll('.score-table tr:first-child th .name-cut')
 /// Item 8: a long name in the score table is one line, cut with an ellipsis on a phone, with
 /// the whole name as its title (hover) and shown whole when focused.
 async fn long_names_shorten_with_an_ellipsis(size: (u32, u32), label: &str) {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
+    let mut stage = stage!();
+    let addr = stage.addr;
     let name = "Chandrabahadur Shrestha";
-    let room = room_with(&server, standard(1), vec![deck_for(LIGHT)]).await;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(size).await;
-    host(&b, addr, &room, name).await;
+    let room = room_with(&stage.server, standard(1), vec![deck_for(LIGHT)]).await;
+    let b = stage.browser(size).await;
+    b.host_room(addr, &room, name).await;
     b.click("#start").await;
     call_now(&b).await;
     let names = b.eval(SCORE_NAMES).await;
@@ -786,39 +653,28 @@ async fn long_names_shorten_with_an_ellipsis(size: (u32, u32), label: &str) {
     assert_eq!(focused, json!([true, name]), "the whole name on focus");
     b.screenshot(&format!("polish-long-name-{label}")).await;
     b.assert_fits_the_width("the score dialog").await;
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn long_names_shorten_with_an_ellipsis_on_a_phone() {
-    long_names_shorten_with_an_ellipsis(PHONE, "phone").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn long_names_shorten_with_an_ellipsis_on_a_laptop() {
-    long_names_shorten_with_an_ellipsis(LAPTOP, "laptop").await;
-}
+browser_tests!(long_names_shorten_with_an_ellipsis {
+    long_names_shorten_with_an_ellipsis_on_a_phone => (PHONE, "phone"),
+    long_names_shorten_with_an_ellipsis_on_a_laptop => (LAPTOP, "laptop"),
+});
 
 // ----- 9: a reload keeps the hand's order and its marks -----
 
 /// Item 9: sorted and with two cards marked, the hand is the same after a reload; a mark of a
 /// card no longer in the hand is dropped.
 async fn a_reload_keeps_the_order_and_the_marks(size: (u32, u32), label: &str) {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
+    let mut stage = stage!();
+    let addr = stage.addr;
     let room = room_with(
-        &server,
+        &stage.server,
         standard(1),
         vec![deck_for(["KD", "AS", "9C", "2H", "5S"])],
     )
     .await;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(size).await;
+    let b = stage.browser(size).await;
     let s = start_playing(&b, addr, &room).await;
     let sorted = ["AS", "2H", "5S", "9C", "KD"].map(str::to_owned).to_vec();
     assert_ne!(s.hand, sorted, "dealt out of order");
@@ -858,36 +714,24 @@ async fn a_reload_keeps_the_order_and_the_marks(size: (u32, u32), label: &str) {
     assert_eq!(again.marked, before.marked);
     b.screenshot(&format!("polish-reload-keeps-marks-{label}"))
         .await;
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reload_keeps_the_order_and_the_marks_on_a_phone() {
-    a_reload_keeps_the_order_and_the_marks(PHONE, "phone").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reload_keeps_the_order_and_the_marks_on_a_laptop() {
-    a_reload_keeps_the_order_and_the_marks(LAPTOP, "laptop").await;
-}
+browser_tests!(a_reload_keeps_the_order_and_the_marks {
+    a_reload_keeps_the_order_and_the_marks_on_a_phone => (PHONE, "phone"),
+    a_reload_keeps_the_order_and_the_marks_on_a_laptop => (LAPTOP, "laptop"),
+});
 
 // ----- 10: the home page puts joining first -----
 
 /// Item 10: the box for a room's code comes first, in view at once, with Create room; the
 /// settings are folded behind "Table settings"; a code typed there opens the room's join form.
 async fn the_home_page_puts_joining_first(size: (u32, u32), label: &str) {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let room = server.create_room(&CreateRoom::default()).await;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(size).await;
-    b.goto(&format!("http://{addr}/")).await;
-    b.wait_until("the home page", |s| s.screen == "home").await;
+    let mut stage = stage!();
+    let addr = stage.addr;
+    let room = stage.server.create_room(&CreateRoom::default()).await;
+    let b = stage.browser(size).await;
+    b.open_home(addr).await;
     assert_in_view(&b, "#code-input", "the room code box").await;
     assert_in_view(&b, "#create", "Create room").await;
     let order = b
@@ -912,19 +756,13 @@ async fn the_home_page_puts_joining_first(size: (u32, u32), label: &str) {
     b.type_into("#code-input", &room.code).await;
     b.click("#code-form button[type='submit']").await;
     b.wait_until("the join form", |s| s.screen == "join").await;
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_home_page_puts_joining_first_on_a_phone() {
-    the_home_page_puts_joining_first(PHONE, "phone").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_home_page_puts_joining_first_on_a_laptop() {
-    the_home_page_puts_joining_first(LAPTOP, "laptop").await;
-}
+browser_tests!(the_home_page_puts_joining_first {
+    the_home_page_puts_joining_first_on_a_phone => (PHONE, "phone"),
+    the_home_page_puts_joining_first_on_a_laptop => (LAPTOP, "laptop"),
+});
 
 // ----- 11: controls of 44 px, contrast of 4.5:1, one way to watch, notices, the minus sign -----
 
@@ -1031,31 +869,25 @@ async fn assert_controls_and_contrast(b: &Browser, what: &str) {
 /// (folded and unfolded), the join form, the host's lobby, the table on the page's turn with a
 /// card marked, How to play, the round's result and the match's.
 async fn controls_and_contrast(size: (u32, u32), label: &str) {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let other = server.create_room(&CreateRoom::default()).await;
+    let mut stage = stage!();
+    let addr = stage.addr;
+    let other = stage.server.create_room(&CreateRoom::default()).await;
     let room = room_with(
-        &server,
+        &stage.server,
         standard(2),
         vec![deck_for(LIGHT), deck_for_round(LIGHT, 2)],
     )
     .await;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(size).await;
-    b.goto(&format!("http://{addr}/")).await;
-    b.wait_until("the home page", |s| s.screen == "home").await;
+    let b = stage.browser(size).await;
+    b.open_home(addr).await;
     assert_controls_and_contrast(&b, "the home page").await;
     b.click("#home-settings-toggle").await;
     assert_controls_and_contrast(&b, "the home page's settings").await;
-    b.goto(&format!("http://{addr}{}", other.url)).await;
-    b.wait_until("the join form", |s| s.screen == "join").await;
+    b.open_join_form(&format!("http://{addr}{}", other.url))
+        .await;
     assert_controls_and_contrast(&b, "the join form").await;
 
-    host(&b, addr, &room, "Asha").await;
+    b.host_room(addr, &room, "Asha").await;
     assert_controls_and_contrast(&b, "the host's lobby").await;
     b.click("#start").await;
     let s = b
@@ -1075,33 +907,22 @@ async fn controls_and_contrast(size: (u32, u32), label: &str) {
     call_now(&b).await;
     assert_controls_and_contrast(&b, "the match's result").await;
     b.screenshot(&format!("polish-match-over-{label}")).await;
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_control_is_44_px_and_every_text_4_5_to_1_on_a_phone() {
-    controls_and_contrast(PHONE, "phone").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_control_is_44_px_and_every_text_4_5_to_1_on_a_laptop() {
-    controls_and_contrast(LAPTOP, "laptop").await;
-}
+browser_tests!(controls_and_contrast {
+    every_control_is_44_px_and_every_text_4_5_to_1_on_a_phone => (PHONE, "phone"),
+    every_control_is_44_px_and_every_text_4_5_to_1_on_a_laptop => (LAPTOP, "laptop"),
+});
 
 /// Item 11, the rest: "Link copied" goes when the match starts; the full room's page has one
 /// button, to watch; the chart's axis writes a negative number with the minus sign.
 async fn one_way_to_watch_no_stale_notice_and_the_minus_sign(size: (u32, u32), label: &str) {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let room = room_with(&server, standard(1), vec![deck_for(LIGHT)]).await;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(size).await;
-    host(&b, addr, &room, "Asha").await;
+    let mut stage = stage!();
+    let addr = stage.addr;
+    let room = room_with(&stage.server, standard(1), vec![deck_for(LIGHT)]).await;
+    let b = stage.browser(size).await;
+    b.host_room(addr, &room, "Asha").await;
     b.click("#copy").await;
     b.until(
         "the notice",
@@ -1116,10 +937,9 @@ async fn one_way_to_watch_no_stale_notice_and_the_minus_sign(size: (u32, u32), l
     assert_eq!(toast, json!(false), "the lobby's notice stays behind");
 
     // The table is full (bots sit in the empty seats): one button, to watch.
-    let chandra = driver.browser(size).await;
-    chandra.goto(&format!("http://{addr}{}", room.url)).await;
+    let chandra = stage.browser(size).await;
     chandra
-        .wait_until("the join form", |s| s.screen == "join")
+        .open_join_form(&format!("http://{addr}{}", room.url))
         .await;
     let buttons = chandra
         .eval(
@@ -1127,8 +947,7 @@ async fn one_way_to_watch_no_stale_notice_and_the_minus_sign(size: (u32, u32), l
         )
         .await;
     assert_eq!(buttons, json!(["join-full"]), "one way to watch");
-    chandra.type_into("#join-name", "Chandra").await;
-    chandra.click("#join-full").await;
+    chandra.join_as("Chandra", "#join-full").await;
     chandra
         .wait_until("the table", |s| s.screen == "table")
         .await;
@@ -1143,18 +962,10 @@ async fn one_way_to_watch_no_stale_notice_and_the_minus_sign(size: (u32, u32), l
         "the axis uses the minus sign: {axis:?}"
     );
     b.screenshot(&format!("polish-chart-{label}")).await;
-    b.assert_no_console_errors().await;
-    chandra.assert_no_console_errors().await;
-    b.close().await;
-    chandra.close().await;
+    check_and_close(vec![b, chandra]).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_way_to_watch_no_stale_notice_and_the_minus_sign_on_a_phone() {
-    one_way_to_watch_no_stale_notice_and_the_minus_sign(PHONE, "phone").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_way_to_watch_no_stale_notice_and_the_minus_sign_on_a_laptop() {
-    one_way_to_watch_no_stale_notice_and_the_minus_sign(LAPTOP, "laptop").await;
-}
+browser_tests!(one_way_to_watch_no_stale_notice_and_the_minus_sign {
+    one_way_to_watch_no_stale_notice_and_the_minus_sign_on_a_phone => (PHONE, "phone"),
+    one_way_to_watch_no_stale_notice_and_the_minus_sign_on_a_laptop => (LAPTOP, "laptop"),
+});

@@ -1,7 +1,7 @@
 //! The settings page, How to play, and the page's group rules against the engine's.
 
 use crate::harness::*;
-use dhumbal_engine::{Preset, Settings, classify};
+use dhumbal_engine::classify;
 use std::collections::BTreeSet;
 
 /// A group of cards and the settings to judge it under, sent to the page.
@@ -100,16 +100,9 @@ fn sample_groups() -> Vec<(Vec<Card>, Settings)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
-    let Some(tools) = browser_tools() else {
-        return;
-    };
-    let _one = ONE_AT_A_TIME.lock().await;
-    let server = TestServer::start().await;
-    let addr = server.addr;
-    let mut driver = Driver::start(tools).await;
-    let b = driver.browser(PHONE).await;
-    b.goto(&format!("http://{addr}/")).await;
-    b.wait_until("the home page", |s| s.screen == "home").await;
+    let mut stage = stage!();
+    let b = stage.browser(PHONE).await;
+    b.open_home(stage.addr).await;
     // The settings are folded behind "Table settings".
     b.click("#home-settings-toggle").await;
 
@@ -129,11 +122,7 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
     b.screenshot("settings-phone").await;
 
     // A preset fills every setting; How to play shows the table's own settings.
-    b.find("#set-preset")
-        .await
-        .select_by_value("yaniv")
-        .await
-        .unwrap();
+    b.select("#set-preset", "yaniv").await;
     let limit = b.find("#set-limit").await.prop("value").await.unwrap();
     assert_eq!(limit.as_deref(), Some("7"));
     let penalty = b.find("#set-penalty").await.prop("value").await.unwrap();
@@ -196,6 +185,5 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
         .eval("return import('/assets/cards.js').then((m) => m.sortHand(['KH','RJ','AS','7D','2C'], 'tens'));")
         .await;
     assert_eq!(sorted, json!(["AS", "2C", "7D", "KH", "RJ"]));
-    b.assert_no_console_errors().await;
-    b.close().await;
+    check_and_close(vec![b]).await;
 }
