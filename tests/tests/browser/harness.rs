@@ -138,34 +138,13 @@ pub(crate) fn free_port() -> u16 {
         .port()
 }
 
-/// A temporary folder removed on drop (a browser profile).
-pub(crate) struct TempDir(PathBuf);
-
-impl TempDir {
-    pub(crate) fn new(label: &str) -> TempDir {
-        let path = std::env::temp_dir().join(format!(
-            "dhumbal-browser-{}-{label}-{}",
-            std::process::id(),
-            free_port()
-        ));
-        std::fs::create_dir_all(&path).unwrap();
-        TempDir(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// A chromedriver process on a loopback port, killed on drop.
 pub(crate) struct Driver {
     pub(crate) child: Child,
     pub(crate) port: u16,
     pub(crate) url: String,
     pub(crate) chromium: PathBuf,
-    pub(crate) profiles: Vec<TempDir>,
+    pub(crate) profiles: Vec<tempfile::TempDir>,
 }
 
 impl Driver {
@@ -198,7 +177,10 @@ impl Driver {
 
     /// A new headless browser window of this size, with its own fresh profile.
     pub(crate) async fn browser(&mut self, (width, height): (u32, u32)) -> Browser {
-        let profile = TempDir::new("profile");
+        let profile = tempfile::Builder::new()
+            .prefix("dhumbal-browser-profile-")
+            .tempdir()
+            .expect("a temporary profile folder");
         let args = vec![
             "--headless".to_owned(),
             "--no-sandbox".to_owned(),
@@ -211,7 +193,7 @@ impl Driver {
             "--disable-dev-shm-usage".to_owned(),
             "--hide-scrollbars".to_owned(),
             format!("--window-size={width},{height}"),
-            format!("--user-data-dir={}", profile.0.display()),
+            format!("--user-data-dir={}", profile.path().display()),
         ];
         self.profiles.push(profile);
         let mut options = json!({ "binary": self.chromium, "args": args });
