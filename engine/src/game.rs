@@ -959,7 +959,9 @@ impl Game {
     }
 
     /// Checks the game's invariants: every card of the pack is in exactly one place, hands are
-    /// sized sensibly, and the totals are consistent. Used by tests after every step.
+    /// sized sensibly, and the totals are consistent. Used by tests after every step (with the
+    /// `testing` feature).
+    #[cfg(any(test, feature = "testing"))]
     pub fn validate_invariants(&self) -> Result<(), String> {
         let mut seen = [0u8; crate::card::CARD_KINDS];
         let places = self.hands.iter().chain([&self.stock, &self.pile]);
