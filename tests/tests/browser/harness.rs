@@ -211,12 +211,25 @@ impl Driver {
         let Value::Object(caps) = caps else {
             unreachable!()
         };
-        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        let client = ClientBuilder::new(connector)
-            .capabilities(caps)
-            .connect(&self.url)
-            .await
-            .expect("a browser session starts");
+        // Chromium now and then exits while starting on a loaded machine (chromedriver says
+        // "session not created: Chrome instance exited"); a second start is a fresh process.
+        let mut attempts = 0;
+        let client = loop {
+            attempts += 1;
+            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+            match ClientBuilder::new(connector)
+                .capabilities(caps.clone())
+                .connect(&self.url)
+                .await
+            {
+                Ok(client) => break client,
+                Err(e) if attempts < 3 => {
+                    println!("browser start {attempts} failed, trying again: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                Err(e) => panic!("a browser session starts: {e:?}"),
+            }
+        };
         Browser { client }
     }
 }
