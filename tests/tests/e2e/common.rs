@@ -1,7 +1,7 @@
 //! Helpers shared by the end-to-end tests.
 
 use dhumbal_engine::{Card, Phase, Preset, Settings, full_deck, parse_cards};
-use dhumbal_protocol::{ClientMessage, CreateRoom, MatchResult, ServerMessage};
+use dhumbal_protocol::{ClientMessage, CreateRoom, MatchResult, RoomState, ServerMessage};
 use dhumbal_tests::{Client, random_action};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -67,4 +67,17 @@ async fn play_from(mut client: Client, seed: u64, from_last: bool) -> (Client, M
             _ => {}
         }
     }
+}
+
+/// The next `room` for which `pick` holds.
+pub(crate) async fn room_where(
+    client: &mut Client,
+    pick: impl Fn(&RoomState) -> bool,
+) -> RoomState {
+    client
+        .recv_until(|m| match m {
+            ServerMessage::Room(room) if pick(room) => Some(room.clone()),
+            _ => None,
+        })
+        .await
 }

@@ -5,15 +5,15 @@ use std::time::Duration;
 
 use dhumbal_engine::{Difficulty, Event, Phase};
 use dhumbal_protocol::{
-    CLOSE_REPLACED, ClientMessage, CreateRoom, DrawFrom, Hello, PROTOCOL_VERSION, RoomState,
-    ServerMessage, codes,
+    CLOSE_REPLACED, ClientMessage, CreateRoom, DrawFrom, Hello, PROTOCOL_VERSION, ServerMessage,
+    codes,
 };
 use dhumbal_server::Config;
 use dhumbal_tests::client::Closed;
 use dhumbal_tests::{Client, TestServer, Watchdog};
 use tokio::time::Instant;
 
-use crate::common::{deck_starting, room_with, standard_for};
+use crate::common::{deck_starting, room_where, room_with, standard_for};
 
 fn draw_stock() -> ClientMessage {
     ClientMessage::Draw {
@@ -53,16 +53,6 @@ async fn come_back(server: &TestServer, code: &str, token: Option<String>, seat:
         .await;
     assert_eq!(client.expect_welcome().await.seat, Some(seat));
     client
-}
-
-/// Receives until a `room` for which `pick` holds.
-async fn room_where(client: &mut Client, pick: impl Fn(&RoomState) -> bool) -> RoomState {
-    client
-        .recv_until(|m| match m {
-            ServerMessage::Room(room) if pick(room) => Some(room.clone()),
-            _ => None,
-        })
-        .await
 }
 
 #[tokio::test]

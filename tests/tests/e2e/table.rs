@@ -4,29 +4,19 @@
 
 use dhumbal_engine::Settings;
 use dhumbal_protocol::{
-    CLOSE_REMOVED, ClientMessage, Hello, Notice, PROTOCOL_VERSION, RoomState, SeatKind,
-    ServerMessage, TurnClock, WhileAway, codes,
+    CLOSE_REMOVED, ClientMessage, Hello, Notice, PROTOCOL_VERSION, SeatKind, ServerMessage,
+    TurnClock, WhileAway, codes,
 };
 use dhumbal_tests::client::Closed;
 use dhumbal_tests::{Client, TestServer};
 
-use crate::common::{play_on_to_the_end, room_with, standard_for};
+use crate::common::{play_on_to_the_end, room_where, room_with, standard_for};
 
 /// The next notice `client` receives.
 async fn next_notice(client: &mut Client) -> Notice {
     client
         .recv_until(|m| match m {
             ServerMessage::Notice(notice) => Some(notice.clone()),
-            _ => None,
-        })
-        .await
-}
-
-/// The next `room` for which `pick` holds.
-async fn room_where(client: &mut Client, pick: impl Fn(&RoomState) -> bool) -> RoomState {
-    client
-        .recv_until(|m| match m {
-            ServerMessage::Room(room) if pick(room) => Some(room.clone()),
             _ => None,
         })
         .await
