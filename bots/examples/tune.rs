@@ -7,7 +7,9 @@
 //! ```
 //!
 //! A seat is `hard`, `hard0` (hard's calling rule before the tuning), or `expert`, each with
-//! optional `:key=value,…` changes to its numbers (`CallRule` or `ExpertParams` field names).
+//! optional `:key=value,…` changes to its numbers (`CallRule` or `ExpertParams` field names; for
+//! the expert's search, `search=0|1` and the `SearchParams` fields as `samples`, `window`,
+//! `candidates`, `switch`, `z` (`switch_z`), `draws`, `throws`, `throw_first`, `open_calls`, `roll_call_at` and `cap_ms`).
 //! Seats are separated by `/`. It prints each seat's mean per round (higher is better, points
 //! negated at cumulative tables), its calls and catches, and the margin of the first seat's
 //! spec over the other seats, paired per match, with its 95% interval.
@@ -15,6 +17,7 @@
 use dhumbal_bots::arena::{Config, run_with};
 use dhumbal_bots::expert::ExpertParams;
 use dhumbal_bots::hard::CallRule;
+use dhumbal_bots::search::SearchParams;
 use dhumbal_bots::{Bot, ExpertBot, HardBot};
 use dhumbal_engine::{Difficulty, Preset, Settings};
 
@@ -64,6 +67,29 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                 "threat" => p.threat = v,
                 "min_lightest" => p.min_lightest = v,
                 "threat_margin" => p.threat_margin = v as u32,
+                "search" => {
+                    p.search = (v != 0.0).then(|| p.search.unwrap_or_default());
+                }
+                "samples" | "window" | "candidates" | "switch" | "draws" | "throws" | "cap_ms"
+                | "throw_first" | "roll_call_at" | "z" | "open_calls" => {
+                    let s = p.search.get_or_insert_with(SearchParams::default);
+                    match key {
+                        "samples" => s.samples = v as u32,
+                        "window" => s.window = v,
+                        "candidates" => s.candidates = v as usize,
+                        "switch" => s.switch_margin = v,
+                        "draws" => s.draws = v != 0.0,
+                        "throws" => s.throws = v != 0.0,
+                        "throw_first" => s.throw_first = v != 0.0,
+                        "z" => s.switch_z = v,
+                        "open_calls" => s.open_calls = v != 0.0,
+                        "roll_call_at" => s.open_call_at = v as u32,
+                        _ => {
+                            s.time_cap =
+                                (v > 0.0).then(|| std::time::Duration::from_secs_f64(v / 1000.0))
+                        }
+                    }
+                }
                 _ => return Err(format!("expert has no `{key}`")),
             },
         }
@@ -71,10 +97,10 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
     Ok(spec)
 }
 
-fn build(spec: &Spec) -> Box<dyn Bot> {
+fn build(spec: &Spec, seed: u64) -> Box<dyn Bot> {
     match spec {
         Spec::Hard(rule) => Box::new(HardBot::with_rule(*rule)),
-        Spec::Expert(params) => Box::new(ExpertBot::with_params(*params)),
+        Spec::Expert(params) => Box::new(ExpertBot::with_params(*params, seed)),
     }
 }
 
@@ -120,8 +146,8 @@ fn main() -> Result<(), String> {
         seed,
         threads: 1,
     };
-    let summary =
-        run_with(&config, |entry, _| build(&specs[entry]), |_| {}).map_err(|e| e.to_string())?;
+    let summary = run_with(&config, |entry, seed| build(&specs[entry], seed), |_| {})
+        .map_err(|e| e.to_string())?;
     let same: Vec<usize> = (0..texts.len()).filter(|&i| texts[i] == texts[0]).collect();
     let others: Vec<usize> = (0..texts.len()).filter(|&i| texts[i] != texts[0]).collect();
     for (text, t) in texts.iter().zip(&summary.tallies) {

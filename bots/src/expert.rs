@@ -19,21 +19,27 @@
 //!   [`ExpertParams::eliminate_bonus`] more. On the last round of a settlement match it plays for
 //!   place: leading, it wants more before it risks the penalty; trailing, less.
 //! - Draws and throws: hard's one-turn look-ahead ([`crate::hard`]), which counts a hand as
-//!   callable up to the total where the call would usually be worth it.
+//!   callable up to the total where the call would usually be worth it; and where that judgement
+//!   finds more than one move close to its best, a search ([`crate::search`], on by default at
+//!   draw-then-throw tables: [`ExpertParams::search`]) plays each out from samples of the hidden
+//!   cards, drawn from the same calibrated belief, and keeps the one that does best by enough.
 //!
-//! Every decision is a fixed amount of arithmetic on the view (no sampling, no clock), so the bot
-//! is deterministic, and it decides in microseconds (see the arena's decision times and
-//! `cargo bench -p dhumbal-bots --bench decide`). It does not search: sampling the hidden hands
-//! and playing them out was not built (the README's bots section says why, and what was
-//! measured instead).
+//! The call is a fixed amount of arithmetic on the view; the search's budget is a fixed number of
+//! samples ([`SearchParams::samples`]) with a wall-clock cap on top
+//! ([`SearchParams::time_cap`], 50 ms), and its random numbers come from the bot's seed, the
+//! round and the throw count, so the bot is deterministic for a seed and a match replays. See the
+//! arena's decision times and `cargo bench -p dhumbal-bots --bench decide`.
 
-use dhumbal_engine::{Action, Difficulty, Event, PenaltyMode, Rounds, Scoring, SeatView, Settings};
+use dhumbal_engine::{
+    Action, Difficulty, Event, PenaltyMode, Rounds, Scoring, SeatView, Settings, Source, TurnOrder,
+};
 
 use crate::Bot;
 use crate::belief::Belief;
 use crate::hard::{Judge, play};
 use crate::memory::Memory;
-use crate::turn::{Step, me, step};
+use crate::search::{Candidate, Reuse, SearchParams, call_or_hold, search};
+use crate::turn::{Step, draw, me, step, stock_drawable};
 
 /// The expert bot's tunable numbers. [`ExpertParams::default`] holds the values measured best in
 /// the arena.
@@ -72,6 +78,9 @@ pub struct ExpertParams {
     /// On the last round of a settlement match, how much of its lead over the next seat (or its
     /// deficit to the leader, negative) is added to [`Self::hold`].
     pub place_weight: f64,
+    /// Whether and how much it searches its draws and throws ([`crate::search`]); `None`: hard's
+    /// one-turn judgement alone.
+    pub search: Option<SearchParams>,
 }
 
 impl Default for ExpertParams {
@@ -89,6 +98,7 @@ impl Default for ExpertParams {
             min_lightest: 0.55,
             threat: 0.0,
             threat_margin: 2,
+            search: Some(SearchParams::default()),
         }
     }
 }
@@ -100,6 +110,10 @@ pub struct ExpertBot {
     memory: Memory,
     /// Its numbers.
     params: ExpertParams,
+    /// The seed of its search's random numbers.
+    seed: u64,
+    /// The search's samples kept for the turn's second decision.
+    reuse: Reuse,
 }
 
 /// What a call is worth and what holding on is worth, in points of this seat's score (higher is
@@ -115,18 +129,84 @@ pub struct CallValue {
 }
 
 impl ExpertBot {
-    /// An expert bot. It makes no random choices, so the seed does not change its play; it is
-    /// taken for symmetry with the other difficulties.
-    pub fn new(_seed: u64) -> ExpertBot {
-        ExpertBot::default()
-    }
-
-    /// An expert bot with other numbers (for measuring variants in the arena).
-    pub fn with_params(params: ExpertParams) -> ExpertBot {
+    /// An expert bot whose search draws its random numbers from `seed` (the same seed, the same
+    /// play).
+    pub fn new(seed: u64) -> ExpertBot {
         ExpertBot {
-            params,
+            seed,
             ..ExpertBot::default()
         }
+    }
+
+    /// An expert bot with other numbers (for measuring variants in the arena), seeded by `seed`
+    /// (which only its search uses).
+    pub fn with_params(params: ExpertParams, seed: u64) -> ExpertBot {
+        ExpertBot {
+            params,
+            seed,
+            ..ExpertBot::default()
+        }
+    }
+
+    /// The searched choice at `step`, when the search is on and more than one move is close
+    /// enough to hard's best to be worth it.
+    fn searched(&mut self, view: &SeatView, step: Step, judge: &Judge<'_>) -> Option<Action> {
+        let params = self.params.search?;
+        if view.settings.turn_order == TurnOrder::ThrowThenDraw && !params.throw_first {
+            return None;
+        }
+        let within = |best: f64, score: f64| score <= best + params.window;
+        let candidates: Vec<Candidate> = match step {
+            Step::Throw | Step::CallOrThrow if params.throws => {
+                let ranked = if step == Step::Throw {
+                    judge.ranked_throws(&view.hand, view.barred)
+                } else {
+                    judge.ranked_throws_first(view)
+                };
+                let best = ranked.first()?.1;
+                ranked
+                    .into_iter()
+                    .filter(|(_, s)| within(best, *s))
+                    .take(params.candidates)
+                    .map(|(cards, _)| Candidate::Throw(cards))
+                    .collect()
+            }
+            Step::CallOrDraw | Step::Draw if params.draws => {
+                let stock = stock_drawable(view) || view.takeable.is_empty();
+                let pile = if view.hand.is_empty() && step == Step::CallOrDraw {
+                    &[][..]
+                } else {
+                    &view.takeable[..]
+                };
+                let ranked = judge.ranked_draws(&view.hand, pile, stock);
+                let best = ranked.first()?.1;
+                ranked
+                    .into_iter()
+                    .filter(|(_, s)| within(best, *s))
+                    .take(params.candidates)
+                    .map(|(card, _)| Candidate::Draw(card))
+                    .collect()
+            }
+            _ => return None,
+        };
+        if candidates.len() < 2 {
+            return None;
+        }
+        let result = search(
+            view,
+            &self.memory,
+            judge,
+            candidates,
+            &params,
+            self.seed,
+            &mut self.reuse,
+        );
+        Some(match &result.means[result.chosen].0 {
+            Candidate::Throw(cards) => Action::Throw {
+                cards: cards.clone(),
+            },
+            Candidate::Draw(card) => draw(view, *card),
+        })
     }
 
     /// What calling now and holding on are worth in `view` (whose hand may call).
@@ -269,11 +349,36 @@ impl Bot for ExpertBot {
             let sure = view.settings.scoring == Scoring::Settlement
                 || view.settings.call_limit.is_some()
                 || value.lightest >= self.params.min_lightest;
-            if value.call > value.hold && sure {
+            let calls = match self.params.search.filter(|s| {
+                s.open_calls
+                    && view.settings.call_limit.is_none()
+                    && view.settings.scoring == Scoring::Cumulative
+            }) {
+                // Holding on is worth what hard's move, played out, scores on the same samples.
+                Some(search) => {
+                    let judge =
+                        Judge::with_call_at(view, &self.memory, self.plan_at(&view.settings));
+                    let hold = match play(view, step, &judge) {
+                        Action::Throw { cards } => Candidate::Throw(cards),
+                        Action::Draw {
+                            from: Source::PileCard(card),
+                        } => Candidate::Draw(Some(card)),
+                        Action::Draw { .. } | Action::Call => Candidate::Draw(None),
+                    };
+                    let (call, keep) =
+                        call_or_hold(view, &self.memory, &judge, &hold, &search, self.seed);
+                    call > keep && sure
+                }
+                None => value.call > value.hold && sure,
+            };
+            if calls {
                 return Action::Call;
             }
         }
         let judge = Judge::with_call_at(view, &self.memory, self.plan_at(&view.settings));
+        if let Some(action) = self.searched(view, step, &judge) {
+            return action;
+        }
         play(view, step, &judge)
     }
 }

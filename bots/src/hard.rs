@@ -274,8 +274,71 @@ impl Judge<'_> {
         }
     }
 
+    /// Every throw from `hand` (never containing `barred`), ordered, with its judgement, best
+    /// first (ties in hand order, so the first is [`Judge::best_throw`]'s).
+    pub(crate) fn ranked_throws(
+        &self,
+        hand: &[Card],
+        barred: Option<Card>,
+    ) -> Vec<(Vec<Card>, f64)> {
+        let mut all: Vec<(Vec<Card>, f64)> = legal_groups(hand, barred, self.settings)
+            .into_iter()
+            .map(|group| {
+                let rest: Vec<Card> = hand
+                    .iter()
+                    .copied()
+                    .filter(|c| !group.contains(c))
+                    .collect();
+                let (ordered, gift) = self.order(&group);
+                (ordered, self.after_throw(&rest) + gift)
+            })
+            .collect();
+        all.sort_by(|a, b| a.1.total_cmp(&b.1));
+        all
+    }
+
+    /// At a throw-then-draw table, before throwing: every throw from `view`'s hand with the
+    /// judgement of the best draw after it, best first (the first is what [`play`] throws).
+    pub(crate) fn ranked_throws_first(&self, view: &SeatView) -> Vec<(Vec<Card>, f64)> {
+        let pickable = pickable_after_throw(&view.settings, &view.top_throw);
+        let mut all: Vec<(Vec<Card>, f64)> = legal_groups(&view.hand, None, &view.settings)
+            .into_iter()
+            .map(|group| {
+                let rest: Vec<Card> = view
+                    .hand
+                    .iter()
+                    .copied()
+                    .filter(|c| !group.contains(c))
+                    .collect();
+                let (ordered, gift) = self.order(&group);
+                (ordered, self.draw_choice(&rest, &pickable, true).1 + gift)
+            })
+            .collect();
+        all.sort_by(|a, b| a.1.total_cmp(&b.1));
+        all
+    }
+
+    /// Every draw into `hand` (the stock as `None`, if `stock`, and each card of `pile`) with its
+    /// judgement, best first (ties: the stock, then pile order, as [`Judge::draw_choice`]).
+    pub(crate) fn ranked_draws(
+        &self,
+        hand: &[Card],
+        pile: &[Card],
+        stock: bool,
+    ) -> Vec<(Option<Card>, f64)> {
+        let mut all = Vec::with_capacity(pile.len() + 1);
+        if stock {
+            all.push((None, self.stock_draw(hand)));
+        }
+        for &card in pile {
+            all.push((Some(card), self.pile_draw(hand, card)));
+        }
+        all.sort_by(|a, b| a.1.total_cmp(&b.1));
+        all
+    }
+
     /// The best throw from `hand` (never containing `barred`), ordered, with its judgement.
-    fn best_throw(&self, hand: &[Card], barred: Option<Card>) -> (Vec<Card>, f64) {
+    pub(crate) fn best_throw(&self, hand: &[Card], barred: Option<Card>) -> (Vec<Card>, f64) {
         let mut best: Option<(Vec<Card>, f64)> = None;
         for group in legal_groups(hand, barred, self.settings) {
             let rest: Vec<Card> = hand
@@ -337,7 +400,12 @@ impl Judge<'_> {
     }
 
     /// The best draw into `hand` from the stock or one of `pile`, with its judgement.
-    fn draw_choice(&self, hand: &[Card], pile: &[Card], stock: bool) -> (Option<Card>, f64) {
+    pub(crate) fn draw_choice(
+        &self,
+        hand: &[Card],
+        pile: &[Card],
+        stock: bool,
+    ) -> (Option<Card>, f64) {
         let mut best = (
             None,
             if stock {

@@ -14,11 +14,14 @@
 //!   helps, remembers recent pile pick-ups, calls 1 under the limit.
 //! - [`hard`] — [`HardBot`]: counts every card, estimates each opponent's total, looks a turn
 //!   ahead, calls 2 under the limit only when it is very likely the lightest.
-//! - [`expert`] — [`ExpertBot`]: hard's draws and throws; calls when the call's expected value,
-//!   under a calibrated belief about every opponent's hand and the table's real penalty, beats
-//!   holding on; weighs elimination and the last round's standing.
+//! - [`expert`] — [`ExpertBot`]: hard's draws and throws, searched by play-outs over samples of
+//!   the hidden cards where hard finds several close; calls when the call's expected value, under
+//!   a calibrated belief about every opponent's hand and the table's real penalty, beats holding
+//!   on; weighs elimination and the last round's standing.
 //! - [`belief`] — [`Belief`]: the distribution of each opponent's hand from public facts (known
 //!   cards, unknown cards that lean low the longer it has thrown), fitted on recorded rounds.
+//! - [`search`] — the expert's optional search: determinized play-outs of the rest of the round
+//!   from samples of the hidden cards, comparing the moves hard judges close, paired.
 //! - [`memory`] — [`Memory`]: what the public events tell a seat (cards gone, cards each opponent
 //!   is known to hold, pick-ups), rebuilt from the view's log whenever the events missed some.
 //! - [`groups`] — which groups a hand can throw, and how much a hand can shed in one throw.
@@ -56,6 +59,7 @@ pub mod groups;
 pub mod hard;
 pub mod medium;
 pub mod memory;
+pub mod search;
 pub mod turn;
 
 use dhumbal_engine::{Action, Difficulty, Event, SeatView};

@@ -3,8 +3,10 @@
 //! the three difficulties call where the table text says they do.
 
 use dhumbal_bots::arena::{MatchError, play_match, play_out};
+use dhumbal_bots::expert::ExpertParams;
+use dhumbal_bots::search::SearchParams;
 use dhumbal_bots::turn::{Step, opponents, step};
-use dhumbal_bots::{Belief, Bot, EasyBot, HardBot, MediumBot, Memory, new_bot};
+use dhumbal_bots::{Belief, Bot, EasyBot, ExpertBot, HardBot, MediumBot, Memory, new_bot};
 use dhumbal_engine::{
     Action, Card, CourtValues, Difficulty, DoublePenalty, Ending, Game, PenaltyMode, Phase, PickUp,
     Preset, Rounds, Scoring, SeatView, Settings, Source, TurnOrder, full_deck, parse_cards,
@@ -18,12 +20,31 @@ const DIFFICULTIES: [Difficulty; 4] = [
     Difficulty::Expert,
 ];
 
-/// Bots of these difficulties, seeded from `seed`, one per seat.
+/// Bots of these difficulties, seeded from `seed`, one per seat. Experts search as they play
+/// by default but on a test budget (16 samples, no clock), so that a debug build stays quick and
+/// every run replays.
 fn bots(difficulties: &[Difficulty], seed: u64) -> Vec<Box<dyn Bot>> {
     difficulties
         .iter()
         .enumerate()
-        .map(|(i, &d)| new_bot(d, seed.wrapping_add(i as u64)))
+        .map(|(i, &d)| {
+            let seed = seed.wrapping_add(i as u64);
+            match d {
+                Difficulty::Expert => {
+                    let params = ExpertParams::default();
+                    let search = params.search.map(|s| SearchParams {
+                        samples: 16,
+                        time_cap: None,
+                        ..s
+                    });
+                    Box::new(ExpertBot::with_params(
+                        ExpertParams { search, ..params },
+                        seed,
+                    )) as _
+                }
+                d => new_bot(d, seed),
+            }
+        })
         .collect()
 }
 
@@ -122,6 +143,41 @@ fn any_settings() -> impl Strategy<Value = Settings> {
         )
 }
 
+/// An expert bot that searches on a fixed budget and no clock (so that a test replays exactly
+/// whatever the machine, debug builds included), at every table (throw-then-draw too), seeded by
+/// `seed`.
+fn searching_expert(samples: u32, seed: u64) -> Box<dyn Bot> {
+    let params = ExpertParams {
+        search: Some(SearchParams {
+            samples,
+            time_cap: None,
+            throw_first: true,
+            ..SearchParams::default()
+        }),
+        ..ExpertParams::default()
+    };
+    Box::new(ExpertBot::with_params(params, seed))
+}
+
+/// A bot of this difficulty as it plays by default, except that an expert searches without the
+/// clock (a debug build may hit its 50 ms cap, and then two bots' budgets would differ).
+fn clockless_bot(difficulty: Difficulty, seed: u64) -> Box<dyn Bot> {
+    match difficulty {
+        Difficulty::Expert => {
+            let params = ExpertParams::default();
+            let search = params.search.map(|s| SearchParams {
+                time_cap: None,
+                ..s
+            });
+            Box::new(ExpertBot::with_params(
+                ExpertParams { search, ..params },
+                seed,
+            ))
+        }
+        d => new_bot(d, seed),
+    }
+}
+
 fn any_seats(players: usize) -> impl Strategy<Value = Vec<Difficulty>> {
     proptest::collection::vec(
         prop_oneof![
@@ -177,6 +233,34 @@ proptest! {
         }
     }
 
+    /// The expert's search (determinized play-outs of the moves hard judges close) only ever
+    /// picks legal actions too, whatever the table: every seat is a searching expert.
+    #[test]
+    fn searching_experts_only_play_legal_actions(
+        settings in any_settings(),
+        seed in any::<[u8; 32]>(),
+        bot_seed in any::<u64>(),
+    ) {
+        let mut game = Game::new(settings.clone(), seed).unwrap();
+        let mut players: Vec<Box<dyn Bot>> = (0..usize::from(settings.players))
+            .map(|s| searching_expert(4, bot_seed.wrapping_add(s as u64)))
+            .collect();
+        while !game.is_over() && game.round() <= 4 {
+            if game.phase() == Phase::RoundOver {
+                game.next_round().unwrap();
+                continue;
+            }
+            let seat = game.turn();
+            let action = players[seat].choose(&game.view(seat));
+            prop_assert_eq!(game.check(seat, &action), Ok(()), "{:?} at {:?}", action, settings);
+            for event in &game.apply(seat, action).unwrap() {
+                for bot in &mut players {
+                    bot.observe(event);
+                }
+            }
+        }
+    }
+
     /// A bot's decision depends on its view only: shuffling the cards it cannot see (the other
     /// hands, the stock below what it draws) changes nothing it does.
     #[test]
@@ -207,8 +291,8 @@ proptest! {
         let b = Game::with_decks(settings.clone(), vec![other]).unwrap();
         prop_assert_eq!(a.view(0), b.view(0));
         for difficulty in DIFFICULTIES {
-            let first = new_bot(difficulty, bot_seed).choose(&a.view(0));
-            let second = new_bot(difficulty, bot_seed).choose(&b.view(0));
+            let first = clockless_bot(difficulty, bot_seed).choose(&a.view(0));
+            let second = clockless_bot(difficulty, bot_seed).choose(&b.view(0));
             prop_assert_eq!(first, second, "{:?}", difficulty);
         }
     }
@@ -238,7 +322,7 @@ fn opponents_hidden_hands_never_change_a_bot_over_a_round() {
             Game::with_decks(settings.clone(), vec![other]).unwrap(),
         ];
         assert_ne!(games[0].hand(1), games[1].hand(1));
-        let mut players = [new_bot(difficulty, 11), new_bot(difficulty, 11)];
+        let mut players = [clockless_bot(difficulty, 11), clockless_bot(difficulty, 11)];
         let mut decisions = 0;
         while games[0].phase() != Phase::RoundOver && games[0].phase() != Phase::MatchOver {
             let seat = games[0].turn();
@@ -479,7 +563,7 @@ fn throws_follow_each_difficultys_habits() {
         k.sort();
         k
     };
-    for mut bot in DIFFICULTIES.map(|d| new_bot(d, 1)) {
+    for mut bot in DIFFICULTIES.map(|d| clockless_bot(d, 1)) {
         assert_eq!(throw(bot.as_mut(), &kings), want, "{:?}", bot.difficulty());
     }
     let low_pair = after_draw("3S 3H QD 2C AH AD");
@@ -579,5 +663,38 @@ fn experts_and_hard_bots_call_at_the_lowest_limits() {
                 .count();
         }
         assert!(called * 2 >= rounds, "{difficulty:?}: {called} of {rounds}");
+    }
+}
+
+/// The searching expert is deterministic for a seed: the same match with the same bot seeds
+/// replays action for action (the search's budget is its samples, not the clock), at a
+/// draw-then-throw and a throw-then-draw table; and the search does change some decisions.
+#[test]
+fn the_search_replays_for_a_seed() {
+    for preset in [Preset::Standard, Preset::Household] {
+        let settings = preset.settings();
+        let n = usize::from(settings.players);
+        let play = |samples: u32| {
+            let mut players: Vec<Box<dyn Bot>> = (0..n)
+                .map(|s| {
+                    if s % 2 == 0 {
+                        searching_expert(samples, 40 + s as u64)
+                    } else {
+                        new_bot(Difficulty::Hard, s as u64)
+                    }
+                })
+                .collect();
+            play_match(&settings, [8; 32], &mut players).unwrap()
+        };
+        let first = play(24);
+        let again = play(24);
+        assert_eq!(first.results(), again.results(), "{preset:?}");
+        assert_eq!(first.log(), again.log(), "{preset:?}");
+        let unsearched = play(0);
+        assert_ne!(
+            first.results(),
+            unsearched.results(),
+            "{preset:?}: the search changed nothing"
+        );
     }
 }

@@ -3,7 +3,8 @@
 //! ```text
 //! cargo run --release -p dhumbal-bots --bin arena -- --preset standard \
 //!     --seats hard,medium,easy,easy --games 10000 --seed 1 --threads 2 [--json] \
-//!     [--set call_limit=null --set turn_order=throw_then_draw …]
+//!     [--set call_limit=null --set turn_order=throw_then_draw …] [--expert-samples 128] \
+//!     [--expert-cap-ms 50]
 //! ```
 //!
 //! `--set key=value` changes one setting of the preset (the value in JSON, or a bare word for a
@@ -13,15 +14,23 @@
 //! a 95% confidence interval, the match win rate, calls made and calls caught; then the rounds
 //! ended by the throw cap and the throughput; per seat (from the dealer's left) each entry's mean;
 //! each entry's decision time (p50, p99, max); and for every pair of difficulties at the table
-//! the margin of one over the other, paired per match, with its 95% interval. `--json` prints one JSON object instead, whose
-//! `bots` hold one object per entry with `mean_per_round` signed so that higher is better.
+//! the margin of one over the other, paired per match, with its 95% interval.
+//! `--expert-samples` sets the expert's search budget (samples per candidate move; 0 turns its
+//! search off) and `--expert-cap-ms` its wall-clock cap. `--json` prints one JSON object
+//! instead, whose `bots` hold one object per entry with `mean_per_round` signed so that higher
+//! is better.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use dhumbal_bots::arena::{Config, run};
+use std::time::Duration;
+
+use dhumbal_bots::arena::{Config, run_with};
+use dhumbal_bots::expert::ExpertParams;
+use dhumbal_bots::search::SearchParams;
+use dhumbal_bots::{Bot, ExpertBot, new_bot};
 use dhumbal_engine::{Difficulty, Preset, Scoring, Settings};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -50,9 +59,32 @@ struct Args {
     /// (`--set court=sequential`). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// The expert's search budget: samples per candidate move, 0 to turn the search off
+    /// (default: the expert's own setting).
+    #[arg(long, value_name = "SAMPLES")]
+    expert_samples: Option<u32>,
+    /// A wall-clock cap on each expert decision's search, in milliseconds, 0 for none (default:
+    /// the expert's own setting, 50 ms).
+    #[arg(long, value_name = "MS")]
+    expert_cap_ms: Option<u64>,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+}
+
+/// The expert's numbers with the command line's search budget.
+fn expert_params(args: &Args) -> ExpertParams {
+    let mut params = ExpertParams::default();
+    if let Some(samples) = args.expert_samples {
+        params.search = (samples > 0).then(|| SearchParams {
+            samples,
+            ..params.search.unwrap_or_default()
+        });
+    }
+    if let (Some(ms), Some(search)) = (args.expert_cap_ms, params.search.as_mut()) {
+        search.time_cap = (ms > 0).then(|| Duration::from_millis(ms));
+    }
+    params
 }
 
 fn difficulty(name: &str) -> Option<Difficulty> {
@@ -139,7 +171,14 @@ fn main() -> ExitCode {
         bar
     };
     let started = Instant::now();
-    let summary = match run(&config, |done| bar.set_position(done)) {
+    let expert = expert_params(&args);
+    let make = |entry: usize, seed: u64| -> Box<dyn Bot> {
+        match config.entries[entry] {
+            Difficulty::Expert => Box::new(ExpertBot::with_params(expert, seed)),
+            other => new_bot(other, seed),
+        }
+    };
+    let summary = match run_with(&config, make, |done| bar.set_position(done)) {
         Ok(summary) => summary,
         Err(e) => {
             bar.abandon();

@@ -1,0 +1,777 @@
+//! Search over what the seat cannot see: determinized play-outs of the rest of the round, with
+//! common random numbers across the candidate moves.
+//!
+//! A decision is searched only when hard's one-turn judgement ([`crate::hard`]) finds more than
+//! one move close to its best (within [`SearchParams::window`] points, at most
+//! [`SearchParams::candidates`] of them). Then:
+//!
+//! 1. **Sampling** ([`World`]): every opponent's hidden cards are drawn from the cards the seat
+//!    has not seen, leaning low as the fitted [`crate::belief`] says (by its throws this round
+//!    and its unknown-card count); known pick-ups stay in its hand; the rest, shuffled, is the
+//!    stock.
+//! 2. **Play-out**: from each sample, every candidate is played, the rest of the seat's turn by
+//!    hard's judgement, and then the rest of the round by a fast rollout policy (call at or under
+//!    a seat's calling total; take the pile when it pairs or is low; throw the heaviest group).
+//!    Every candidate meets the same sample and the same reshuffles (common random numbers), so
+//!    the comparison is paired and the luck of the deal that the candidates share cancels.
+//! 3. **Choice**: the candidate with the best mean score replaces hard's choice only when it
+//!    beats it by [`SearchParams::switch_margin`] points and by [`SearchParams::switch_z`]
+//!    standard errors of the paired difference (noise must not move it off hard's choice).
+//!
+//! It pays at draw-then-throw tables (the standard one at every call limit, most of all at limit
+//! 0, where hard's one-turn judgement cannot see a hand emptying itself); at throw-then-draw
+//! tables (household, yaniv) it measured no gain, so it is off there unless
+//! [`SearchParams::throw_first`] is set. [`SearchParams::open_calls`] (off) decides the call at
+//! cumulative tables with no limit by play-outs too; it measured no gain either.
+//!
+//! The budget is [`SearchParams::samples`] samples per candidate, so a decision is the same for
+//! the same seed on any machine; [`SearchParams::time_cap`] is a wall-clock cap on top (a decision
+//! that hits it stops sampling early, and only then depends on the machine's speed). The random
+//! numbers come from the bot's seed, the round and the throw count, so a match replays.
+//!
+//! The samples drawn for a turn's first decision are kept for its second (the draw and the throw
+//! of a draw-then-throw turn, the throw and the draw of a throw-then-draw one), with the card
+//! drawn from the stock moved into the seat's hand in each.
+
+use std::time::{Duration, Instant};
+
+use dhumbal_engine::{
+    Card, PenaltyMode, Scoring, SeatView, Settings, THROW_CAP, TurnOrder, pickup_choices,
+};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::belief::lean;
+use crate::groups::{legal_groups, total, value};
+use crate::hard::{CallRule, Judge};
+use crate::memory::Memory;
+use crate::turn::{me, opponents};
+
+/// How much the expert bot searches. See the [module documentation](self).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchParams {
+    /// Samples per candidate: the work budget, which fixes the decision for a seed.
+    pub samples: u32,
+    /// A wall-clock cap on one decision's search, on top of the samples (`None`: none).
+    pub time_cap: Option<Duration>,
+    /// Moves hard judges within this many points of its best are candidates.
+    pub window: f64,
+    /// The most candidates searched (hard's best included).
+    pub candidates: usize,
+    /// How much better, in points of the round's score, a candidate's mean must be than hard's
+    /// choice to replace it.
+    pub switch_margin: f64,
+    /// How many standard errors of the paired difference a candidate's mean must also beat
+    /// hard's choice by (0: the margin alone).
+    pub switch_z: f64,
+    /// Whether draws are searched (at draw-then-throw tables: the stock or the pile's top).
+    pub draws: bool,
+    /// Whether throws are searched.
+    pub throws: bool,
+    /// Whether it searches at throw-then-draw tables too (the household and yaniv presets),
+    /// where it measured no gain over hard's judgement.
+    pub throw_first: bool,
+    /// At a table with no limit, the total every seat calls at in a play-out.
+    pub open_call_at: u32,
+    /// Whether, at a cumulative table with no limit, the call is also decided by play-outs
+    /// (calling against holding on, on the same samples) instead of the expected-value formula.
+    pub open_calls: bool,
+}
+
+impl Default for SearchParams {
+    /// The budget and thresholds measured best in the arena: 128 samples per candidate within a
+    /// 50 ms cap, up to 3 candidates within 1.5 points, switching for half a point and one
+    /// standard error; draws and throws searched, at draw-then-throw tables only.
+    fn default() -> SearchParams {
+        SearchParams {
+            samples: 128,
+            time_cap: Some(Duration::from_millis(50)),
+            window: 1.5,
+            candidates: 3,
+            switch_margin: 0.5,
+            switch_z: 1.0,
+            draws: true,
+            throws: true,
+            throw_first: false,
+            open_call_at: 7,
+            open_calls: false,
+        }
+    }
+}
+
+/// One determinization: every hand and the stock's order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct World {
+    /// Every seat's hand (the searching seat's is its real one).
+    pub hands: Vec<Vec<Card>>,
+    /// The stock, top last.
+    pub stock: Vec<Card>,
+    /// The seed of the play-out's own randomness (reshuffles).
+    pub seed: u64,
+}
+
+impl World {
+    /// A sample of what `view`'s seat cannot see, consistent with its `memory` and leaning low
+    /// as the fitted belief says.
+    pub fn sample(view: &SeatView, memory: &Memory, rng: &mut ChaCha8Rng) -> World {
+        let settings = &view.settings;
+        let mut pool = memory.unseen(view);
+        let mut hands = vec![Vec::new(); view.card_counts.len()];
+        hands[me(view)] = view.hand.clone();
+        for seat in opponents(view) {
+            let known = memory.held(seat);
+            let unknown = view.card_counts[seat].saturating_sub(known.len());
+            let lean = lean(memory.throws_by(seat), unknown);
+            let weight: Vec<f64> = (0..=13).map(|v| (-lean * f64::from(v)).exp()).collect();
+            let hand = &mut hands[seat];
+            hand.extend_from_slice(known);
+            for _ in 0..unknown.min(pool.len()) {
+                let sum: f64 = pool
+                    .iter()
+                    .map(|&c| weight[value(c, settings).min(13) as usize])
+                    .sum();
+                let mut at = rng.random::<f64>() * sum;
+                let mut pick = pool.len() - 1;
+                for (i, &c) in pool.iter().enumerate() {
+                    at -= weight[value(c, settings).min(13) as usize];
+                    if at < 0.0 {
+                        pick = i;
+                        break;
+                    }
+                }
+                hand.push(pool.swap_remove(pick));
+            }
+        }
+        pool.shuffle(rng);
+        World {
+            hands,
+            stock: pool,
+            seed: rng.random(),
+        }
+    }
+
+    /// The same sample after the seat drew `card` from the stock: the card leaves wherever the
+    /// sample had put it (an opponent's hand takes the stock's top in its place).
+    fn after_stock_draw(&mut self, seat: usize, hand: &[Card], card: Card) {
+        if let Some(at) = self.stock.iter().position(|&c| c == card) {
+            self.stock.remove(at);
+        } else {
+            for (s, h) in self.hands.iter_mut().enumerate() {
+                if s == seat {
+                    continue;
+                }
+                if let Some(at) = h.iter().position(|&c| c == card) {
+                    match self.stock.pop() {
+                        Some(other) => h[at] = other,
+                        None => {
+                            h.remove(at);
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+        self.hands[seat] = hand.to_vec();
+    }
+}
+
+/// The samples kept for the second decision of a turn.
+#[derive(Clone, Debug, Default)]
+pub struct Reuse {
+    /// The round and throw count they were drawn at, and the hand then.
+    key: Option<(u32, u32, Vec<Card>)>,
+    /// The samples.
+    worlds: Vec<World>,
+}
+
+/// One candidate at the root: what the seat does now.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Candidate {
+    /// Throw this group (in this order).
+    Throw(Vec<Card>),
+    /// Draw this pile card, or from the stock for `None`.
+    Draw(Option<Card>),
+}
+
+/// A searched decision's figures (for tests and tuning).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Searched {
+    /// The candidates, hard's choice first, with their mean scores.
+    pub means: Vec<(Candidate, f64)>,
+    /// Samples played per candidate.
+    pub samples: u32,
+    /// The index of the chosen candidate.
+    pub chosen: usize,
+}
+
+/// Searches `candidates` (hard's choice first) for the seat of `view` and returns the chosen one.
+pub(crate) fn search(
+    view: &SeatView,
+    memory: &Memory,
+    judge: &Judge<'_>,
+    candidates: Vec<Candidate>,
+    params: &SearchParams,
+    seed: u64,
+    reuse: &mut Reuse,
+) -> Searched {
+    let started = Instant::now();
+    let seat = me(view);
+    let mut rng = ChaCha8Rng::seed_from_u64(
+        seed ^ (u64::from(view.round) << 40)
+            ^ (u64::from(view.throws) << 20)
+            ^ view.hand.len() as u64,
+    );
+    // Samples kept from this turn's first decision, brought up to date: after a draw from the
+    // stock (draw-then-throw) the card drawn moves into the hand; after a throw (throw-then-draw)
+    // nothing hidden changed.
+    let mut worlds = Vec::new();
+    if let Some((round, throws, before)) = &reuse.key {
+        let drew = *throws == view.throws && view.hand.len() == before.len() + 1;
+        let threw = *throws + 1 == view.throws && view.hand.iter().all(|c| before.contains(c));
+        if *round == view.round && (drew || threw) {
+            let drawn = view.hand.iter().find(|c| !before.contains(c)).copied();
+            worlds = std::mem::take(&mut reuse.worlds);
+            for w in &mut worlds {
+                match drawn {
+                    Some(card) if drew && view.barred.is_none() => {
+                        w.after_stock_draw(seat, &view.hand, card)
+                    }
+                    _ => w.hands[seat] = view.hand.clone(),
+                }
+            }
+        }
+    }
+    let call_at = rollout_call_at(view, params.open_call_at);
+    let mut scores: Vec<Vec<f64>> = vec![Vec::new(); candidates.len()];
+    let mut played = 0u32;
+    let mut kept = Vec::new();
+    for i in 0..params.samples as usize {
+        if params
+            .time_cap
+            .is_some_and(|cap| played > 0 && started.elapsed() >= cap)
+        {
+            break;
+        }
+        let world = match worlds.get(i) {
+            Some(w) => w.clone(),
+            None => World::sample(view, memory, &mut rng),
+        };
+        for (k, candidate) in candidates.iter().enumerate() {
+            let mut sim = Sim::new(view, memory, &world, &call_at);
+            scores[k].push(sim.play_candidate(seat, candidate, judge));
+        }
+        kept.push(world);
+        played += 1;
+    }
+    reuse.key = Some((view.round, view.throws, view.hand.clone()));
+    reuse.worlds = kept;
+    let n = f64::from(played.max(1));
+    let means: Vec<(Candidate, f64)> = candidates
+        .into_iter()
+        .zip(&scores)
+        .map(|(c, s)| (c, s.iter().sum::<f64>() / n))
+        .collect();
+    let mut chosen = 0;
+    for k in 1..means.len() {
+        if means[k].1 > means[chosen].1 {
+            chosen = k;
+        }
+    }
+    if chosen != 0 {
+        // The paired difference from hard's choice, sample by sample.
+        let gain = means[chosen].1 - means[0].1;
+        let spread = scores[chosen]
+            .iter()
+            .zip(&scores[0])
+            .map(|(a, b)| (a - b - gain).powi(2))
+            .sum::<f64>()
+            / (n - 1.0).max(1.0);
+        let error = (spread / n).sqrt();
+        if gain < params.switch_margin || gain < params.switch_z * error {
+            chosen = 0;
+        }
+    }
+    Searched {
+        means,
+        samples: played,
+        chosen,
+    }
+}
+
+/// What calling now and holding on (playing `hold`, hard's move) are worth to the seat of
+/// `view`, each the mean over the same samples of the round's score.
+pub(crate) fn call_or_hold(
+    view: &SeatView,
+    memory: &Memory,
+    judge: &Judge<'_>,
+    hold: &Candidate,
+    params: &SearchParams,
+    seed: u64,
+) -> (f64, f64) {
+    let started = Instant::now();
+    let seat = me(view);
+    let mut rng = ChaCha8Rng::seed_from_u64(
+        seed ^ 0x5eed ^ (u64::from(view.round) << 40) ^ (u64::from(view.throws) << 20),
+    );
+    let call_at = rollout_call_at(view, params.open_call_at);
+    let (mut call, mut keep, mut n) = (0.0, 0.0, 0u32);
+    for _ in 0..params.samples {
+        if params
+            .time_cap
+            .is_some_and(|cap| n > 0 && started.elapsed() >= cap)
+        {
+            break;
+        }
+        let world = World::sample(view, memory, &mut rng);
+        let sim = Sim::new(view, memory, &world, &call_at);
+        call += sim.score(seat, End::Call(seat));
+        let mut sim = Sim::new(view, memory, &world, &call_at);
+        keep += sim.play_candidate(seat, hold, judge);
+        n += 1;
+    }
+    let n = f64::from(n.max(1));
+    (call / n, keep / n)
+}
+
+/// The total each seat calls at in a play-out: hard's rule for the opponents, and for the seat
+/// itself the expert's planning total (at a table with no limit, `open` for everyone).
+fn rollout_call_at(view: &SeatView, open: u32) -> Vec<Option<u32>> {
+    let settings = &view.settings;
+    let hard = match settings.call_limit {
+        Some(_) => CallRule::default().call_at(settings),
+        None => Some(open),
+    };
+    let mine = match settings.call_limit {
+        Some(limit) => Some(limit - 1.min(limit / 2)),
+        None => Some(open),
+    };
+    (0..view.card_counts.len())
+        .map(|s| if s == me(view) { mine } else { hard })
+        .collect()
+}
+
+/// A round being played out from one sample.
+struct Sim<'a> {
+    settings: &'a Settings,
+    dealer: usize,
+    active: Vec<bool>,
+    hands: Vec<Vec<Card>>,
+    stock: Vec<Card>,
+    /// The pile, bottom first.
+    pile: Vec<Card>,
+    top_throw: Vec<Card>,
+    previous_throw: Vec<Card>,
+    barred: Option<Card>,
+    throws: u32,
+    call_at: &'a [Option<u32>],
+    rng: ChaCha8Rng,
+}
+
+/// How a play-out ended.
+enum End {
+    Call(usize),
+    Cap,
+}
+
+impl<'a> Sim<'a> {
+    fn new(
+        view: &'a SeatView,
+        memory: &Memory,
+        world: &World,
+        call_at: &'a [Option<u32>],
+    ) -> Sim<'a> {
+        Sim {
+            settings: &view.settings,
+            dealer: view.dealer,
+            active: view.eliminated.iter().map(|e| !e).collect(),
+            hands: world.hands.clone(),
+            stock: world.stock.clone(),
+            pile: memory.pile().to_vec(),
+            top_throw: view.top_throw.clone(),
+            previous_throw: view.previous_throw.clone(),
+            barred: view.barred,
+            throws: view.throws,
+            call_at,
+            rng: ChaCha8Rng::seed_from_u64(world.seed),
+        }
+    }
+
+    fn next(&self, seat: usize) -> usize {
+        let n = self.hands.len();
+        (1..=n)
+            .map(|k| (seat + k) % n)
+            .find(|&s| self.active[s])
+            .unwrap_or(seat)
+    }
+
+    fn kept(&self) -> usize {
+        match self.settings.turn_order {
+            TurnOrder::DrawThenThrow => 1,
+            TurnOrder::ThrowThenDraw => self.top_throw.len(),
+        }
+    }
+
+    fn stock_drawable(&self) -> bool {
+        !self.stock.is_empty() || self.pile.len() > self.kept()
+    }
+
+    fn draw_stock(&mut self, seat: usize) -> Option<Card> {
+        if self.stock.is_empty() {
+            let keep = self.kept();
+            if self.pile.len() <= keep {
+                return None;
+            }
+            let split = self.pile.len() - keep;
+            let mut cards: Vec<Card> = self.pile.drain(..split).collect();
+            cards.shuffle(&mut self.rng);
+            self.stock = cards;
+            self.previous_throw.clear();
+            if self.settings.turn_order == TurnOrder::DrawThenThrow {
+                let top = self.top_throw.len().saturating_sub(1);
+                self.top_throw.drain(..top);
+            }
+        }
+        let card = self.stock.pop()?;
+        self.hands[seat].push(card);
+        Some(card)
+    }
+
+    fn take(&mut self, seat: usize, card: Card) {
+        if let Some(at) = self.pile.iter().rposition(|&c| c == card) {
+            self.pile.remove(at);
+        }
+        self.top_throw.retain(|&c| c != card);
+        self.previous_throw.retain(|&c| c != card);
+        self.hands[seat].push(card);
+        if self.settings.turn_order == TurnOrder::DrawThenThrow {
+            self.barred = Some(card);
+        }
+    }
+
+    fn throw(&mut self, seat: usize, cards: &[Card]) {
+        self.hands[seat].retain(|c| !cards.contains(c));
+        self.pile.extend_from_slice(cards);
+        self.throws += 1;
+        self.barred = None;
+        std::mem::swap(&mut self.previous_throw, &mut self.top_throw);
+        self.top_throw.clear();
+        self.top_throw.extend_from_slice(cards);
+    }
+
+    /// Plays `candidate` for `seat` (the rest of its turn by `judge`), then the round to its end;
+    /// returns the seat's score for the round, higher better.
+    fn play_candidate(&mut self, seat: usize, candidate: &Candidate, judge: &Judge<'_>) -> f64 {
+        let order = self.settings.turn_order;
+        match (order, candidate) {
+            (TurnOrder::DrawThenThrow, Candidate::Throw(cards)) => self.throw(seat, cards),
+            (TurnOrder::DrawThenThrow, Candidate::Draw(from)) => {
+                self.root_draw(seat, *from);
+                let (cards, _) = judge.best_throw(&self.hands[seat], self.barred);
+                self.throw(seat, &cards);
+            }
+            (TurnOrder::ThrowThenDraw, Candidate::Throw(cards)) => {
+                self.throw(seat, cards);
+                let pickable = pickup_choices(self.settings, &self.previous_throw);
+                let stock = self.stock_drawable();
+                let (card, _) = judge.draw_choice(&self.hands[seat], &pickable, stock);
+                self.root_draw(seat, card);
+            }
+            (TurnOrder::ThrowThenDraw, Candidate::Draw(from)) => self.root_draw(seat, *from),
+        }
+        let end = if self.throws >= THROW_CAP {
+            End::Cap
+        } else {
+            self.play_from(self.next(seat))
+        };
+        self.score(seat, end)
+    }
+
+    fn root_draw(&mut self, seat: usize, from: Option<Card>) {
+        match from {
+            Some(card) => self.take(seat, card),
+            None => {
+                if self.draw_stock(seat).is_none() {
+                    // Only the pile is left (the real game would have offered it).
+                    let pickable = self.pickable();
+                    if let Some(&card) = pickable.first() {
+                        self.take(seat, card);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The pile cards the seat to draw may take now.
+    fn pickable(&self) -> Vec<Card> {
+        match self.settings.turn_order {
+            TurnOrder::DrawThenThrow => self.pile.last().copied().into_iter().collect(),
+            TurnOrder::ThrowThenDraw => pickup_choices(self.settings, &self.previous_throw),
+        }
+    }
+
+    /// Plays the round from the start of `seat`'s turn to its end by the rollout policy.
+    fn play_from(&mut self, mut seat: usize) -> End {
+        loop {
+            let hand_total = total(&self.hands[seat], self.settings);
+            if self.call_at[seat].is_some_and(|at| hand_total <= at)
+                && self.settings.call_limit.is_none_or(|l| hand_total <= l)
+            {
+                return End::Call(seat);
+            }
+            match self.settings.turn_order {
+                TurnOrder::DrawThenThrow => {
+                    let top = self.pile.last().copied();
+                    let take =
+                        top.filter(|&c| !self.hands[seat].is_empty() && self.wants(seat, c, 2));
+                    match take {
+                        Some(card) => self.take(seat, card),
+                        None => {
+                            if self.draw_stock(seat).is_none() {
+                                match top {
+                                    Some(card) if !self.hands[seat].is_empty() => {
+                                        self.take(seat, card)
+                                    }
+                                    _ => return End::Cap,
+                                }
+                            }
+                        }
+                    }
+                    let cards = heaviest(&self.hands[seat], self.barred, self.settings);
+                    self.throw(seat, &cards);
+                }
+                TurnOrder::ThrowThenDraw => {
+                    let cards = heaviest(&self.hands[seat], None, self.settings);
+                    self.throw(seat, &cards);
+                    let pickable = self.pickable();
+                    let wanted = pickable
+                        .iter()
+                        .copied()
+                        .filter(|&c| self.wants(seat, c, 2))
+                        .min_by_key(|&c| value(c, self.settings));
+                    match wanted {
+                        Some(card) => self.take(seat, card),
+                        None => {
+                            if self.draw_stock(seat).is_none() {
+                                match pickable.first() {
+                                    Some(&card) => self.take(seat, card),
+                                    None => return End::Cap,
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            self.barred = None;
+            if self.throws >= THROW_CAP {
+                return End::Cap;
+            }
+            seat = self.next(seat);
+        }
+    }
+
+    /// Whether `seat` takes `card` off the pile: it pairs with a card it holds, or it is at
+    /// most `low`.
+    fn wants(&self, seat: usize, card: Card, low: u32) -> bool {
+        value(card, self.settings) <= low
+            || card
+                .rank()
+                .is_some_and(|r| self.hands[seat].iter().any(|h| h.rank() == Some(r)))
+    }
+
+    /// `seat`'s score for the round that ended so, higher better (Paid, or minus the points
+    /// added at a cumulative table).
+    fn score(&self, seat: usize, end: End) -> f64 {
+        let s = self.settings;
+        let n = self.hands.len();
+        let hand: Vec<u32> = self.hands.iter().map(|h| total(h, s)).collect();
+        let lightest = |skip: Option<usize>| {
+            (1..=n)
+                .map(|k| (self.dealer + k) % n)
+                .filter(|&x| self.active[x] && Some(x) != skip)
+                .min_by_key(|&x| hand[x])
+        };
+        let mut took = vec![0u32; n];
+        let (taker, caught) = match end {
+            End::Call(caller) => match lightest(Some(caller)) {
+                Some(best) if hand[best] <= hand[caller] => {
+                    let margin = hand[caller] - hand[best];
+                    let base = match s.double_penalty {
+                        Some(d) if margin > d.margin => d.amount,
+                        _ => s.penalty,
+                    };
+                    took[caller] = match s.penalty_mode {
+                        PenaltyMode::Instead => base,
+                        PenaltyMode::OnTop => hand[caller] + base,
+                    };
+                    (best, Some(caller))
+                }
+                _ => (caller, None),
+            },
+            End::Cap => (lightest(None).unwrap_or(seat), None),
+        };
+        if caught.is_none() || s.scoring == Scoring::Settlement {
+            for x in (0..n).filter(|&x| self.active[x] && x != taker && Some(x) != caught) {
+                took[x] = hand[x];
+            }
+        }
+        match s.scoring {
+            Scoring::Settlement => {
+                if seat == taker {
+                    took.iter().map(|&t| f64::from(t)).sum()
+                } else {
+                    -f64::from(took[seat])
+                }
+            }
+            Scoring::Cumulative => -f64::from(took[seat]),
+        }
+    }
+}
+
+/// The rollout policy's throw: the heaviest set or run (singles included), never the barred
+/// card nor, after a pick-up, the rest of its rank; jokers are kept.
+fn heaviest(hand: &[Card], barred: Option<Card>, settings: &Settings) -> Vec<Card> {
+    let barred_rank = barred.and_then(|b| b.rank());
+    let mut rank_sum = [0u32; 14];
+    let mut suit_mask = [0u16; 4];
+    for &c in hand {
+        if let (Some(r), Some(suit)) = (c.rank(), c.suit()) {
+            if Some(c) == barred {
+                continue;
+            }
+            suit_mask[suit as usize] |= 1 << r.number();
+            if Some(r) != barred_rank {
+                rank_sum[usize::from(r.number())] += value(c, settings);
+            }
+        }
+    }
+    // The heaviest rank (ties: the higher rank), or a run when runs are on.
+    let mut best: Option<(u32, Vec<Card>)> = None;
+    for r in (1..=13u8).rev() {
+        let sum = rank_sum[usize::from(r)];
+        let has = hand
+            .iter()
+            .any(|c| c.rank().is_some_and(|k| k.number() == r) && Some(*c) != barred);
+        if has
+            && Some(r) != barred_rank.map(|k| k.number())
+            && best.as_ref().is_none_or(|b| sum > b.0)
+        {
+            let cards = hand
+                .iter()
+                .copied()
+                .filter(|c| c.rank().is_some_and(|k| k.number() == r))
+                .collect();
+            best = Some((sum, cards));
+        }
+    }
+    if settings.runs {
+        for (suit, &mask) in suit_mask.iter().enumerate() {
+            let mut start = 1u8;
+            while start <= 13 {
+                if mask & (1 << start) == 0 {
+                    start += 1;
+                    continue;
+                }
+                let mut end = start;
+                while end < 13 && mask & (1 << (end + 1)) != 0 {
+                    end += 1;
+                }
+                if end - start >= 2 {
+                    let cards: Vec<Card> = hand
+                        .iter()
+                        .copied()
+                        .filter(|c| {
+                            c.suit().is_some_and(|s| s as usize == suit)
+                                && c.rank()
+                                    .is_some_and(|k| (start..=end).contains(&k.number()))
+                                && Some(*c) != barred
+                        })
+                        .collect();
+                    let sum = total(&cards, settings);
+                    if best.as_ref().is_none_or(|b| sum > b.0) {
+                        best = Some((sum, cards));
+                    }
+                }
+                start = end + 1;
+            }
+        }
+    }
+    match best {
+        Some((_, cards)) => cards,
+        // Only jokers or the barred rank left: whatever is legal.
+        None => legal_groups(hand, barred, settings)
+            .into_iter()
+            .next()
+            .unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Bot;
+    use crate::hard::HardBot;
+    use dhumbal_engine::{Game, Phase, Preset, classify, full_deck, parse_cards};
+
+    #[test]
+    fn a_sample_deals_every_unseen_card_once_and_keeps_known_pickups() {
+        let settings = Preset::Standard.settings();
+        let mut game = Game::new(settings.clone(), [12; 32]).unwrap();
+        let mut bots: Vec<HardBot> = (0..4).map(HardBot::new).collect();
+        // Play a while, so that there are pick-ups, a pile and short hands.
+        for _ in 0..60 {
+            if game.phase() != Phase::Start && game.phase() != Phase::Throw {
+                break;
+            }
+            let seat = game.turn();
+            let action = bots[seat].choose(&game.view(seat));
+            if action == dhumbal_engine::Action::Call {
+                break;
+            }
+            for event in game.apply(seat, action).unwrap() {
+                for bot in &mut bots {
+                    bot.observe(&event);
+                }
+            }
+        }
+        let seat = game.turn();
+        let view = game.view(seat);
+        let mut memory = Memory::new();
+        memory.sync(&view);
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..20 {
+            let world = World::sample(&view, &memory, &mut rng);
+            let mut cards: Vec<Card> = world.hands.iter().flatten().copied().collect();
+            cards.extend(&world.stock);
+            cards.extend(memory.pile());
+            cards.sort();
+            let mut deck = full_deck(settings.jokers);
+            deck.sort();
+            assert_eq!(cards, deck);
+            assert_eq!(world.stock.len(), view.stock_size);
+            assert_eq!(world.hands[seat], view.hand);
+            for s in 0..4 {
+                assert_eq!(world.hands[s].len(), view.card_counts[s]);
+                assert!(memory.held(s).iter().all(|c| world.hands[s].contains(c)));
+            }
+        }
+    }
+
+    #[test]
+    fn the_rollout_throw_is_legal_and_heaviest() {
+        let standard = Preset::Standard.settings();
+        let household = Preset::Household.settings();
+        for (hand, barred, settings, want) in [
+            ("KH 5S 5D 2C", None, &standard, "KH"),
+            ("9H 9S 5D 2C", None, &standard, "9H 9S"),
+            ("9H 9S 5D 2C", Some("9S"), &standard, "5D"),
+            ("5H 6H 7H KS", None, &household, "5H 6H 7H"),
+        ] {
+            let hand = parse_cards(hand).unwrap();
+            let barred = barred.map(|b| b.parse().unwrap());
+            let got = heaviest(&hand, barred, settings);
+            assert!(classify(&got, settings).is_some(), "{got:?}");
+            assert_eq!(got, parse_cards(want).unwrap());
+        }
+    }
+}
