@@ -59,7 +59,14 @@ impl Actor {
                     None => break Stopped::Shutdown,
                 },
                 () = sleep_until(due) => {
-                    self.core.wake(Instant::now(), &mut entropy);
+                    let now = Instant::now();
+                    if self.core.thinking_bot_due(now) && multi_threaded() {
+                        // An expert's search takes milliseconds: the runtime hands this
+                        // worker's other tasks (other rooms, sockets) to another thread first.
+                        tokio::task::block_in_place(|| self.core.wake(now, &mut entropy));
+                    } else {
+                        self.core.wake(now, &mut entropy);
+                    }
                     // Bots without a delay could otherwise play a whole round before the
                     // connections' writers get a turn to send it.
                     tokio::task::yield_now().await;
@@ -257,4 +264,11 @@ async fn sleep_until(due: Option<Instant>) {
         Some(due) => tokio::time::sleep_until(due).await,
         None => std::future::pending().await,
     }
+}
+
+/// Whether this task runs on a multi-threaded runtime, where a worker may block in place (the
+/// server's runtime; tests on a single thread play bots in line).
+fn multi_threaded() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
 }

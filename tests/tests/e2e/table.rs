@@ -234,3 +234,21 @@ async fn after_a_match_the_host_takes_the_same_table_back_to_the_lobby_and_start
     let started = room_where(&mut bina, |r| r.started).await;
     assert_eq!(started.fairness.map(|f| f.match_number), Some(2));
 }
+
+/// On a multi-threaded runtime, as in the server, expert bots think where they may block (the
+/// runtime moves other tasks off that worker); a person plays a whole match with three of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_plays_a_match_with_three_thinking_experts() {
+    let server = TestServer::start().await;
+    let settings = Settings {
+        difficulty: dhumbal_engine::Difficulty::Expert,
+        rounds: dhumbal_engine::Rounds::Fixed(2),
+        ..standard_for(4)
+    };
+    let room = server.create_room(&room_with(settings)).await;
+    let mut asha = Client::join(server.addr, &room.code, "Asha", Some(&room.host_secret)).await;
+    asha.send(ClientMessage::Start).await;
+    let (_, result) = play_on_to_the_end(asha, 5).await;
+    assert_eq!(result.standings.len(), 4);
+    assert_eq!(result.results.len(), 2);
+}

@@ -272,4 +272,23 @@ impl RoomCore {
         }
         self.reported_seats = (humans, bots);
     }
+
+    /// Whether the timer due at `now` lets a bot that thinks (an expert, whose search takes
+    /// milliseconds) choose: the actor then runs the step where it may block.
+    pub fn thinking_bot_due(&self, now: Instant) -> bool {
+        if !self.bot_due.is_some_and(|due| due <= now) {
+            return false;
+        }
+        let Some(seat) = self.bot_to_play() else {
+            return false;
+        };
+        match &self.seats[seat] {
+            Seat::Bot(BotSeat { bot: Some(bot), .. })
+            | Seat::Human(Human {
+                stand_in: Some(bot),
+                ..
+            }) => bot.difficulty() == Difficulty::Expert,
+            _ => false,
+        }
+    }
 }

@@ -609,3 +609,34 @@ fn the_host_hands_a_seat_to_a_bot_or_removes_a_person_only_as_the_rules_allow() 
     }
     assert!(played.core.game.as_ref().unwrap().is_over());
 }
+
+#[test]
+fn only_an_experts_turn_is_one_the_actor_lets_block() {
+    for (difficulty, thinks) in [(Difficulty::Expert, true), (Difficulty::Medium, false)] {
+        let settings = Settings {
+            players: 2,
+            difficulty,
+            ..Preset::Standard.settings()
+        };
+        let mut played = Played::new(settings, 15);
+        assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+        played.message(1, ClientMessage::Start);
+        let mut bot_turns = 0;
+        for _ in 0..200 {
+            if played.core.game.as_ref().unwrap().is_over() || bot_turns == 3 {
+                break;
+            }
+            if played.core.stage() == Stage::BetweenRounds {
+                played.message(1, ClientMessage::Ready { client_seed: None });
+            } else if turn(&played) == 0 {
+                assert!(!played.core.thinking_bot_due(played.now));
+                move_for(&mut played, 0);
+            } else {
+                assert_eq!(played.core.thinking_bot_due(played.now), thinks);
+                bot_turns += 1;
+                played.tick();
+            }
+        }
+        assert_eq!(bot_turns, 3, "{difficulty:?}");
+    }
+}
