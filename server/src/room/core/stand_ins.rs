@@ -276,7 +276,7 @@ impl RoomCore {
     /// Whether the timer due at `now` lets a bot that thinks (an expert, whose search takes
     /// milliseconds) choose: the actor then runs the step where it may block.
     pub fn thinking_bot_due(&self, now: Instant) -> bool {
-        if !self.bot_due.is_some_and(|due| due <= now) {
+        if self.bot_due.is_none_or(|due| due > now) {
             return false;
         }
         let Some(seat) = self.bot_to_play() else {
