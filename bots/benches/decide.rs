@@ -14,7 +14,7 @@ use std::time::Instant;
 use criterion::Criterion;
 use dhumbal_bots::expert::ExpertParams;
 use dhumbal_bots::{Bot, ExpertBot, new_bot};
-use dhumbal_engine::{Difficulty, Game, Phase, Preset, SeatView, Settings};
+use dhumbal_engine::{Difficulty, Game, Phase, Preset, PublicHistory, SeatView, Settings};
 
 /// The bots timed, by difficulty.
 const TIMED: [Difficulty; 2] = [Difficulty::Hard, Difficulty::Expert];
@@ -22,9 +22,9 @@ const TIMED: [Difficulty; 2] = [Difficulty::Hard, Difficulty::Expert];
 /// The expert's decision-time budget, in microseconds.
 const EXPERT_BUDGET_US: f64 = 50_000.0;
 
-/// Every view a bot decided from in `matches` seeded matches of `settings` (hard and expert
-/// bots alternating round the table).
-fn decision_points(settings: &Settings, matches: u8) -> Vec<SeatView> {
+/// Every view (with the public history) a bot decided from in `matches` seeded matches of
+/// `settings` (hard and expert bots alternating round the table).
+fn decision_points(settings: &Settings, matches: u8) -> Vec<(SeatView, PublicHistory)> {
     let mut views = Vec::new();
     for m in 0..matches {
         let mut game = Game::new(settings.clone(), [m; 32]).expect("a valid preset");
@@ -38,8 +38,9 @@ fn decision_points(settings: &Settings, matches: u8) -> Vec<SeatView> {
             }
             let seat = game.turn();
             let view = game.view(seat);
-            let action = bots[seat].choose(&view);
-            views.push(view);
+            let history = game.public_history().clone();
+            let action = bots[seat].choose(&view, &history);
+            views.push((view, history));
             for event in game.apply(seat, action).expect("bots play legally") {
                 for bot in &mut bots {
                     bot.observe(&event);
@@ -95,7 +96,8 @@ fn decide(c: &mut Criterion) {
             c.bench_function(&format!("{name}_choose_{table}"), |b| {
                 b.iter(|| {
                     i = (i + 1) % views.len();
-                    black_box(bot.choose(black_box(&views[i])))
+                    let (view, history) = &views[i];
+                    black_box(bot.choose(black_box(view), black_box(history)))
                 })
             });
         }
@@ -107,13 +109,13 @@ fn percentiles() {
     for (table, settings) in tables() {
         let views = decision_points(&settings, 30);
         for (name, make) in timed_bots() {
-            // A fresh bot per view: it rebuilds its memory from the view's log, the slow path.
+            // A fresh bot per view: it rebuilds its memory from the log, the slow path.
             let mut times: Vec<f64> = Vec::with_capacity(views.len() * 5);
             for _ in 0..5 {
-                for view in &views {
+                for (view, history) in &views {
                     let mut bot = make();
                     let start = Instant::now();
-                    black_box(bot.choose(black_box(view)));
+                    black_box(bot.choose(black_box(view), black_box(history)));
                     times.push(start.elapsed().as_secs_f64() * 1e6);
                 }
             }

@@ -49,7 +49,7 @@ fn main() {
             let seat = game.turn();
             let view = game.view(seat);
             if seat == 0 && step(&view) == Step::CallOrDraw {
-                memory.sync(&view);
+                memory.sync(&view, game.public_history());
                 let unseen = memory.unseen(&view);
                 let mut pool = [0u32; 14];
                 for c in &unseen {
@@ -68,7 +68,7 @@ fn main() {
                     cells[throws * LEAN_CARDS + unknown].push(Sample { pool, truth });
                 }
             }
-            let action = bots[seat].choose(&view);
+            let action = bots[seat].choose(&view, game.public_history());
             for event in game.apply(seat, action).expect("bots play legally") {
                 for bot in &mut bots {
                     bot.observe(&event);

@@ -95,7 +95,7 @@ pub fn play_out_timed(
         let seat = game.turn();
         let view = game.view(seat);
         let started = Instant::now();
-        let action = bots[seat].choose(&view);
+        let action = bots[seat].choose(&view, game.public_history());
         if let Some(times) = times.get_mut(seat) {
             times.push(started.elapsed().as_secs_f32() * 1e6);
         }

@@ -240,7 +240,7 @@ mod tests {
         let game = Game::new(Preset::Standard.settings(), [3; 32]).unwrap();
         let view = game.view(0);
         let mut memory = Memory::new();
-        memory.sync(&view);
+        memory.sync(&view, game.public_history());
         let belief = Belief::new(&view, &memory);
         assert_eq!(belief.opponents.len(), 3);
         for o in &belief.opponents {

@@ -6,7 +6,9 @@
 //! and calls as soon as its total is at or under the limit (5 at a table with no limit). It
 //! forgets every event: its decisions depend on the view of the moment alone.
 
-use dhumbal_engine::{Action, Card, Difficulty, Event, SeatView, Settings, classify};
+use dhumbal_engine::{
+    Action, Card, Difficulty, Event, PublicHistory, SeatView, Settings, classify,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -116,9 +118,13 @@ impl Bot for EasyBot {
         Difficulty::Easy
     }
 
+    fn fork(&self) -> Box<dyn Bot> {
+        Box::new(self.clone())
+    }
+
     fn observe(&mut self, _event: &Event) {}
 
-    fn choose(&mut self, view: &SeatView) -> Action {
+    fn choose(&mut self, view: &SeatView, _history: &PublicHistory) -> Action {
         match step(view) {
             Step::CallOrDraw if Self::wants_call(view) => Action::Call,
             Step::CallOrDraw | Step::Draw => draw(view, Self::pile_choice(view)),
@@ -149,7 +155,11 @@ mod tests {
             seat: 1,
             card: view.takeable[0],
         });
-        assert_eq!(told.choose(&view), EasyBot::new(3).choose(&view));
+        let history = game.public_history();
+        assert_eq!(
+            told.choose(&view, history),
+            EasyBot::new(3).choose(&view, history)
+        );
     }
 
     #[test]

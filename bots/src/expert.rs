@@ -31,7 +31,8 @@
 //! arena's decision times and `cargo bench -p dhumbal-bots --bench decide`.
 
 use dhumbal_engine::{
-    Action, Difficulty, Event, PenaltyMode, Rounds, Scoring, SeatView, Settings, Source, TurnOrder,
+    Action, Difficulty, Event, PenaltyMode, PublicHistory, Rounds, Scoring, SeatView, Settings,
+    Source, TurnOrder,
 };
 
 use crate::Bot;
@@ -209,9 +210,10 @@ impl ExpertBot {
         })
     }
 
-    /// What calling now and holding on are worth in `view` (whose hand may call).
-    pub fn call_value(&mut self, view: &SeatView) -> CallValue {
-        self.memory.sync(view);
+    /// What calling now and holding on are worth in `view` (whose hand may call), with the
+    /// table's public `history`.
+    pub fn call_value(&mut self, view: &SeatView, history: &PublicHistory) -> CallValue {
+        self.memory.sync(view, history);
         let belief = Belief::new(view, &self.memory);
         call_value(view, &belief, &self.params)
     }
@@ -334,12 +336,16 @@ impl Bot for ExpertBot {
         Difficulty::Expert
     }
 
+    fn fork(&self) -> Box<dyn Bot> {
+        Box::new(self.clone())
+    }
+
     fn observe(&mut self, event: &Event) {
         self.memory.observe(event);
     }
 
-    fn choose(&mut self, view: &SeatView) -> Action {
-        self.memory.sync(view);
+    fn choose(&mut self, view: &SeatView, history: &PublicHistory) -> Action {
+        self.memory.sync(view, history);
         let step = step(view);
         let weighs =
             view.settings.call_limit.is_some() || view.hand_total <= self.params.open_call_at;
@@ -394,12 +400,12 @@ mod tests {
         let mut view = game.view(0);
         let mut bot = ExpertBot::new(0);
         view.hand_total = 2;
-        let low = bot.call_value(&view);
+        let low = bot.call_value(&view, game.public_history());
         assert!(low.lightest > 0.95, "{low:?}");
         assert!(low.call > low.hold, "{low:?}");
         view.hand_total = 5;
         view.card_counts[2] = 1;
-        let risky = bot.call_value(&view);
+        let risky = bot.call_value(&view, game.public_history());
         assert!(risky.lightest < low.lightest);
         assert!(risky.call < low.call);
     }
@@ -414,16 +420,16 @@ mod tests {
         view.card_counts[2] = 1;
         view.card_counts[3] = 1;
         let mut bot = ExpertBot::new(0);
-        let safe = bot.call_value(&view);
+        let safe = bot.call_value(&view, game.public_history());
         assert!(safe.lightest < 0.9, "{safe:?}");
         // 80 + a caught call's 25 reaches the elimination at 100.
         view.totals[0] = 80;
-        let at_risk = bot.call_value(&view);
+        let at_risk = bot.call_value(&view, game.public_history());
         assert!(at_risk.call < safe.call - 1.0, "{at_risk:?} {safe:?}");
         // An opponent near elimination makes a right call worth more.
         view.totals[0] = 0;
         view.totals[1] = 95;
-        let eliminating = bot.call_value(&view);
+        let eliminating = bot.call_value(&view, game.public_history());
         assert!(eliminating.call > safe.call, "{eliminating:?} {safe:?}");
     }
 
@@ -433,12 +439,12 @@ mod tests {
         let mut view = game.view(0);
         view.hand_total = 3;
         let mut bot = ExpertBot::new(0);
-        let early = bot.call_value(&view);
+        let early = bot.call_value(&view, game.public_history());
         view.round = 3;
         view.totals = vec![40, -20, -10, -10];
-        let leading = bot.call_value(&view);
+        let leading = bot.call_value(&view, game.public_history());
         view.totals = vec![-40, 20, 10, 10];
-        let trailing = bot.call_value(&view);
+        let trailing = bot.call_value(&view, game.public_history());
         assert!(leading.hold > early.hold && trailing.hold < early.hold);
         assert_eq!(leading.call, trailing.call);
     }

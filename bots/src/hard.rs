@@ -24,8 +24,8 @@
 //!   draw by [`REVEAL_COST`] (more for a low card, which says a call is near).
 
 use dhumbal_engine::{
-    Action, Card, Difficulty, Event, PickUp, SeatView, Settings, TurnOrder, full_deck,
-    pickup_choices,
+    Action, Card, Difficulty, Event, PickUp, PublicHistory, SeatView, Settings, TurnOrder,
+    full_deck, pickup_choices,
 };
 
 use crate::Bot;
@@ -521,12 +521,16 @@ impl Bot for HardBot {
         Difficulty::Hard
     }
 
+    fn fork(&self) -> Box<dyn Bot> {
+        Box::new(self.clone())
+    }
+
     fn observe(&mut self, event: &Event) {
         self.memory.observe(event);
     }
 
-    fn choose(&mut self, view: &SeatView) -> Action {
-        self.memory.sync(view);
+    fn choose(&mut self, view: &SeatView, history: &PublicHistory) -> Action {
+        self.memory.sync(view, history);
         let step = step(view);
         if matches!(step, Step::CallOrDraw | Step::CallOrThrow) && self.wants_call(view) {
             return Action::Call;
@@ -601,7 +605,7 @@ mod tests {
         let game = Game::new(settings, [4; 32]).unwrap();
         let view = game.view(0);
         let mut memory = Memory::new();
-        memory.sync(&view);
+        memory.sync(&view, game.public_history());
         memory.observe(&Event::TookFromPile {
             seat: 1,
             card: taken.parse().unwrap(),
@@ -639,7 +643,7 @@ mod tests {
         let game = Game::new(Preset::Standard.settings(), [5; 32]).unwrap();
         let mut view = game.view(0);
         let mut bot = HardBot::new(0);
-        bot.memory.sync(&view);
+        bot.memory.sync(&view, game.public_history());
         let full = bot.chance_lightest(&view, 3);
         view.card_counts[2] = 1;
         let short = bot.chance_lightest(&view, 3);

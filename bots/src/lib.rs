@@ -1,9 +1,9 @@
 //! Bot players for Dhumbal (Jhyap), and the arena that measures them.
 //!
 //! A bot sees exactly what a human in its seat sees: the engine's [`SeatView`] and the public
-//! [`Event`]s of the table. It never receives the [`Game`](dhumbal_engine::Game), so it cannot
-//! read another seat's cards or the stock's order: the types enforce that. Every bot is
-//! deterministic given its seed.
+//! [`Event`]s of the table (those of the round so far in the [`PublicHistory`]). It never
+//! receives the [`Game`](dhumbal_engine::Game), so it cannot read another seat's cards or the
+//! stock's order: the types enforce that. Every bot is deterministic given its seed.
 //!
 //! # Layout
 //!
@@ -23,7 +23,7 @@
 //! - [`search`] — the expert's optional search: determinized play-outs of the rest of the round
 //!   from samples of the hidden cards, comparing the moves hard judges close, paired.
 //! - [`memory`] — [`Memory`]: what the public events tell a seat (cards gone, cards each opponent
-//!   is known to hold, pick-ups), rebuilt from the view's log whenever the events missed some.
+//!   is known to hold, pick-ups), rebuilt from the public log whenever the events missed some.
 //! - [`groups`] — which groups a hand can throw, and how much a hand can shed in one throw.
 //! - [`turn`] — reading a [`SeatView`]: which half of the turn it is, what may be drawn.
 //! - [`arena`] — playing bots against each other and the statistics the `arena` binary prints.
@@ -42,7 +42,7 @@
 //!         continue;
 //!     }
 //!     let seat = game.turn();
-//!     let action = bots[seat].choose(&game.view(seat));
+//!     let action = bots[seat].choose(&game.view(seat), game.public_history());
 //!     for event in game.apply(seat, action).unwrap() {
 //!         for bot in &mut bots {
 //!             bot.observe(&event);
@@ -62,7 +62,7 @@ pub mod memory;
 pub mod search;
 pub mod turn;
 
-use dhumbal_engine::{Action, Difficulty, Event, SeatView};
+use dhumbal_engine::{Action, Difficulty, Event, PublicHistory, SeatView};
 
 pub use belief::Belief;
 pub use easy::EasyBot;
@@ -76,13 +76,18 @@ pub trait Bot: Send {
     /// How strong this bot is.
     fn difficulty(&self) -> Difficulty;
 
+    /// A copy of this bot as it stands, to think on elsewhere (a server runs a slow decision on
+    /// another thread and keeps the copy only if the table has not moved meanwhile).
+    fn fork(&self) -> Box<dyn Bot>;
+
     /// Every public event of the table, in order (including its own actions and `Dealt`).
     fn observe(&mut self, event: &Event);
 
     /// Called only when `view.my_turn()`; returns one legal action. The caller applies it and
     /// calls again for the rest of the turn (a turn is two actions: draw+throw or throw+draw, or
-    /// a call).
-    fn choose(&mut self, view: &SeatView) -> Action;
+    /// a call). `history` is the table's public history, from which a bot that missed some
+    /// events (one that takes over a seat mid-round) catches up.
+    fn choose(&mut self, view: &SeatView, history: &PublicHistory) -> Action;
 }
 
 /// A bot of this difficulty, deterministic given its seed.

@@ -12,7 +12,9 @@
 //!   seen taking a low card.
 //! - Calling: at 1 under the limit (4 at a table with no limit).
 
-use dhumbal_engine::{Action, Card, Difficulty, Event, SeatView, Settings, full_deck};
+use dhumbal_engine::{
+    Action, Card, Difficulty, Event, PublicHistory, SeatView, Settings, full_deck,
+};
 
 use crate::Bot;
 use crate::easy::OPEN_TABLE_LIMIT;
@@ -162,12 +164,16 @@ impl Bot for MediumBot {
         Difficulty::Medium
     }
 
+    fn fork(&self) -> Box<dyn Bot> {
+        Box::new(self.clone())
+    }
+
     fn observe(&mut self, event: &Event) {
         self.memory.observe(event);
     }
 
-    fn choose(&mut self, view: &SeatView) -> Action {
-        self.memory.sync(view);
+    fn choose(&mut self, view: &SeatView, history: &PublicHistory) -> Action {
+        self.memory.sync(view, history);
         match step(view) {
             Step::CallOrDraw | Step::CallOrThrow if self.wants_call(view) => Action::Call,
             Step::CallOrDraw | Step::Draw => draw(view, self.pile_choice(view)),
@@ -197,16 +203,18 @@ mod tests {
         view.hand_total = total(&view.hand, &view.settings);
         view.phase = phase;
         let mut bot = MediumBot::new(0);
-        bot.memory.sync(&view);
+        let mut history = game.public_history().clone();
+        bot.memory.sync(&view, &history);
         bot.memory.observe(&Event::TookFromPile {
             seat: 1,
             card: taken.parse().unwrap(),
         });
-        // The view's log must match what the bot saw, or it would rebuild from the log.
-        view.log.push(Event::TookFromPile {
+        // The log must match what the bot saw, or it would rebuild from the log.
+        history.log.push(Event::TookFromPile {
             seat: 1,
             card: taken.parse().unwrap(),
         });
+        bot.memory.sync(&view, &history);
         (view, bot)
     }
 

@@ -4,9 +4,9 @@
 //! until a reshuffle), which cards each seat is known to hold because it took them off the pile
 //! and has not thrown them since, and every pick-up with the throw count at which it happened.
 //! It is fed by [`Memory::observe`]; [`Memory::sync`] checks it against the view and rebuilds it
-//! from the view's public log when events were missed (a bot that takes over a seat mid-round).
+//! from the public log when events were missed (a bot that takes over a seat mid-round).
 
-use dhumbal_engine::{Card, Event, SeatView, full_deck};
+use dhumbal_engine::{Card, Event, PublicHistory, SeatView, full_deck};
 
 /// One card taken off the pile, in view of the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,13 +89,13 @@ impl Memory {
     }
 
     /// Makes sure the memory holds every event of the view's round, rebuilding it from the
-    /// view's public log if any were missed.
-    pub fn sync(&mut self, view: &SeatView) {
-        if self.round == view.round && self.seen == view.log.len() {
+    /// history's public log if any were missed.
+    pub fn sync(&mut self, view: &SeatView, history: &PublicHistory) {
+        if self.round == view.round && self.seen == history.log.len() {
             return;
         }
         *self = Memory::default();
-        for event in &view.log {
+        for event in &history.log {
             self.observe(event);
         }
     }
@@ -199,7 +199,7 @@ mod tests {
         }
         let view = game.view(0);
         let mut rebuilt = Memory::new();
-        rebuilt.sync(&view);
+        rebuilt.sync(&view, game.public_history());
         assert_eq!(rebuilt, followed);
         assert_eq!(followed.pile().len(), view.pile_size);
         assert_eq!(followed.pile().last().copied(), view.pile_top);

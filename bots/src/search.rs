@@ -724,7 +724,7 @@ mod tests {
                 break;
             }
             let seat = game.turn();
-            let action = bots[seat].choose(&game.view(seat));
+            let action = bots[seat].choose(&game.view(seat), game.public_history());
             if action == dhumbal_engine::Action::Call {
                 break;
             }
@@ -737,7 +737,7 @@ mod tests {
         let seat = game.turn();
         let view = game.view(seat);
         let mut memory = Memory::new();
-        memory.sync(&view);
+        memory.sync(&view, game.public_history());
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         for _ in 0..20 {
             let world = World::sample(&view, &memory, &mut rng);

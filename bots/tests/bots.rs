@@ -7,9 +7,10 @@ use dhumbal_bots::expert::ExpertParams;
 use dhumbal_bots::search::SearchParams;
 use dhumbal_bots::turn::{Step, opponents, step};
 use dhumbal_bots::{Belief, Bot, EasyBot, ExpertBot, HardBot, MediumBot, Memory, new_bot};
+use dhumbal_engine::arbitrary::any_settings;
 use dhumbal_engine::{
-    Action, Card, CourtValues, Difficulty, DoublePenalty, Ending, Game, PenaltyMode, Phase, PickUp,
-    Preset, Rounds, Scoring, SeatView, Settings, Source, TurnOrder, full_deck, parse_cards,
+    Action, Card, Difficulty, Ending, Game, Phase, Preset, PublicHistory, SeatView, Settings,
+    Source, full_deck, parse_cards,
 };
 use proptest::prelude::*;
 
@@ -46,101 +47,6 @@ fn bots(difficulties: &[Difficulty], seed: u64) -> Vec<Box<dyn Bot>> {
             }
         })
         .collect()
-}
-
-/// Any table that validates: every option, every mix. Options that need another option are
-/// only turned on with it, so no case is wasted on settings the engine refuses.
-fn any_settings() -> impl Strategy<Value = Settings> {
-    (
-        (
-            2u8..=6,
-            prop_oneof![Just(5u8), Just(7u8)],
-            1u32..=3,
-            any::<bool>(),
-        ),
-        (
-            prop_oneof![Just(None), (0u32..=12).prop_map(Some)],
-            1u32..=40,
-            any::<bool>(),
-            prop_oneof![Just(None), (0u32..=8).prop_map(Some)],
-        ),
-        (
-            prop_oneof![
-                Just(CourtValues::Tens),
-                Just(CourtValues::Sequential),
-                Just(CourtValues::JackZero)
-            ],
-            any::<bool>(),
-            any::<bool>(),
-            any::<bool>(),
-        ),
-        (
-            any::<bool>(),
-            prop_oneof![
-                Just(PickUp::SingleOnly),
-                Just(PickUp::AnyCard),
-                Just(PickUp::Ends)
-            ],
-            any::<bool>(),
-            prop_oneof![Just(None), (20u32..=120).prop_map(Some)],
-            any::<bool>(),
-        ),
-    )
-        .prop_map(
-            |(
-                (players, cards, rounds, until_one),
-                (call_limit, penalty, on_top, double_margin),
-                (court, runs, jokers, jokers_in_runs),
-                (throw_first, pickup, cumulative, elimination, score_reset),
-            )| {
-                let scoring = if cumulative {
-                    Scoring::Cumulative
-                } else {
-                    Scoring::Settlement
-                };
-                let elimination = elimination.filter(|_| cumulative);
-                let turn_order = if throw_first {
-                    TurnOrder::ThrowThenDraw
-                } else {
-                    TurnOrder::DrawThenThrow
-                };
-                Settings {
-                    players,
-                    cards,
-                    rounds: if until_one && elimination.is_some() {
-                        Rounds::UntilOneRemains
-                    } else {
-                        Rounds::Fixed(rounds)
-                    },
-                    call_limit,
-                    penalty,
-                    penalty_mode: if on_top {
-                        PenaltyMode::OnTop
-                    } else {
-                        PenaltyMode::Instead
-                    },
-                    double_penalty: double_margin.map(|margin| DoublePenalty {
-                        amount: penalty * 2,
-                        margin,
-                    }),
-                    court,
-                    runs,
-                    jokers,
-                    jokers_in_runs: jokers_in_runs && runs && jokers,
-                    turn_order,
-                    pickup: if throw_first {
-                        pickup
-                    } else {
-                        PickUp::SingleOnly
-                    },
-                    scoring,
-                    elimination,
-                    score_reset: score_reset && cumulative,
-                    difficulty: Difficulty::Medium,
-                    turn_timer: None,
-                }
-            },
-        )
 }
 
 /// An expert bot that searches on a fixed budget and no clock (so that a test replays exactly
@@ -221,7 +127,7 @@ proptest! {
             let seat = game.turn();
             let view = game.view(seat);
             prop_assert!(view.my_turn());
-            let action = players[seat].choose(&view);
+            let action = players[seat].choose(&view, game.public_history());
             prop_assert_eq!(game.check(seat, &action), Ok(()), "{:?} at {:?}", action, settings);
             let events = game.apply(seat, action).unwrap();
             for event in &events {
@@ -251,7 +157,7 @@ proptest! {
                 continue;
             }
             let seat = game.turn();
-            let action = players[seat].choose(&game.view(seat));
+            let action = players[seat].choose(&game.view(seat), game.public_history());
             prop_assert_eq!(game.check(seat, &action), Ok(()), "{:?} at {:?}", action, settings);
             for event in &game.apply(seat, action).unwrap() {
                 for bot in &mut players {
@@ -291,8 +197,10 @@ proptest! {
         let b = Game::with_decks(settings.clone(), vec![other]).unwrap();
         prop_assert_eq!(a.view(0), b.view(0));
         for difficulty in DIFFICULTIES {
-            let first = clockless_bot(difficulty, bot_seed).choose(&a.view(0));
-            let second = clockless_bot(difficulty, bot_seed).choose(&b.view(0));
+            let first =
+                clockless_bot(difficulty, bot_seed).choose(&a.view(0), a.public_history());
+            let second =
+                clockless_bot(difficulty, bot_seed).choose(&b.view(0), b.public_history());
             prop_assert_eq!(first, second, "{:?}", difficulty);
         }
     }
@@ -330,7 +238,12 @@ fn opponents_hidden_hands_never_change_a_bot_over_a_round() {
             if seat == 0 {
                 let views = [games[0].view(0), games[1].view(0)];
                 assert_eq!(views[0], views[1]);
-                let actions = [players[0].choose(&views[0]), players[1].choose(&views[1])];
+                let histories = [games[0].public_history(), games[1].public_history()];
+                assert_eq!(histories[0], histories[1]);
+                let actions = [
+                    players[0].choose(&views[0], histories[0]),
+                    players[1].choose(&views[1], histories[1]),
+                ];
                 assert_eq!(actions[0], actions[1], "{difficulty:?} on table {table}");
                 decisions += 1;
                 for (game, action) in games.iter_mut().zip(actions) {
@@ -402,8 +315,11 @@ fn an_illegal_action_is_reported() {
         fn difficulty(&self) -> Difficulty {
             Difficulty::Easy
         }
+        fn fork(&self) -> Box<dyn Bot> {
+            Box::new(Stubborn)
+        }
         fn observe(&mut self, _: &dhumbal_engine::Event) {}
-        fn choose(&mut self, _: &SeatView) -> Action {
+        fn choose(&mut self, _: &SeatView, _: &PublicHistory) -> Action {
             Action::Throw { cards: Vec::new() }
         }
     }
@@ -413,11 +329,14 @@ fn an_illegal_action_is_reported() {
     assert!(matches!(err, MatchError::Refused { seat: 0, .. }), "{err}");
 }
 
+/// The seed of the deal [`start_view`] starts from: its turned-up card is a court card (QS), so
+/// that no low card is in sight.
+const START_SEED: [u8; 32] = [3; 32];
+
 /// A view of seat 0 at the start of its turn holding `hand`, everyone else holding `others`
 /// cards.
 fn start_view(settings: Settings, hand: &str, others: usize) -> SeatView {
-    // A deal whose turned-up card is a court card (QS), so that no low card is in sight.
-    let game = Game::new(settings, [3; 32]).unwrap();
+    let game = Game::new(settings, START_SEED).unwrap();
     let mut view = game.view(0);
     view.hand = parse_cards(hand).unwrap();
     view.hand_total = view.hand.iter().map(|c| c.value(view.settings.court)).sum();
@@ -431,8 +350,14 @@ fn start_view(settings: Settings, hand: &str, others: usize) -> SeatView {
     view
 }
 
+/// The public history of the deal a [`start_view`] of these settings starts from.
+fn start_history(settings: &Settings) -> PublicHistory {
+    let game = Game::new(settings.clone(), START_SEED).unwrap();
+    game.public_history().clone()
+}
+
 fn calls(bot: &mut dyn Bot, view: &SeatView) -> bool {
-    bot.choose(view) == Action::Call
+    bot.choose(view, &start_history(&view.settings)) == Action::Call
 }
 
 /// The table text: "An easy bot calls on the limit itself", "the medium bots wait until they are
@@ -550,7 +475,8 @@ fn throws_follow_each_difficultys_habits() {
         view.can_call = false;
         view
     };
-    let throw = |bot: &mut dyn Bot, view: &SeatView| match bot.choose(view) {
+    let history = start_history(&settings);
+    let throw = |bot: &mut dyn Bot, view: &SeatView| match bot.choose(view, &history) {
         Action::Throw { mut cards } => {
             cards.sort();
             cards
@@ -600,7 +526,7 @@ fn the_belief_beats_the_uniform_guess_on_recorded_rounds() {
             let seat = game.turn();
             let view = game.view(seat);
             if step(&view) == Step::CallOrDraw {
-                memory.sync(&view);
+                memory.sync(&view, game.public_history());
                 let belief = Belief::new(&view, &memory);
                 let uniform = Belief::with_lean(&view, &memory, |_, _| 0.0);
                 for (o, (b, u)) in opponents(&view)
@@ -623,7 +549,7 @@ fn the_belief_beats_the_uniform_guess_on_recorded_rounds() {
                     }
                 }
             }
-            let action = players[seat].choose(&view);
+            let action = players[seat].choose(&view, game.public_history());
             for event in game.apply(seat, action).unwrap() {
                 for bot in &mut players {
                     bot.observe(&event);

@@ -17,6 +17,7 @@ use crate::history::{HISTORY_FORMAT, HandHistory, RoundHistory, Step};
 use crate::score::{RoundResult, Show, Standing, score_round, standings};
 use crate::settings::{PickUp, Rounds, SettingsError, THROW_CAP, TurnOrder};
 use crate::shuffle::{Seed, shuffle};
+use crate::view::PublicHistory;
 use crate::{SeatView, Settings};
 
 /// Where a drawn card comes from.
@@ -149,21 +150,37 @@ impl Pickable<'_> {
     fn is_empty(self) -> bool {
         matches!(self, Pickable::Cards([]))
     }
+
+    /// The cards of `throw` the next player may pick up at a throw-then-draw table under the
+    /// table's [`PickUp`] rule: the one card of a single throw, any card, or the two ends
+    /// ([`group_ends`]). The one place this rule is written.
+    fn of_throw<'a>(settings: &Settings, throw: &'a [Card]) -> Pickable<'a> {
+        match (settings.pickup, throw) {
+            (PickUp::SingleOnly, [_]) | (PickUp::AnyCard, _) => Pickable::Cards(throw),
+            (PickUp::SingleOnly, _) => Pickable::Cards(&[]),
+            (PickUp::Ends, [_, _, ..]) => match group_ends(throw, settings) {
+                Some((first, last)) => Pickable::Ends(first, last),
+                None => Pickable::Cards(&[]),
+            },
+            (PickUp::Ends, _) => Pickable::Cards(throw),
+        }
+    }
+
+    /// The cards, each once.
+    fn to_vec(self) -> Vec<Card> {
+        match self {
+            Pickable::Cards(cards) => cards.to_vec(),
+            Pickable::Ends(first, last) if first == last => vec![first],
+            Pickable::Ends(first, last) => vec![first, last],
+        }
+    }
 }
 
 /// The cards of `throw` that the next player may pick up at a throw-then-draw table under the
 /// table's [`PickUp`] rule: the one card of a single throw, any card, or the two ends
 /// ([`group_ends`]). Bots and clients use it to see what a throw will offer.
 pub fn pickup_choices(settings: &Settings, throw: &[Card]) -> Vec<Card> {
-    match (settings.pickup, throw) {
-        (PickUp::SingleOnly, [_]) | (PickUp::AnyCard, _) => throw.to_vec(),
-        (PickUp::SingleOnly, _) => Vec::new(),
-        (PickUp::Ends, _) => match group_ends(throw, settings) {
-            Some((first, last)) if first != last => vec![first, last],
-            Some((only, _)) => vec![only],
-            None => Vec::new(),
-        },
-    }
+    Pickable::of_throw(settings, throw).to_vec()
 }
 
 /// A match of Dhumbal. Fields are private: the game changes only through [`Game::apply`] and
@@ -206,10 +223,8 @@ pub struct Game {
     totals: Vec<i64>,
     /// Seats eliminated from the match.
     out: Vec<bool>,
-    /// Every finished round's result.
-    results: Vec<RoundResult>,
-    /// The public log of the current round.
-    log: Vec<Event>,
+    /// The public log of the current round and every finished round's result.
+    public: PublicHistory,
 }
 
 impl Game {
@@ -285,8 +300,7 @@ impl Game {
             reshuffles: 0,
             totals: vec![0; n],
             out: vec![false; n],
-            results: Vec::new(),
-            log: Vec::new(),
+            public: PublicHistory::default(),
         };
         game.set_client_seeds(client_seeds);
         game.deal();
@@ -402,12 +416,18 @@ impl Game {
 
     /// The results of every finished round.
     pub fn results(&self) -> &[RoundResult] {
-        &self.results
+        &self.public.results
     }
 
     /// The public log of the current round.
     pub fn log(&self) -> &[Event] {
-        &self.log
+        &self.public.log
+    }
+
+    /// The public history: the current round's log and every finished round's result, the same
+    /// for every seat. With a seat's [`Game::view`], it is everything that seat may know.
+    pub fn public_history(&self) -> &PublicHistory {
+        &self.public
     }
 
     /// Throws made this deal, across the table.
@@ -432,25 +452,22 @@ impl Game {
     ///
     /// If `seat` is not at the table (`seat >= self.seats()`).
     pub fn view(&self, seat: usize) -> SeatView {
-        SeatView::of(self, Some(seat), true)
+        SeatView::of(self, Some(seat))
     }
 
     /// What a spectator may see: everything public, no hand.
     pub fn spectator_view(&self) -> SeatView {
-        SeatView::of(self, None, true)
+        SeatView::of(self, None)
     }
 
-    /// The view of `seat` (a spectator's for `None`) without the history: the same as
-    /// [`Game::view`] or [`Game::spectator_view`] but with [`SeatView::log`] and
-    /// [`SeatView::results`] left empty. The history only grows, and every event of it is told
-    /// once as it happens, so a sender that passes it on separately uses this after each change
-    /// rather than copying the whole history again for every seat.
+    /// The view of `seat`, or a spectator's for `None`: [`Game::view`] or
+    /// [`Game::spectator_view`].
     ///
     /// # Panics
     ///
     /// If `seat` is `Some` seat that is not at the table.
-    pub fn view_without_history(&self, seat: Option<usize>) -> SeatView {
-        SeatView::of(self, seat, false)
+    pub fn view_of(&self, seat: Option<usize>) -> SeatView {
+        SeatView::of(self, seat)
     }
 
     // ----- Queries used by views, bots and clients -----
@@ -480,10 +497,7 @@ impl Game {
     /// At draw-then-throw tables an empty hand cannot take the pile's top: the card taken would
     /// be barred from the throw that must follow, and there would be nothing else to throw.
     pub fn takeable(&self, seat: usize) -> Vec<Card> {
-        match self.pickable(seat) {
-            Pickable::Cards(cards) => cards.to_vec(),
-            Pickable::Ends(first, last) => vec![first, last],
-        }
+        self.pickable(seat).to_vec()
     }
 
     /// The pile cards `seat` could take right now, without allocating.
@@ -498,17 +512,7 @@ impl Game {
                 Pickable::Cards(&self.pile[self.pile.len().saturating_sub(1)..])
             }
             (TurnOrder::ThrowThenDraw, Phase::Draw) => {
-                let prev = self.previous_throw.as_slice();
-                match (self.settings.pickup, prev) {
-                    (PickUp::SingleOnly, [_]) => Pickable::Cards(prev),
-                    (PickUp::SingleOnly, _) => NONE,
-                    (PickUp::AnyCard, _) => Pickable::Cards(prev),
-                    (PickUp::Ends, [_, _, ..]) => match group_ends(prev, &self.settings) {
-                        Some((first, last)) => Pickable::Ends(first, last),
-                        None => NONE,
-                    },
-                    (PickUp::Ends, _) => Pickable::Cards(prev),
-                }
+                Pickable::of_throw(&self.settings, &self.previous_throw)
             }
             _ => NONE,
         }
@@ -517,6 +521,36 @@ impl Game {
     /// Whether `seat` may call now.
     pub fn can_call(&self, seat: usize) -> bool {
         self.check(seat, &Action::Call).is_ok()
+    }
+
+    /// Whether `seat` may draw now: from the stock, or one of the [`Game::takeable`] cards.
+    pub fn can_draw(&self, seat: usize) -> bool {
+        let stock = Action::Draw {
+            from: Source::Stock,
+        };
+        self.check(seat, &stock).is_ok()
+            || (self.check_turn(seat).is_ok() && !self.pickable(seat).is_empty())
+    }
+
+    /// Whether `seat` may throw now. A legal group's cards may each go alone, so this is whether
+    /// some card of its hand may.
+    pub fn can_throw(&self, seat: usize) -> bool {
+        self.hands.get(seat).is_some_and(|hand| {
+            hand.iter()
+                .any(|&card| self.check_throw(seat, &[card]).is_ok())
+        })
+    }
+
+    /// At a throw-then-draw table at the start of a turn: the cards of the top throw that the
+    /// seat to play may take once it has thrown (the pick-up rule, [`pickup_choices`]). Empty at
+    /// any other time.
+    pub fn next_takeable(&self) -> Vec<Card> {
+        match (self.settings.turn_order, self.phase) {
+            (TurnOrder::ThrowThenDraw, Phase::Start) => {
+                Pickable::of_throw(&self.settings, &self.top_throw).to_vec()
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// Checks a throw of these cards by `seat` without making it.
@@ -765,7 +799,7 @@ impl Game {
                 }
             }
         }
-        self.log.extend(events.iter().cloned());
+        self.public.log.extend(events.iter().cloned());
         step.events.clone_from(&events);
         if let Some(round) = self.history.last_mut() {
             round.steps.push(step);
@@ -782,7 +816,7 @@ impl Game {
         }
         self.dealer = self.next_active(self.dealer);
         self.deal();
-        Ok(self.log.clone())
+        Ok(self.public.log.clone())
     }
 
     /// The next seat to the left of `seat` still in the match.
@@ -845,8 +879,8 @@ impl Game {
         self.barred = None;
         self.throws = 0;
         self.reshuffles = 0;
-        self.log.clear();
-        self.log.push(Event::Dealt {
+        self.public.log.clear();
+        self.public.log.push(Event::Dealt {
             round: self.round,
             dealer: self.dealer,
             pile_top: top,
@@ -941,7 +975,7 @@ impl Game {
             }
             Rounds::UntilOneRemains => remaining <= 1,
         };
-        self.results.push(result.clone());
+        self.public.results.push(result.clone());
         if let Some(round) = self.history.last_mut() {
             round.result = Some(result.clone());
         }

@@ -4,7 +4,9 @@
 //! flows from a seed the caller passes, so the same seed and the same actions give the same game.
 //!
 //! With the `schemars` feature every type that travels on the wire (cards, settings, views,
-//! events, results) also describes itself as JSON Schema, for the protocol's schema.
+//! events, results) also describes itself as JSON Schema, for the protocol's schema. With the
+//! `proptest` feature, the `arbitrary` module holds the `proptest` strategies that the tests of
+//! this and other crates draw tables from.
 //!
 //! # Layout
 //!
@@ -17,7 +19,8 @@
 //! - [`history`] — a finished match's [`HandHistory`], and [`verify`], which checks one.
 //! - [`game`] — the [`Game`] state machine: [`Action`]s in, public [`Event`]s out.
 //! - [`score`] — scoring a round at the show ([`RoundResult`]) and the match [`Standing`]s.
-//! - [`view`] — [`SeatView`], what one seat may see.
+//! - [`view`] — [`SeatView`], what one seat may see and may do now, and the [`PublicHistory`]
+//!   every seat shares.
 //! - [`error`] — [`RuleError`], why an action was refused, with stable codes.
 //!
 //! # Example
@@ -33,6 +36,8 @@
 //! assert_eq!(game.turn(), 1);
 //! ```
 
+#[cfg(feature = "proptest")]
+pub mod arbitrary;
 pub mod card;
 pub mod error;
 pub mod fair;
@@ -56,4 +61,4 @@ pub use settings::{
     SettingsError, THROW_CAP, TURN_TIMERS, TurnOrder,
 };
 pub use shuffle::Seed;
-pub use view::SeatView;
+pub use view::{PublicHistory, SeatView};

@@ -205,7 +205,7 @@ pub struct Standing {
     pub seat: usize,
     /// Its place, from 1; equal Totals share a place (1, 1, 3, …).
     pub place: usize,
-    /// Its final Total.
+    /// Its Total (final once the match is over).
     pub total: i64,
     /// Whether it was eliminated during the match.
     pub eliminated: bool,

@@ -1,20 +1,21 @@
 //! What one seat may see.
 //!
 //! A [`SeatView`] is the game projected for one seat (or a spectator): its own hand, every seat's
-//! card count, the pile's visible cards, the stock's size, whose turn and what phase, the barred
-//! card, the throw count, the scores and the public log. After a show, the round's result holds
-//! every hand face up. Nothing else: never another seat's cards before the show, never the
-//! stock's order, never a seed.
+//! card count, the pile's visible cards, the stock's size, whose turn and what phase, what this
+//! seat may do now, the barred card, the throw count, the scores and the standings. Nothing else:
+//! never another seat's cards before the show, never the stock's order, never a seed. A view is
+//! exactly what goes on the wire, field for field.
 //!
-//! The history (the round's log and the match's finished results) is part of the view but not of
-//! its serialized form: it only grows, and every part of it is public and told once as it
-//! happens, so a client keeps it from those messages and the view on the wire stays small.
+//! The history is apart, in [`PublicHistory`]: the round's log and the match's finished results
+//! (after a show, a result holds every hand face up). It only grows, every part of it is public
+//! and the same for every seat, and it is told once as it happens, so a client keeps it from
+//! those messages and the view stays small. [`Game::public_history`] lends the game's own.
 
 use serde::{Deserialize, Serialize};
 
 use crate::card::{Card, hand_total};
 use crate::game::{Event, Game, Phase};
-use crate::score::RoundResult;
+use crate::score::{RoundResult, Standing};
 use crate::settings::{Settings, THROW_CAP};
 
 /// The game as one seat may see it. Build it with [`Game::view`] or [`Game::spectator_view`].
@@ -34,6 +35,13 @@ pub struct SeatView {
     pub takeable: Vec<Card>,
     /// Whether this seat may call now.
     pub can_call: bool,
+    /// Whether this seat may draw now: it is its turn to draw (at the start of the turn at
+    /// draw-then-throw, after its throw at throw-then-draw) and some draw is legal. It may draw
+    /// from the stock, or take one of the `takeable` cards.
+    pub can_draw: bool,
+    /// Whether this seat may throw now: it is its turn to throw (after its draw at
+    /// draw-then-throw, at the start of the turn at throw-then-draw).
+    pub can_throw: bool,
     /// The table's settings.
     pub settings: Settings,
     /// The current round's number, from 1.
@@ -55,6 +63,10 @@ pub struct SeatView {
     /// Throw-then-draw: the previous player's throw, from which the seat to play may pick up
     /// after throwing.
     pub previous_throw: Vec<Card>,
+    /// Throw-then-draw, at the start of a turn: the cards of `top_throw` the seat to play may
+    /// take once it has thrown, under the table's pick-up rule (the one card of a single throw,
+    /// every card, or the two ends of a group, a run's lowest and highest). Empty otherwise.
+    pub next_takeable: Vec<Card>,
     /// How many cards are in the pile.
     pub pile_size: usize,
     /// How many cards are in the stock.
@@ -67,18 +79,25 @@ pub struct SeatView {
     pub throw_cap: u32,
     /// Every seat's running Total.
     pub totals: Vec<i64>,
-    /// Every finished round's result. Not serialized: see the module's overview.
-    #[serde(skip)]
+    /// The standings by the current Totals, best first; equal Totals share a place (final once
+    /// the match is over).
+    pub standings: Vec<Standing>,
+}
+
+/// The public history of the match, the same for every seat and spectator: the current round's
+/// log and every finished round's result. A [`SeatView`] and this are everything a seat may know
+/// (a bot decides from exactly these).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PublicHistory {
+    /// Every finished round's result, in order (each with every hand face up).
     pub results: Vec<RoundResult>,
-    /// The public log of the current round: its `Dealt` event and every event since. Not
-    /// serialized: see the module's overview.
-    #[serde(skip)]
+    /// The public log of the current round: its `Dealt` event and every event since.
     pub log: Vec<Event>,
 }
 
 impl SeatView {
-    /// Projects `game` for `seat` (a spectator for `None`), with the history or without it.
-    pub(crate) fn of(game: &Game, seat: Option<usize>, history: bool) -> SeatView {
+    /// Projects `game` for `seat` (a spectator for `None`).
+    pub(crate) fn of(game: &Game, seat: Option<usize>) -> SeatView {
         let settings = game.settings().clone();
         let hand = seat.map(|s| game.hand(s).to_vec()).unwrap_or_default();
         let playing = !matches!(game.phase(), Phase::RoundOver | Phase::MatchOver);
@@ -106,17 +125,11 @@ impl SeatView {
             throws: game.throws(),
             throw_cap: THROW_CAP,
             can_call: seat.is_some_and(|s| game.can_call(s)),
+            can_draw: seat.is_some_and(|s| game.can_draw(s)),
+            can_throw: seat.is_some_and(|s| game.can_throw(s)),
+            next_takeable: game.next_takeable(),
             totals: game.totals().to_vec(),
-            results: if history {
-                game.results().to_vec()
-            } else {
-                Vec::new()
-            },
-            log: if history {
-                game.log().to_vec()
-            } else {
-                Vec::new()
-            },
+            standings: game.standings(),
             settings,
         }
     }
@@ -127,8 +140,8 @@ impl SeatView {
             && matches!(self.phase, Phase::Start | Phase::Throw | Phase::Draw)
     }
 
-    /// Every card this view shows outside the log and the finished rounds: the hand, the pile's
-    /// visible groups, the cards this seat may take, and the barred card. The barred card is held
+    /// Every card this view shows: the hand, the pile's visible groups, the cards this seat may
+    /// take (now or after its throw), and the barred card. The barred card is held
     /// by the seat to play, but the whole table saw it taken from the pile; every other card here
     /// is this seat's own or face up. Used to check that a view reveals nothing it should not.
     pub fn visible_cards(&self) -> Vec<Card> {
@@ -137,6 +150,7 @@ impl SeatView {
         cards.extend(&self.top_throw);
         cards.extend(&self.previous_throw);
         cards.extend(&self.takeable);
+        cards.extend(&self.next_takeable);
         cards.extend(self.barred);
         cards
     }

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{Rng, random_action};
+use dhumbal_engine::arbitrary::any_settings;
 use dhumbal_engine::fair::{FairDeal, commitment, deck_seed, round_secret};
 use dhumbal_engine::{
     Event, Game, HandHistory, Hex32, Phase, Preset, Settings, full_deck, shuffle::shuffle, verify,
@@ -252,14 +253,6 @@ fn a_record_survives_json() {
     let back: HandHistory = serde_json::from_str(&text).unwrap();
     assert_eq!(back, record);
     assert!(verify(&back).is_ok());
-}
-
-fn any_settings() -> impl Strategy<Value = Settings> {
-    (0usize..3, 2u8..=6).prop_map(|(preset, players)| {
-        let mut settings = [Preset::Standard, Preset::Household, Preset::Yaniv][preset].settings();
-        settings.players = players;
-        settings
-    })
 }
 
 proptest! {

@@ -23,10 +23,10 @@
 mod common;
 
 use common::{Rng, random_action};
+use dhumbal_engine::arbitrary::{any_raw_settings, any_settings_full_range};
 use dhumbal_engine::{
-    Action, Card, CourtValues, Difficulty, DoublePenalty, Event, Game, PenaltyMode, Phase, PickUp,
-    Rounds, RuleError, Scoring, Settings, SettingsError, Source, THROW_CAP, TurnOrder, classify,
-    full_deck, group_ends, parse_cards, pickup_choices,
+    Action, Card, Event, Game, Phase, RuleError, Settings, SettingsError, Source, THROW_CAP,
+    classify, full_deck, group_ends, parse_cards, pickup_choices,
 };
 use proptest::prelude::*;
 
@@ -161,188 +161,10 @@ fn check_card_list(text: &str) {
 
 // ----- Settings -----
 
-/// Any valid table: a random mix of every option over the whole valid range of each field,
-/// with the number of rounds usually small so that matches end within a case.
-fn any_valid_settings() -> BoxedStrategy<Settings> {
-    (
-        (
-            2u8..=6,
-            any::<bool>(),
-            prop_oneof![3 => 1u32..=3, 1 => 1u32..=100],
-            prop::option::of(prop_oneof![0u32..=15, 0u32..=50]),
-            prop_oneof![1u32..=40, 1u32..=500],
-            any::<bool>(),
-            prop::option::of((any::<u32>(), 0u32..=50)),
-            0usize..3,
-        ),
-        (
-            any::<bool>(),
-            any::<bool>(),
-            any::<bool>(),
-            any::<bool>(),
-            0usize..3,
-            any::<bool>(),
-            prop::option::of(prop_oneof![10u32..=120, 1u32..=1000]),
-            any::<bool>(),
-            any::<bool>(),
-            0usize..3,
-        ),
-    )
-        .prop_map(
-            |(
-                (players, seven, rounds, call_limit, penalty, on_top, double, court),
-                (
-                    runs,
-                    jokers,
-                    jokers_in_runs,
-                    throw_first,
-                    pickup,
-                    cumulative,
-                    elimination,
-                    until_one,
-                    score_reset,
-                    difficulty,
-                ),
-            )| {
-                let double_penalty =
-                    double
-                        .filter(|_| penalty < 500)
-                        .map(|(amount, margin)| DoublePenalty {
-                            // Anything above the penalty, up to 500.
-                            amount: penalty + 1 + amount % (500 - penalty),
-                            margin,
-                        });
-                common::table(common::Drawn {
-                    players,
-                    seven,
-                    rounds,
-                    until_one,
-                    call_limit,
-                    penalty,
-                    on_top,
-                    double_penalty,
-                    court,
-                    runs,
-                    jokers,
-                    jokers_in_runs,
-                    throw_first,
-                    pickup,
-                    cumulative,
-                    elimination,
-                    score_reset,
-                    difficulty,
-                })
-            },
-        )
-        .boxed()
-}
-
-/// A `u8` from its full range, or near the valid values often enough to hit them.
-fn any_u8() -> impl Strategy<Value = u8> {
-    prop_oneof![any::<u8>(), 0u8..=8]
-}
-
-/// A `u32` from its full range, or near the edges of the valid ranges often enough to hit them.
-fn any_u32() -> impl Strategy<Value = u32> {
-    prop_oneof![
-        any::<u32>(),
-        Just(u32::MAX),
-        0u32..=60,
-        90u32..=110,
-        480u32..=520,
-        990u32..=1010,
-    ]
-}
-
-/// Settings built field by field, each from the full range of its type: mostly invalid.
-fn any_raw_settings() -> BoxedStrategy<Settings> {
-    (
-        (
-            any_u8(),
-            any_u8(),
-            prop_oneof![
-                any_u32().prop_map(Rounds::Fixed),
-                Just(Rounds::UntilOneRemains)
-            ],
-            prop::option::of(any_u32()),
-            any_u32(),
-            prop_oneof![Just(PenaltyMode::Instead), Just(PenaltyMode::OnTop)],
-            prop::option::of(
-                (any_u32(), any_u32())
-                    .prop_map(|(amount, margin)| DoublePenalty { amount, margin }),
-            ),
-            prop_oneof![
-                Just(CourtValues::Tens),
-                Just(CourtValues::Sequential),
-                Just(CourtValues::JackZero),
-            ],
-        ),
-        (
-            any::<bool>(),
-            any::<bool>(),
-            any::<bool>(),
-            prop_oneof![
-                Just(TurnOrder::DrawThenThrow),
-                Just(TurnOrder::ThrowThenDraw)
-            ],
-            prop_oneof![
-                Just(PickUp::SingleOnly),
-                Just(PickUp::AnyCard),
-                Just(PickUp::Ends),
-            ],
-            prop_oneof![Just(Scoring::Settlement), Just(Scoring::Cumulative)],
-            prop::option::of(any_u32()),
-            any::<bool>(),
-            prop_oneof![
-                Just(Difficulty::Easy),
-                Just(Difficulty::Medium),
-                Just(Difficulty::Hard),
-            ],
-            prop::option::of(any_u32()),
-        ),
-    )
-        .prop_map(
-            |(
-                (players, cards, rounds, call_limit, penalty, penalty_mode, double_penalty, court),
-                (
-                    runs,
-                    jokers,
-                    jokers_in_runs,
-                    turn_order,
-                    pickup,
-                    scoring,
-                    elimination,
-                    score_reset,
-                    difficulty,
-                    turn_timer,
-                ),
-            )| Settings {
-                players,
-                cards,
-                rounds,
-                call_limit,
-                penalty,
-                penalty_mode,
-                double_penalty,
-                court,
-                runs,
-                jokers,
-                jokers_in_runs,
-                turn_order,
-                pickup,
-                scoring,
-                elimination,
-                score_reset,
-                difficulty,
-                turn_timer,
-            },
-        )
-        .boxed()
-}
-
-/// Either kind of settings: valid ones, or field-by-field ones (mostly invalid).
-fn any_settings() -> BoxedStrategy<Settings> {
-    prop_oneof![any_valid_settings(), any_raw_settings()].boxed()
+/// Either kind of settings: valid ones over the whole valid range of every field, or
+/// field-by-field ones (mostly invalid).
+fn valid_or_raw_settings() -> BoxedStrategy<Settings> {
+    prop_oneof![any_settings_full_range(), any_raw_settings()].boxed()
 }
 
 // ----- Actions -----
@@ -501,18 +323,22 @@ fn playing(game: &Game) -> bool {
 fn check_queries(game: &Game, seats: &[usize]) {
     game.validate_invariants().expect("invariants hold");
     let _ = game.spectator_view();
-    let _ = game.view_without_history(None);
+    let _ = game.view_of(None);
+    let _ = game.public_history();
+    let _ = game.next_takeable();
     let _ = game.standings();
     let _ = game.revealed_seeds();
     for &seat in seats {
         let legal = game.legal_actions(seat);
         let _ = game.takeable(seat);
         let _ = game.can_call(seat);
+        let _ = game.can_draw(seat);
+        let _ = game.can_throw(seat);
         let mut groups = 0usize;
         game.for_each_legal_group(seat, |_| groups += 1);
         if seat < game.seats() {
             let _ = game.view(seat);
-            let _ = game.view_without_history(Some(seat));
+            let _ = game.view_of(Some(seat));
         } else {
             assert!(legal.is_empty(), "seat {seat} is not at the table");
         }
@@ -754,7 +580,7 @@ proptest! {
     #[test]
     fn groups_of_any_cards_are_classified(
         indices in prop::collection::vec(0usize..54, 0..10),
-        settings in any_settings(),
+        settings in valid_or_raw_settings(),
     ) {
         let cards: Vec<Card> = indices.iter().filter_map(|&i| Card::from_index(i)).collect();
         let kind = classify(&cards, &settings);
@@ -778,7 +604,7 @@ proptest! {
     /// and change nothing, and the invariants hold throughout.
     #[test]
     fn arbitrary_actions_on_arbitrary_tables(
-        settings in any_valid_settings(),
+        settings in any_settings_full_range(),
         seed in any::<[u8; 32]>(),
         calls in calls(),
         steps in prop::collection::vec(step(), 0..120),
@@ -794,7 +620,7 @@ proptest! {
     /// Settings from the full range of every field: a typed refusal, or a game that plays.
     #[test]
     fn any_settings_make_a_game_or_a_typed_error(
-        settings in any_settings(),
+        settings in valid_or_raw_settings(),
         seed in any::<[u8; 32]>(),
         play in any::<u64>(),
         calls in calls(),
@@ -820,7 +646,7 @@ proptest! {
     /// Explicit decks, right or wrong, on any settings: a typed refusal, or a game that plays.
     #[test]
     fn any_decks_make_a_game_or_a_typed_error(
-        settings in any_settings(),
+        settings in valid_or_raw_settings(),
         decks in any_decks(),
         play in any::<u64>(),
         calls in calls(),

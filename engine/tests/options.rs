@@ -248,6 +248,147 @@ fn throw_then_draw_reshuffle_keeps_the_whole_top_throw() {
     assert_eq!(view.top_throw, group);
 }
 
+// ----- What a view says a seat may do -----
+
+/// Whether `seat`'s view says it may draw, and whether it may throw, now.
+fn may(g: &Game, seat: usize) -> (bool, bool) {
+    let view = g.view(seat);
+    (view.can_draw, view.can_throw)
+}
+
+#[test]
+fn a_view_says_when_its_seat_may_draw_or_throw_at_draw_then_throw() {
+    let settings = Settings {
+        players: 3,
+        call_limit: Some(15),
+        ..standard()
+    };
+    let mut g = game(
+        &settings,
+        0,
+        &["AS AH 2S 2H 9H", "KS KH 2C 3C 7D", HEAVY[0]],
+        "8S",
+        "AD AC",
+    );
+    assert_eq!(may(&g, 0), (true, false));
+    assert_eq!((may(&g, 1), may(&g, 2)), ((false, false), (false, false)));
+    let spectator = g.spectator_view();
+    assert!(!spectator.can_draw && !spectator.can_throw);
+    refused(&mut g, 0, throw("9H"), "must_draw_first");
+    refused(&mut g, 1, stock(), "not_your_turn");
+    refused(&mut g, 1, throw("KS"), "not_your_turn");
+    ok(&mut g, 0, pile());
+    // Drawn: it may throw (any card but the barred one), and may not draw again.
+    assert_eq!(may(&g, 0), (false, true));
+    refused(&mut g, 0, stock(), "already_drew");
+    refused(&mut g, 0, throw("8S"), "barred_card");
+    assert!(
+        g.view(0).next_takeable.is_empty(),
+        "only at throw-then-draw"
+    );
+    ok(&mut g, 0, throw("9H"));
+    assert_eq!((may(&g, 0), may(&g, 1)), ((false, false), (true, false)));
+    ok(&mut g, 1, stock());
+    ok(&mut g, 1, throw("KS KH"));
+    ok(&mut g, 2, stock());
+    ok(&mut g, 2, throw("10C"));
+    // Seat 0 holds 14, under the limit: it may call, or draw.
+    let view = g.view(0);
+    assert_eq!(
+        (view.can_call, view.can_draw, view.can_throw),
+        (true, true, false)
+    );
+    ok(&mut g, 0, Action::Call);
+    assert_eq!(g.phase(), Phase::RoundOver);
+    for seat in 0..3 {
+        assert_eq!(may(&g, seat), (false, false));
+        refused(&mut g, seat, stock(), "round_over");
+        refused(&mut g, seat, throw("8S"), "round_over");
+    }
+    // The standings follow the Totals as they stand.
+    let view = g.spectator_view();
+    assert_eq!(view.standings, g.standings());
+    assert_ne!(g.totals(), [0, 0, 0]);
+    for standing in &view.standings {
+        assert_eq!(standing.total, g.totals()[standing.seat]);
+    }
+    assert_eq!(view.standings[0].place, 1);
+}
+
+#[test]
+fn a_view_says_when_its_seat_may_draw_or_throw_at_throw_then_draw() {
+    let settings = throw_first(3, PickUp::SingleOnly);
+    let mut g = game(
+        &settings,
+        0,
+        &["4H 5H 6H 9S 9C", "KS KH 2C 3C 7D", HEAVY[0]],
+        "8S",
+        "AS AD",
+    );
+    assert_eq!(may(&g, 0), (false, true));
+    assert_eq!((may(&g, 1), may(&g, 2)), ((false, false), (false, false)));
+    // The card turned up at the deal is a single throw: it may be picked up after the throw.
+    assert_eq!(g.view(0).next_takeable, cards("8S"));
+    assert_eq!(g.view(1).next_takeable, cards("8S"));
+    assert_eq!(g.spectator_view().next_takeable, cards("8S"));
+    refused(&mut g, 0, stock(), "must_throw_first");
+    ok(&mut g, 0, throw("9S 9C"));
+    assert_eq!(may(&g, 0), (true, false));
+    assert!(g.view(0).next_takeable.is_empty());
+    assert_eq!(g.view(0).takeable, cards("8S"));
+    refused(&mut g, 0, throw("4H"), "already_threw");
+    ok(&mut g, 0, pile());
+    assert_eq!((may(&g, 0), may(&g, 1)), ((false, false), (false, true)));
+    // Seat 0's throw was a pair: under single-only, nothing of it may be picked up.
+    assert!(g.view(1).next_takeable.is_empty());
+    ok(&mut g, 1, throw("KS KH"));
+    assert!(g.takeable(1).is_empty());
+    refused(&mut g, 1, pile(), "pile_not_takeable");
+    // The stock is still there to draw from.
+    assert_eq!(may(&g, 1), (true, false));
+    ok(&mut g, 1, stock());
+}
+
+#[test]
+fn next_takeable_is_what_the_pick_up_rule_offers_once_the_seat_has_thrown() {
+    for (pickup, first_throw, offered) in [
+        (PickUp::SingleOnly, "9S", "9S"),
+        (PickUp::SingleOnly, "9S 9C", ""),
+        (PickUp::AnyCard, "9C 9S", "9C 9S"),
+        (PickUp::AnyCard, "5H 4H 6H", "5H 4H 6H"),
+        (PickUp::Ends, "9S", "9S"),
+        (PickUp::Ends, "9C 9S", "9C 9S"),
+        // A run's ends are its lowest and highest cards, whatever order it was listed in.
+        (PickUp::Ends, "5H 4H 6H", "4H 6H"),
+    ] {
+        let settings = throw_first(2, pickup);
+        let mut g = game(
+            &settings,
+            0,
+            &["9S 9C 4H 5H 6H", "KS KH 2C 3C 7D"],
+            "8S",
+            "AS AD",
+        );
+        assert_eq!(g.view(0).next_takeable, cards("8S"), "{pickup:?}");
+        ok(&mut g, 0, throw(first_throw));
+        ok(&mut g, 0, stock());
+        let offered = cards(offered);
+        let case = format!("{pickup:?} after {first_throw}");
+        assert_eq!(g.view(1).next_takeable, offered, "{case}");
+        assert_eq!(g.view(0).next_takeable, offered, "{case}");
+        assert_eq!(g.spectator_view().next_takeable, offered, "{case}");
+        ok(&mut g, 1, throw("KS"));
+        assert_eq!(g.takeable(1), offered, "{case}");
+        assert!(g.view(1).next_takeable.is_empty(), "{case}");
+        for &card in &offered {
+            let take = Action::Draw {
+                from: dhumbal_engine::Source::PileCard(card),
+            };
+            assert!(g.clone().apply(1, take).is_ok(), "{case}: {card}");
+        }
+    }
+}
+
 // ----- Card values, call limit, penalties -----
 
 #[test]

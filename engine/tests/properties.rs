@@ -1,85 +1,18 @@
 //! Property tests over random mixes of every table option and random play from random seeds:
 //! invariants after every step, zero-sum settlement, growing cumulative totals, rejected actions
 //! that change nothing, `legal_actions` that lists exactly what `apply` accepts, rounds and
-//! matches that end, views that hide other hands, and replays that reproduce the game.
+//! matches that end, views that hide other hands and say exactly what their seat may do, and
+//! replays that reproduce the game.
 
 mod common;
 
 use common::{Rng, random_action};
+use dhumbal_engine::arbitrary::any_settings;
 use dhumbal_engine::{
-    Action, Card, DoublePenalty, Event, Game, Phase, RuleError, Scoring, Settings, Source,
-    THROW_CAP, TurnOrder, classify, full_deck,
+    Action, Card, Event, Game, Phase, RuleError, Scoring, Source, THROW_CAP, TurnOrder, classify,
+    full_deck,
 };
 use proptest::prelude::*;
-
-/// Any valid table: a random mix of every option, with ranges kept small enough that random
-/// play finishes a match quickly.
-fn any_settings() -> impl Strategy<Value = Settings> {
-    (
-        (
-            2u8..=6,
-            any::<bool>(),
-            1u32..=3,
-            prop::option::of(0u32..=15),
-            1u32..=40,
-            any::<bool>(),
-            prop::option::of((1u32..=30, 0u32..=8)),
-            0usize..3,
-        ),
-        (
-            any::<bool>(),
-            any::<bool>(),
-            any::<bool>(),
-            any::<bool>(),
-            0usize..3,
-            any::<bool>(),
-            prop::option::of(10u32..=120),
-            any::<bool>(),
-            any::<bool>(),
-        ),
-    )
-        .prop_map(
-            |(
-                (players, seven, rounds, call_limit, penalty, on_top, double, court),
-                (
-                    runs,
-                    jokers,
-                    jokers_in_runs,
-                    throw_first,
-                    pickup,
-                    cumulative,
-                    elimination,
-                    until_one,
-                    score_reset,
-                ),
-            )| {
-                common::table(common::Drawn {
-                    players,
-                    seven,
-                    rounds,
-                    until_one,
-                    call_limit,
-                    penalty,
-                    on_top,
-                    double_penalty: double.map(|(extra, margin)| DoublePenalty {
-                        amount: penalty + extra,
-                        margin,
-                    }),
-                    court,
-                    runs,
-                    jokers,
-                    jokers_in_runs,
-                    throw_first,
-                    pickup,
-                    cumulative,
-                    elimination,
-                    score_reset,
-                    // The table's default.
-                    difficulty: 1,
-                })
-            },
-        )
-}
 
 /// The most rounds a random match may take before the test calls it stuck.
 const MAX_ROUNDS: u32 = 400;
@@ -275,9 +208,6 @@ fn views_hide_other_hands(game: &Game) {
         .map(|s| (Some(s), game.view(s)))
         .chain([(None, game.spectator_view())]);
     for (viewer, view) in viewers {
-        let mut view = view;
-        // Finished rounds' hands were shown at their show; the deck has been dealt again since.
-        view.results.clear();
         let json = serde_json::to_string(&view).unwrap();
         // Every string in the JSON (card names included): the odd pieces between quotes, as no
         // string in a view holds an escaped quote.
@@ -306,6 +236,72 @@ fn views_hide_other_hands(game: &Game) {
                 !strings.contains(card.to_string().as_str()),
                 "{viewer:?}'s view names {card}, which is hidden from it"
             );
+        }
+    }
+}
+
+/// What each seat's view (and a spectator's) says it may do now is what it may do: `can_draw`,
+/// `can_throw` and `can_call` are whether [`Game::legal_actions`] (which lists exactly what
+/// `apply` accepts: see `legal_actions_lists_an_action_exactly_when_apply_accepts_it`) holds a
+/// draw, a throw or the call for that seat. At a throw-then-draw table, `next_takeable` is what
+/// the seat to play may take after any of its throws, which `apply` accepts; and `standings` are
+/// the game's.
+fn views_tell_what_each_seat_may_do(game: &Game) {
+    for seat in 0..game.seats() {
+        let view = game.view(seat);
+        let legal = game.legal_actions(seat);
+        let draws = legal.iter().any(|a| matches!(a, Action::Draw { .. }));
+        let throws = legal.iter().any(|a| matches!(a, Action::Throw { .. }));
+        assert_eq!(
+            view.can_draw,
+            draws,
+            "seat {seat} can_draw in {:?}",
+            game.phase()
+        );
+        assert_eq!(
+            view.can_throw,
+            throws,
+            "seat {seat} can_throw in {:?}",
+            game.phase()
+        );
+        assert_eq!(view.can_call, legal.contains(&Action::Call));
+        assert_eq!(view.standings, game.standings());
+    }
+    let spectator = game.spectator_view();
+    assert!(!spectator.can_draw && !spectator.can_throw && !spectator.can_call);
+    assert_eq!(spectator.standings, game.standings());
+    let seat = game.turn();
+    let next = game.view(seat).next_takeable;
+    assert_eq!(spectator.next_takeable, next);
+    let throw_first_start =
+        game.settings().turn_order == TurnOrder::ThrowThenDraw && game.phase() == Phase::Start;
+    if !throw_first_start {
+        assert!(
+            next.is_empty(),
+            "next_takeable outside a throw-first turn's start"
+        );
+        return;
+    }
+    for action in game.legal_actions(seat) {
+        if let Action::Throw { .. } = action {
+            let mut after = game.clone();
+            after
+                .apply(seat, action)
+                .expect("a listed throw is accepted");
+            assert_eq!(
+                after.takeable(seat),
+                next,
+                "what may be taken after the throw"
+            );
+            for &card in &next {
+                let take = Action::Draw {
+                    from: Source::PileCard(card),
+                };
+                assert!(
+                    after.clone().apply(seat, take).is_ok(),
+                    "{card} may be taken"
+                );
+            }
         }
     }
 }
@@ -378,7 +374,7 @@ proptest! {
 }
 
 proptest! {
-    // These two check a great deal at every step, so they run fewer cases.
+    // These check a great deal at every step, so they run fewer cases.
     #![proptest_config(ProptestConfig::with_cases(24))]
 
     #[test]
@@ -468,6 +464,32 @@ proptest! {
             assert_eq!(game.can_call(seat), legal.contains(&Action::Call));
             assert_eq!(game.view(seat).can_call, legal.contains(&Action::Call));
         });
+    }
+
+    /// At every step of random games, every seat's view says exactly what that seat may do.
+    #[test]
+    fn every_view_says_what_its_seat_may_do(
+        settings in any_settings(),
+        seed in any::<[u8; 32]>(),
+        choices in any::<u64>(),
+    ) {
+        let mut game = Game::new(settings, seed).unwrap();
+        let mut rng = Rng(choices);
+        loop {
+            views_tell_what_each_seat_may_do(&game);
+            match game.phase() {
+                Phase::MatchOver => break,
+                Phase::RoundOver => {
+                    game.next_round().unwrap();
+                }
+                _ => {
+                    let seat = game.turn();
+                    let action = random_action(&game, &mut rng);
+                    game.apply(seat, action).unwrap();
+                }
+            }
+            prop_assert!(game.round() <= MAX_ROUNDS, "the match did not end");
+        }
     }
 
     #[test]

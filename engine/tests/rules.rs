@@ -273,7 +273,7 @@ fn taking_from_the_pile_is_public_and_the_stock_is_blind() {
             card: card("KC")
         }]
     );
-    assert!(g.view(3).log.contains(&Event::TookFromPile {
+    assert!(g.public_history().log.contains(&Event::TookFromPile {
         seat: 1,
         card: card("KC")
     }));
@@ -468,7 +468,10 @@ fn a_right_call_shows_every_hand_and_takes_the_round_for_nothing() {
     assert_eq!(result.took, vec![0, 44, 50]);
     assert_eq!(result.paid, vec![94, -44, -50]);
     // After the show, every seat sees every hand.
-    assert_eq!(g.view(1).results[0].hands[0], cards("AS AH AD AC 2S"));
+    assert_eq!(
+        g.public_history().results[0].hands[0],
+        cards("AS AH AD AC 2S")
+    );
     assert_eq!(g.phase(), Phase::RoundOver);
 }
 

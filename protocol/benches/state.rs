@@ -59,7 +59,7 @@ fn positions(preset: Preset) -> Vec<Game> {
 /// What protocol 1 paid for a state: the whole view, its log and results included, as JSON.
 fn with_history(game: &Game, seat: usize) -> String {
     let view = game.view(seat);
-    serde_json::to_string(&(&view, &view.log, &view.results)).expect("JSON")
+    serde_json::to_string(&(&view, game.log(), game.results())).expect("JSON")
 }
 
 fn bench(c: &mut Criterion) {

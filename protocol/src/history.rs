@@ -79,7 +79,7 @@ mod tests {
             events,
             stand_in: None,
             clock: None,
-            view: Box::new(game.view_without_history(None)),
+            view: Box::new(game.spectator_view()),
         }]
     }
 

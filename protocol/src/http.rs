@@ -3,10 +3,17 @@
 //! - `POST /api/rooms` with a [`CreateRoom`] answers `201` with a [`CreatedRoom`].
 //! - `GET /api/rooms/{code}` answers `200` with a [`RoomSummary`], or `404` with an [`ApiError`]
 //!   whose code is `unknown_room`.
+//! - `GET /api/presets` answers `200` with [`Presets`]: every named preset's settings and the
+//!   turn timers a table may have.
+//! - `POST /api/settings/check` with a [`CreateRoom`] answers `200` with [`CheckedSettings`]
+//!   when creating a room with that body would pass every check of its request, or with the
+//!   [`ApiError`] creating the room would give.
 //!
 //! Every refusal is an [`ApiError`] with a stable code.
 
-use dhumbal_engine::{Card, Preset, Settings};
+use std::collections::BTreeMap;
+
+use dhumbal_engine::{Card, Preset, Settings, TURN_TIMERS};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -64,6 +71,84 @@ pub struct RoomSummary {
     pub settings: Settings,
 }
 
+/// The answer to `GET /api/presets`: what a settings form offers, straight from the engine.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Presets {
+    /// Every named preset's settings, every field spelled out, keyed by the preset's name in the
+    /// engine's order (`standard`, the default, first; then `household`, `yaniv`).
+    #[serde(with = "in_order")]
+    #[schemars(with = "BTreeMap<Preset, Settings>")]
+    pub presets: Vec<(Preset, Settings)>,
+    /// The turn timers a table may have, in seconds, shortest first (`null`, no timer, is
+    /// allowed too).
+    pub turn_timers: Vec<u32>,
+}
+
+impl Presets {
+    /// Every preset of the engine ([`Preset::ALL`]) and its [`TURN_TIMERS`].
+    pub fn from_engine() -> Presets {
+        Presets {
+            presets: Preset::ALL.into_iter().map(|p| (p, p.settings())).collect(),
+            turn_timers: TURN_TIMERS.to_vec(),
+        }
+    }
+}
+
+/// [`Presets::presets`] as a JSON object whose keys keep the list's order.
+mod in_order {
+    use std::fmt;
+
+    use dhumbal_engine::{Preset, Settings};
+    use serde::de::{Error, MapAccess, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        presets: &[(Preset, Settings)],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(presets.iter().map(|(preset, settings)| (preset, settings)))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<(Preset, Settings)>, D::Error> {
+        struct InOrder;
+        impl<'de> Visitor<'de> for InOrder {
+            type Value = Vec<(Preset, Settings)>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of preset names to settings")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut presets: Vec<(Preset, Settings)> = Vec::new();
+                while let Some((preset, settings)) = map.next_entry::<Preset, Settings>()? {
+                    if presets.iter().any(|(p, _)| *p == preset) {
+                        return Err(A::Error::custom(format!(
+                            "the preset {} is named twice",
+                            preset.name()
+                        )));
+                    }
+                    presets.push((preset, settings));
+                }
+                Ok(presets)
+            }
+        }
+        deserializer.deserialize_map(InOrder)
+    }
+}
+
+/// The answer to `POST /api/settings/check` when creating a room with the same body would pass
+/// every check of its request (whether the server has room for it, and the address's creation
+/// limits, are not checked: they change from one moment to the next).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CheckedSettings {
+    /// Always `true` (a refused body answers `400` with an [`ApiError`]).
+    pub ok: bool,
+    /// The settings the room would have: the body's `settings`, or its preset's.
+    pub settings: Settings,
+}
+
 /// A refusal by the HTTP API.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ApiError {
@@ -85,5 +170,40 @@ mod tests {
         assert_eq!(body, CreateRoom::default());
         assert!(serde_json::from_str::<CreateRoom>(r#"{"preset":"chess"}"#).is_err());
         assert!(serde_json::from_str::<CreateRoom>(r#"{"colour":"red"}"#).is_err());
+    }
+
+    #[test]
+    fn the_presets_keep_the_engines_order_on_the_wire_and_back() {
+        let presets = Presets::from_engine();
+        let text = serde_json::to_string(&presets).unwrap();
+        let at = |name: &str| text.find(&format!("\"{name}\":{{")).unwrap();
+        assert!(
+            at("standard") < at("household") && at("household") < at("yaniv"),
+            "{text}"
+        );
+        assert!(text.ends_with(r#""turn_timers":[15,30,60,120]}"#), "{text}");
+        let back: Presets = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, presets);
+        let twice = r#"{"presets":{"standard":STD,"standard":STD},"turn_timers":[]}"#.replace(
+            "STD",
+            &serde_json::to_string(&Preset::Standard.settings()).unwrap(),
+        );
+        assert!(serde_json::from_str::<Presets>(&twice).is_err());
+    }
+
+    /// The example of `GET /api/presets` in `docs/protocol.md` is what the server answers.
+    #[test]
+    fn the_documented_presets_are_the_engines() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/protocol.md");
+        let docs = std::fs::read_to_string(path).unwrap();
+        let example = docs
+            .lines()
+            .find(|l| l.starts_with(r#"{"presets":"#))
+            .expect("docs/protocol.md shows the presets");
+        assert_eq!(
+            example,
+            serde_json::to_string(&Presets::from_engine()).unwrap(),
+            "docs/protocol.md shows stale presets"
+        );
     }
 }

@@ -25,7 +25,8 @@
 //!   ([`RoomState`]).
 //! - [`history`] — the round's log and the match's results as a client keeps them
 //!   ([`History::follow`]), since a `state` does not repeat them.
-//! - [`http`] — the JSON bodies of the HTTP API (`POST /api/rooms`, `GET /api/rooms/{code}`).
+//! - [`http`] — the JSON bodies of the HTTP API (`POST /api/rooms`, `GET /api/rooms/{code}`,
+//!   `GET /api/presets`, `POST /api/settings/check`).
 //! - [`codes`] — the stable error codes of the protocol itself (the engine adds its rule codes).
 //! - `schema` — the JSON Schema ([`json_schema`]), generated from the messages and the engine's own
 //!   wire types (its `schemars` feature).
@@ -42,7 +43,7 @@ pub use client::{
     ParseError, Reaction, clean_chat, draw_source, parse_client_message,
 };
 pub use history::History;
-pub use http::{ApiError, CreateRoom, CreatedRoom, RoomSummary};
+pub use http::{ApiError, CheckedSettings, CreateRoom, CreatedRoom, Presets, RoomSummary};
 pub use schema::json_schema;
 pub use server::{
     Bye, ChatLine, ErrorMessage, Fairness, MatchResult, Notice, RoomState, SeatInfo, SeatKind,
@@ -122,6 +123,8 @@ mod tests {
                         || serde_json::from_str::<CreateRoom>(example).is_ok()
                         || serde_json::from_str::<CreatedRoom>(example).is_ok()
                         || serde_json::from_str::<RoomSummary>(example).is_ok()
+                        || serde_json::from_str::<Presets>(example).is_ok()
+                        || serde_json::from_str::<CheckedSettings>(example).is_ok()
                         || serde_json::from_str::<ApiError>(example).is_ok();
                     assert!(
                         fits,

@@ -57,8 +57,8 @@ pub enum ServerMessage {
         /// otherwise.
         #[serde(default)]
         clock: Option<TurnClock>,
-        /// Everything this seat may see, except the history (the view's `log` and `results`
-        /// are not sent: see `history`).
+        /// Everything this seat may see and may do now, except the history (the round's log and
+        /// the match's results: see `history`).
         view: Box<SeatView>,
     },
     /// The match is over.
@@ -351,7 +351,7 @@ impl ServerMessage {
             events: Vec::new(),
             stand_in: None,
             clock,
-            view: Box::new(game.view_without_history(seat)),
+            view: Box::new(game.view_of(seat)),
         }
     }
 
@@ -371,7 +371,8 @@ impl ServerMessage {
 
 /// One change's `state` messages, for every client of the game at once: the events and the
 /// view's shared part (everything but the seat's own fields: its seat, hand, hand total, the
-/// pile cards it may take, whether it may call) are serialised once, and each client's message
+/// pile cards it may take, whether it may call, draw or throw) are serialised once, and each
+/// client's message
 /// adds only its own fields. Each message reads back as [`ServerMessage::State`] with those
 /// events and the game's view for that seat, exactly as [`ServerMessage::to_json`] would write it.
 #[derive(Clone, Debug)]
@@ -391,6 +392,8 @@ struct OwnFields<'a> {
     hand_total: u32,
     takeable: &'a [Card],
     can_call: bool,
+    can_draw: bool,
+    can_throw: bool,
 }
 
 impl StateFrames {
@@ -410,8 +413,7 @@ impl StateFrames {
         head.extend_from_slice(br#","clock":"#);
         serde_json::to_writer(&mut head, &clock).expect("a clock serializes");
         head.extend_from_slice(br#","view":"#);
-        let public =
-            serde_json::to_string(&game.view_without_history(None)).expect("views serialize");
+        let public = serde_json::to_string(&game.spectator_view()).expect("views serialize");
         // The seat's own fields come first in a view, then `"settings"` and the shared rest.
         let at = public
             .find(r#","settings":"#)
@@ -445,6 +447,8 @@ impl StateFrames {
             hand_total: dhumbal_engine::hand_total(hand, game.settings().court),
             takeable: &takeable,
             can_call: seat.is_some_and(|s| game.can_call(s)),
+            can_draw: seat.is_some_and(|s| game.can_draw(s)),
+            can_throw: seat.is_some_and(|s| game.can_throw(s)),
         };
         let mut out = Vec::with_capacity(self.head.len() + self.shared.len() + 128);
         out.extend_from_slice(self.head.as_bytes());
@@ -502,7 +506,7 @@ mod tests {
                     left_ms: 12_345,
                     total_ms: 30_000,
                 }),
-                view: Box::new(game.view_without_history(Some(0))),
+                view: Box::new(game.view(0)),
             },
             ServerMessage::error("not_host", "only the host may start", None),
             ServerMessage::bye(crate::codes::SHUTTING_DOWN, "the server is restarting"),
@@ -559,7 +563,7 @@ mod tests {
                             events: events.clone(),
                             stand_in,
                             clock,
-                            view: Box::new(game.view_without_history(seat)),
+                            view: Box::new(game.view_of(seat)),
                         };
                         let frame = frames.for_seat(&game, seat);
                         assert_eq!(frame, expected.to_json(), "{preset:?} step {step} {seat:?}");

@@ -18,10 +18,8 @@
 //! DHUMBAL_FUZZ_CASES=200000 cargo test --release -p dhumbal-engine -p dhumbal-protocol --test fuzz
 //! ```
 
-use dhumbal_engine::{
-    Card, CourtValues, Difficulty, DoublePenalty, Game, PenaltyMode, PickUp, Preset, Rounds,
-    Scoring, Settings, SettingsError, TurnOrder,
-};
+use dhumbal_engine::arbitrary::{any_card, any_difficulty, any_preset, any_raw_settings};
+use dhumbal_engine::{Game, Preset, Settings, SettingsError};
 use dhumbal_protocol::codes::{BAD_MESSAGE, UNKNOWN_TYPE};
 use dhumbal_protocol::{
     ClientEnvelope, ClientMessage, CreateRoom, DrawFrom, Hello, MessageId, draw_source,
@@ -326,107 +324,9 @@ fn card_text() -> impl Strategy<Value = Json> {
     ]
 }
 
-/// Any card of the two packs.
-fn any_card() -> impl Strategy<Value = Card> {
-    (0usize..54).prop_map(|i| Card::from_index(i).expect("an index below 54 is a card"))
-}
-
-/// A `u8` from its full range, or near the valid values often enough to hit them.
-fn any_u8() -> impl Strategy<Value = u8> {
-    prop_oneof![any::<u8>(), 0u8..=8]
-}
-
-/// A `u32` from its full range, or near the edges of the valid ranges often enough to hit them.
-fn any_u32() -> impl Strategy<Value = u32> {
-    prop_oneof![
-        any::<u32>(),
-        0u32..=60,
-        90u32..=110,
-        480u32..=520,
-        990u32..=1010,
-    ]
-}
-
 /// Settings built field by field from the full range of each field's type (often invalid), or
-/// a preset's.
+/// a preset's, or a preset's with a few fields changed.
 fn any_settings() -> BoxedStrategy<Settings> {
-    let fields = (
-        (
-            any_u8(),
-            any_u8(),
-            prop_oneof![
-                any_u32().prop_map(Rounds::Fixed),
-                Just(Rounds::UntilOneRemains)
-            ],
-            prop::option::of(any_u32()),
-            any_u32(),
-            prop_oneof![Just(PenaltyMode::Instead), Just(PenaltyMode::OnTop)],
-            prop::option::of(
-                (any_u32(), any_u32())
-                    .prop_map(|(amount, margin)| DoublePenalty { amount, margin }),
-            ),
-            prop_oneof![
-                Just(CourtValues::Tens),
-                Just(CourtValues::Sequential),
-                Just(CourtValues::JackZero),
-            ],
-        ),
-        (
-            any::<bool>(),
-            any::<bool>(),
-            any::<bool>(),
-            prop_oneof![
-                Just(TurnOrder::DrawThenThrow),
-                Just(TurnOrder::ThrowThenDraw)
-            ],
-            prop_oneof![
-                Just(PickUp::SingleOnly),
-                Just(PickUp::AnyCard),
-                Just(PickUp::Ends),
-            ],
-            prop_oneof![Just(Scoring::Settlement), Just(Scoring::Cumulative)],
-            prop::option::of(any_u32()),
-            any::<bool>(),
-            any_difficulty(),
-            prop::option::of(any_u32()),
-        ),
-    )
-        .prop_map(
-            |(
-                (players, cards, rounds, call_limit, penalty, penalty_mode, double_penalty, court),
-                (
-                    runs,
-                    jokers,
-                    jokers_in_runs,
-                    turn_order,
-                    pickup,
-                    scoring,
-                    elimination,
-                    score_reset,
-                    difficulty,
-                    turn_timer,
-                ),
-            )| Settings {
-                players,
-                cards,
-                rounds,
-                call_limit,
-                penalty,
-                penalty_mode,
-                double_penalty,
-                court,
-                runs,
-                jokers,
-                jokers_in_runs,
-                turn_order,
-                pickup,
-                scoring,
-                elimination,
-                score_reset,
-                difficulty,
-                turn_timer,
-            },
-        );
     // Boxed, as are the other large strategies: their unboxed value trees take more stack
     // than a test thread has in a debug build.
     let near_preset = (
@@ -444,23 +344,11 @@ fn any_settings() -> BoxedStrategy<Settings> {
             ..preset.settings()
         });
     prop_oneof![
-        3 => fields.boxed(),
+        3 => any_raw_settings(),
         1 => any_preset().prop_map(Preset::settings).boxed(),
         2 => near_preset.boxed(),
     ]
     .boxed()
-}
-
-fn any_difficulty() -> impl Strategy<Value = Difficulty> {
-    prop_oneof![
-        Just(Difficulty::Easy),
-        Just(Difficulty::Medium),
-        Just(Difficulty::Hard),
-    ]
-}
-
-fn any_preset() -> impl Strategy<Value = Preset> {
-    prop::sample::select(Preset::ALL.to_vec())
 }
 
 /// How one field of an object is changed.

@@ -1,18 +1,18 @@
-//! The HTTP routes: room creation and lookup, finished matches' hand histories, the WebSocket
-//! upgrade, and the health check.
+//! The HTTP routes: room creation and lookup, the presets and the check of a room's settings,
+//! finished matches' hand histories, the WebSocket upgrade, and the health check.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json};
-use dhumbal_engine::{Game, Preset};
-use dhumbal_protocol::{CreateRoom, CreatedRoom};
+use dhumbal_engine::{Card, Game, Preset, Settings};
+use dhumbal_protocol::{CheckedSettings, CreateRoom, CreatedRoom, Presets};
 use rand::TryRngCore;
 use tracing::{debug, warn};
 
@@ -25,6 +25,7 @@ use crate::listener::TcpSlot;
 use crate::origin;
 use crate::registry::CreateError;
 use crate::room::record::{self, Setup};
+use crate::web;
 use crate::{AppState, Config};
 
 /// The largest request body the API reads.
@@ -42,6 +43,8 @@ pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/api/rooms", post(create_room))
         .route("/api/rooms/{code}", get(room_summary))
+        .route("/api/presets", get(presets))
+        .route("/api/settings/check", post(check_settings))
         .route(
             "/api/rooms/{code}/matches/{number}/history",
             get(match_history),
@@ -67,13 +70,18 @@ async fn create_room(
     }
 }
 
-/// Creates the room a request asks for: checked, then stored, then answered.
-async fn create(
-    app: &AppState,
-    client: ClientAddr,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<CreatedRoom, Refusal> {
+/// A room request that passed every check of the request itself: what the room would be.
+struct Checked {
+    /// The table's settings, valid.
+    settings: Settings,
+    /// Fixed decks that fit them, from a server that allows them.
+    decks: Option<Vec<Vec<Card>>>,
+}
+
+/// Checks a request for a room as `POST /api/rooms` and `POST /api/settings/check` both do: a
+/// JSON body ([`is_json`], [`parse_request`]), settings the engine accepts, and test decks only
+/// where allowed and only whole packs.
+fn check_request(config: &Config, headers: &HeaderMap, body: &[u8]) -> Result<Checked, Refusal> {
     if !is_json(headers) {
         return Err(Refusal::UnsupportedMediaType);
     }
@@ -83,14 +91,28 @@ async fn create(
         .unwrap_or_else(|| request.preset.unwrap_or(Preset::Standard).settings());
     settings.validate()?;
     if let Some(decks) = &request.decks {
-        if !app.config.allow_test_decks {
+        if !config.allow_test_decks {
             return Err(Refusal::TestDecksDisabled);
         }
         Game::with_decks(settings.clone(), decks.clone())?;
     }
+    Ok(Checked {
+        settings,
+        decks: request.decks,
+    })
+}
+
+/// Creates the room a request asks for: checked, then stored, then answered.
+async fn create(
+    app: &AppState,
+    client: ClientAddr,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<CreatedRoom, Refusal> {
+    let Checked { settings, decks } = check_request(&app.config, headers, body)?;
     let host_secret = uuid::Uuid::new_v4().to_string();
     // The first match's seed: its commitment is public from the lobby on.
-    let seed = match &request.decks {
+    let seed = match &decks {
         Some(_) => None,
         None => {
             let mut seed = [0u8; 32];
@@ -105,7 +127,7 @@ async fn create(
         code: String::new(),
         host_secret_hash: record::hash_secret(&host_secret),
         settings: settings.clone(),
-        decks: request.decks,
+        decks,
         seed,
     };
     let creator = app.room_creations.admit(client.ip).map_err(|e| match e {
@@ -145,6 +167,61 @@ fn parse_request(body: &[u8]) -> Result<CreateRoom, Refusal> {
     }
     serde_json::from_value(value)
         .map_err(|e| Refusal::BadBody(format!("the body does not fit: {e}")))
+}
+
+/// `POST /api/settings/check`: whether `POST /api/rooms` would accept this body, without creating
+/// anything. The same body and the same checks ([`check_request`]), so the same refusal;
+/// `200` with the room's settings when they pass. Neither the server's room cap nor the
+/// address's creation limits are counted: it creates nothing, and a settings form may ask as
+/// often as its fields change. It is as cheap as a room lookup, and bounded like every request by
+/// the body limit, the request timeout and the connections an address may hold.
+async fn check_settings(
+    State(app): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    match check_request(&app.config, &headers, &body) {
+        Ok(checked) => Json(CheckedSettings {
+            ok: true,
+            settings: checked.settings,
+        })
+        .into_response(),
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// `GET /api/presets`: every named preset's settings and the turn timers, from the engine
+/// ([`Presets::from_engine`]).
+async fn presets(headers: HeaderMap) -> Response {
+    presets_answer(&headers)
+}
+
+/// The presets' JSON, or `304 Not Modified` when the client has this binary's. Like the web
+/// client's files ([`web`]): `Cache-Control: no-cache` with an `ETag`, so a browser revalidates
+/// each time and a new binary's presets are seen at once, together with its new scripts.
+fn presets_answer(headers: &HeaderMap) -> Response {
+    static BODY: OnceLock<(String, String)> = OnceLock::new();
+    let (json, etag) = BODY.get_or_init(|| {
+        let json = serde_json::to_string(&Presets::from_engine()).expect("presets serialise");
+        let etag = web::etag(json.as_bytes());
+        (json, etag)
+    });
+    let mut response = if web::is_fresh(headers, etag) {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        let mut r = json.clone().into_response();
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        r
+    };
+    let h = response.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(value) = HeaderValue::from_str(etag) {
+        h.insert(header::ETAG, value);
+    }
+    response
 }
 
 /// `GET /api/rooms/{code}`: what someone about to join needs to know. A code of no room counts
@@ -312,4 +389,54 @@ pub fn ws_limits(ws: WebSocketUpgrade, config: &Config) -> WebSocketUpgrade {
 /// `GET /healthz`: the server is up.
 async fn healthz() -> &'static str {
     "ok"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_presets_answer_revalidates_by_its_etag() {
+        let first = presets_answer(&HeaderMap::new());
+        assert_eq!(first.status(), StatusCode::OK);
+        assert_eq!(first.headers()[header::CONTENT_TYPE], "application/json");
+        assert_eq!(first.headers()[header::CACHE_CONTROL], "no-cache");
+        let etag = first.headers()[header::ETAG].clone();
+        let mut headers = HeaderMap::new();
+        headers.insert(header::IF_NONE_MATCH, etag);
+        assert_eq!(presets_answer(&headers).status(), StatusCode::NOT_MODIFIED);
+        headers.insert(header::IF_NONE_MATCH, HeaderValue::from_static("\"0\""));
+        assert_eq!(presets_answer(&headers).status(), StatusCode::OK);
+    }
+
+    #[test]
+    fn checking_a_request_refuses_as_creating_the_room_would() {
+        let config = Config::default();
+        let mut json = HeaderMap::new();
+        json.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        let code = |headers: &HeaderMap, body: &str| {
+            check_request(&config, headers, body.as_bytes())
+                .err()
+                .map(|refusal| refusal.code())
+        };
+        assert_eq!(code(&json, ""), None);
+        assert_eq!(code(&json, r#"{"preset":"yaniv"}"#), None);
+        assert_eq!(
+            code(&HeaderMap::new(), "{}"),
+            Some("unsupported_media_type")
+        );
+        assert_eq!(code(&json, "{nope"), Some("bad_message"));
+        assert_eq!(code(&json, "[]"), Some("bad_message"));
+        let mut settings = Preset::Standard.settings();
+        settings.turn_timer = Some(45);
+        let body = serde_json::json!({ "settings": settings }).to_string();
+        assert_eq!(code(&json, &body), Some("bad_turn_timer"));
+        let body = serde_json::json!({ "decks": [dhumbal_engine::full_deck(false)] });
+        assert_eq!(code(&json, &body.to_string()), Some("test_decks_disabled"));
+        let checked = check_request(&config, &json, br#"{"preset":"household"}"#).unwrap();
+        assert_eq!(checked.settings, Preset::Household.settings());
+    }
 }

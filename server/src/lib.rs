@@ -12,7 +12,8 @@
 //! - [`listener`] — accepting TCP connections under caps, and serving HTTP/1.1 on each with
 //!   header, idle and request timeouts and a shutdown deadline.
 //! - [`address`] — the client's address and requested host, read through `--trusted-proxies`.
-//! - [`api`] — the routes: `POST /api/rooms`, `GET /api/rooms/{code}`, `GET /ws`, `GET /healthz`.
+//! - [`api`] — the routes: `POST /api/rooms`, `GET /api/rooms/{code}`, `GET /api/presets`,
+//!   `POST /api/settings/check`, `GET /ws`, `GET /healthz`.
 //! - [`health`] — `GET /readyz` and the `healthcheck` client.
 //! - [`logging`] — text or JSON log lines.
 //! - [`error`] — [`Refusal`](error::Refusal): every refusal, with its protocol code, sentence and

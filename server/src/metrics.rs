@@ -18,6 +18,7 @@
 //! | `dhumbal_bot_takeovers_total` | counter | away people's turns handed to a stand-in bot |
 //! | `dhumbal_matches_finished_total` | counter | matches played to the end |
 //! | `dhumbal_action_seconds` | histogram | time a room takes to handle one client message |
+//! | `dhumbal_bot_think_seconds` | histogram | time a bot thinking away from its room (an expert) took to choose |
 //! | `dhumbal_store_append_seconds` | histogram | time from a room's append to its commit ([`crate::store`]) |
 //! | `dhumbal_store_commits_total` | counter | transactions the store's writer committed (each carries one or more writes) |
 //! | `dhumbal_store_errors_total` | counter | store writes that failed, rooms set aside at load, and damaged database files moved aside |
@@ -89,6 +90,8 @@ pub struct Metrics {
     action_seconds: Histogram,
     /// Seconds from a room's append to its commit: what durability adds to every action.
     store_append_seconds: Histogram,
+    /// Seconds a bot sent to think away from its room (an expert) took to choose.
+    bot_think_seconds: Histogram,
     /// Transactions the store's writer committed; fewer than the appends when group commit
     /// batches them.
     pub store_commits: Counter,
@@ -116,18 +119,21 @@ static METADATA: Metadata<'static> =
 impl Metrics {
     /// A fresh set of metrics, all at zero, with a recorder of its own.
     pub fn new() -> Metrics {
-        let recorder = PrometheusBuilder::new()
-            .set_buckets_for_metric(
-                metrics_exporter_prometheus::Matcher::Full("dhumbal_action_seconds".into()),
-                ACTION_BUCKETS,
-            )
-            .expect("the bucket list is not empty")
-            .set_buckets_for_metric(
-                metrics_exporter_prometheus::Matcher::Full("dhumbal_store_append_seconds".into()),
-                STORE_BUCKETS,
-            )
-            .expect("the bucket list is not empty")
-            .build_recorder();
+        let recorder = [
+            ("dhumbal_action_seconds", ACTION_BUCKETS),
+            ("dhumbal_store_append_seconds", STORE_BUCKETS),
+            ("dhumbal_bot_think_seconds", ACTION_BUCKETS),
+        ]
+        .into_iter()
+        .fold(PrometheusBuilder::new(), |builder, (name, buckets)| {
+            builder
+                .set_buckets_for_metric(
+                    metrics_exporter_prometheus::Matcher::Full(name.into()),
+                    buckets,
+                )
+                .expect("the bucket list is not empty")
+        })
+        .build_recorder();
         let handle = recorder.handle();
         let describe = |name: &'static str, help: &'static str| {
             recorder.describe_counter(
@@ -181,16 +187,26 @@ impl Metrics {
             "dhumbal_store_errors_total",
             "Room log writes that failed, rooms set aside and damaged files moved aside.",
         );
-        recorder.describe_histogram(
-            KeyName::from_const_str("dhumbal_store_append_seconds"),
-            Some(metrics::Unit::Seconds),
-            SharedString::from("Seconds from a room's append to the room log to its commit."),
-        );
-        recorder.describe_histogram(
-            KeyName::from_const_str("dhumbal_action_seconds"),
-            Some(metrics::Unit::Seconds),
-            SharedString::from("Seconds a room takes to handle one client message."),
-        );
+        for (name, help) in [
+            (
+                "dhumbal_store_append_seconds",
+                "Seconds from a room's append to the room log to its commit.",
+            ),
+            (
+                "dhumbal_action_seconds",
+                "Seconds a room takes to handle one client message.",
+            ),
+            (
+                "dhumbal_bot_think_seconds",
+                "Seconds a bot sent to think away from its room took to choose.",
+            ),
+        ] {
+            recorder.describe_histogram(
+                KeyName::from_const_str(name),
+                Some(metrics::Unit::Seconds),
+                SharedString::from(help),
+            );
+        }
         let counter =
             |name: &'static str| recorder.register_counter(&Key::from_static_name(name), &METADATA);
         let gauge = |key: Key| recorder.register_gauge(&key, &METADATA);
@@ -214,6 +230,10 @@ impl Metrics {
                 .register_histogram(&Key::from_static_name("dhumbal_action_seconds"), &METADATA),
             store_append_seconds: recorder.register_histogram(
                 &Key::from_static_name("dhumbal_store_append_seconds"),
+                &METADATA,
+            ),
+            bot_think_seconds: recorder.register_histogram(
+                &Key::from_static_name("dhumbal_bot_think_seconds"),
                 &METADATA,
             ),
             store_commits: counter("dhumbal_store_commits_total"),
@@ -246,6 +266,11 @@ impl Metrics {
     /// Records how long a room took to handle one client message.
     pub fn action_handled(&self, took: Duration) {
         self.action_seconds.record(took.as_secs_f64());
+    }
+
+    /// Records how long a bot sent to think took to choose.
+    pub fn bot_thought(&self, took: Duration) {
+        self.bot_think_seconds.record(took.as_secs_f64());
     }
 
     /// Records how long an append took from being called to being committed.

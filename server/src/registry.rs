@@ -10,7 +10,7 @@ use crate::code::new_code;
 use crate::limits::AddressSlot;
 use crate::metrics::Metrics;
 use crate::room::record::{self, Entry, Setup, Snapshot};
-use crate::room::{self, RoomCore, RoomHandle, RoomLog, Timing};
+use crate::room::{self, RoomCore, RoomHandle, RoomLog, Thinkers, Timing};
 use crate::shutdown::Shutdown;
 use crate::store::{Loaded, Store, StoreError, StoredRoom};
 
@@ -25,6 +25,8 @@ pub struct Registry {
     shutdown: Shutdown,
     /// Where every room's log goes.
     store: Store,
+    /// Where every room's slow bots think.
+    thinkers: Thinkers,
 }
 
 /// Why a room could not be created.
@@ -49,13 +51,14 @@ pub struct Restored {
 
 impl Registry {
     /// An empty registry that holds at most `max_rooms` rooms, each stopping at `shutdown` and
-    /// logging to `store`.
+    /// logging to `store`; slow bots think in a pool sized for this machine.
     pub fn new(max_rooms: usize, shutdown: Shutdown, store: Store) -> Registry {
         Registry {
             rooms: Arc::new(Mutex::new(HashMap::new())),
             max_rooms,
             shutdown,
             store,
+            thinkers: Thinkers::for_this_machine(),
         }
     }
 
@@ -166,7 +169,7 @@ impl Registry {
                     .remove(&closing);
             }
         });
-        let handle = room::spawn(core, log, &self.shutdown, on_close);
+        let handle = room::spawn(core, log, self.thinkers.clone(), &self.shutdown, on_close);
         self.lock().insert(code, handle);
     }
 

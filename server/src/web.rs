@@ -102,20 +102,27 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route("/assets/{file}", get(asset))
 }
 
-/// The `ETag` of every asset, computed once: a 64-bit FNV-1a hash of its bytes.
+/// The `ETag` of every asset, computed once.
 fn etags() -> &'static [String] {
     static ETAGS: OnceLock<Vec<String>> = OnceLock::new();
-    ETAGS.get_or_init(|| {
-        ASSETS
-            .iter()
-            .map(|a| {
-                let hash = a.body.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
-                    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-                });
-                format!("\"{hash:016x}\"")
-            })
-            .collect()
-    })
+    ETAGS.get_or_init(|| ASSETS.iter().map(|a| etag(a.body)).collect())
+}
+
+/// The `ETag` of a body that only changes with the binary: a 64-bit FNV-1a hash of its bytes,
+/// quoted.
+pub(crate) fn etag(body: &[u8]) -> String {
+    let hash = body.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("\"{hash:016x}\"")
+}
+
+/// Whether the request's `If-None-Match` names `etag` (or `*`): the client has this version.
+pub(crate) fn is_fresh(headers: &HeaderMap, etag: &str) -> bool {
+    headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"))
 }
 
 async fn index(headers: HeaderMap) -> Response {
@@ -141,11 +148,7 @@ async fn asset(Path(file): Path<String>, headers: HeaderMap) -> Response {
 fn serve(i: usize, headers: &HeaderMap) -> Response {
     let asset = &ASSETS[i];
     let etag = &etags()[i];
-    let fresh = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
-    let mut response = if fresh {
+    let mut response = if is_fresh(headers, etag) {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
         let mut r = asset.body.into_response();

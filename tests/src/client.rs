@@ -19,8 +19,8 @@ use crate::LeakCheck;
 
 /// A connected WebSocket client. Every message it receives is scanned for leaks and remembered:
 /// the last `welcome`, `room` and view. It keeps the history the way a client must
-/// ([`History::follow`]) and puts it into each view it receives, so a test reads a view's `log`
-/// and `results` as the client has them.
+/// ([`History::follow`]), so a test reads the round's log and the match's results as the client
+/// has them in `history`.
 pub struct Client {
     /// The socket.
     ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
@@ -30,11 +30,11 @@ pub struct Client {
     pub welcome: Option<Welcome>,
     /// The last `room`.
     pub room: Option<RoomState>,
-    /// The last view (`state`), with the history filled in.
+    /// The last view (`state`).
     pub view: Option<SeatView>,
     /// The history as this client keeps it.
     pub history: History,
-    /// Every message received, in order (each `state`'s view with the history filled in).
+    /// Every message received, in order.
     pub received: Vec<ServerMessage>,
 }
 
@@ -257,17 +257,13 @@ impl Client {
                     "a state repeats the history: {text}"
                 );
             }
-            let mut message: ServerMessage =
+            let message: ServerMessage =
                 serde_json::from_value(value).expect("the server sends protocol messages");
             self.history.follow(&message);
-            match &mut message {
+            match &message {
                 ServerMessage::Welcome(welcome) => self.welcome = Some(welcome.clone()),
                 ServerMessage::Room(room) => self.room = Some(room.clone()),
-                ServerMessage::State { view, .. } => {
-                    view.log.clone_from(&self.history.log);
-                    view.results.clone_from(&self.history.results);
-                    self.view = Some((**view).clone());
-                }
+                ServerMessage::State { view, .. } => self.view = Some((**view).clone()),
                 _ => {}
             }
             self.received.push(message.clone());

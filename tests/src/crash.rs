@@ -682,7 +682,7 @@ impl Person {
                 }
             };
             self.client.leaks.scan(&value);
-            let mut message: ServerMessage = match serde_json::from_value(value) {
+            let message: ServerMessage = match serde_json::from_value(value) {
                 Ok(message) => message,
                 Err(e) => {
                     let failure = format!("{self}: not a protocol message ({e}): {text}");
@@ -691,14 +691,10 @@ impl Person {
                 }
             };
             self.client.history.follow(&message);
-            match &mut message {
+            match &message {
                 ServerMessage::Welcome(welcome) => self.client.welcome = Some(welcome.clone()),
                 ServerMessage::Room(room) => self.client.room = Some(room.clone()),
-                ServerMessage::State { view, .. } => {
-                    view.log.clone_from(&self.client.history.log);
-                    view.results.clone_from(&self.client.history.results);
-                    self.client.view = Some((**view).clone());
-                }
+                ServerMessage::State { view, .. } => self.client.view = Some((**view).clone()),
                 _ => {}
             }
             return Read::Message(message);
@@ -1045,12 +1041,9 @@ async fn reconnect(person: &mut Person, addr: SocketAddr, kill: u32, report: &mu
     }
 }
 
-/// A view's main fields, for a failure message.
+/// A view, for a failure message.
 fn brief(view: &SeatView) -> String {
-    let mut view = view.clone();
-    view.log.clear();
-    view.results.clear();
-    serde_json::to_string(&view).unwrap_or_default()
+    serde_json::to_string(view).unwrap_or_default()
 }
 
 /// How a restored history compares with the one a client had.

@@ -5,8 +5,7 @@
 #![allow(dead_code)]
 
 use dhumbal_engine::{
-    Action, Card, CourtValues, Difficulty, DoublePenalty, Event, Game, PenaltyMode, Phase, PickUp,
-    Preset, RoundResult, Rounds, RuleError, Scoring, Settings, Source, TurnOrder, full_deck,
+    Action, Card, Event, Game, Phase, Preset, RoundResult, RuleError, Settings, Source, full_deck,
     parse_cards,
 };
 
@@ -198,98 +197,4 @@ pub(crate) fn refused(game: &mut Game, seat: usize, action: Action, code: &str) 
 /// The last round's result.
 pub(crate) fn last_result(game: &Game) -> &RoundResult {
     game.results().last().expect("a round has ended")
-}
-
-/// The options of a table as a property test draws them, each from whatever range that test
-/// wants; [`table`] makes them one valid [`Settings`].
-pub(crate) struct Drawn {
-    /// Seats.
-    pub(crate) players: u8,
-    /// Seven cards instead of five.
-    pub(crate) seven: bool,
-    /// Rounds, when the match does not run until one remains.
-    pub(crate) rounds: u32,
-    /// Play until one remains (only with elimination).
-    pub(crate) until_one: bool,
-    /// The call limit, or none.
-    pub(crate) call_limit: Option<u32>,
-    /// The penalty.
-    pub(crate) penalty: u32,
-    /// The penalty on top of the hand instead of in place of it.
-    pub(crate) on_top: bool,
-    /// The double penalty, already above the penalty.
-    pub(crate) double_penalty: Option<DoublePenalty>,
-    /// The court values, by index.
-    pub(crate) court: usize,
-    /// Runs.
-    pub(crate) runs: bool,
-    /// Jokers.
-    pub(crate) jokers: bool,
-    /// Jokers in runs (only with both).
-    pub(crate) jokers_in_runs: bool,
-    /// Throw, then draw.
-    pub(crate) throw_first: bool,
-    /// The pick-up rule, by index (only when throwing first).
-    pub(crate) pickup: usize,
-    /// Cumulative scoring.
-    pub(crate) cumulative: bool,
-    /// Elimination at this total (only with cumulative scoring).
-    pub(crate) elimination: Option<u32>,
-    /// Score reset (only with cumulative scoring).
-    pub(crate) score_reset: bool,
-    /// The bots' difficulty, by index.
-    pub(crate) difficulty: usize,
-}
-
-/// The valid table the drawn options describe (options that need another are dropped without
-/// it); panics if it is not valid, since a strategy must only make valid tables.
-pub(crate) fn table(drawn: Drawn) -> Settings {
-    let elimination = drawn.elimination.filter(|_| drawn.cumulative);
-    let settings = Settings {
-        players: drawn.players,
-        cards: if drawn.seven { 7 } else { 5 },
-        rounds: if drawn.until_one && elimination.is_some() {
-            Rounds::UntilOneRemains
-        } else {
-            Rounds::Fixed(drawn.rounds)
-        },
-        call_limit: drawn.call_limit,
-        penalty: drawn.penalty,
-        penalty_mode: if drawn.on_top {
-            PenaltyMode::OnTop
-        } else {
-            PenaltyMode::Instead
-        },
-        double_penalty: drawn.double_penalty,
-        court: [
-            CourtValues::Tens,
-            CourtValues::Sequential,
-            CourtValues::JackZero,
-        ][drawn.court],
-        runs: drawn.runs,
-        jokers: drawn.jokers,
-        jokers_in_runs: drawn.jokers_in_runs && drawn.runs && drawn.jokers,
-        turn_order: if drawn.throw_first {
-            TurnOrder::ThrowThenDraw
-        } else {
-            TurnOrder::DrawThenThrow
-        },
-        pickup: if drawn.throw_first {
-            [PickUp::SingleOnly, PickUp::AnyCard, PickUp::Ends][drawn.pickup]
-        } else {
-            PickUp::SingleOnly
-        },
-        scoring: if drawn.cumulative {
-            Scoring::Cumulative
-        } else {
-            Scoring::Settlement
-        },
-        elimination,
-        score_reset: drawn.score_reset && drawn.cumulative,
-        difficulty: [Difficulty::Easy, Difficulty::Medium, Difficulty::Hard][drawn.difficulty],
-        // The server's clock, not the rules': the engine never reads it.
-        turn_timer: None,
-    };
-    settings.validate().expect("generated settings are valid");
-    settings
 }

@@ -12,8 +12,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
-use super::core::{ConnId, Effect, Ending, Input, OsEntropy, RoomCore};
+use super::core::{ConnId, Effect, Ending, Input, OsEntropy, RoomCore, Thought};
 use super::record::{Entry, FORMAT, encode};
+use super::think::Thinkers;
 use super::{Command, RoomLog};
 use crate::conn::ClientTx;
 
@@ -25,6 +26,10 @@ pub(super) struct Actor {
     pub(super) clients: HashMap<ConnId, ClientTx>,
     /// Where the room's inputs are appended.
     pub(super) log: RoomLog,
+    /// Where its slow bots think.
+    pub(super) thinkers: Thinkers,
+    /// The way back from a thinking bot to this room.
+    pub(super) thoughts: mpsc::UnboundedSender<Thought>,
 }
 
 /// How a room's task ended.
@@ -43,6 +48,7 @@ impl Actor {
     pub(super) async fn run(
         mut self,
         mut inbox: mpsc::Receiver<Command>,
+        mut thought: mpsc::UnboundedReceiver<Thought>,
         stop: CancellationToken,
     ) -> Stopped {
         info!(room = %self.core.code(), "room opened");
@@ -58,15 +64,12 @@ impl Actor {
                     Some(command) => self.command(command, &mut entropy).await,
                     None => break Stopped::Shutdown,
                 },
+                // The sender is the actor's own, so the channel never closes while it runs.
+                Some(thought) = thought.recv() => {
+                    self.core.handle(Input::Thought(Box::new(thought)), Instant::now(), &mut entropy);
+                }
                 () = sleep_until(due) => {
-                    let now = Instant::now();
-                    if self.core.thinking_bot_due(now) && multi_threaded() {
-                        // An expert's search takes milliseconds: the runtime hands this
-                        // worker's other tasks (other rooms, sockets) to another thread first.
-                        tokio::task::block_in_place(|| self.core.wake(now, &mut entropy));
-                    } else {
-                        self.core.wake(now, &mut entropy);
-                    }
+                    self.core.wake(Instant::now(), &mut entropy);
                     // Bots without a delay could otherwise play a whole round before the
                     // connections' writers get a turn to send it.
                     tokio::task::yield_now().await;
@@ -190,6 +193,7 @@ impl Actor {
                     }
                 }
                 Effect::KeepMatch(kept) => self.log.keep_match(*kept),
+                Effect::Think(job) => self.thinkers.think(*job, self.thoughts.clone()),
             }
         }
         dropped
@@ -264,11 +268,4 @@ async fn sleep_until(due: Option<Instant>) {
         Some(due) => tokio::time::sleep_until(due).await,
         None => std::future::pending().await,
     }
-}
-
-/// Whether this task runs on a multi-threaded runtime, where a worker may block in place (the
-/// server's runtime; tests on a single thread play bots in line).
-fn multi_threaded() -> bool {
-    tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
 }

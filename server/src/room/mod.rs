@@ -7,6 +7,8 @@
 //!   a snapshot at each rematch; secrets only as SHA-256 hashes.
 //! - [`actor`] — the room's task: channels, timers and the log around the core, in the order
 //!   **validate → append → broadcast**.
+//! - [`think`] — [`Thinkers`]: where a bot whose decision takes milliseconds (an expert) thinks,
+//!   off the room's task, a bounded number at once.
 //!
 //! The rest of the server talks to a room through a cloneable [`RoomHandle`] over a bounded
 //! channel. The room never waits for a client: every message to a client goes through that
@@ -17,6 +19,7 @@ pub mod core;
 pub mod record;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod think;
 
 use std::sync::Arc;
 
@@ -30,6 +33,7 @@ use crate::conn::ClientTx;
 use crate::metrics::Metrics;
 use crate::shutdown::Shutdown;
 use crate::store::Store;
+pub use think::Thinkers;
 
 /// How many commands may wait for a room before senders wait.
 const ROOM_QUEUE: usize = 256;
@@ -108,24 +112,29 @@ pub struct RoomLog {
     pub seq: u64,
 }
 
-/// Starts a room's task from its core and returns its handle. `on_close` runs when the room's
+/// Starts a room's task from its core and returns its handle; its thinking bots think in
+/// `thinkers`. `on_close` runs when the room's
 /// task ends (the room closed, or the server is shutting down), to take it out of the registry;
 /// `shutdown` waits for the task.
 pub fn spawn(
     core: RoomCore,
     log: RoomLog,
+    thinkers: Thinkers,
     shutdown: &Shutdown,
     on_close: Box<dyn FnOnce() + Send>,
 ) -> RoomHandle {
     let (commands, inbox) = mpsc::channel(ROOM_QUEUE);
+    let (thoughts, thought) = mpsc::unbounded_channel();
     let actor = actor::Actor {
         core,
         clients: std::collections::HashMap::new(),
         log,
+        thinkers,
+        thoughts,
     };
     let stop = shutdown.token();
     shutdown.spawn(async move {
-        actor.run(inbox, stop).await;
+        actor.run(inbox, thought, stop).await;
         on_close();
     });
     RoomHandle { commands }
@@ -137,123 +146,4 @@ pub fn new_core(setup: &Setup, timing: Timing, metrics: Arc<Metrics>) -> RoomCor
 }
 
 #[cfg(test)]
-mod tests {
-    //! The actor around the core: validate, append, then broadcast.
-
-    use super::*;
-    use crate::conn::Outgoing;
-
-    use crate::room::testing::{TIMING, setup};
-    use crate::store::StoreConfig;
-    use dhumbal_engine::Preset;
-    use dhumbal_protocol::PROTOCOL_VERSION;
-    use std::time::Duration;
-    use tokio_util::sync::CancellationToken;
-
-    /// Joins a client, returning whether it joined and what it was sent.
-    async fn join(room: &RoomHandle, conn: ConnId, name: &str) -> (bool, mpsc::Receiver<Outgoing>) {
-        let (queue, outbox) = mpsc::channel(64);
-        let client = ClientTx {
-            queue,
-            kick: CancellationToken::new(),
-        };
-        let (reply, joined) = oneshot::channel();
-        let hello = Hello {
-            protocol: PROTOCOL_VERSION,
-            room: "STOREROOM2".into(),
-            name: name.into(),
-            token: None,
-            spectator: false,
-            host_secret: None,
-            client_seed: None,
-        };
-        room.send(Command::Join {
-            conn,
-            hello,
-            id: None,
-            client,
-            token_only: false,
-            reply,
-        })
-        .await;
-        (joined.await.unwrap_or(false), outbox)
-    }
-
-    /// Everything queued for a client, as text (closes as `close <code>`).
-    fn drain(outbox: &mut mpsc::Receiver<Outgoing>) -> Vec<String> {
-        let mut seen = Vec::new();
-        while let Ok(outgoing) = outbox.try_recv() {
-            seen.push(match outgoing {
-                Outgoing::Text(text) => text.to_string(),
-                Outgoing::Close(code, _) => format!("close {code}"),
-            });
-        }
-        seen
-    }
-
-    #[tokio::test]
-    async fn what_is_appended_is_sent_and_what_is_not_never_is() {
-        let dir = tempfile::tempdir().unwrap();
-        let config = StoreConfig::Sqlite {
-            data_dir: dir.path().to_owned(),
-        };
-        let metrics = Arc::new(Metrics::new());
-        let store = Store::open(&config, Arc::clone(&metrics)).unwrap();
-        let shutdown = Shutdown::new();
-        let log = RoomLog {
-            store: store.clone(),
-            code: "STOREROOM2".into(),
-            seq: 0,
-        };
-        store
-            .create_room(
-                "STOREROOM2",
-                record::encode(&setup("STOREROOM2", Preset::Standard.settings())),
-            )
-            .await
-            .unwrap();
-        let room = spawn(
-            new_core(
-                &setup("STOREROOM2", Preset::Standard.settings()),
-                TIMING,
-                Arc::clone(&metrics),
-            ),
-            log,
-            &shutdown,
-            Box::new(|| {}),
-        );
-        // A join is a seat taken: appended, then welcomed.
-        let (joined, mut outbox) = join(&room, 1, "Asha").await;
-        assert!(joined);
-        let sent = drain(&mut outbox);
-        assert!(sent[0].contains(r#""type":"welcome""#), "{sent:?}");
-        let loaded = store.load().unwrap();
-        assert_eq!(loaded.rooms[0].inputs.len(), 1, "the seat is in the log");
-
-        // The log fails (the store is gone): the next join's seat is never announced, and the
-        // room stops, telling its clients why.
-        store.close().await;
-        let (joined, mut second) = join(&room, 2, "Bina").await;
-        assert!(!joined);
-        let sent = drain(&mut second);
-        assert!(
-            sent.iter().all(|m| !m.contains(r#""type":"welcome""#)),
-            "{sent:?}"
-        );
-        let first = drain(&mut outbox);
-        assert!(
-            first.iter().any(|m| m.contains(r#""reason":"internal""#)),
-            "{first:?}"
-        );
-        assert_eq!(first.last().map(String::as_str), Some("close 1011"));
-        assert!(
-            first.iter().all(|m| !m.contains(r#""type":"room""#)),
-            "nobody hears of the seat that was not logged: {first:?}"
-        );
-        shutdown.begin();
-        assert!(
-            shutdown.wait(Duration::from_secs(5)).await,
-            "the room stopped"
-        );
-    }
-}
+mod tests;

@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
-use dhumbal_engine::{Phase, Preset, Settings};
+use dhumbal_engine::{Difficulty, Phase, Preset, Settings};
 use dhumbal_protocol::{
     ClientEnvelope, ClientMessage, CreateRoom, CreatedRoom, Hello, PROTOCOL_VERSION, ServerMessage,
 };
@@ -118,6 +118,12 @@ struct PlayArgs {
     /// ratios (and the append latency from the server's `/metrics`).
     #[arg(long, value_enum, default_value_t = StoreChoice::Memory)]
     store: StoreChoice,
+    /// Beside the rooms of people, rooms of one person and three expert bots, which play
+    /// without delay: their searches run while the people's rooms are measured. The people's
+    /// figures then show whether thinking bots slow other rooms; the experts' rooms' own person
+    /// is measured apart (how fast a room answers its person while its bots think).
+    #[arg(long, default_value_t = 0)]
+    expert_rooms: usize,
 }
 
 /// Where the server under load keeps its rooms.
@@ -477,11 +483,16 @@ struct PeekView {
     round: u32,
 }
 
-/// `POST /api/rooms` for a table of `players` people.
-async fn create_room(server: SocketAddr, players: u8) -> Result<CreatedRoom, String> {
+/// `POST /api/rooms` for a standard table of `players` seats, with bots of `difficulty`.
+async fn create_room(
+    server: SocketAddr,
+    players: u8,
+    difficulty: Difficulty,
+) -> Result<CreatedRoom, String> {
     let request = CreateRoom {
         settings: Some(Settings {
             players,
+            difficulty,
             ..Preset::Standard.settings()
         }),
         ..CreateRoom::default()
@@ -510,6 +521,9 @@ struct Tally {
     connected: u64,
     /// Bytes of text the clients received while playing.
     received: u64,
+    /// The people in rooms of expert bots (`--expert-rooms`): their latency and actions, kept
+    /// apart from everyone else's.
+    beside_experts: Option<Box<Tally>>,
 }
 
 impl Tally {
@@ -521,7 +535,15 @@ impl Tally {
             errors: BTreeMap::new(),
             connected: 0,
             received: 0,
+            beside_experts: None,
         }
+    }
+
+    /// This tally, counted as that of people beside expert bots.
+    fn beside_experts(self) -> Tally {
+        let mut apart = Tally::new();
+        apart.beside_experts = Some(Box::new(self));
+        apart
     }
 
     /// Counts an action answered, `sent` being when it was sent.
@@ -544,6 +566,12 @@ impl Tally {
         for (kind, n) in other.errors {
             *self.errors.entry(kind).or_default() += n;
         }
+        if let Some(other) = other.beside_experts {
+            match &mut self.beside_experts {
+                Some(mine) => mine.add(*other),
+                None => self.beside_experts = Some(other),
+            }
+        }
     }
 
     fn error_count(&self) -> u64 {
@@ -563,7 +591,7 @@ async fn seat_room(
     room: usize,
     gate: &Semaphore,
 ) -> Result<Vec<Ws>, String> {
-    let created = create_room(server, args.humans).await?;
+    let created = create_room(server, args.humans, Difficulty::Medium).await?;
     let mut seats = Vec::new();
     let deadline = tokio::time::Instant::now() + SETUP_LIMIT;
     for n in 0..usize::from(args.humans) {
@@ -593,6 +621,71 @@ async fn seat_room(
         seats.push(ws);
     }
     Ok(seats)
+}
+
+/// Opens one room of a person (the host) and three expert bots. Returns the person's socket.
+async fn seat_expert_room(
+    args: &PlayArgs,
+    server: SocketAddr,
+    room: usize,
+    gate: &Semaphore,
+) -> Result<Vec<Ws>, String> {
+    let created = create_room(server, 4, Difficulty::Expert).await?;
+    let from = source(&args.common, room * usize::from(args.humans));
+    let mut ws = {
+        let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
+        connect(server, from, "/ws").await?
+    };
+    let hello = Hello {
+        protocol: PROTOCOL_VERSION,
+        room: created.code.clone(),
+        name: "P0".into(),
+        token: None,
+        spectator: false,
+        host_secret: Some(created.host_secret.clone()),
+        client_seed: None,
+    };
+    send(&mut ws, ClientMessage::Hello(hello)).await?;
+    let deadline = tokio::time::Instant::now() + SETUP_LIMIT;
+    loop {
+        match recv(&mut ws, deadline).await? {
+            Some(ServerMessage::Welcome(_)) => return Ok(vec![ws]),
+            Some(ServerMessage::Error(e)) => return Err(format!("hello: {}", e.code)),
+            Some(_) => {}
+            None => return Err("no welcome in time".into()),
+        }
+    }
+}
+
+/// Prints how the people beside expert bots were answered, and how long the server's experts
+/// thought (from its `/metrics`).
+async fn print_beside_experts(game: &Run, rooms: usize, server: SocketAddr) -> Result<(), String> {
+    let ms = |v: u64| v as f64 / 1000.0;
+    if let Some(apart) = &game.tally.beside_experts {
+        let l = &apart.latency;
+        println!(
+            "beside experts:     {rooms} rooms of a person and 3 experts: {} of the person's actions, latency (ms) p50 {:.3}  p99 {:.3}  max {:.3}; {} matches, {} errors",
+            apart.actions,
+            ms(l.value_at_quantile(0.5)),
+            ms(l.value_at_quantile(0.99)),
+            ms(l.max()),
+            apart.matches,
+            apart.error_count()
+        );
+    }
+    let text = metrics_text(server).await?;
+    let name = "dhumbal_bot_think_seconds";
+    if let (Some((p50, n)), Some((p99, _))) = (
+        histogram_quantile(&text, name, 0.5),
+        histogram_quantile(&text, name, 0.99),
+    ) {
+        println!(
+            "experts thinking:   p50 <= {:.3} ms, p99 <= {:.3} ms over {n} decisions sent to think (bucket bounds, /metrics)",
+            p50 * 1000.0,
+            p99 * 1000.0
+        );
+    }
+    Ok(())
 }
 
 /// Plays one seat until `deadline`: random legal actions on its turns, `ready` between rounds,
@@ -848,9 +941,11 @@ impl Run {
     }
 }
 
-/// Runs one workload: `seat` opens each room's sockets, `drive` plays them until the deadline.
+/// Runs one workload of `rooms` rooms: `seat` opens each room's sockets, `drive` plays them
+/// until the deadline.
 async fn run_rooms<S, SF, D, DF>(
     args: &PlayArgs,
+    rooms: usize,
     server: &Server,
     seat: S,
     drive: D,
@@ -865,7 +960,7 @@ where
     let gate = Arc::new(Semaphore::new(args.common.connecting));
     let setup = std::time::Instant::now();
     let mut opening = tokio::task::JoinSet::new();
-    for room in 0..args.rooms {
+    for room in 0..rooms {
         let seated = seat(room, Arc::clone(&gate));
         opening.spawn(async move { (room, seated.await) });
     }
@@ -946,7 +1041,7 @@ fn ratio(a: f64, b: f64) -> f64 {
 impl PlayArgs {
     /// How many clients the run opens, if its flags are within bounds.
     fn clients(&self) -> Result<usize, String> {
-        let clients = self.rooms * usize::from(self.humans);
+        let clients = self.rooms * usize::from(self.humans) + self.expert_rooms;
         if clients > MAX_CLIENTS || !(2..=6).contains(&self.humans) {
             return Err(format!(
                 "at most {MAX_CLIENTS} clients and 2 to 6 people a room"
@@ -972,7 +1067,13 @@ async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
             // Let the previous server's sockets finish closing first.
             tokio::time::sleep(Duration::from_secs(2)).await;
         }
-        let server = Server::start(&args.common, args.rooms, clients, sqlite).await?;
+        let server = Server::start(
+            &args.common,
+            args.rooms + args.expert_rooms,
+            clients,
+            sqlite,
+        )
+        .await?;
         let game = play_game(&args, &server, clients, sqlite).await?;
         runs.push((sqlite, game));
         last = Some(server);
@@ -1013,6 +1114,7 @@ async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
         let inner = Arc::clone(&args);
         let run = run_rooms(
             &args,
+            args.rooms,
             &server,
             move |room, gate| {
                 let args = Arc::clone(&inner);
@@ -1094,14 +1196,22 @@ async fn play_game(
     let think = Duration::from_millis(args.think_ms);
     let game = {
         let inner = Arc::clone(args);
+        let people_rooms = args.rooms;
         run_rooms(
             args,
+            args.rooms + args.expert_rooms,
             server,
             move |room, gate| {
                 let args = Arc::clone(&inner);
-                async move { seat_room(&args, addr, room, &gate).await }
+                async move {
+                    if room < args.rooms {
+                        seat_room(&args, addr, room, &gate).await
+                    } else {
+                        seat_expert_room(&args, addr, room, &gate).await
+                    }
+                }
             },
-            |seats, room, deadline| async move {
+            move |seats, room, deadline| async move {
                 let mut start_with = seats;
                 // The host starts the match once everyone is seated.
                 let mut host = start_with.remove(0);
@@ -1120,7 +1230,11 @@ async fn play_game(
                         Err(e) => tally.error(format!("seat task {e}")),
                     }
                 }
-                tally
+                if room >= people_rooms as u64 {
+                    tally.beside_experts()
+                } else {
+                    tally
+                }
             },
         )
         .await?
@@ -1140,6 +1254,9 @@ async fn play_game(
             game.actions_per_second(),
             args.rooms as f64 / game.actions_per_second() * 1000.0
         );
+    }
+    if args.expert_rooms > 0 {
+        print_beside_experts(&game, args.expert_rooms, server.addr).await?;
     }
     if sqlite {
         let text = metrics_text(server.addr).await?;
@@ -1344,6 +1461,7 @@ async fn report(args: ReportArgs) -> Result<(), String> {
         echo: true,
         think_ms,
         store: StoreChoice::Memory,
+        expert_rooms: 0,
     };
     let idle_args = || IdleArgs {
         common: args.common.clone(),

@@ -1,8 +1,14 @@
 //! The HTTP API.
 
-use dhumbal_protocol::{ApiError, CreateRoom, CreatedRoom, RoomSummary, SeatKind, Stage, codes};
+use dhumbal_engine::{
+    DoublePenalty, Preset, Rounds, Scoring, Settings, TURN_TIMERS, TurnOrder, full_deck,
+};
+use dhumbal_protocol::{
+    ApiError, CheckedSettings, CreateRoom, CreatedRoom, Presets, RoomSummary, SeatKind, Stage,
+    codes,
+};
 use dhumbal_server::Config;
-use dhumbal_tests::http::{get, post};
+use dhumbal_tests::http::{get, get_with, post};
 use dhumbal_tests::{Client, TestServer};
 
 #[tokio::test]
@@ -152,5 +158,213 @@ async fn a_room_nobody_is_in_closes_after_its_idle_time() {
             .0,
         404
     );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_presets_are_the_engines() {
+    let server = TestServer::start().await;
+    let (status, body) = get(server.addr, "/api/presets").await;
+    assert_eq!(status, 200, "{body}");
+    let presets: Presets = serde_json::from_str(&body).unwrap();
+    let names: Vec<&str> = presets.presets.iter().map(|(p, _)| p.name()).collect();
+    let engine: Vec<&str> = Preset::ALL.iter().map(|p| p.name()).collect();
+    assert_eq!(names, engine, "every preset, in the engine's order");
+    for (preset, settings) in &presets.presets {
+        assert_eq!(*settings, preset.settings(), "{}", preset.name());
+    }
+    assert_eq!(presets.turn_timers, TURN_TIMERS);
+    // The keys come in the engine's order in the text itself, for a client that iterates them.
+    let value: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let mut previous = 0;
+    for name in engine {
+        let at = body.find(&format!("\"{name}\":{{")).unwrap();
+        assert!(at > previous, "{name} is out of order: {body}");
+        previous = at;
+        // Every field spelled out, as the engine serialises it.
+        let settings = serde_json::to_value(Preset::from_name(name).unwrap().settings()).unwrap();
+        assert_eq!(value["presets"][name], settings);
+    }
+    // A client that has them revalidates and is told nothing changed.
+    let (status, body) = get_with(server.addr, "/api/presets", &[("If-None-Match", "*")]).await;
+    assert_eq!((status, body.as_str()), (304, ""));
+    server.stop().await;
+}
+
+/// `POST path` with `body`, answered with a refusal: its status and code.
+async fn refusal(server: &TestServer, path: &str, body: &str) -> (u16, String, String) {
+    let (status, text) = post(server.addr, path, body).await;
+    let error: ApiError =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path} {body}: {e}: {text}"));
+    (status, error.code, error.message)
+}
+
+#[tokio::test]
+async fn the_check_accepts_every_preset() {
+    let server = TestServer::start().await;
+    for preset in Preset::ALL {
+        let bodies = [
+            format!("{{\"preset\":\"{}\"}}", preset.name()),
+            serde_json::json!({ "settings": preset.settings() }).to_string(),
+        ];
+        for body in bodies {
+            let (status, text) = post(server.addr, "/api/settings/check", &body).await;
+            assert_eq!(status, 200, "{body}: {text}");
+            let checked: CheckedSettings = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                checked,
+                CheckedSettings {
+                    ok: true,
+                    settings: preset.settings()
+                }
+            );
+        }
+    }
+    // An empty body and `{}` are the standard table, as for a new room.
+    for body in ["", "{}"] {
+        let (status, text) = post(server.addr, "/api/settings/check", body).await;
+        assert_eq!(status, 200, "{text}");
+        let checked: CheckedSettings = serde_json::from_str(&text).unwrap();
+        assert_eq!(checked.settings, Preset::Standard.settings());
+    }
+    // A good test deck passes on a server that allows them.
+    let body = serde_json::json!({ "decks": [full_deck(false)] }).to_string();
+    assert_eq!(post(server.addr, "/api/settings/check", &body).await.0, 200);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_check_refuses_as_creating_the_room_would() {
+    let server = TestServer::start().await;
+    // Each kind of settings the engine refuses: its code, a preset, and what is changed in it.
+    type Case = (&'static str, Preset, fn(&mut Settings));
+    let table: [Case; 15] = [
+        ("bad_players", Preset::Standard, |s| s.players = 1),
+        ("bad_players", Preset::Standard, |s| s.players = 7),
+        ("bad_cards", Preset::Standard, |s| s.cards = 6),
+        ("bad_rounds", Preset::Standard, |s| {
+            s.rounds = Rounds::Fixed(0)
+        }),
+        ("until_one_needs_elimination", Preset::Standard, |s| {
+            s.rounds = Rounds::UntilOneRemains;
+        }),
+        ("bad_call_limit", Preset::Standard, |s| {
+            s.call_limit = Some(51)
+        }),
+        ("bad_penalty", Preset::Standard, |s| s.penalty = 0),
+        ("bad_double_penalty", Preset::Standard, |s| {
+            s.double_penalty = Some(DoublePenalty {
+                amount: 25,
+                margin: 5,
+            });
+        }),
+        ("bad_double_penalty_margin", Preset::Standard, |s| {
+            s.double_penalty = Some(DoublePenalty {
+                amount: 50,
+                margin: 51,
+            });
+        }),
+        (
+            "jokers_in_runs_needs_runs_and_jokers",
+            Preset::Standard,
+            |s| s.jokers_in_runs = true,
+        ),
+        ("pickup_needs_throw_first", Preset::Yaniv, |s| {
+            s.turn_order = TurnOrder::DrawThenThrow;
+        }),
+        ("elimination_needs_cumulative", Preset::Household, |s| {
+            s.scoring = Scoring::Settlement;
+        }),
+        ("bad_elimination", Preset::Household, |s| {
+            s.elimination = Some(1001)
+        }),
+        ("score_reset_needs_cumulative", Preset::Standard, |s| {
+            s.score_reset = true
+        }),
+        ("bad_turn_timer", Preset::Standard, |s| {
+            s.turn_timer = Some(45)
+        }),
+    ];
+    let mut cases: Vec<(&str, String)> = table
+        .into_iter()
+        .map(|(code, preset, change)| {
+            let mut settings = preset.settings();
+            change(&mut settings);
+            (
+                code,
+                serde_json::json!({ "settings": settings }).to_string(),
+            )
+        })
+        .collect();
+    let mut short = full_deck(false);
+    short.pop();
+    cases.extend([
+        (
+            "bad_deck",
+            serde_json::json!({ "decks": [short] }).to_string(),
+        ),
+        (codes::BAD_MESSAGE, "{nope".to_owned()),
+        (codes::BAD_MESSAGE, "[]".to_owned()),
+        (codes::BAD_MESSAGE, r#"{"colour":"red"}"#.to_owned()),
+        (codes::BAD_MESSAGE, r#"{"preset":"chess"}"#.to_owned()),
+        (
+            codes::BAD_MESSAGE,
+            r#"{"settings":{"players":4}}"#.to_owned(),
+        ),
+    ]);
+    for (code, body) in &cases {
+        let checked = refusal(&server, "/api/settings/check", body).await;
+        let created = refusal(&server, "/api/rooms", body).await;
+        assert_eq!(checked.0, 400, "{body}");
+        assert_eq!(checked.1, *code, "{body}: {}", checked.2);
+        assert_eq!(checked, created, "the check and the room differ on {body}");
+    }
+    server.stop().await;
+
+    // Without --allow-test-decks, a deck is refused alike by both.
+    let server = TestServer::with_config(Config {
+        bot_delay_ms: 0,
+        ..Config::default()
+    })
+    .await;
+    let body = serde_json::json!({ "decks": [full_deck(false)] }).to_string();
+    let checked = refusal(&server, "/api/settings/check", &body).await;
+    assert_eq!(
+        (checked.0, checked.1.as_str()),
+        (403, codes::TEST_DECKS_DISABLED)
+    );
+    assert_eq!(checked, refusal(&server, "/api/rooms", &body).await);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_check_creates_nothing_and_counts_against_no_creation_limit() {
+    let server = TestServer::with_config(Config {
+        bot_delay_ms: 0,
+        room_creations_per_minute: 1,
+        ..Config::default()
+    })
+    .await;
+    for _ in 0..20 {
+        assert_eq!(post(server.addr, "/api/settings/check", "{}").await.0, 200);
+    }
+    assert_eq!(post(server.addr, "/api/rooms", "{}").await.0, 201);
+    let (status, code, _) = refusal(&server, "/api/rooms", "{}").await;
+    assert_eq!((status, code.as_str()), (429, codes::RATE_LIMITED));
+    assert_eq!(post(server.addr, "/api/settings/check", "{}").await.0, 200);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_is_refused_by_the_check_as_by_the_room() {
+    let server = TestServer::start().await;
+    // Valid JSON, but more than the 64 KiB the API reads.
+    let body = format!("{{\"preset\":\"standard\"{}}}", " ".repeat(65 * 1024));
+    let (checked, _) = post(server.addr, "/api/settings/check", &body).await;
+    let (created, _) = post(server.addr, "/api/rooms", &body).await;
+    assert_eq!((checked, created), (413, 413));
+    // Just under the limit is read.
+    let body = format!("{{\"preset\":\"standard\"{}}}", " ".repeat(60 * 1024));
+    assert_eq!(post(server.addr, "/api/settings/check", &body).await.0, 200);
     server.stop().await;
 }

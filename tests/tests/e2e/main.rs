@@ -1,6 +1,7 @@
 //! End-to-end tests: a real server on `127.0.0.1:0`, real WebSocket clients.
 //!
-//! - `api` — the HTTP API: creating rooms, looking them up, refusals, the health check.
+//! - `api` — the HTTP API: creating rooms, looking them up, refusals, the presets and the
+//!   check of a room's settings, the health check.
 //! - `matches` — whole matches: two people and two bots; fifty rooms at once. Every frame any
 //!   client receives is scanned for cards its seat may not see.
 //! - `bad_input` — each kind of bad input gets its own error and leaves the game as it was.

@@ -70,6 +70,7 @@ async fn a_dropped_player_comes_back_mid_turn_to_the_same_state() {
     })
     .await;
     let before = host.recv_state_where(|v| v.phase == Phase::Throw).await;
+    let had = host.history.clone();
     let token = host.token();
 
     // The connection drops mid-turn; the other seat sees it marked away.
@@ -80,8 +81,12 @@ async fn a_dropped_player_comes_back_mid_turn_to_the_same_state() {
     let mut host = come_back(&server, &room.code, token.clone(), 0).await;
     let after = host.recv_state_where(|_| true).await;
     assert_eq!(after, before);
+    assert_eq!(
+        (&host.history.log, &host.history.results),
+        (&had.log, &had.results)
+    );
     assert!(
-        after
+        host.history
             .log
             .iter()
             .any(|e| matches!(e, Event::DrewFromStock { seat: 0 }))

@@ -235,8 +235,9 @@ async fn after_a_match_the_host_takes_the_same_table_back_to_the_lobby_and_start
     assert_eq!(started.fairness.map(|f| f.match_number), Some(2));
 }
 
-/// On a multi-threaded runtime, as in the server, expert bots think where they may block (the
-/// runtime moves other tasks off that worker); a person plays a whole match with three of them.
+/// Expert bots think on the blocking pool, and each choice comes back to the room as an input:
+/// a person plays a whole match with three of them, on a multi-threaded runtime as in the
+/// server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_plays_a_match_with_three_thinking_experts() {
     let server = TestServer::start().await;

@@ -31,7 +31,8 @@ use std::time::Duration;
 use axum::extract::ws::Utf8Bytes;
 use dhumbal_bots::{Bot, new_bot};
 use dhumbal_engine::{
-    Action, ClientSeed, Difficulty, Event, FairDeal, Game, Hex32, Phase, RuleError, Settings,
+    Action, ClientSeed, Difficulty, Event, FairDeal, Game, Hex32, Phase, PublicHistory, RuleError,
+    SeatView, Settings,
 };
 use dhumbal_protocol::{
     CHAT_KEPT_LINES, CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ChatLine, ClientMessage,
@@ -51,6 +52,8 @@ mod play;
 mod stand_ins;
 mod tell;
 
+pub use stand_ins::{ThinkJob, Thought, Ticket};
+
 use super::record::{FORMAT, Record, RemovedRecord, SeatRecord, Setup, Snapshot, hash_secret};
 use crate::error::Refusal;
 use crate::metrics::{Metrics, Seated};
@@ -61,7 +64,7 @@ use crate::store::KeptMatch;
 pub type ConnId = u64;
 
 /// Something to send, once the input that caused it is in the log.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Effect {
     /// Send this text to a connection.
     Send {
@@ -82,6 +85,9 @@ pub enum Effect {
     },
     /// Keep a finished match's hand history for its players to download.
     KeepMatch(Box<KeptMatch>),
+    /// Let a bot think, away from the room's task (an expert's search takes milliseconds), and
+    /// hand back what it chose as [`Input::Thought`].
+    Think(Box<ThinkJob>),
 }
 
 /// Why a room is closing for good (its log is deleted).
@@ -159,6 +165,9 @@ pub enum Input {
         /// The connection.
         conn: ConnId,
     },
+    /// A bot sent away to think ([`Effect::Think`]) has chosen. It plays only if the table has
+    /// not moved meanwhile.
+    Thought(Box<Thought>),
 }
 
 /// A person in a seat.
@@ -301,6 +310,10 @@ pub struct RoomCore {
     votes: Vec<bool>,
     /// When the bot whose turn it is acts next.
     bot_due: Option<Instant>,
+    /// The bot thinking away from the room's task, if one is: the position it thinks about.
+    thinking: Option<Ticket>,
+    /// How many bots have been sent to think (each [`Ticket`] has its own number).
+    tickets: u64,
     /// The seat of an away person whose turn it is, and when a stand-in bot takes it over.
     takeover_due: Option<(usize, Instant)>,
     /// With a turn timer: the seat of the person whose turn it is, and when their time runs out.
@@ -352,6 +365,8 @@ impl RoomCore {
             next_seed: setup.seed,
             chat: VecDeque::new(),
             bot_due: None,
+            thinking: None,
+            tickets: 0,
             takeover_due: None,
             turn_clock: None,
             stand_in_marks: Vec::new(),
@@ -493,6 +508,10 @@ impl RoomCore {
                 self.remove_client(conn);
                 false
             }
+            Input::Thought(thought) => {
+                self.on_thought(*thought, entropy);
+                false
+            }
         }
     }
 
@@ -552,9 +571,17 @@ impl RoomCore {
             (Some(seat), _) => Some((seat, now + self.timing.takeover_after)),
             (None, _) => None,
         };
+        if self
+            .thinking
+            .is_some_and(|ticket| !self.still_thinking(ticket))
+        {
+            // The table moved on (a person took their seat back, the match ended early): what
+            // the bot chooses will not count, and the turn is scheduled afresh.
+            self.thinking = None;
+        }
         if self.bot_to_play().is_none() {
             self.bot_due = None;
-        } else if self.bot_due.is_none() {
+        } else if self.bot_due.is_none() && self.thinking.is_none() {
             self.bot_due = Some(now + self.timing.bot_delay);
         }
         if self.sync_clock(&[]) {

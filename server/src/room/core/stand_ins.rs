@@ -167,30 +167,92 @@ impl RoomCore {
         self.broadcast_room();
     }
 
-    /// The bot whose turn it is chooses; its action is committed like anyone's.
+    /// The bot whose turn it is chooses, and its action is committed like anyone's. A bot that
+    /// thinks for milliseconds (an expert) is not asked here: a copy of it goes out with the
+    /// seat's view as an [`Effect::Think`], and what it chose comes back as [`Input::Thought`].
     pub(super) fn bot_step(&mut self, entropy: &mut dyn Entropy) {
         let Some(seat) = self.bot_to_play() else {
+            return;
+        };
+        let Some(position) = self.position() else {
             return;
         };
         let Some(game) = &self.game else {
             return;
         };
         let view = game.view(seat);
-        let legal = game.legal_actions(seat);
-        let bot = match &mut self.seats[seat] {
-            Seat::Bot(BotSeat { bot: Some(bot), .. })
-            | Seat::Human(Human {
-                stand_in: Some(bot),
-                ..
-            }) => bot,
-            _ => return,
+        let Some(bot) = bot_in(&mut self.seats, seat) else {
+            return;
         };
-        // A bot must never stall the table: if it fails (panics, or chooses an illegal action),
-        // log its mistake and play the first legal action for it.
-        let chosen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| bot.choose(&view)));
+        if bot.difficulty() == Difficulty::Expert {
+            self.tickets += 1;
+            let ticket = Ticket {
+                number: self.tickets,
+                seat,
+                position,
+            };
+            let job = ThinkJob {
+                ticket,
+                bot: bot.fork(),
+                view,
+                history: game.public_history().clone(),
+            };
+            self.thinking = Some(ticket);
+            self.effects.push(Effect::Think(Box::new(job)));
+            return;
+        }
+        // A bot must never stall the table: a panic is caught, and `play_bot` plays the first
+        // legal action for it.
+        let history = game.public_history();
+        let chosen =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| bot.choose(&view, history)))
+                .ok();
+        self.play_bot(seat, chosen, entropy);
+    }
+
+    /// A bot that went away to think has chosen. If the table is where it was, the bot (as it
+    /// now stands, with what it worked out) takes its seat's place again and its action is
+    /// played; otherwise the thought is dropped and the turn, if still a bot's, is scheduled
+    /// afresh by [`RoomCore::settle`].
+    pub(super) fn on_thought(&mut self, thought: Thought, entropy: &mut dyn Entropy) {
+        let Thought {
+            ticket,
+            bot,
+            action,
+            took,
+        } = thought;
+        self.metrics.bot_thought(took);
+        if self.thinking != Some(ticket) || !self.still_thinking(ticket) {
+            debug!(room = %self.code, seat = ticket.seat, "a bot's thought came too late");
+            return;
+        }
+        self.thinking = None;
+        if action.is_some() {
+            if let Some(slot) = bot_in(&mut self.seats, ticket.seat) {
+                *slot = bot;
+            }
+        }
+        self.play_bot(ticket.seat, action, entropy);
+    }
+
+    /// Whether the bot sent to think with `ticket` still has its turn, at the same place.
+    pub(super) fn still_thinking(&self, ticket: Ticket) -> bool {
+        self.bot_to_play() == Some(ticket.seat) && self.position() == Some(ticket.position)
+    }
+
+    /// Where the match stands: which match, which round, and how many events into it.
+    fn position(&self) -> Option<(u32, u32, usize)> {
+        let game = self.game.as_ref()?;
+        Some((self.matches, game.round(), game.log().len()))
+    }
+
+    /// Commits the action a bot chose for `seat`. A bot that failed (`None`: it panicked) or
+    /// chose an illegal action has its mistake logged, and the first legal action is played
+    /// for it: a bot never stalls the table.
+    fn play_bot(&mut self, seat: usize, chosen: Option<Action>, entropy: &mut dyn Entropy) {
         let before = self.stage();
         let played = match chosen {
-            Ok(action) => match self.commit(Record::Acted {
+            Some(action) => match self.commit(Record::Acted {
                 seat,
                 action: action.clone(),
             }) {
@@ -200,7 +262,7 @@ impl RoomCore {
                     None
                 }
             },
-            Err(_) => {
+            None => {
                 warn!(room = %self.code, seat, "bot failed to choose an action");
                 None
             }
@@ -208,7 +270,11 @@ impl RoomCore {
         let events = match played {
             Some(events) => events,
             None => {
-                let Some(first) = legal.into_iter().next() else {
+                let Some(first) = self
+                    .game
+                    .as_ref()
+                    .and_then(|g| g.legal_actions(seat).into_iter().next())
+                else {
                     return;
                 };
                 match self.commit(Record::Acted {
@@ -272,23 +338,90 @@ impl RoomCore {
         }
         self.reported_seats = (humans, bots);
     }
+}
 
-    /// Whether the timer due at `now` lets a bot that thinks (an expert, whose search takes
-    /// milliseconds) choose: the actor then runs the step where it may block.
-    pub fn thinking_bot_due(&self, now: Instant) -> bool {
-        if self.bot_due.is_none_or(|due| due > now) {
-            return false;
+/// The bot playing `seat` now: a bot's own, or an away person's stand-in.
+fn bot_in(seats: &mut [Seat], seat: usize) -> Option<&mut Box<dyn Bot>> {
+    match &mut seats[seat] {
+        Seat::Bot(BotSeat { bot: Some(bot), .. })
+        | Seat::Human(Human {
+            stand_in: Some(bot),
+            ..
+        }) => Some(bot),
+        _ => None,
+    }
+}
+
+/// Which bot was sent to think about which position: a thought counts only while its ticket is
+/// the room's current one and the table has not moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket {
+    /// This ticket's number in the room (a later ticket for the same position is another).
+    number: u64,
+    /// The seat the bot plays.
+    seat: usize,
+    /// The match, round and number of events into it when the bot was asked.
+    position: (u32, u32, usize),
+}
+
+/// A bot to think, with what its seat sees: a copy, so the room's own bot stays in its seat
+/// (and hears what happens) while this one thinks. Run it where blocking is allowed.
+pub struct ThinkJob {
+    /// The position it thinks about.
+    ticket: Ticket,
+    /// The copy that thinks.
+    bot: Box<dyn Bot>,
+    /// What its seat sees.
+    view: SeatView,
+    /// What the table has seen: the match's results and the round's public log.
+    history: PublicHistory,
+}
+
+impl ThinkJob {
+    /// Lets the bot choose (milliseconds, within its own budget); a panic is caught and comes
+    /// back as no choice.
+    pub fn run(mut self) -> Thought {
+        let started = std::time::Instant::now();
+        let (view, history) = (&self.view, &self.history);
+        let bot = &mut self.bot;
+        let action =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| bot.choose(view, history)))
+                .ok();
+        Thought {
+            ticket: self.ticket,
+            bot: self.bot,
+            action,
+            took: started.elapsed(),
         }
-        let Some(seat) = self.bot_to_play() else {
-            return false;
-        };
-        match &self.seats[seat] {
-            Seat::Bot(BotSeat { bot: Some(bot), .. })
-            | Seat::Human(Human {
-                stand_in: Some(bot),
-                ..
-            }) => bot.difficulty() == Difficulty::Expert,
-            _ => false,
-        }
+    }
+}
+
+impl std::fmt::Debug for ThinkJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThinkJob")
+            .field("ticket", &self.ticket)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a bot sent to think chose, and the bot as it stands after choosing.
+pub struct Thought {
+    /// The position it thought about.
+    ticket: Ticket,
+    /// The bot, with whatever it worked out (kept for the rest of its turn).
+    bot: Box<dyn Bot>,
+    /// Its choice; `None` if it failed.
+    pub(super) action: Option<Action>,
+    /// How long it thought.
+    took: Duration,
+}
+
+impl std::fmt::Debug for Thought {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Thought")
+            .field("ticket", &self.ticket)
+            .field("action", &self.action)
+            .field("took", &self.took)
+            .finish_non_exhaustive()
     }
 }

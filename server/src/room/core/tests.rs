@@ -40,6 +40,9 @@ struct Played {
     now: Instant,
     log: Vec<(u64, Vec<Record>)>,
     snapshot: Option<(u64, Snapshot)>,
+    /// Whether a bot sent to think thinks at once, in line (as if the pool answered at once);
+    /// otherwise its job is left among the effects for the test to run.
+    think_in_line: bool,
 }
 
 impl Played {
@@ -53,10 +56,12 @@ impl Played {
             now,
             log: Vec::new(),
             snapshot: None,
+            think_in_line: true,
         }
     }
 
-    /// What the actor does after every input: settle, log the records, take the effects.
+    /// What the actor does after every input: settle, log the records, take the effects (and,
+    /// thinking in line, run each bot sent to think and hand its thought back).
     fn step(&mut self) -> Vec<Effect> {
         self.core.settle(self.now);
         let records = self.core.take_records();
@@ -68,7 +73,18 @@ impl Played {
             }
             self.log.push((seq, records));
         }
-        self.core.take_effects()
+        let effects = self.core.take_effects();
+        if !self.think_in_line {
+            return effects;
+        }
+        let mut out = Vec::new();
+        for effect in effects {
+            match effect {
+                Effect::Think(job) => out.extend(self.input(Input::Thought(Box::new(job.run()))).1),
+                other => out.push(other),
+            }
+        }
+        out
     }
 
     fn input(&mut self, input: Input) -> (bool, Vec<Effect>) {
@@ -174,7 +190,7 @@ fn nothing_is_sent_to_anyone_but_through_effects() {
     };
     let welcome: serde_json::Value = match &effects[0] {
         Effect::Send { text, .. } => serde_json::from_str(text.as_str()).unwrap(),
-        Effect::Close { .. } | Effect::KeepMatch(_) => panic!("not a message"),
+        Effect::Close { .. } | Effect::KeepMatch(_) | Effect::Think(_) => panic!("not a message"),
     };
     let token = welcome["token"].as_str().unwrap();
     let logged = serde_json::to_string(records).unwrap();
@@ -195,7 +211,7 @@ fn replay_equals_the_room(settings: Settings, seed: u64, steps: usize) -> bool {
             .ok()?["token"]
             .as_str()
             .map(str::to_owned),
-        Effect::Close { .. } | Effect::KeepMatch(_) => None,
+        Effect::Close { .. } | Effect::KeepMatch(_) | Effect::Think(_) => None,
     });
     join(&mut played, 2, hello("Bina", None, false));
     played.message(
@@ -610,33 +626,120 @@ fn the_host_hands_a_seat_to_a_bot_or_removes_a_person_only_as_the_rules_allow() 
     assert!(played.core.game.as_ref().unwrap().is_over());
 }
 
-#[test]
-fn only_an_experts_turn_is_one_the_actor_lets_block() {
-    for (difficulty, thinks) in [(Difficulty::Expert, true), (Difficulty::Medium, false)] {
-        let settings = Settings {
-            players: 2,
-            difficulty,
-            ..Preset::Standard.settings()
-        };
-        let mut played = Played::new(settings, 15);
-        assert!(join(&mut played, 1, hello("Asha", None, true)).0);
-        played.message(1, ClientMessage::Start);
-        let mut bot_turns = 0;
-        for _ in 0..200 {
-            if played.core.game.as_ref().unwrap().is_over() || bot_turns == 3 {
-                break;
-            }
-            if played.core.stage() == Stage::BetweenRounds {
-                played.message(1, ClientMessage::Ready { client_seed: None });
-            } else if turn(&played) == 0 {
-                assert!(!played.core.thinking_bot_due(played.now));
-                move_for(&mut played, 0);
-            } else {
-                assert_eq!(played.core.thinking_bot_due(played.now), thinks);
-                bot_turns += 1;
-                played.tick();
-            }
+/// A room of one person and one bot of `difficulty` at the standard table, started, with bots
+/// sent to think left for the test to run.
+fn with_a_bot(difficulty: Difficulty, seed: u64) -> Played {
+    let settings = Settings {
+        players: 2,
+        difficulty,
+        ..Preset::Standard.settings()
+    };
+    let mut played = Played::new(settings, seed);
+    played.think_in_line = false;
+    assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+    played.message(1, ClientMessage::Start);
+    played
+}
+
+/// Plays the person's turns until the bot's turn has come and its timer fired; returns the
+/// effects of that firing.
+fn until_the_bot_is_asked(played: &mut Played) -> Vec<Effect> {
+    for _ in 0..20 {
+        if turn(played) == 0 {
+            move_for(played, 0);
+        } else {
+            return played.tick();
         }
-        assert_eq!(bot_turns, 3, "{difficulty:?}");
     }
+    panic!("the bot's turn never came");
+}
+
+fn think_jobs(effects: Vec<Effect>) -> Vec<ThinkJob> {
+    effects
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Think(job) => Some(*job),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn only_an_expert_is_sent_away_to_think() {
+    for (difficulty, thinks) in [(Difficulty::Expert, true), (Difficulty::Hard, false)] {
+        let mut played = with_a_bot(difficulty, 15);
+        let jobs = think_jobs(until_the_bot_is_asked(&mut played));
+        let game = played.core.game.as_ref().unwrap();
+        // The person's turn ended with a draw and a throw (or a call); the bot's began.
+        let events = game.log().len();
+        if thinks {
+            // Nothing is played, logged or scheduled until the thought comes back.
+            assert_eq!(jobs.len(), 1, "{difficulty:?}");
+            assert_eq!(game.turn(), 1);
+            assert_eq!(game.log().len(), events);
+            assert!(played.core.bot_due.is_none());
+            let before = played.log.len();
+            played.input(Input::Thought(Box::new(
+                jobs.into_iter().next().unwrap().run(),
+            )));
+            let game = played.core.game.as_ref().unwrap();
+            assert!(game.log().len() > events, "the thought was played");
+            assert_eq!(played.log.len(), before + 1, "and logged");
+        } else {
+            assert!(jobs.is_empty(), "{difficulty:?}");
+            let (_, last) = played.log.last().unwrap();
+            assert!(
+                matches!(last[..], [Record::Acted { seat: 1, .. }]),
+                "the bot played in line: {last:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_bot_that_fails_while_thinking_does_not_stall_the_table() {
+    let mut played = with_a_bot(Difficulty::Expert, 16);
+    let job = think_jobs(until_the_bot_is_asked(&mut played))
+        .pop()
+        .unwrap();
+    let mut thought = job.run();
+    thought.action = None;
+    let events = played.core.game.as_ref().unwrap().log().len();
+    played.input(Input::Thought(Box::new(thought)));
+    assert!(
+        played.core.game.as_ref().unwrap().log().len() > events,
+        "the first legal action was played for it"
+    );
+}
+
+#[test]
+fn a_stand_ins_thought_is_dropped_when_its_person_takes_the_turn_back() {
+    let settings = Settings {
+        players: 2,
+        difficulty: Difficulty::Expert,
+        ..Preset::Standard.settings()
+    };
+    let mut played = Played::new(settings, 18);
+    played.think_in_line = false;
+    assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+    assert!(join(&mut played, 2, hello("Bina", None, false)).0);
+    played.message(1, ClientMessage::Start);
+    while turn(&played) == 0 {
+        move_for(&mut played, 0);
+    }
+    played.message(1, ClientMessage::HandToBot { seat: 1 });
+    let job = think_jobs(played.tick())
+        .pop()
+        .expect("Bina's stand-in thinks");
+    // Bina comes back before the stand-in has chosen: the turn is hers again.
+    let back = played.message(2, ClientMessage::Back);
+    assert!(errors(&back, 2).is_empty(), "{back:?}");
+    let events = played.core.game.as_ref().unwrap().log().len();
+    played.input(Input::Thought(Box::new(job.run())));
+    assert_eq!(played.core.game.as_ref().unwrap().log().len(), events);
+    assert!(played.core.thinking.is_none() && played.core.bot_due.is_none());
+    assert!(
+        errors(&move_for(&mut played, 1), 2).is_empty(),
+        "she plays her own turn"
+    );
 }

@@ -1,0 +1,294 @@
+//! The actor around the core: validate, append, then broadcast; and the room's timers, on a
+//! paused clock (no socket, no real waiting).
+
+use super::*;
+use crate::conn::Outgoing;
+
+use crate::room::testing::{TIMING, setup};
+use crate::store::StoreConfig;
+use dhumbal_engine::Preset;
+use dhumbal_protocol::{ClientMessage, PROTOCOL_VERSION};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Joins a client, returning whether it joined and what it was sent.
+async fn join(room: &RoomHandle, conn: ConnId, name: &str) -> (bool, mpsc::Receiver<Outgoing>) {
+    join_as(room, conn, name, false).await
+}
+
+/// Joins a client (as the host, with the host's secret, if `host`).
+async fn join_as(
+    room: &RoomHandle,
+    conn: ConnId,
+    name: &str,
+    host: bool,
+) -> (bool, mpsc::Receiver<Outgoing>) {
+    let (queue, outbox) = mpsc::channel(64);
+    let client = ClientTx {
+        queue,
+        kick: CancellationToken::new(),
+    };
+    let (reply, joined) = oneshot::channel();
+    let hello = Hello {
+        protocol: PROTOCOL_VERSION,
+        room: "STOREROOM2".into(),
+        name: name.into(),
+        token: None,
+        spectator: false,
+        host_secret: host.then(|| "secret".to_owned()),
+        client_seed: None,
+    };
+    room.send(Command::Join {
+        conn,
+        hello,
+        id: None,
+        client,
+        token_only: false,
+        reply,
+    })
+    .await;
+    (joined.await.unwrap_or(false), outbox)
+}
+
+/// Everything queued for a client, as text (closes as `close <code>`).
+fn drain(outbox: &mut mpsc::Receiver<Outgoing>) -> Vec<String> {
+    let mut seen = Vec::new();
+    while let Ok(outgoing) = outbox.try_recv() {
+        seen.push(match outgoing {
+            Outgoing::Text(text) => text.to_string(),
+            Outgoing::Close(code, _) => format!("close {code}"),
+        });
+    }
+    seen
+}
+
+#[tokio::test]
+async fn what_is_appended_is_sent_and_what_is_not_never_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::Sqlite {
+        data_dir: dir.path().to_owned(),
+    };
+    let metrics = Arc::new(Metrics::new());
+    let store = Store::open(&config, Arc::clone(&metrics)).unwrap();
+    let shutdown = Shutdown::new();
+    let log = RoomLog {
+        store: store.clone(),
+        code: "STOREROOM2".into(),
+        seq: 0,
+    };
+    store
+        .create_room(
+            "STOREROOM2",
+            record::encode(&setup("STOREROOM2", Preset::Standard.settings())),
+        )
+        .await
+        .unwrap();
+    let room = spawn(
+        new_core(
+            &setup("STOREROOM2", Preset::Standard.settings()),
+            TIMING,
+            Arc::clone(&metrics),
+        ),
+        log,
+        Thinkers::new(1),
+        &shutdown,
+        Box::new(|| {}),
+    );
+    // A join is a seat taken: appended, then welcomed.
+    let (joined, mut outbox) = join(&room, 1, "Asha").await;
+    assert!(joined);
+    let sent = drain(&mut outbox);
+    assert!(sent[0].contains(r#""type":"welcome""#), "{sent:?}");
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.rooms[0].inputs.len(), 1, "the seat is in the log");
+
+    // The log fails (the store is gone): the next join's seat is never announced, and the
+    // room stops, telling its clients why.
+    store.close().await;
+    let (joined, mut second) = join(&room, 2, "Bina").await;
+    assert!(!joined);
+    let sent = drain(&mut second);
+    assert!(
+        sent.iter().all(|m| !m.contains(r#""type":"welcome""#)),
+        "{sent:?}"
+    );
+    let first = drain(&mut outbox);
+    assert!(
+        first.iter().any(|m| m.contains(r#""reason":"internal""#)),
+        "{first:?}"
+    );
+    assert_eq!(first.last().map(String::as_str), Some("close 1011"));
+    assert!(
+        first.iter().all(|m| !m.contains(r#""type":"room""#)),
+        "nobody hears of the seat that was not logged: {first:?}"
+    );
+    shutdown.begin();
+    assert!(
+        shutdown.wait(Duration::from_secs(5)).await,
+        "the room stopped"
+    );
+}
+
+/// A room on the memory store with `timing`, its shutdown, and word of when its task ends.
+async fn memory_room(
+    settings: dhumbal_engine::Settings,
+    timing: Timing,
+) -> (RoomHandle, Shutdown, oneshot::Receiver<()>) {
+    let metrics = Arc::new(Metrics::new());
+    let store = Store::open(&StoreConfig::Memory, Arc::clone(&metrics)).unwrap();
+    let shutdown = Shutdown::new();
+    let (ended, closed) = oneshot::channel();
+    let log = RoomLog {
+        store: store.clone(),
+        code: "STOREROOM2".into(),
+        seq: 0,
+    };
+    let setup = setup("STOREROOM2", settings);
+    store
+        .create_room("STOREROOM2", record::encode(&setup))
+        .await
+        .unwrap();
+    let core = RoomCore::new(&setup, timing, metrics, Instant::now());
+    let room = spawn(
+        core,
+        log,
+        Thinkers::new(1),
+        &shutdown,
+        Box::new(move || {
+            let _ = ended.send(());
+        }),
+    );
+    (room, shutdown, closed)
+}
+
+/// A message's `type`.
+fn kind(text: &str) -> String {
+    let value: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+    value["type"].as_str().unwrap_or("close").to_owned()
+}
+
+/// The seat to play, from the last `state` among `sent`.
+fn turn_in(sent: &[String]) -> usize {
+    let state = sent
+        .iter()
+        .rev()
+        .find(|m| kind(m) == "state")
+        .expect("a state");
+    let value: serde_json::Value = serde_json::from_str(state).unwrap();
+    usize::try_from(value["view"]["turn"].as_u64().unwrap()).unwrap()
+}
+
+/// Seats Asha (the host, seat 0) and Bina (seat 1) at a two-seat table and starts the match.
+/// Returns the room, its shutdown, and each person's queue, in seat order, with what they were
+/// sent so far drained; and the seat to play.
+async fn two_people_playing(
+    settings: dhumbal_engine::Settings,
+) -> (RoomHandle, Shutdown, Vec<mpsc::Receiver<Outgoing>>, usize) {
+    let settings = dhumbal_engine::Settings {
+        players: 2,
+        ..settings
+    };
+    let (room, shutdown, _closed) = memory_room(settings, TIMING).await;
+    let (joined, mut asha) = join_as(&room, 1, "Asha", true).await;
+    assert!(joined);
+    let (joined, mut bina) = join(&room, 2, "Bina").await;
+    assert!(joined);
+    room.send(Command::Message {
+        conn: 1,
+        id: None,
+        message: ClientMessage::Start,
+    })
+    .await;
+    // Let the room handle it (the clock is paused: nothing else is due).
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    let sent = drain(&mut asha);
+    drain(&mut bina);
+    let turn = turn_in(&sent);
+    (room, shutdown, vec![asha, bina], turn)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_room_nobody_is_in_closes_after_its_idle_time() {
+    let timing = Timing {
+        idle_ttl: Duration::from_secs(600),
+        ..TIMING
+    };
+    let (room, _shutdown, mut closed) = memory_room(Preset::Standard.settings(), timing).await;
+    let (joined, _outbox) = join_as(&room, 1, "Asha", true).await;
+    assert!(joined);
+    room.send(Command::Leave { conn: 1 }).await;
+    tokio::time::sleep(Duration::from_secs(599)).await;
+    assert!(closed.try_recv().is_err(), "open until its idle time is up");
+    assert!(room.summary().await.is_some());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(closed.await.is_ok(), "closed");
+    assert!(room.summary().await.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lobby_that_never_starts_expires() {
+    let timing = Timing {
+        lobby_ttl: Duration::from_secs(3600),
+        ..TIMING
+    };
+    let (room, _shutdown, mut closed) = memory_room(Preset::Standard.settings(), timing).await;
+    let (joined, mut asha) = join_as(&room, 1, "Asha", true).await;
+    assert!(joined);
+    tokio::time::sleep(Duration::from_secs(3599)).await;
+    assert!(closed.try_recv().is_err());
+    drain(&mut asha);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(closed.await.is_ok(), "closed");
+    let sent = drain(&mut asha);
+    assert!(
+        sent.iter().any(|m| m.contains("room_expired")),
+        "Asha is told why: {sent:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_away_persons_turn_goes_to_a_stand_in_after_the_grace() {
+    let (room, _shutdown, mut queues, turn) = two_people_playing(Preset::Standard.settings()).await;
+    // The person to play goes away; the other watches.
+    room.send(Command::Leave {
+        conn: ConnId::try_from(turn + 1).unwrap(),
+    })
+    .await;
+    let watcher = &mut queues[1 - turn];
+    tokio::time::sleep(Duration::from_secs(29)).await;
+    let sent = drain(watcher);
+    assert!(
+        sent.iter().all(|m| kind(m) != "state"),
+        "nobody plays during the grace: {sent:?}"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let sent = drain(watcher);
+    assert!(
+        sent.iter().any(|m| kind(m) == "state"),
+        "a stand-in played the turn: {sent:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_turn_out_of_time_is_played_by_a_stand_in_and_everyone_hears() {
+    let settings = dhumbal_engine::Settings {
+        turn_timer: Some(15),
+        ..Preset::Standard.settings()
+    };
+    let (_room, _shutdown, mut queues, _turn) = two_people_playing(settings).await;
+    tokio::time::sleep(Duration::from_secs(14)).await;
+    for queue in &mut queues {
+        let sent = drain(queue);
+        assert!(sent.iter().all(|m| kind(m) != "notice"), "{sent:?}");
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for queue in &mut queues {
+        let sent = drain(queue);
+        assert!(
+            sent.iter()
+                .any(|m| kind(m) == "notice" && m.contains("timed_out")),
+            "{sent:?}"
+        );
+        assert!(sent.iter().any(|m| kind(m) == "state"), "{sent:?}");
+    }
+}
