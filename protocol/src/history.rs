@@ -3,7 +3,7 @@
 //! The server sends the history once, in `history`, when a client arrives in a started match;
 //! after that a `state` no longer repeats it, and the client follows the events each `state`
 //! carries instead. [`History::follow`] is that rule, for Rust clients; the web
-//! client does the same in `server/web/app.js`.
+//! client does the same in `server/web/session.js`.
 
 use dhumbal_engine::{Event, RoundResult};
 

@@ -6,6 +6,7 @@
 // A card's face and its short label keep the international indices (A, K, Q, J and the suit
 // symbols, as printed on the cards); its name for screen readers is in the page's language.
 
+import { el } from "./dom.js";
 import { t } from "./i18n.js";
 
 /** Suit letters in deck order, with their symbols (their names: the messages `suit.X`). */
@@ -122,43 +123,27 @@ export function sortHand(cards, court) {
  */
 export function cardElement(text, options = {}) {
   const c = parseCard(text);
-  const el = document.createElement(options.tag || "div");
-  el.className = `card face ${c.red ? "red" : "black"}${c.joker ? " joker" : ""}${options.small ? " small" : ""}`;
-  el.dataset.card = text;
-  el.setAttribute("aria-label", cardName(text));
-  if (options.tag === "button") el.type = "button";
+  const e = el(options.tag || "div", `card face ${c.red ? "red" : "black"}${c.joker ? " joker" : ""}${options.small ? " small" : ""}`);
+  e.dataset.card = text;
+  e.setAttribute("aria-label", cardName(text));
+  if (options.tag === "button") e.type = "button";
   const rank = c.joker ? "J\u2605" : RANKS[c.rank - 1];
   const suit = c.joker ? "" : SUITS[c.suit].symbol;
-  const corner = (cls) => {
-    const span = document.createElement("span");
-    span.className = `corner ${cls}`;
+  const picture = (cls, ...parts) => {
+    const span = el("span", cls);
     span.setAttribute("aria-hidden", "true");
-    const r = document.createElement("b");
-    r.textContent = rank;
-    const s = document.createElement("i");
-    s.textContent = suit;
-    span.append(r, s);
+    span.append(...parts);
     return span;
   };
-  const pip = document.createElement("span");
-  pip.className = "pip";
-  pip.setAttribute("aria-hidden", "true");
-  pip.textContent = c.joker ? "\u2605" : suit;
-  el.append(corner("tl"), pip, corner("br"));
-  if (c.joker) {
-    const word = document.createElement("span");
-    word.className = "joker-word";
-    word.setAttribute("aria-hidden", "true");
-    word.textContent = t("card.jokerWord");
-    el.append(word);
-  }
-  return el;
+  const corner = (cls) => picture(`corner ${cls}`, el("b", "", rank), el("i", "", suit));
+  e.append(corner("tl"), picture("pip", c.joker ? "\u2605" : suit), corner("br"));
+  if (c.joker) e.append(picture("joker-word", t("card.jokerWord")));
+  return e;
 }
 
 /** Draws a face-down card. */
 export function cardBack(options = {}) {
-  const el = document.createElement(options.tag || "div");
-  el.className = `card back${options.small ? " small" : ""}`;
-  if (options.tag === "button") el.type = "button";
-  return el;
+  const e = el(options.tag || "div", `card back${options.small ? " small" : ""}`);
+  if (options.tag === "button") e.type = "button";
+  return e;
 }

@@ -5,6 +5,7 @@
 // line and count, and reactions still show.
 import { el, button, seatName } from "./dom.js";
 import { label, t, translate } from "./i18n.js";
+import { flag, setFlag } from "./storage.js";
 
 /**
  * The reactions the server knows, in the order of the row, with what each looks like; each one's
@@ -33,23 +34,6 @@ const KEEP_LINES = 200;
 
 const HIDDEN_KEY = "dhumbal.chat.hidden";
 const OPEN_KEY = "dhumbal.chat.open";
-
-function readFlag(key, fallback) {
-  try {
-    const v = localStorage.getItem(key);
-    return v === null ? fallback : v === "true";
-  } catch {
-    return fallback;
-  }
-}
-
-function writeFlag(key, value) {
-  try {
-    localStorage.setItem(key, String(value));
-  } catch {
-    // Private browsing may refuse storage; the choice then lasts as long as the page.
-  }
-}
 
 /**
  * Builds the chat panel (not yet on the page: see `mount`).
@@ -125,8 +109,8 @@ export function createChat(hooks) {
 
   root.append(head, body, row, loose);
 
-  let hidden = readFlag(HIDDEN_KEY, false);
-  let open = readFlag(OPEN_KEY, window.matchMedia("(min-width: 800px)").matches);
+  let hidden = flag(HIDDEN_KEY, false);
+  let open = flag(OPEN_KEY, window.matchMedia("(min-width: 800px)").matches);
   let count = 0;
   let room = null;
   let me = null;
@@ -155,14 +139,14 @@ export function createChat(hooks) {
 
   function setHidden(value) {
     hidden = value;
-    writeFlag(HIDDEN_KEY, hidden);
+    setFlag(HIDDEN_KEY, hidden);
     if (hidden) count = 0;
     paintChrome();
   }
 
   toggle.addEventListener("click", () => {
     open = !open;
-    writeFlag(OPEN_KEY, open);
+    setFlag(OPEN_KEY, open);
     paintChrome();
     if (open) scrollDown();
   });

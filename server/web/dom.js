@@ -1,20 +1,59 @@
-// Building the page: elements whose text is always set as text (`textContent`), never parsed as
-// HTML, so that names and chat lines from other people can never become markup.
+// Building the page, shared by every screen and both pages: elements whose text is always set as
+// text (`textContent`), never parsed as HTML, so that names and chat lines from other people can
+// never become markup; the names seats go by; numbers as the score rows print them.
 
 import { t } from "./i18n.js";
 
 /**
- * A new element with an optional class and text.
+ * The element with this id, or null.
+ * @param {string} id
+ * @returns {HTMLElement|null}
+ */
+export const $ = (id) => document.getElementById(id);
+
+/**
+ * A new element with an optional class, text and properties. The one way this client makes an
+ * element.
  * @param {string} tag
  * @param {string} [cls] its class name(s)
  * @param {string} [text] its text, set with `textContent`
+ * @param {object} [props] properties to set on it (`id`, `type`, `hidden`, `tabIndex`, …)
  * @returns {HTMLElement}
  */
-export function el(tag, cls, text) {
+export function el(tag, cls, text, props) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text;
+  if (props) Object.assign(e, props);
   return e;
+}
+
+/**
+ * Sets an element's text only when it changes (a live region then speaks only news).
+ * @param {Node} node
+ * @param {string} text
+ */
+export function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+/**
+ * A signed number the way the score rows print it: `+38`, `−12` (a minus sign), `0`.
+ * @param {number} n
+ * @returns {string}
+ */
+export function signed(n) {
+  return n > 0 ? `+${n}` : n < 0 ? `\u2212${-n}` : "0";
+}
+
+/**
+ * A seat's Total as the table writes it: points as they are, a settlement's signed.
+ * @param {number} total
+ * @param {{scoring: string}} settings the table's
+ * @returns {string}
+ */
+export function totalText(total, settings) {
+  return settings.scoring === "cumulative" ? String(total) : signed(total);
 }
 
 /**
@@ -25,9 +64,8 @@ export function el(tag, cls, text) {
  * @returns {HTMLButtonElement}
  */
 export function button(text, cls, onClick) {
-  const b = /** @type {HTMLButtonElement} */ (el("button", cls, text));
-  b.type = "button";
-  b.addEventListener("click", onClick);
+  const b = /** @type {HTMLButtonElement} */ (el("button", cls, text, { type: "button" }));
+  if (onClick) b.addEventListener("click", onClick);
   return b;
 }
 

@@ -12,6 +12,7 @@
 // read (`summary`, `reasons`), so a verdict on the page follows a switch of language.
 
 import { t } from "./i18n.js";
+import { tab } from "./storage.js";
 
 /** The scheme's name, the prefix of every domain-separation string. */
 export const SCHEME = "dhumbal-fair-v1";
@@ -571,22 +572,13 @@ const memoryKey = (room) => `dhumbal.fair.${room}`;
 const inMemory = new Map();
 
 function readStore(room) {
-  try {
-    const text = sessionStorage.getItem(memoryKey(room));
-    if (text) return JSON.parse(text);
-  } catch {
-    // Storage may be refused; fall back to memory.
-  }
-  return inMemory.get(room) || { sent: [], matches: {} };
+  // Storage may be refused (or hold something else): then what this page holds in memory.
+  return tab.getJson(memoryKey(room)) || inMemory.get(room) || { sent: [], matches: {} };
 }
 
 function writeStore(room, data) {
   inMemory.set(room, data);
-  try {
-    sessionStorage.setItem(memoryKey(room), JSON.stringify(data));
-  } catch {
-    // As above: it lasts as long as the page.
-  }
+  tab.setJson(memoryKey(room), data);
 }
 
 /**

@@ -21,6 +21,7 @@
 // and keys of the keyboard are `<kbd>`.
 
 import { EN, NE } from "./messages.js";
+import { device } from "./storage.js";
 
 /** The languages, each with its own name for itself and its table. */
 export const LANGUAGES = [
@@ -47,15 +48,7 @@ export function pickLanguage(stored, preferred) {
   return "en";
 }
 
-function readStored() {
-  try {
-    return localStorage.getItem(STORE_KEY);
-  } catch {
-    return null;
-  }
-}
-
-let current = pickLanguage(readStored(), navigator.languages || [navigator.language]);
+let current = pickLanguage(device.get(STORE_KEY), navigator.languages || [navigator.language]);
 let table = tableOf(current);
 let plurals = new Intl.PluralRules(current);
 const listeners = [];
@@ -188,11 +181,7 @@ export function setLanguage(code) {
   current = code;
   table = tableOf(code);
   plurals = new Intl.PluralRules(code);
-  try {
-    localStorage.setItem(STORE_KEY, code);
-  } catch {
-    // Private browsing may refuse storage; the choice then lasts as long as the page.
-  }
+  device.set(STORE_KEY, code);
   apply();
   for (const listener of listeners) listener(code);
 }

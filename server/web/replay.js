@@ -3,12 +3,12 @@
 // through move by move, forwards and backwards, every hand face up.
 
 import { cardElement, cardLabel } from "./cards.js";
-import { SEAT_COLOURS, endingText, signed } from "./score.js";
+import { SEAT_COLOURS, endingText } from "./score.js";
 import { canVerify, verifyHistory } from "./fair.js";
-import { codeSpan, el, kbd } from "./dom.js";
+import { $, codeSpan, el, kbd, totalText } from "./dom.js";
+import { notice } from "./page.js";
+import { storedRoom } from "./storage.js";
 import { onLanguageChange, startPage, t, tNodes } from "./i18n.js";
-
-const $ = (id) => document.getElementById(id);
 
 /**
  * One moment of the match: what the table looked like, and the line that says how it got there.
@@ -126,15 +126,6 @@ const state = {
   check: null,
 };
 
-let toastTimer = null;
-function notice(text) {
-  const toast = $("toast");
-  toast.textContent = text;
-  toast.className = "toast show error";
-  clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => { toast.className = "toast"; }, 4500);
-}
-
 /** Says where the match comes from (or why none came): `words()` gives the text or nodes. */
 function source(words) {
   state.source = words;
@@ -159,14 +150,14 @@ function pageTitle() {
  */
 function load(history, from) {
   if (!history || history.format !== "dhumbal-hand-history/1" || !Array.isArray(history.rounds) || history.rounds.length === 0) {
-    notice(t("replay.notHistory"));
+    notice(t("replay.notHistory"), "error");
     return;
   }
   let frames;
   try {
     frames = framesOf(history);
   } catch {
-    notice(t("replay.damaged"));
+    notice(t("replay.damaged"), "error");
     return;
   }
   state.history = history;
@@ -259,7 +250,7 @@ function paint() {
   const seats = $("replay-seats");
   seats.replaceChildren();
   const totals = totalsAfter(f.finished);
-  const cumulative = h.settings && h.settings.scoring === "cumulative";
+  const settings = h.settings || {};
   f.hands.forEach((hand, s) => {
     const li = el("li", "replay-seat");
     li.dataset.seat = String(s);
@@ -273,7 +264,7 @@ function paint() {
       dealer.title = t("seat.dealer");
       head.append(dealer);
     }
-    const total = el("span", "seat-total", t("seat.total", { total: cumulative ? totals[s] : signed(totals[s]) }));
+    const total = el("span", "seat-total", t("seat.total", { total: totalText(totals[s], settings) }));
     head.append(total);
     const cards = el("div", "replay-hand");
     cards.setAttribute("aria-label", t("replay.handOf", { name: nameOf(h, s) }));
@@ -309,7 +300,7 @@ function paintScores(finished) {
   const h = state.history;
   const table = $("replay-scores");
   table.replaceChildren();
-  const cumulative = h.settings && h.settings.scoring === "cumulative";
+  const settings = h.settings || {};
   const head = el("tr");
   head.append(el("th", "", t("replay.round")));
   h.rounds[0].hands.forEach((_, s) => head.append(el("th", "", nameOf(h, s))));
@@ -319,7 +310,7 @@ function paintScores(finished) {
     if (!result) continue;
     const tr = el("tr");
     tr.append(el("th", "", t("replay.roundRow", { n: result.round })));
-    result.total.forEach((t) => tr.append(el("td", "", cumulative ? String(t) : signed(t))));
+    result.total.forEach((n) => tr.append(el("td", "", totalText(n, settings))));
     table.append(tr);
   }
   if (finished === 0) {
@@ -333,13 +324,7 @@ function paintScores(finished) {
 
 /** Loads `/replay#CODE/N` from the server with the seat token this browser keeps. */
 async function fromServer(code, match) {
-  let token = null;
-  try {
-    const stored = JSON.parse(localStorage.getItem(`dhumbal.room.${code}`));
-    token = stored && stored.token ? stored.token : null;
-  } catch {
-    token = null;
-  }
+  const token = storedRoom(code).token || null;
   if (!token) {
     source(() => t("replay.noSeat", { room: code }));
     return;
@@ -401,7 +386,7 @@ function setup() {
     try {
       history = JSON.parse(await file.text());
     } catch {
-      notice(t("replay.notJson"));
+      notice(t("replay.notJson"), "error");
       return;
     }
     load(history, () => t("replay.fromFile", { file: file.name }));

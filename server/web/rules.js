@@ -1,17 +1,42 @@
-// The How to play page, written for this product from the two rule texts, filled in with the
+// How to play: its dialog, written for this product from the two rule texts, filled in with the
 // table's own settings (limit, penalty, court values, runs, jokers, turn order, scoring), in the
 // page's language, and ending with the table's own Nepali words (the glossary of the standard
-// table's rule text), each in Devanagari with its romanisation and its meaning.
+// table's rule text), each in Devanagari with its romanisation and its meaning. These are words
+// about the rules, for people; the page judges nothing by them.
 
 import { courtText, limitText, roundsText, timerLength } from "./settings.js";
 import { WORDS } from "./messages.js";
-import { kbd } from "./dom.js";
+import { $, el, kbd } from "./dom.js";
 import { t, tNodes } from "./i18n.js";
 
-function el(tag, text) {
-  const e = document.createElement(tag);
-  if (text !== undefined) e.textContent = text;
-  return e;
+/** The settings How to play was last opened with (drawn again at a switch of language). */
+let shownFor = null;
+
+/**
+ * Opens How to play for a table's settings, at its top: focus on its title, not on Close at the
+ * bottom.
+ * @param {object} settings
+ */
+export function openRules(settings) {
+  shownFor = settings;
+  renderRules($("rules-box"), settings);
+  const dialog = $("rules-dialog");
+  if (!dialog.open) dialog.showModal();
+  const title = $("rules-title");
+  title.tabIndex = -1;
+  title.focus({ preventScroll: true });
+  dialog.scrollTop = 0;
+  $("rules-box").scrollTop = 0;
+}
+
+/** Draws How to play again in the page's language, if it is open. */
+export function relabelRules() {
+  if ($("rules-dialog").open && shownFor) renderRules($("rules-box"), shownFor);
+}
+
+/** Makes the dialog's Close button close it (once, at the page's start). */
+export function setupRules() {
+  $("rules-close").addEventListener("click", () => $("rules-dialog").close());
 }
 
 /** A list item of strings and nodes. */
@@ -29,7 +54,7 @@ function list(items) {
 
 /** The sentences of a paragraph, left out where null, joined with a space. */
 function para(...sentences) {
-  return el("p", sentences.filter((x) => x !== null && x !== "").join(" "));
+  return el("p", "", sentences.filter((x) => x !== null && x !== "").join(" "));
 }
 
 /**
@@ -39,16 +64,15 @@ function para(...sentences) {
  * @returns {HTMLElement}
  */
 function words(s) {
-  const dl = el("dl");
-  dl.className = "words";
+  const dl = el("dl", "words");
   for (const w of WORDS) {
     const dt = el("dt");
-    const word = el("span", w.word);
+    const word = el("span", "", w.word);
     word.lang = "ne";
-    const roman = el("i", w.roman);
+    const roman = el("i", "", w.roman);
     roman.lang = "ne-Latn";
     dt.append(word, " (", roman, ")");
-    dl.append(dt, el("dd", t(`words.${w.key}`, { penalty: s.penalty })));
+    dl.append(dt, el("dd", "", t(`words.${w.key}`, { penalty: s.penalty })));
   }
   return dl;
 }
@@ -66,14 +90,13 @@ export function renderRules(container, s) {
   const court = courtText(s);
   const onTop = s.penalty_mode === "on_top";
 
-  const h = el("h2", t("rules.title"));
+  const h = el("h2", "", t("rules.title"));
   h.id = "rules-title";
   container.append(h);
-  container.append(el("p", t("rules.intro")));
+  container.append(el("p", "", t("rules.intro")));
 
-  container.append(el("h3", t("rules.thisTable")));
-  const table = document.createElement("table");
-  table.className = "rules-settings";
+  container.append(el("h3", "", t("rules.thisTable")));
+  const table = el("table", "rules-settings");
   const wrongCall = t(onTop ? "rules.penaltyOnTop" : "rules.penaltyInstead", { penalty: s.penalty }) +
     (s.double_penalty ? t("rules.penaltyDoubled", { amount: s.double_penalty.amount, margin: s.double_penalty.margin }) : "");
   const rows = [
@@ -93,22 +116,22 @@ export function renderRules(container, s) {
     [t("rules.row.turnTimer"), s.turn_timer ? t("rules.turnTimer", { time: timerLength(s.turn_timer) }) : t("rules.noTurnTimer")],
   ];
   for (const [k, v] of rows) {
-    const tr = document.createElement("tr");
-    tr.append(el("th", k), el("td", v));
+    const tr = el("tr");
+    tr.append(el("th", "", k), el("td", "", v));
     table.append(tr);
   }
   container.append(table);
 
-  container.append(el("h3", t("rules.worth")));
+  container.append(el("h3", "", t("rules.worth")));
   container.append(para(
     t("rules.worth.text", { court: court.toLowerCase() }),
     s.jokers ? t("rules.worth.joker") : null,
     t("rules.worth.total")));
 
-  container.append(el("h3", t("rules.deal")));
-  container.append(el("p", t("rules.deal.text", { count: s.cards })));
+  container.append(el("h3", "", t("rules.deal")));
+  container.append(el("p", "", t("rules.deal.text", { count: s.cards })));
 
-  container.append(el("h3", t("rules.turn")));
+  container.append(el("h3", "", t("rules.turn")));
   const steps = [];
   steps.push(limit === null ? t("rules.turn.callAny") : t("rules.turn.callLimit", { limit }));
   if (throwFirst) {
@@ -122,21 +145,21 @@ export function renderRules(container, s) {
   steps.push(t("rules.turn.reshuffle"));
   container.append(list(steps));
 
-  container.append(el("h3", t("rules.groups")));
+  container.append(el("h3", "", t("rules.groups")));
   const groups = [t("rules.groups.one"), t("rules.groups.set")];
   if (s.runs) groups.push(t("rules.groups.run"));
   if (s.jokers) groups.push(t(s.jokers_in_runs ? "rules.groups.jokerRuns" : "rules.groups.joker"));
   groups.push(t("rules.groups.top"));
   container.append(list(groups));
 
-  container.append(el("h3", t("rules.show")));
+  container.append(el("h3", "", t("rules.show")));
   container.append(para(
     t("rules.show.call"),
     t(onTop ? "rules.show.caughtOnTop" : "rules.show.caughtInstead", { penalty: s.penalty }),
     limit !== null ? t("rules.show.equalLimit", { limit }) : t("rules.show.equal")));
-  container.append(el("p", t("rules.show.nobody")));
+  container.append(el("p", "", t("rules.show.nobody")));
 
-  container.append(el("h3", t("rules.score")));
+  container.append(el("h3", "", t("rules.score")));
   if (cumulative) {
     container.append(para(
       t("rules.score.cumulative"),
@@ -144,11 +167,11 @@ export function renderRules(container, s) {
       s.score_reset ? t("rules.score.reset") : null,
       t("rules.score.cumulativeEnd", { rounds: roundsText(s) })));
   } else {
-    container.append(el("p", t("rules.score.settlement", { rounds: roundsText(s) })));
-    container.append(el("p", t("rules.score.example")));
+    container.append(el("p", "", t("rules.score.settlement", { rounds: roundsText(s) })));
+    container.append(el("p", "", t("rules.score.example")));
   }
 
-  container.append(el("h3", t("rules.screen")));
+  container.append(el("h3", "", t("rules.screen")));
   container.append(list([
     t("rules.screen.tap"),
     t("rules.screen.order"),
@@ -160,7 +183,7 @@ export function renderRules(container, s) {
     }),
   ]));
 
-  container.append(el("h3", t("rules.tips")));
+  container.append(el("h3", "", t("rules.tips")));
   container.append(list([
     t("rules.tips.count"),
     t("rules.tips.pair"),
@@ -168,9 +191,9 @@ export function renderRules(container, s) {
     t("rules.tips.pile"),
   ]));
 
-  const wordsTitle = el("h3", t("rules.words"));
+  const wordsTitle = el("h3", "", t("rules.words"));
   wordsTitle.id = "rules-words";
   container.append(wordsTitle);
-  container.append(el("p", t("rules.words.intro")));
+  container.append(el("p", "", t("rules.words.intro")));
   container.append(words(s));
 }

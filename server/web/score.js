@@ -1,21 +1,16 @@
 // The score dialog: every hand face up, the Hand / Took / Paid (or Points) / Total rows, who called
 // and whether they were caught, a chart of every Total across the rounds, then Next round; after
-// the match, the standings, Rematch (and who asked for one), Leave, and the host's Back to the
-// lobby and Change settings.
+// the match, the standings (the server's), Rematch (and who asked for one), Leave, the host's Back
+// to the lobby and Change settings, and checking the deals.
 
 import { cardElement } from "./cards.js";
-import { el, hideNameTip, nameCut } from "./dom.js";
+import { $, el, hideNameTip, nameCut, seatName, signed, totalText } from "./dom.js";
 import { t } from "./i18n.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
 /** The colours of the seats in the chart and the legend. */
 export const SEAT_COLOURS = ["#d1495b", "#2e86ab", "#edae49", "#66a182", "#8d6a9f", "#e07a5f"];
-
-/** A signed number the way the score rows print it: `+38`, `-12`, `0`. */
-export function signed(n) {
-  return n > 0 ? `+${n}` : n < 0 ? `\u2212${-n}` : "0";
-}
 
 /** One sentence about how the round ended. */
 export function endingText(result, names, settings) {
@@ -99,18 +94,6 @@ export function totalsChart(results, names) {
   return svg;
 }
 
-/** Standings computed from totals, as the engine does: places shared on equal totals. */
-export function computeStandings(totals, eliminated, scoring) {
-  const key = (t) => (scoring === "cumulative" ? t : -t);
-  const seats = totals.map((_, s) => s).sort((a, b) => key(totals[a]) - key(totals[b]) || a - b);
-  return seats.map((seat) => ({
-    seat,
-    place: 1 + seats.filter((o) => key(totals[o]) < key(totals[seat])).length,
-    total: totals[seat],
-    eliminated: Boolean(eliminated && eliminated[seat]),
-  }));
-}
-
 /**
  * Fills the score dialog.
  * @param {HTMLElement} box the dialog's content element
@@ -121,7 +104,7 @@ export function computeStandings(totals, eliminated, scoring) {
  * @param {number|null} opts.me the viewer's seat
  * @param {object} opts.settings the table's settings
  * @param {boolean} opts.matchOver whether the match has ended
- * @param {object[]|null} opts.standings the final standings, if known
+ * @param {object[]} opts.standings the standings, best first (the server's `Standing`s)
  * @param {string[]|null} opts.seeds every round's shuffle seed, revealed after the match
  * @param {boolean} opts.waiting whether this seat has already said it is ready (or asked for a
  *   rematch)
@@ -218,12 +201,11 @@ export function renderScore(box, opts) {
 
   const actions = el("div", "dialog-actions");
   if (matchOver) {
-    const standings = opts.standings || computeStandings(result.total, null, settings.scoring);
     const ol = el("ol", "standings");
-    for (const st of standings) {
+    for (const st of opts.standings || []) {
       const li = el("li", st.seat === me ? "me" : "");
       li.append(el("span", "place", `${st.place}.`), document.createTextNode(` ${names[st.seat]} `),
-        el("b", "", cumulative ? String(st.total) : signed(st.total)));
+        el("b", "", totalText(st.total, settings)));
       if (st.eliminated) li.append(el("span", "tag", t("score.tag.out")));
       ol.append(li);
     }
@@ -313,4 +295,87 @@ export function fairnessBox(fairness) {
   }
   section.append(verdict);
   return section;
+}
+
+/**
+ * Shows the score dialog for the last finished round (or the match), or draws it again in place
+ * when it is open, keeping the keyboard's place (a verdict, someone's Rematch).
+ * @param {object} at what the dialog is about
+ * @param {object} at.room the room (seats, stage, this page's seat)
+ * @param {object} at.view the last view (its `results` and provisional `standings`)
+ * @param {object|null} at.matchResult the `match_result`, once it came
+ * @param {boolean} at.host whether this page is the room's host
+ * @param {object|null} at.fairness see `renderScore`'s `opts.fairness`
+ * @param {object} actions `onNext`, `onRematch`, `onLeave`, and the host's `onToLobby` and
+ *   `onChangeSettings`
+ */
+export function showScore({ room, view, matchResult, host, fairness }, actions) {
+  const results = matchResult ? matchResult.results : view.results;
+  const result = results[results.length - 1];
+  if (!result) return;
+  const me = room.your_seat;
+  const matchOver = room.stage === "match_over";
+  const others = room.seats.filter((s) => s.seat !== me && s.kind === "human");
+  const waitingFor = others.filter((s) => s.connected && !s.ready).map((s) => s.name);
+  const mine = me !== null && room.seats[me] ? room.seats[me].ready : false;
+  let waitingText = "";
+  if (!matchOver && waitingFor.length > 0) waitingText = t("score.waitingFor", { names: waitingFor.join(", ") });
+  if (matchOver && mine) waitingText = waitingFor.length ? t("score.rematchWaiting", { names: waitingFor.join(", ") }) : t("score.rematchAsked");
+  const dialog = $("score-dialog");
+  const box = $("score-box");
+  const focused = dialog.contains(document.activeElement) && document.activeElement.id ? document.activeElement.id : null;
+  renderScore(box, {
+    result,
+    results,
+    names: room.seats.map(seatName),
+    me,
+    settings: view.settings,
+    matchOver,
+    standings: matchResult ? matchResult.standings : view.standings,
+    seeds: matchResult ? matchResult.seeds : null,
+    waiting: mine,
+    waitingText,
+    onNext: actions.onNext,
+    onRematch: actions.onRematch,
+    // After the match: the others who asked for a rematch (`ready` then means that), Leave, and
+    // the host's Back to the lobby and Change settings.
+    rematchBy: matchOver ? others.filter((s) => s.ready).map(seatName) : [],
+    onLeave: actions.onLeave,
+    onToLobby: host ? actions.onToLobby : null,
+    onChangeSettings: host ? actions.onChangeSettings : null,
+    fairness: matchOver ? fairness : null,
+  });
+  // The buttons stand below the results, which scroll on their own: always in view, never over
+  // the results.
+  const footer = box.querySelector(":scope > .dialog-actions");
+  const old = dialog.querySelector(":scope > .dialog-actions");
+  if (old) old.remove();
+  if (footer) dialog.append(footer);
+  if (focused && $(focused)) $(focused).focus({ preventScroll: true });
+  if (!dialog.open) {
+    dialog.showModal();
+    const first = dialog.querySelector("#next-round, #rematch");
+    if (first) first.focus({ preventScroll: true });
+    dialog.scrollTop = 0;
+    box.scrollTop = 0;
+  }
+}
+
+/** Closes the score dialog, if it is open. */
+export function closeScore() {
+  const dialog = $("score-dialog");
+  if (dialog.open) dialog.close();
+}
+
+/** At the page's start: Escape does not close the dialog, and N presses Next round. */
+export function setupScore() {
+  $("score-dialog").addEventListener("cancel", (event) => event.preventDefault());
+  document.addEventListener("keydown", (event) => {
+    if (event.key.toLowerCase() !== "n" || !$("score-dialog").open) return;
+    const next = $("next-round");
+    if (next && !next.disabled) {
+      event.preventDefault();
+      next.click();
+    }
+  });
 }

@@ -1,32 +1,58 @@
-// Table settings: the presets, a form with a one-line explanation per setting, validation that
-// mirrors `engine/src/settings.rs` (the server still judges), and plain-words summaries, in the
-// page's language (i18n.js).
+// Table settings: the form (a one-line explanation per setting), the presets and turn timers the
+// server offers (`GET /api/presets`), the server's judgement of a form (`POST /api/settings/check`)
+// and plain-words summaries, in the page's language (i18n.js). No rule of the game is written
+// here: what a table may be is the server's to say.
 
+import { el } from "./dom.js";
+import { errorText } from "./errors.js";
 import { t } from "./i18n.js";
 
-/** The named presets, spelled out exactly as `Preset::settings` in the engine. */
-export const PRESETS = {
-  standard: {
-    players: 4, cards: 5, rounds: { fixed: 3 }, call_limit: 5, penalty: 25,
-    penalty_mode: "instead", double_penalty: null, court: "tens", runs: false, jokers: false,
-    jokers_in_runs: false, turn_order: "draw_then_throw", pickup: "single_only",
-    scoring: "settlement", elimination: null, score_reset: false, difficulty: "medium",
-    turn_timer: null,
-  },
-  household: {
-    players: 5, cards: 5, rounds: { fixed: 5 }, call_limit: null, penalty: 25,
-    penalty_mode: "instead", double_penalty: null, court: "jack_zero", runs: true, jokers: false,
-    jokers_in_runs: false, turn_order: "throw_then_draw", pickup: "single_only",
-    scoring: "cumulative", elimination: 100, score_reset: false, difficulty: "medium",
-    turn_timer: null,
-  },
-  yaniv: {
-    players: 4, cards: 5, rounds: "until_one_remains", call_limit: 7, penalty: 30,
-    penalty_mode: "on_top", double_penalty: null, court: "tens", runs: true, jokers: true,
-    jokers_in_runs: true, turn_order: "throw_then_draw", pickup: "ends", scoring: "cumulative",
-    elimination: 200, score_reset: true, difficulty: "medium", turn_timer: null,
-  },
-};
+/**
+ * What the server offers: its named presets (`standard`, `household`, `yaniv`, each a whole
+ * settings value) and the turn timers a table may have, in seconds.
+ * @typedef {{presets: Object<string, object>, turnTimers: number[]}} Catalogue
+ */
+
+let catalogue = null;
+
+/**
+ * The server's presets and turn timers, asked for once a page.
+ * @returns {Promise<Catalogue>} rejected when the server cannot be reached
+ */
+export function loadCatalogue() {
+  if (!catalogue) {
+    catalogue = fetch("/api/presets")
+      .then((res) => (res.ok ? res.json() : Promise.reject(new Error(`presets: ${res.status}`))))
+      .then((body) => ({ presets: body.presets, turnTimers: body.turn_timers }));
+    catalogue.catch(() => { catalogue = null; });
+  }
+  return catalogue;
+}
+
+/**
+ * The server's judgement of a table's settings: whether it would create a room with them (the
+ * same body as `POST /api/rooms`, the same refusal).
+ * @param {object} settings
+ * @returns {Promise<{code: string, message: string}|null|undefined>} null when they are playable,
+ *   the refusal when not; undefined when the server could not be asked
+ */
+export async function checkSettings(settings) {
+  try {
+    const res = await fetch("/api/settings/check", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ settings }),
+    });
+    if (res.ok) return null;
+    const body = await res.json();
+    // Settings the server cannot even read (a number out of any range, a word where a number
+    // goes) are the form's problem, not a broken page's.
+    if (body && body.code === "bad_message") return { code: "settings_unreadable", message: body.message };
+    return body && body.code ? body : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** One line about a preset (`standard`, `household`, `yaniv`). */
 export function describePreset(preset) {
@@ -38,15 +64,14 @@ export function copySettings(s) {
   return JSON.parse(JSON.stringify(s));
 }
 
-/** Turn timers a table may have, in seconds (`TURN_TIMERS` in the engine); `null` is none. */
-export const TURN_TIMERS = [15, 30, 60, 120];
-
 /**
- * The preset name these settings equal in every rule, or null. The turn timer is left out: it
- * sets the pace, not the game, so a preset with a timer is still that preset.
+ * The preset these settings equal in every rule, or null. The turn timer is left out: it sets the
+ * pace, not the game, so a preset with a timer is still that preset.
+ * @param {object} s
+ * @param {Object<string, object>} presets the server's
  */
-export function presetOf(s) {
-  for (const [name, preset] of Object.entries(PRESETS)) {
+export function presetOf(s, presets) {
+  for (const [name, preset] of Object.entries(presets)) {
     const keys = Object.keys(preset).filter((k) => k !== "turn_timer");
     const extra = Object.keys(s).filter((k) => k !== "turn_timer" && !(k in preset));
     if (extra.length === 0 && keys.every((k) => JSON.stringify(s[k]) === JSON.stringify(preset[k]))) return name;
@@ -64,44 +89,6 @@ export function timerLength(seconds) {
 /** The table's turn timer in words: how long a turn has, or that there is no limit. */
 export function timerText(s) {
   return s.turn_timer ? t("summary.turnTimer", { time: timerLength(s.turn_timer) }) : t("summary.noTurnTimer");
-}
-
-/** The first problem with these settings, in plain words, or null. Mirrors `Settings::validate`. */
-export function validate(s) {
-  if (!(s.players >= 2 && s.players <= 6)) return t("invalid.players");
-  if (s.cards !== 5 && s.cards !== 7) return t("invalid.cards");
-  if (s.rounds !== "until_one_remains") {
-    const n = s.rounds.fixed;
-    if (!(Number.isInteger(n) && n >= 1 && n <= 100)) return t("invalid.rounds");
-  } else if (s.elimination === null) {
-    return t("invalid.untilOneRemains");
-  }
-  if (s.call_limit !== null && !(Number.isInteger(s.call_limit) && s.call_limit >= 0 && s.call_limit <= 50)) {
-    return t("invalid.callLimit");
-  }
-  if (!(Number.isInteger(s.penalty) && s.penalty >= 1 && s.penalty <= 500)) return t("invalid.penalty");
-  if (s.double_penalty) {
-    const d = s.double_penalty;
-    if (!(Number.isInteger(d.amount) && d.amount > s.penalty && d.amount <= 500)) {
-      return t("invalid.doubleAmount", { penalty: s.penalty });
-    }
-    if (!(Number.isInteger(d.margin) && d.margin >= 0 && d.margin <= 50)) return t("invalid.doubleMargin");
-  }
-  if (s.jokers_in_runs && !(s.runs && s.jokers)) return t("invalid.jokersInRuns");
-  if (s.turn_order === "draw_then_throw" && s.pickup !== "single_only") {
-    return t("invalid.pickup");
-  }
-  if (s.elimination !== null) {
-    if (s.scoring !== "cumulative") return t("invalid.elimination");
-    if (!(Number.isInteger(s.elimination) && s.elimination >= 1 && s.elimination <= 1000)) {
-      return t("invalid.eliminationAt");
-    }
-  }
-  if (s.score_reset && s.scoring !== "cumulative") return t("invalid.scoreReset");
-  if (s.turn_timer !== undefined && s.turn_timer !== null && !TURN_TIMERS.includes(s.turn_timer)) {
-    return t("invalid.turnTimer");
-  }
-  return null;
 }
 
 /** How many rounds, in words. */
@@ -147,15 +134,9 @@ export function summary(s) {
 // ----- The form -----
 
 function field(id, label, note, control) {
-  const row = document.createElement("div");
-  row.className = "field";
-  const lab = document.createElement("label");
-  lab.htmlFor = id;
-  lab.textContent = label;
-  const help = document.createElement("p");
-  help.className = "note";
-  help.id = `${id}-note`;
-  help.textContent = note;
+  const row = el("div", "field");
+  const lab = el("label", "", label, { htmlFor: id });
+  const help = el("p", "note", note, { id: `${id}-note` });
   control.id = id;
   control.setAttribute("aria-describedby", help.id);
   row.append(lab, control, help);
@@ -163,42 +144,40 @@ function field(id, label, note, control) {
 }
 
 function select(options) {
-  const el = document.createElement("select");
-  for (const [value, text] of options) {
-    const opt = document.createElement("option");
-    opt.value = value;
-    opt.textContent = text;
-    el.append(opt);
-  }
-  return el;
+  const box = el("select");
+  for (const [value, text] of options) box.append(el("option", "", text, { value }));
+  return box;
 }
 
 function number(min, max) {
-  const el = document.createElement("input");
-  el.type = "number";
-  el.inputMode = "numeric";
-  el.min = String(min);
-  el.max = String(max);
-  el.step = "1";
-  return el;
+  return el("input", "", undefined, { type: "number", inputMode: "numeric", min: String(min), max: String(max), step: "1" });
 }
 
 const OFF = "off";
 
+/** How long the form waits after a change before it asks the server about it, in milliseconds. */
+const CHECK_DELAY = 120;
+
 /**
- * The settings form: every setting with a one-line explanation, and the presets.
+ * The settings form: every setting with a one-line explanation, and the server's presets. After
+ * each change the server judges the settings (`checkSettings`); the form shows its refusal, and
+ * says what it judged through `onChecked`.
  * @param {HTMLElement} container where to build it
- * @param {object} initial the settings to show
- * @param {(settings: object) => void} onChange called with the new settings after each change
- * @returns {{get: () => object, set: (s: object) => void, setDisabled: (d: boolean) => void,
- *   relabel: () => void}}
+ * @param {object} initial the settings to show (a table's, or a preset: playable)
+ * @param {Catalogue} offer the server's presets and turn timers
+ * @param {(settings: object, refusal: object|null) => void} onChecked called with the settings
+ *   after each change, once the server has judged them (`refusal` null: they are playable)
+ * @returns {{get: () => object, set: (s: object) => void, playable: () => boolean,
+ *   settle: () => Promise<void>, relabel: () => void}}
  */
-export function settingsForm(container, initial, onChange) {
+export function settingsForm(container, initial, offer, onChecked) {
   container.classList.add("settings-form");
   /** The controls, by setting: built (again, at a switch of language) by `build`. */
   let c = {};
   let presetNote = null;
   let error = null;
+  /** The server's refusal of the settings shown, or null. */
+  let refusal = null;
   const options = (prefix, values) => values.map((v) => [v, t(`${prefix}.${v}`)]);
   const onOff = () => [[OFF, t("option.off")], ["on", t("option.on")]];
   const falseTrue = (off, on) => [["false", off], ["true", on]];
@@ -207,7 +186,7 @@ export function settingsForm(container, initial, onChange) {
   const build = () => {
     container.replaceChildren();
     c = {};
-    c.preset = select([...options("preset", ["standard", "household", "yaniv"]), ["custom", t("preset.custom")]]);
+    c.preset = select([...options("preset", Object.keys(offer.presets)), ["custom", t("preset.custom")]]);
     c.players = select([2, 3, 4, 5, 6].map((n) => [String(n), t("summary.players", { count: n })]));
     c.cards = select([5, 7].map((n) => [String(n), t("summary.cards", { count: n })]));
     c.roundsMode = select([["fixed", t("option.roundsFixed")], ["until_one_remains", t("option.untilOneRemains")]]);
@@ -230,10 +209,9 @@ export function settingsForm(container, initial, onChange) {
     c.eliminationAt = number(1, 1000);
     c.scoreReset = select(falseTrue(t("option.off"), t("option.on")));
     c.difficulty = select(options("option.difficulty", ["easy", "medium", "hard", "expert"]));
-    c.turnTimer = select([[OFF, t("option.timerOff")], ...TURN_TIMERS.map((n) => [String(n), timerLength(n)])]);
+    c.turnTimer = select([[OFF, t("option.timerOff")], ...offer.turnTimers.map((n) => [String(n), timerLength(n)])]);
 
-    presetNote = document.createElement("p");
-    presetNote.className = "note";
+    presetNote = el("p", "note");
     const row = (id, key, control) => field(id, t(`setting.${key}`), t(`setting.${key}.note`), control);
     const rows = [
       row("set-preset", "preset", c.preset),
@@ -262,8 +240,7 @@ export function settingsForm(container, initial, onChange) {
       row("set-turn-timer", "turnTimer", c.turnTimer),
     ];
     rows[0].append(presetNote);
-    error = document.createElement("p");
-    error.className = "form-error";
+    error = el("p", "form-error");
     error.setAttribute("role", "alert");
     container.append(...rows, error);
   };
@@ -273,7 +250,7 @@ export function settingsForm(container, initial, onChange) {
   let current = copySettings(initial);
 
   const show = (s) => {
-    const preset = presetOf(s);
+    const preset = presetOf(s, offer.presets);
     c.preset.value = preset || "custom";
     presetNote.textContent = preset ? describePreset(preset) : t("preset.custom.note");
     c.players.value = String(s.players);
@@ -308,11 +285,35 @@ export function settingsForm(container, initial, onChange) {
     rowOf(c.elimination).hidden = s.scoring !== "cumulative";
     rowOf(c.eliminationAt).hidden = s.elimination === null;
     rowOf(c.scoreReset).hidden = s.scoring !== "cumulative";
-    error.textContent = validate(s) || "";
+    error.textContent = refusal ? errorText(refusal, s) : "";
   };
 
-  const int = (el, fallback) => {
-    const n = Number.parseInt(el.value, 10);
+  // The server judges the settings a moment after the last change; an answer about settings
+  // changed since (or set from outside) is not heard. `running` is the latest check (settled
+  // once heard or dropped); `startNow` starts it without waiting out the moment.
+  let timer = null;
+  let asked = 0;
+  let running = Promise.resolve();
+  let startNow = () => {};
+  const judge = () => {
+    clearTimeout(timer);
+    asked += 1;
+    const n = asked;
+    const s = copySettings(current);
+    let start;
+    running = new Promise((resolve) => { start = resolve; }).then(async () => {
+      const verdict = await checkSettings(s);
+      if (n !== asked || verdict === undefined) return;
+      refusal = verdict;
+      show(current);
+      onChecked(copySettings(s), refusal);
+    });
+    startNow = start;
+    timer = setTimeout(start, CHECK_DELAY);
+  };
+
+  const int = (control, fallback) => {
+    const n = Number.parseInt(control.value, 10);
     return Number.isNaN(n) ? fallback : n;
   };
 
@@ -350,32 +351,48 @@ export function settingsForm(container, initial, onChange) {
     if (event.target === c.preset) {
       if (c.preset.value === "custom") return;
       // A preset sets the rules; the turn timer (the pace) stays as chosen.
-      const timer = current.turn_timer === undefined ? null : current.turn_timer;
-      current = { ...copySettings(PRESETS[c.preset.value]), turn_timer: timer };
+      const pace = current.turn_timer === undefined ? null : current.turn_timer;
+      current = { ...copySettings(offer.presets[c.preset.value]), turn_timer: pace };
     } else {
       current = read();
     }
     show(current);
-    onChange(copySettings(current));
+    judge();
   });
 
   show(current);
   return {
     get: () => copySettings(current),
+    /** Shows settings the server already holds (playable): any answer still awaited is dropped. */
     set: (s) => {
+      clearTimeout(timer);
+      asked += 1;
+      startNow();
       current = copySettings(s);
+      refusal = null;
       show(current);
     },
-    setDisabled: (disabled) => {
-      for (const el of container.querySelectorAll("select, input")) el.disabled = disabled;
+    /** Whether the server's last word on the settings shown is that they are playable. */
+    playable: () => refusal === null,
+    /**
+     * Settles at once what the server makes of the last change (`onChecked` has then been
+     * called), so that what follows (Start, Create room) comes after it.
+     * @returns {Promise<void>}
+     */
+    settle: async () => {
+      for (;;) {
+        const check = running;
+        clearTimeout(timer);
+        startNow();
+        await check;
+        if (check === running) return;
+      }
     },
     /** Builds the form again in the page's language, with the same settings (and focus). */
     relabel: () => {
       const focused = container.contains(document.activeElement) ? document.activeElement.id : null;
-      const disabled = Boolean(c.preset && c.preset.disabled);
       build();
       show(current);
-      if (disabled) for (const el of container.querySelectorAll("select, input")) el.disabled = true;
       if (focused && document.getElementById(focused)) document.getElementById(focused).focus({ preventScroll: true });
     },
   };

@@ -16,7 +16,8 @@
 //! - A one-round match (from a fixed deck) ends with the standings, and Rematch deals again.
 //! - A throw-then-draw table: throw first, then pick up the previous single throw.
 //! - The settings page, How to play with the table's own settings, and the page's group rules
-//!   against the engine's on thousands of groups.
+//!   against the engine's on thousands of groups; the settings form's problems come from the
+//!   server's check (Create room is off while it refuses; the lobby sends only what it accepts).
 //! - Without a browser: the page at `/` and `/r/{code}`, the replay page at `/replay`, and every
 //!   file they load.
 //! - Provably fair deals: the page's `fair.js` gives every known-answer vector of

@@ -187,3 +187,104 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
     assert_eq!(sorted, json!(["AS", "2C", "7D", "KH", "RJ"]));
     check_and_close(vec![b]).await;
 }
+
+/// Sets a field of the settings form at `css` as a person does (a change event).
+async fn set_field(b: &Browser, css: &str, value: &str) {
+    b.client
+        .execute(
+            "const f = document.querySelector(arguments[0]); f.value = arguments[1]; \
+             f.dispatchEvent(new Event('change', { bubbles: true }));",
+            vec![json!(css), json!(value)],
+        )
+        .await
+        .unwrap();
+}
+
+/// Waits until the form in `box_css` shows `error` (empty: none) and Create room is enabled
+/// exactly when there is none.
+async fn until_form_says(b: &Browser, box_css: &str, error: &str, creates: bool) {
+    let create = if creates {
+        "const c = [...document.querySelectorAll('#create, #create-bottom')].every((e) => e.disabled === (error !== ''));"
+    } else {
+        "const c = true;"
+    };
+    b.until(
+        &format!("the form to say {error:?}"),
+        &format!(
+            "const error = {error:?}; const e = document.querySelector('{box_css} .form-error'); {create} \
+             return Boolean(e) && e.textContent === error && c || (e ? e.textContent : 'no form');"
+        ),
+    )
+    .await;
+}
+
+/// The settings form's problems are the server's (`POST /api/settings/check`), in the page's
+/// words: the home page's Create room is off exactly while the server refuses the settings, and
+/// the host's lobby form sends a change only once the server finds it playable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settings_form_says_what_the_server_refuses() {
+    let mut stage = stage!();
+    let addr = stage.addr;
+    let b = stage.browser(PHONE).await;
+    b.open_home(addr).await;
+    b.click("#home-settings-toggle").await;
+    until_form_says(&b, "#home-settings", "", true).await;
+    set_field(&b, "#set-rounds", "0").await;
+    until_form_says(&b, "#home-settings", "Rounds must be 1 to 100.", true).await;
+    // A number no table can take at all (the server cannot even read it) is the form's problem.
+    set_field(&b, "#set-rounds", "-3").await;
+    until_form_says(
+        &b,
+        "#home-settings",
+        "A number here is not one a table can take: use whole numbers within the limits shown.",
+        true,
+    )
+    .await;
+    set_field(&b, "#set-rounds", "2").await;
+    until_form_says(&b, "#home-settings", "", true).await;
+    // A refusal that names another setting: the doubled penalty must beat the penalty.
+    set_field(&b, "#set-double", "on").await;
+    set_field(&b, "#set-double-amount", "10").await;
+    until_form_says(
+        &b,
+        "#home-settings",
+        "The doubled penalty must be more than the penalty (25) and at most 500.",
+        true,
+    )
+    .await;
+    set_field(&b, "#set-double", "off").await;
+    until_form_says(&b, "#home-settings", "", true).await;
+    let invite = create_room_here(&b, addr, "Asha").await;
+    let code = invite.rsplit('/').next().unwrap().to_owned();
+
+    // In the lobby: a refused change stays in the form, and the room keeps its settings.
+    set_field(&b, "#lobby-settings #set-limit", "99").await;
+    until_form_says(
+        &b,
+        "#lobby-settings",
+        "The call limit must be 0 to 50.",
+        false,
+    )
+    .await;
+    let limit = || async {
+        let (status, body) = dhumbal_tests::http::get(addr, &format!("/api/rooms/{code}")).await;
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str::<Value>(&body).unwrap()["settings"]["call_limit"].clone()
+    };
+    assert_eq!(limit().await, json!(5));
+    set_field(&b, "#lobby-settings #set-limit", "6").await;
+    until_form_says(&b, "#lobby-settings", "", false).await;
+    poll(
+        "the room's new limit",
+        async || limit().await,
+        |v| *v == json!(6),
+    )
+    .await;
+
+    // The refused checks are the only lines in the console: Chromium's for their 400s.
+    let refused = b
+        .assert_no_console_errors_but(|m| m.contains("/api/settings/check") && m.contains("400"))
+        .await;
+    assert!(!refused.is_empty(), "the checks were refused");
+    b.close().await;
+}
