@@ -33,7 +33,8 @@
 //! - [`store`] — the room log (setup, numbered inputs, snapshots), in SQLite or in memory.
 //! - [`room`] — a room: its synchronous core (seats, host, lobby, the
 //!   [`Game`](dhumbal_engine::Game), bots, rounds and rematches; permission and rule checks;
-//!   per-seat views), the records of its log, and the actor that does its IO.
+//!   per-seat views), the records of its log, the actor that does its IO, and the pool where
+//!   expert bots think off the room's task.
 //! - [`names`] — people's names: normalised, visible, not posing as a bot.
 //! - [`code`] — unguessable room codes.
 //! - [`web`] — the web client, embedded, at `/`, `/r/{code}` and `/assets/`.
