@@ -90,6 +90,10 @@ struct Common {
     /// How many connections may be opening at once.
     #[arg(long, default_value_t = 128)]
     connecting: usize,
+    /// The server's `--bot-delay-ms`: how long each bot waits before it acts (0: at once, which
+    /// makes rooms with bots play as fast as the server lets them).
+    #[arg(long, default_value_t = 0)]
+    bot_delay_ms: u64,
 }
 
 /// The play mode's flags.
@@ -118,12 +122,35 @@ struct PlayArgs {
     /// ratios (and the append latency from the server's `/metrics`).
     #[arg(long, value_enum, default_value_t = StoreChoice::Memory)]
     store: StoreChoice,
-    /// Beside the rooms of people, rooms of one person and three expert bots, which play
-    /// without delay: their searches run while the people's rooms are measured. The people's
-    /// figures then show whether thinking bots slow other rooms; the experts' rooms' own person
-    /// is measured apart (how fast a room answers its person while its bots think).
+    /// Beside the rooms of people, rooms of one person and three bots (of `--bots`): their bots
+    /// play while the people's rooms are measured, so the people's figures show what the bots
+    /// cost other rooms (compare `--bots expert` with `--bots hard`, which never searches). The
+    /// person in each bot room is measured apart: how fast a room answers its person while its
+    /// bots think.
     #[arg(long, default_value_t = 0)]
-    expert_rooms: usize,
+    bot_rooms: usize,
+    /// The bots of the `--bot-rooms`.
+    #[arg(long, value_enum, default_value_t = Bots::Expert)]
+    bots: Bots,
+}
+
+/// The bots of the `--bot-rooms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Bots {
+    /// Hard bots: microseconds a decision, in the room's task.
+    Hard,
+    /// Expert bots: a search of up to 50 ms a decision, on the server's thinking threads.
+    Expert,
+}
+
+impl Bots {
+    /// The engine's difficulty.
+    fn difficulty(self) -> Difficulty {
+        match self {
+            Bots::Hard => Difficulty::Hard,
+            Bots::Expert => Difficulty::Expert,
+        }
+    }
 }
 
 /// Where the server under load keeps its rooms.
@@ -213,7 +240,8 @@ struct Server {
 }
 
 impl Server {
-    /// Starts the server binary on a free loopback port with instant bots, room for `rooms`
+    /// Starts the server binary on a free loopback port with bots that wait `--bot-delay-ms`
+    /// (none by default), room for `rooms`
     /// rooms and `clients` connections, no per-connection message rate limit (the players here
     /// act as fast as the server answers, faster than the limit allows a person), and
     /// warnings-only logs, and waits until it answers its readiness check.
@@ -246,7 +274,7 @@ impl Server {
                 "--addr",
                 &addr.to_string(),
                 "--bot-delay-ms",
-                "0",
+                &common.bot_delay_ms.to_string(),
                 "--ws-echo",
             ])
             .args(["--max-rooms", &(rooms + 16).to_string()])
@@ -521,9 +549,9 @@ struct Tally {
     connected: u64,
     /// Bytes of text the clients received while playing.
     received: u64,
-    /// The people in rooms of expert bots (`--expert-rooms`): their latency and actions, kept
-    /// apart from everyone else's.
-    beside_experts: Option<Box<Tally>>,
+    /// The people in rooms of bots (`--bot-rooms`): their latency and actions, kept apart from
+    /// everyone else's.
+    beside_bots: Option<Box<Tally>>,
 }
 
 impl Tally {
@@ -535,14 +563,14 @@ impl Tally {
             errors: BTreeMap::new(),
             connected: 0,
             received: 0,
-            beside_experts: None,
+            beside_bots: None,
         }
     }
 
-    /// This tally, counted as that of people beside expert bots.
-    fn beside_experts(self) -> Tally {
+    /// This tally, counted as that of people beside bots.
+    fn beside_bots(self) -> Tally {
         let mut apart = Tally::new();
-        apart.beside_experts = Some(Box::new(self));
+        apart.beside_bots = Some(Box::new(self));
         apart
     }
 
@@ -566,10 +594,10 @@ impl Tally {
         for (kind, n) in other.errors {
             *self.errors.entry(kind).or_default() += n;
         }
-        if let Some(other) = other.beside_experts {
-            match &mut self.beside_experts {
+        if let Some(other) = other.beside_bots {
+            match &mut self.beside_bots {
                 Some(mine) => mine.add(*other),
-                None => self.beside_experts = Some(other),
+                None => self.beside_bots = Some(other),
             }
         }
     }
@@ -623,14 +651,14 @@ async fn seat_room(
     Ok(seats)
 }
 
-/// Opens one room of a person (the host) and three expert bots. Returns the person's socket.
-async fn seat_expert_room(
+/// Opens one room of a person (the host) and three bots of `--bots`. Returns the person's socket.
+async fn seat_bot_room(
     args: &PlayArgs,
     server: SocketAddr,
     room: usize,
     gate: &Semaphore,
 ) -> Result<Vec<Ws>, String> {
-    let created = create_room(server, 4, Difficulty::Expert).await?;
+    let created = create_room(server, 4, args.bots.difficulty()).await?;
     let from = source(&args.common, room * usize::from(args.humans));
     let mut ws = {
         let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
@@ -657,14 +685,19 @@ async fn seat_expert_room(
     }
 }
 
-/// Prints how the people beside expert bots were answered, and how long the server's experts
-/// thought (from its `/metrics`).
-async fn print_beside_experts(game: &Run, rooms: usize, server: SocketAddr) -> Result<(), String> {
+/// Prints how the people beside bots were answered, and how long the server's experts thought
+/// (from its `/metrics`).
+async fn print_beside_bots(
+    game: &Run,
+    rooms: usize,
+    bots: Bots,
+    server: SocketAddr,
+) -> Result<(), String> {
     let ms = |v: u64| v as f64 / 1000.0;
-    if let Some(apart) = &game.tally.beside_experts {
+    if let Some(apart) = &game.tally.beside_bots {
         let l = &apart.latency;
         println!(
-            "beside experts:     {rooms} rooms of a person and 3 experts: {} of the person's actions, latency (ms) p50 {:.3}  p99 {:.3}  max {:.3}; {} matches, {} errors",
+            "beside bots:        {rooms} rooms of a person and 3 {bots:?} bots: {} of the person's actions, latency (ms) p50 {:.3}  p99 {:.3}  max {:.3}; {} matches, {} errors",
             apart.actions,
             ms(l.value_at_quantile(0.5)),
             ms(l.value_at_quantile(0.99)),
@@ -1041,7 +1074,7 @@ fn ratio(a: f64, b: f64) -> f64 {
 impl PlayArgs {
     /// How many clients the run opens, if its flags are within bounds.
     fn clients(&self) -> Result<usize, String> {
-        let clients = self.rooms * usize::from(self.humans) + self.expert_rooms;
+        let clients = self.rooms * usize::from(self.humans) + self.bot_rooms;
         if clients > MAX_CLIENTS || !(2..=6).contains(&self.humans) {
             return Err(format!(
                 "at most {MAX_CLIENTS} clients and 2 to 6 people a room"
@@ -1067,13 +1100,8 @@ async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
             // Let the previous server's sockets finish closing first.
             tokio::time::sleep(Duration::from_secs(2)).await;
         }
-        let server = Server::start(
-            &args.common,
-            args.rooms + args.expert_rooms,
-            clients,
-            sqlite,
-        )
-        .await?;
+        let server =
+            Server::start(&args.common, args.rooms + args.bot_rooms, clients, sqlite).await?;
         let game = play_game(&args, &server, clients, sqlite).await?;
         runs.push((sqlite, game));
         last = Some(server);
@@ -1199,7 +1227,7 @@ async fn play_game(
         let people_rooms = args.rooms;
         run_rooms(
             args,
-            args.rooms + args.expert_rooms,
+            args.rooms + args.bot_rooms,
             server,
             move |room, gate| {
                 let args = Arc::clone(&inner);
@@ -1207,7 +1235,7 @@ async fn play_game(
                     if room < args.rooms {
                         seat_room(&args, addr, room, &gate).await
                     } else {
-                        seat_expert_room(&args, addr, room, &gate).await
+                        seat_bot_room(&args, addr, room, &gate).await
                     }
                 }
             },
@@ -1231,7 +1259,7 @@ async fn play_game(
                     }
                 }
                 if room >= people_rooms as u64 {
-                    tally.beside_experts()
+                    tally.beside_bots()
                 } else {
                     tally
                 }
@@ -1255,8 +1283,8 @@ async fn play_game(
             args.rooms as f64 / game.actions_per_second() * 1000.0
         );
     }
-    if args.expert_rooms > 0 {
-        print_beside_experts(&game, args.expert_rooms, server.addr).await?;
+    if args.bot_rooms > 0 {
+        print_beside_bots(&game, args.bot_rooms, args.bots, server.addr).await?;
     }
     if sqlite {
         let text = metrics_text(server.addr).await?;
@@ -1461,7 +1489,8 @@ async fn report(args: ReportArgs) -> Result<(), String> {
         echo: true,
         think_ms,
         store: StoreChoice::Memory,
-        expert_rooms: 0,
+        bot_rooms: 0,
+        bots: Bots::Expert,
     };
     let idle_args = || IdleArgs {
         common: args.common.clone(),
