@@ -134,6 +134,15 @@ async fn memory_room(
     settings: dhumbal_engine::Settings,
     timing: Timing,
 ) -> (RoomHandle, Shutdown, oneshot::Receiver<()>) {
+    memory_room_thinking_in(settings, timing, Thinkers::new(1)).await
+}
+
+/// The same, its bots thinking in `thinkers`.
+async fn memory_room_thinking_in(
+    settings: dhumbal_engine::Settings,
+    timing: Timing,
+    thinkers: Thinkers,
+) -> (RoomHandle, Shutdown, oneshot::Receiver<()>) {
     let metrics = Arc::new(Metrics::new());
     let store = Store::open(&StoreConfig::Memory, Arc::clone(&metrics)).unwrap();
     let shutdown = Shutdown::new();
@@ -152,7 +161,7 @@ async fn memory_room(
     let room = spawn(
         core,
         log,
-        Thinkers::new(1),
+        thinkers,
         &shutdown,
         Box::new(move || {
             let _ = ended.send(());
@@ -291,4 +300,87 @@ async fn a_turn_out_of_time_is_played_by_a_stand_in_and_everyone_hears() {
         );
         assert!(sent.iter().any(|m| kind(m) == "state"), "{sent:?}");
     }
+}
+
+/// The last `state` among `sent`, as JSON.
+fn last_state(sent: &[String]) -> serde_json::Value {
+    let state = sent
+        .iter()
+        .rev()
+        .find(|m| kind(m) == "state")
+        .expect("a state");
+    serde_json::from_str(state).unwrap()
+}
+
+/// Sends `message` for Asha (conn 1) and lets the room handle it.
+async fn asha_says(room: &RoomHandle, message: ClientMessage) {
+    room.send(Command::Message {
+        conn: 1,
+        id: None,
+        message,
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(1)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_room_answers_its_person_while_its_expert_thinks() {
+    let settings = dhumbal_engine::Settings {
+        players: 2,
+        difficulty: dhumbal_engine::Difficulty::Expert,
+        ..Preset::Standard.settings()
+    };
+    // The expert never gets a thread: it thinks for ever.
+    let (room, _shutdown, _closed) =
+        memory_room_thinking_in(settings, TIMING, Thinkers::stalled()).await;
+    let (joined, mut asha) = join_as(&room, 1, "Asha", true).await;
+    assert!(joined);
+    asha_says(&room, ClientMessage::Start).await;
+    let mut sent = drain(&mut asha);
+    // Asha plays her turn if it is hers: a card from the stock, then her first card.
+    if turn_in(&sent) == 0 {
+        asha_says(
+            &room,
+            ClientMessage::Draw {
+                from: dhumbal_protocol::DrawFrom::Stock,
+                card: None,
+            },
+        )
+        .await;
+        let view = last_state(&drain(&mut asha))["view"].clone();
+        let card = serde_json::from_value(view["hand"][0].clone()).unwrap();
+        asha_says(&room, ClientMessage::Throw { cards: vec![card] }).await;
+        sent = drain(&mut asha);
+    }
+    assert_eq!(turn_in(&sent), 1, "the expert's turn");
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert!(drain(&mut asha).is_empty(), "the expert is still thinking");
+    asha_says(
+        &room,
+        ClientMessage::Chat {
+            text: "take your time".into(),
+        },
+    )
+    .await;
+    let sent = drain(&mut asha);
+    assert!(
+        sent.iter()
+            .any(|m| kind(m) == "chat" && m.contains("take your time")),
+        "the room answered at once: {sent:?}"
+    );
+    // And a move out of turn is refused as usual, changing nothing.
+    asha_says(
+        &room,
+        ClientMessage::Draw {
+            from: dhumbal_protocol::DrawFrom::Stock,
+            card: None,
+        },
+    )
+    .await;
+    let sent = drain(&mut asha);
+    assert!(
+        sent.iter().all(|m| kind(m) == "error"),
+        "only a refusal: {sent:?}"
+    );
+    assert_eq!(sent.len(), 1);
 }

@@ -38,6 +38,15 @@ impl Thinkers {
         Thinkers::new(cores.saturating_sub(1))
     }
 
+    /// A pool whose bots never get to think (no permit is ever free): for tests of a room whose
+    /// bot is thinking.
+    #[cfg(test)]
+    pub(crate) fn stalled() -> Thinkers {
+        Thinkers {
+            permits: Arc::new(Semaphore::new(0)),
+        }
+    }
+
     /// Lets `job`'s bot think on the blocking pool once a permit is free, and sends what it
     /// chose to `back` (a room that has closed meanwhile no longer listens; that is fine).
     pub fn think(&self, job: ThinkJob, back: mpsc::UnboundedSender<Thought>) {
