@@ -25,90 +25,62 @@ use crate::settings::{
 /// a penalty of 1 to 40; a call limit of at most 15). Options that need another option are only
 /// turned on with it, so that no case is spent on settings the engine refuses.
 pub fn any_settings() -> BoxedStrategy<Settings> {
-    (
-        (
-            2u8..=6,
-            any::<bool>(),
-            1u32..=3,
-            any::<bool>(),
-            prop::option::of(0u32..=15),
-            1u32..=40,
-            any::<bool>(),
-            prop::option::of((1u32..=40, 0u32..=8)),
-        ),
-        (
-            any_court(),
-            any::<bool>(),
-            any::<bool>(),
-            any::<bool>(),
-            any::<bool>(),
-            any_pickup(),
-            any::<bool>(),
-            prop::option::of(10u32..=120),
-            any::<bool>(),
-            any_difficulty(),
-            any_turn_timer(),
-        ),
-    )
-        .prop_map(
-            |(
-                (players, seven, rounds, until_one, call_limit, penalty, on_top, double),
-                (
-                    court,
-                    runs,
-                    jokers,
-                    jokers_in_runs,
-                    throw_first,
-                    pickup,
-                    cumulative,
-                    elimination,
-                    score_reset,
-                    difficulty,
-                    turn_timer,
-                ),
-            )| {
-                table(Drawn {
-                    players,
-                    seven,
-                    rounds,
-                    until_one,
-                    call_limit,
-                    penalty,
-                    on_top,
-                    double_penalty: double.map(|(extra, margin)| DoublePenalty {
-                        amount: penalty + extra,
-                        margin,
-                    }),
-                    court,
-                    runs,
-                    jokers,
-                    jokers_in_runs,
-                    throw_first,
-                    pickup,
-                    cumulative,
-                    elimination,
-                    score_reset,
-                    difficulty,
-                    turn_timer,
-                })
-            },
-        )
-        .boxed()
+    valid_tables(Numbers {
+        rounds: (1u32..=3).boxed(),
+        call_limit: prop::option::of(0u32..=15).boxed(),
+        penalty: (1u32..=40).boxed(),
+        double: prop::option::of((1u32..=40, 0u32..=8)).boxed(),
+        double_amount: |penalty, extra| Some(penalty + extra),
+        elimination: prop::option::of(10u32..=120).boxed(),
+    })
 }
 
 /// Any valid table, over the whole valid range of every field, with the number of rounds
 /// usually small (1 to 3 three times in four) so that most matches end soon.
 pub fn any_settings_full_range() -> BoxedStrategy<Settings> {
+    valid_tables(Numbers {
+        rounds: prop_oneof![3 => 1u32..=3, 1 => 1u32..=MAX_ROUNDS].boxed(),
+        call_limit: prop::option::of(prop_oneof![0u32..=15, 0u32..=MAX_CALL_LIMIT]).boxed(),
+        penalty: prop_oneof![1u32..=40, 1u32..=MAX_PENALTY].boxed(),
+        double: prop::option::of((any::<u32>(), 0u32..=MAX_CALL_LIMIT)).boxed(),
+        // Anything above the penalty, up to the most a penalty may be.
+        double_amount: |penalty, drawn| {
+            (penalty < MAX_PENALTY).then(|| penalty + 1 + drawn % (MAX_PENALTY - penalty))
+        },
+        elimination: prop::option::of(prop_oneof![10u32..=120, 1u32..=MAX_ELIMINATION]).boxed(),
+    })
+}
+
+/// Where the numbers of a valid table are drawn from; every other field is drawn alike.
+struct Numbers {
+    /// A fixed number of rounds.
+    rounds: BoxedStrategy<u32>,
+    /// The call limit.
+    call_limit: BoxedStrategy<Option<u32>>,
+    /// The penalty.
+    penalty: BoxedStrategy<u32>,
+    /// A doubled penalty: a number `double_amount` makes its amount from, and its margin.
+    double: BoxedStrategy<Option<(u32, u32)>>,
+    /// The doubled penalty's amount from the penalty and the number drawn (`None`: no doubled
+    /// penalty after all).
+    double_amount: fn(u32, u32) -> Option<u32>,
+    /// The elimination threshold, at a cumulative table.
+    elimination: BoxedStrategy<Option<u32>>,
+}
+
+/// Valid tables whose numbers come from `numbers`.
+fn valid_tables(numbers: Numbers) -> BoxedStrategy<Settings> {
+    let double_amount = numbers.double_amount;
     (
         (
             2u8..=6,
             any::<bool>(),
-            prop_oneof![3 => 1u32..=3, 1 => 1u32..=MAX_ROUNDS],
+            numbers.rounds,
             any::<bool>(),
-            prop::option::of(prop_oneof![0u32..=15, 0u32..=MAX_CALL_LIMIT]),
-            prop_oneof![1u32..=40, 1u32..=MAX_PENALTY],
+            numbers.call_limit,
+            numbers.penalty,
             any::<bool>(),
-            prop::option::of((any::<u32>(), 0u32..=MAX_CALL_LIMIT)),
+            numbers.double,
         ),
         (
             any_court(),
@@ -118,14 +90,14 @@ pub fn any_settings_full_range() -> BoxedStrategy<Settings> {
             any::<bool>(),
             any_pickup(),
             any::<bool>(),
-            prop::option::of(prop_oneof![10u32..=120, 1u32..=MAX_ELIMINATION]),
+            numbers.elimination,
             any::<bool>(),
             any_difficulty(),
             any_turn_timer(),
         ),
     )
         .prop_map(
-            |(
+            move |(
                 (players, seven, rounds, until_one, call_limit, penalty, on_top, double),
                 (
                     court,
@@ -141,14 +113,9 @@ pub fn any_settings_full_range() -> BoxedStrategy<Settings> {
                     turn_timer,
                 ),
             )| {
-                let double_penalty =
-                    double
-                        .filter(|_| penalty < MAX_PENALTY)
-                        .map(|(amount, margin)| DoublePenalty {
-                            // Anything above the penalty, up to the most a penalty may be.
-                            amount: penalty + 1 + amount % (MAX_PENALTY - penalty),
-                            margin,
-                        });
+                let double_penalty = double.and_then(|(drawn, margin)| {
+                    double_amount(penalty, drawn).map(|amount| DoublePenalty { amount, margin })
+                });
                 table(Drawn {
                     players,
                     seven,

@@ -312,6 +312,14 @@ fn last_state(sent: &[String]) -> serde_json::Value {
     serde_json::from_str(state).unwrap()
 }
 
+/// A draw from the stock.
+fn from_the_stock() -> ClientMessage {
+    ClientMessage::Draw {
+        from: dhumbal_protocol::DrawFrom::Stock,
+        card: None,
+    }
+}
+
 /// Sends `message` for Asha (conn 1) and lets the room handle it.
 async fn asha_says(room: &RoomHandle, message: ClientMessage) {
     room.send(Command::Message {
@@ -339,14 +347,7 @@ async fn a_room_answers_its_person_while_its_expert_thinks() {
     let mut sent = drain(&mut asha);
     // Asha plays her turn if it is hers: a card from the stock, then her first card.
     if turn_in(&sent) == 0 {
-        asha_says(
-            &room,
-            ClientMessage::Draw {
-                from: dhumbal_protocol::DrawFrom::Stock,
-                card: None,
-            },
-        )
-        .await;
+        asha_says(&room, from_the_stock()).await;
         let view = last_state(&drain(&mut asha))["view"].clone();
         let card = serde_json::from_value(view["hand"][0].clone()).unwrap();
         asha_says(&room, ClientMessage::Throw { cards: vec![card] }).await;
@@ -369,14 +370,7 @@ async fn a_room_answers_its_person_while_its_expert_thinks() {
         "the room answered at once: {sent:?}"
     );
     // And a move out of turn is refused as usual, changing nothing.
-    asha_says(
-        &room,
-        ClientMessage::Draw {
-            from: dhumbal_protocol::DrawFrom::Stock,
-            card: None,
-        },
-    )
-    .await;
+    asha_says(&room, from_the_stock()).await;
     let sent = drain(&mut asha);
     assert!(
         sent.iter().all(|m| kind(m) == "error"),

@@ -612,7 +612,7 @@ fn kind(error: &str) -> String {
     error.split([':', ' ']).next().unwrap_or(error).to_owned()
 }
 
-/// Joins one room's people, `humans` of them (the first is the host). Returns their sockets.
+/// Opens a room of people, `--humans` of them (the first is the host). Returns their sockets.
 async fn seat_room(
     args: &PlayArgs,
     server: SocketAddr,
@@ -620,9 +620,33 @@ async fn seat_room(
     gate: &Semaphore,
 ) -> Result<Vec<Ws>, String> {
     let created = create_room(server, args.humans, Difficulty::Medium).await?;
+    seat_people(args, server, room, gate, &created, args.humans).await
+}
+
+/// Opens one room of a person (the host) and three bots of `--bots`. Returns the person's socket.
+async fn seat_bot_room(
+    args: &PlayArgs,
+    server: SocketAddr,
+    room: usize,
+    gate: &Semaphore,
+) -> Result<Vec<Ws>, String> {
+    let created = create_room(server, 4, args.bots.difficulty()).await?;
+    seat_people(args, server, room, gate, &created, 1).await
+}
+
+/// Joins `people` people to the room `created` (the first is the host), each on a socket of
+/// its own. Returns their sockets.
+async fn seat_people(
+    args: &PlayArgs,
+    server: SocketAddr,
+    room: usize,
+    gate: &Semaphore,
+    created: &CreatedRoom,
+    people: u8,
+) -> Result<Vec<Ws>, String> {
     let mut seats = Vec::new();
     let deadline = tokio::time::Instant::now() + SETUP_LIMIT;
-    for n in 0..usize::from(args.humans) {
+    for n in 0..usize::from(people) {
         let from = source(&args.common, room * usize::from(args.humans) + n);
         let mut ws = {
             let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
@@ -651,40 +675,6 @@ async fn seat_room(
     Ok(seats)
 }
 
-/// Opens one room of a person (the host) and three bots of `--bots`. Returns the person's socket.
-async fn seat_bot_room(
-    args: &PlayArgs,
-    server: SocketAddr,
-    room: usize,
-    gate: &Semaphore,
-) -> Result<Vec<Ws>, String> {
-    let created = create_room(server, 4, args.bots.difficulty()).await?;
-    let from = source(&args.common, room * usize::from(args.humans));
-    let mut ws = {
-        let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
-        connect(server, from, "/ws").await?
-    };
-    let hello = Hello {
-        protocol: PROTOCOL_VERSION,
-        room: created.code.clone(),
-        name: "P0".into(),
-        token: None,
-        spectator: false,
-        host_secret: Some(created.host_secret.clone()),
-        client_seed: None,
-    };
-    send(&mut ws, ClientMessage::Hello(hello)).await?;
-    let deadline = tokio::time::Instant::now() + SETUP_LIMIT;
-    loop {
-        match recv(&mut ws, deadline).await? {
-            Some(ServerMessage::Welcome(_)) => return Ok(vec![ws]),
-            Some(ServerMessage::Error(e)) => return Err(format!("hello: {}", e.code)),
-            Some(_) => {}
-            None => return Err("no welcome in time".into()),
-        }
-    }
-}
-
 /// Prints how the people beside bots were answered, and how long the server's experts thought
 /// (from its `/metrics`).
 async fn print_beside_bots(
@@ -706,14 +696,30 @@ async fn print_beside_bots(
             apart.error_count()
         );
     }
+    print_histogram(
+        server,
+        "dhumbal_bot_think_seconds",
+        "experts thinking:  ",
+        "decisions sent to think",
+    )
+    .await
+}
+
+/// Prints the p50 and p99 bucket bounds of the server's histogram `name`, if it has any
+/// samples: `what` heads the line, and `counted` says what its samples are.
+async fn print_histogram(
+    server: SocketAddr,
+    name: &str,
+    what: &str,
+    counted: &str,
+) -> Result<(), String> {
     let text = metrics_text(server).await?;
-    let name = "dhumbal_bot_think_seconds";
     if let (Some((p50, n)), Some((p99, _))) = (
         histogram_quantile(&text, name, 0.5),
         histogram_quantile(&text, name, 0.99),
     ) {
         println!(
-            "experts thinking:   p50 <= {:.3} ms, p99 <= {:.3} ms over {n} decisions sent to think (bucket bounds, /metrics)",
+            "{what} p50 <= {:.3} ms, p99 <= {:.3} ms over {n} {counted} (bucket bounds, /metrics)",
             p50 * 1000.0,
             p99 * 1000.0
         );
@@ -1287,18 +1293,13 @@ async fn play_game(
         print_beside_bots(&game, args.bot_rooms, args.bots, server.addr).await?;
     }
     if sqlite {
-        let text = metrics_text(server.addr).await?;
-        let name = "dhumbal_store_append_seconds";
-        if let (Some((p50, n)), Some((p99, _))) = (
-            histogram_quantile(&text, name, 0.5),
-            histogram_quantile(&text, name, 0.99),
-        ) {
-            println!(
-                "append latency:     p50 <= {:.3} ms, p99 <= {:.3} ms over {n} appends (bucket bounds, /metrics)",
-                p50 * 1000.0,
-                p99 * 1000.0
-            );
-        }
+        print_histogram(
+            server.addr,
+            "dhumbal_store_append_seconds",
+            "append latency:    ",
+            "appends",
+        )
+        .await?;
     }
     Ok(game)
 }
