@@ -31,6 +31,9 @@ pub struct SeatView {
     pub hand: Vec<Card>,
     /// This seat's hand total.
     pub hand_total: u32,
+    /// What each card of `hand` is worth at this table, in the hand's order: a client adds up
+    /// any of its cards without a copy of the court rule.
+    pub hand_values: Vec<u32>,
     /// Pile cards this seat may take right now.
     pub takeable: Vec<Card>,
     /// Whether this seat may call now.
@@ -109,6 +112,7 @@ impl SeatView {
             turn: game.turn(),
             phase: game.phase(),
             hand_total: hand_total(&hand, settings.court),
+            hand_values: hand.iter().map(|c| c.value(settings.court)).collect(),
             hand,
             card_counts,
             eliminated: game.eliminated().to_vec(),

@@ -412,6 +412,10 @@ fn court_values_jack_zero_queen_ten_king_ten() {
     assert_eq!(g.view(0).hand_total, 1);
     assert_eq!(g.view(1).hand_total, 42);
     assert_eq!(g.view(2).hand_total, 44);
+    // The view says what each card is worth, in the hand's order.
+    assert_eq!(g.view(0).hand_values, [0, 0, 0, 0, 1]);
+    assert_eq!(g.view(1).hand_values, [10, 10, 10, 10, 2]);
+    assert!(g.spectator_view().hand_values.is_empty());
     // Four jacks and an ace are 1, so a dealt hand calls at once.
     ok(&mut g, 0, Action::Call);
     assert_eq!(last_result(&g).hand, vec![1, 42, 44, 43]);

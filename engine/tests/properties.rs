@@ -244,8 +244,8 @@ fn views_hide_other_hands(game: &Game) {
 /// `can_throw` and `can_call` are whether [`Game::legal_actions`] (which lists exactly what
 /// `apply` accepts: see `legal_actions_lists_an_action_exactly_when_apply_accepts_it`) holds a
 /// draw, a throw or the call for that seat. At a throw-then-draw table, `next_takeable` is what
-/// the seat to play may take after any of its throws, which `apply` accepts; and `standings` are
-/// the game's.
+/// the seat to play may take after any of its throws, which `apply` accepts; `standings` are
+/// the game's; and `hand_values` add up to `hand_total`.
 fn views_tell_what_each_seat_may_do(game: &Game) {
     for seat in 0..game.seats() {
         let view = game.view(seat);
@@ -266,6 +266,9 @@ fn views_tell_what_each_seat_may_do(game: &Game) {
         );
         assert_eq!(view.can_call, legal.contains(&Action::Call));
         assert_eq!(view.standings, game.standings());
+        // Each card's worth, in the hand's order, adds up to the hand's total.
+        assert_eq!(view.hand_values.len(), view.hand.len());
+        assert_eq!(view.hand_values.iter().sum::<u32>(), view.hand_total);
     }
     let spectator = game.spectator_view();
     assert!(!spectator.can_draw && !spectator.can_throw && !spectator.can_call);

@@ -390,6 +390,7 @@ struct OwnFields<'a> {
     seat: Option<usize>,
     hand: &'a [Card],
     hand_total: u32,
+    hand_values: Vec<u32>,
     takeable: &'a [Card],
     can_call: bool,
     can_draw: bool,
@@ -445,6 +446,10 @@ impl StateFrames {
             seat,
             hand,
             hand_total: dhumbal_engine::hand_total(hand, game.settings().court),
+            hand_values: hand
+                .iter()
+                .map(|c| c.value(game.settings().court))
+                .collect(),
             takeable: &takeable,
             can_call: seat.is_some_and(|s| game.can_call(s)),
             can_draw: seat.is_some_and(|s| game.can_draw(s)),

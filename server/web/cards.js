@@ -36,21 +36,6 @@ export function parseCard(text) {
   return { text, rank, suit, joker: false, red: SUITS[suit].red };
 }
 
-/** What a card is worth under the table's court values (`tens`, `sequential`, `jack_zero`). */
-export function cardValue(text, court) {
-  const c = parseCard(text);
-  if (c.joker) return 0;
-  if (c.rank <= 10) return c.rank;
-  if (court === "sequential") return c.rank;
-  if (court === "jack_zero") return c.rank === 11 ? 0 : 10;
-  return 10;
-}
-
-/** The total of a list of cards. */
-export function total(cards, court) {
-  return cards.reduce((sum, c) => sum + cardValue(c, court), 0);
-}
-
 /** A card's rank symbol and suit symbol, for text (`10♥`; a joker in words). */
 export function cardLabel(text) {
   const c = parseCard(text);
@@ -97,13 +82,18 @@ function isRun(parsed, jokers, jokersInRuns) {
   return span - real.length <= jokers && parsed.length <= 13;
 }
 
-/** The hand sorted lightest first, jokers last; equal values by rank then suit. */
-export function sortHand(cards, court) {
+/**
+ * The hand sorted lightest first, jokers last; equal values by rank then suit.
+ * @param {string[]} cards
+ * @param {Object<string, number>} values what each card is worth at this table (the server's
+ *   `hand_values`, by card)
+ */
+export function sortHand(cards, values) {
   const suitOrder = "SHDC";
   const key = (t) => {
     const c = parseCard(t);
     if (c.joker) return [1, 0, 0, t === "RJ" ? 0 : 1];
-    return [0, cardValue(t, court), c.rank, suitOrder.indexOf(c.suit)];
+    return [0, values[t] ?? 0, c.rank, suitOrder.indexOf(c.suit)];
   };
   return [...cards].sort((a, b) => {
     const ka = key(a);

@@ -6,7 +6,7 @@
 // Nothing here judges a move but `classify` (cards.js), which only enables the Throw button: the
 // server judges every action.
 
-import { classify, sortHand, total } from "./cards.js";
+import { classify, sortHand } from "./cards.js";
 import { seatName } from "./dom.js";
 import { t } from "./i18n.js";
 import { tab } from "./storage.js";
@@ -120,9 +120,16 @@ export class TableState {
     return this.view.can_throw && this.markedValid();
   }
 
+  /** What each card of the hand is worth at this table, as the server says (`hand_values`). */
+  values() {
+    const { hand, hand_values: worth } = this.view;
+    return Object.fromEntries(hand.map((card, i) => [card, worth[i]]));
+  }
+
   /** What the marked cards add up to. */
   markedValue() {
-    return total(this.marked, this.view.settings.court);
+    const values = this.values();
+    return this.marked.reduce((sum, card) => sum + (values[card] ?? 0), 0);
   }
 
   /** Marks a card, or unmarks a marked one. */
@@ -132,7 +139,7 @@ export class TableState {
 
   /** Sorts the hand, lightest first. */
   sort() {
-    this.order = sortHand(this.order, this.view.settings.court);
+    this.order = sortHand(this.order, this.values());
   }
 
   /** Whether this page is the host and may hand this seat's person to a bot or remove them. */

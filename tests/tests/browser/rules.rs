@@ -182,7 +182,7 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
     }
     // And sorting puts the lightest first and the jokers last.
     let sorted = b
-        .eval("return import('/assets/cards.js').then((m) => m.sortHand(['KH','RJ','AS','7D','2C'], 'tens'));")
+        .eval("return import('/assets/cards.js').then((m) => m.sortHand(['KH','RJ','AS','7D','2C'], { KH: 10, RJ: 0, AS: 1, '7D': 7, '2C': 2 }));")
         .await;
     assert_eq!(sorted, json!(["AS", "2C", "7D", "KH", "RJ"]));
     check_and_close(vec![b]).await;
