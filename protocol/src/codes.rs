@@ -19,6 +19,9 @@ pub const HELLO_FIRST: &str = "hello_first";
 pub const ALREADY_JOINED: &str = "already_joined";
 /// No room has this code.
 pub const UNKNOWN_ROOM: &str = "unknown_room";
+/// The `hello` names a room other than the one in the socket's path (`/ws/{code}`): a socket
+/// opened for one room cannot join another (a load balancer routed it by the path's code).
+pub const ROOM_MISMATCH: &str = "room_mismatch";
 /// Every seat is taken (a `hello` may still watch with `spectator: true`).
 pub const ROOM_FULL: &str = "room_full";
 /// The seat token is not one this room gave out.
@@ -62,10 +65,11 @@ pub const RATE_LIMITED: &str = "rate_limited";
 /// Too many lookups of unknown rooms came from this address within the last minute; every
 /// lookup from it (`hello`, `GET /api/rooms/{code}`) is refused until the minute has passed.
 pub const TOO_MANY_ATTEMPTS: &str = "too_many_attempts";
-/// The server holds as many connections as it may (`GET /ws` answers 503).
+/// The server holds as many connections as it may (the WebSocket upgrade, `GET /ws` or
+/// `GET /ws/{code}`, answers 503).
 pub const TOO_MANY_CONNECTIONS: &str = "too_many_connections";
 /// A browser page from an origin the server does not allow tried to open the WebSocket
-/// (`GET /ws` answers 403).
+/// (`GET /ws` or `GET /ws/{code}` answers 403).
 pub const FORBIDDEN_ORIGIN: &str = "forbidden_origin";
 /// `POST /api/rooms` was not sent as JSON (`Content-Type: application/json`).
 pub const UNSUPPORTED_MEDIA_TYPE: &str = "unsupported_media_type";
@@ -88,6 +92,9 @@ pub const NAME_TAKEN: &str = "name_taken";
 /// The reason in `bye` when the server restarts and keeps its rooms (close code 1012): come back
 /// with the seat token in a moment, to the same seat and cards.
 pub const RESTARTING: &str = "restarting";
+/// The reason in `bye` when this node no longer holds the room (in a cluster, another node has
+/// claimed it; close code 4006): reconnect at once with the seat token, to the same seat.
+pub const ROOM_MOVED: &str = "room_moved";
 /// The reason in `bye` when the server shuts down and its rooms end with it (close code 1001).
 pub const SHUTTING_DOWN: &str = "shutting_down";
 /// A chat message must be 1 to 200 characters of plain text on one line.

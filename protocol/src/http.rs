@@ -43,7 +43,8 @@ pub struct CreatedRoom {
     pub code: String,
     /// The room's link, `/r/{code}`.
     pub url: String,
-    /// Where to open the WebSocket: `/ws`.
+    /// Where to open the room's WebSocket: `/ws/{code}` (its `hello` must name this room; `/ws`
+    /// takes any room's `hello` too).
     pub ws: String,
     /// The host's secret: present it in `hello` as `host_secret` to be the room's host. Do not
     /// share it.

@@ -92,6 +92,11 @@ pub const CLOSE_ROOM_EXPIRED: u16 = 4004;
 /// `bye` with the reason `removed`.
 pub const CLOSE_REMOVED: u16 = 4005;
 
+/// The WebSocket close code sent to every client of a room this node no longer holds (in a
+/// cluster, another node has claimed it), right after a `bye` with the reason `room_moved`: the
+/// client reconnects at once, with its seat token, and finds the room where it now is.
+pub const CLOSE_ROOM_MOVED: u16 = 4006;
+
 /// Writes a 32-byte seed as 64 lowercase hex digits, the way `match_result` reveals seeds.
 pub fn seed_hex(seed: &[u8; 32]) -> String {
     use std::fmt::Write;
@@ -157,6 +162,53 @@ mod tests {
                 PROTOCOL_VERSION.to_string(),
                 "near {}",
                 &docs[at..at + 20]
+            );
+        }
+    }
+
+    /// Every code in [`codes`] is in `docs/protocol.md`, and every close code the server sends is
+    /// described among the basics' close codes: a client written from the docs knows each.
+    #[test]
+    fn the_docs_list_every_code_and_close_code() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/protocol.md");
+        let docs = std::fs::read_to_string(path).unwrap();
+        let source = include_str!("codes.rs");
+        let mut listed = 0;
+        for line in source.lines() {
+            let Some(value) = line
+                .trim()
+                .strip_prefix("pub const ")
+                .and_then(|rest| rest.split_once("&str = \""))
+                .and_then(|(_, value)| value.strip_suffix("\";"))
+            else {
+                continue;
+            };
+            assert!(
+                docs.contains(&format!("`{value}`")),
+                "docs/protocol.md does not mention `{value}`"
+            );
+            listed += 1;
+        }
+        assert!(listed >= 40, "only {listed} codes were found in codes.rs");
+        let basics = docs
+            .split_once("\n## The basics\n")
+            .and_then(|(_, rest)| rest.split_once("\n## ").map(|(basics, _)| basics))
+            .expect("docs/protocol.md has a basics section");
+        for close in [
+            CLOSE_GOING_AWAY,
+            CLOSE_POLICY_VIOLATION,
+            CLOSE_TOO_BIG,
+            CLOSE_SERVICE_RESTART,
+            CLOSE_REPLACED,
+            CLOSE_NO_PONG,
+            CLOSE_NO_HELLO,
+            CLOSE_ROOM_EXPIRED,
+            CLOSE_REMOVED,
+            CLOSE_ROOM_MOVED,
+        ] {
+            assert!(
+                basics.contains(&format!("`{close}`")),
+                "docs/protocol.md's close codes do not describe {close}"
             );
         }
     }

@@ -1,5 +1,7 @@
 //! The HTTP routes: room creation and lookup, the presets and the check of a room's settings,
-//! finished matches' hand histories, the WebSocket upgrade, and the health check.
+//! finished matches' hand histories, the WebSocket upgrade (`/ws`, or `/ws/{code}` with the room's
+//! code in the path, so that a load balancer can route a room's sockets by it), and the health
+//! check.
 
 use std::sync::{Arc, OnceLock};
 
@@ -50,6 +52,7 @@ pub fn routes() -> Router<Arc<AppState>> {
             get(match_history),
         )
         .route("/ws", get(upgrade))
+        .route("/ws/{code}", get(upgrade_room))
         .route("/healthz", get(healthz))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
@@ -146,7 +149,7 @@ async fn create(
     debug!(room = %code, "room created");
     Ok(CreatedRoom {
         url: format!("/r/{code}"),
-        ws: "/ws".into(),
+        ws: format!("/ws/{code}"),
         code,
         host_secret,
         settings,
@@ -234,10 +237,8 @@ async fn room_summary(
     if app.join_attempts.check(client.ip).is_err() {
         return Refusal::TooManyAttempts.into_response();
     }
-    let summary = match app.rooms.get(&normalize(&code)) {
-        Some(handle) => handle.summary().await,
-        None => None,
-    };
+    // Held here, or (a shared store) read from the store on any node.
+    let summary = app.rooms.summary(&normalize(&code)).await;
     match summary {
         Some(summary) => Json(summary).into_response(),
         None => {
@@ -314,9 +315,9 @@ async fn match_history(
         .into_response()
 }
 
-/// `GET /ws`: the WebSocket, with limits fit for small JSON messages. Refused with 403 for a
-/// browser page of a foreign origin ([`origin`]), with 503 when the server or the client's
-/// address holds as many connections as it may, or is shutting down.
+/// `GET /ws`: the WebSocket, for any room (its `hello` names it), with limits fit for small JSON
+/// messages. Refused with 403 for a browser page of a foreign origin ([`origin`]), with 503 when
+/// the server or the client's address holds as many connections as it may, or is shutting down.
 async fn upgrade(
     State(app): State<Arc<AppState>>,
     client: ClientAddr,
@@ -324,8 +325,36 @@ async fn upgrade(
     headers: HeaderMap,
     ws: WebSocketUpgrade,
 ) -> Response {
-    let host = requested_host(client.peer.ip(), &headers, &app.config.trusted_proxies);
-    if !origin::allowed(&headers, host.as_deref(), &app.config.allowed_origins) {
+    open_socket(app, client, tcp, &headers, ws, None)
+}
+
+/// `GET /ws/{code}`: the WebSocket for the room `code`, so that a load balancer in front of
+/// several servers can send every socket of a room to the same one by its path. Its `hello` must
+/// name the same room (else `room_mismatch`, and nothing happens); a code of no room is answered
+/// at `hello`, with `unknown_room`, as at `/ws`. Refused as `/ws` is.
+async fn upgrade_room(
+    State(app): State<Arc<AppState>>,
+    client: ClientAddr,
+    tcp: Option<Extension<TcpSlot>>,
+    headers: HeaderMap,
+    Path(code): Path<String>,
+    ws: WebSocketUpgrade,
+) -> Response {
+    open_socket(app, client, tcp, &headers, ws, Some(code))
+}
+
+/// The checks and the upgrade of both WebSocket routes; `path_room` is the code in the path of
+/// `/ws/{code}`.
+fn open_socket(
+    app: Arc<AppState>,
+    client: ClientAddr,
+    tcp: Option<Extension<TcpSlot>>,
+    headers: &HeaderMap,
+    ws: WebSocketUpgrade,
+    path_room: Option<String>,
+) -> Response {
+    let host = requested_host(client.peer.ip(), headers, &app.config.trusted_proxies);
+    if !origin::allowed(headers, host.as_deref(), &app.config.allowed_origins) {
         debug!(origin = ?headers.get(axum::http::header::ORIGIN), "foreign origin refused");
         return Refusal::ForbiddenOrigin.into_response();
     }
@@ -352,7 +381,7 @@ async fn upgrade(
     };
     ws_limits(ws, &app.config).on_upgrade(move |socket| {
         let shutdown = app.shutdown.clone();
-        shutdown.track(conn::serve(socket, app, client.ip, places))
+        shutdown.track(conn::serve(socket, app, client.ip, path_room, places))
     })
 }
 

@@ -1,5 +1,6 @@
 //! The server's configuration: command-line flags, each with an environment variable.
 
+use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -8,7 +9,7 @@ use clap::Parser;
 
 use crate::address::TrustedProxies;
 use crate::room::Timing;
-use crate::store::StoreConfig;
+use crate::store::{RedisConfig, StoreConfig};
 
 /// The default listen address: loopback only, so a laptop does not expose the game by accident.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
@@ -55,6 +56,8 @@ pub const DEFAULT_DATA_DIR: &str = "data";
 pub const DEFAULT_LOBBY_TTL: Duration = Duration::from_secs(2 * 60 * 60);
 /// `--keep-matches`: a week.
 pub const DEFAULT_KEEP_MATCHES: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+/// `--lease`: how long a node's claim on a room holds without renewal (shared store only).
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
 
 /// How the server runs. Every flag can also be set through its environment variable.
 #[derive(Clone, Debug, PartialEq, Eq, Parser)]
@@ -176,22 +179,88 @@ pub struct Config {
     /// and host.
     #[arg(long, env = "DHUMBAL_TRUSTED_PROXIES", default_value = "")]
     pub trusted_proxies: TrustedProxies,
-    /// Where rooms are kept so that they survive a restart: `sqlite` (a log in `--data-dir`) or
-    /// `memory` (nothing kept: every room ends with the process; for tests and benchmarks).
-    #[arg(long, env = "DHUMBAL_STORE", value_enum, default_value_t = StoreKind::Sqlite)]
+    /// Where rooms are kept so that they survive a restart: `sqlite` (a log in `--data-dir`),
+    /// `memory` (nothing kept: every room ends with the process; for tests and benchmarks), or
+    /// a Redis that every node of a cluster shares, as `redis://[user:password@]host[:port][/db]`
+    /// (a room is then held by the node its people come to, which claims it from the log).
+    #[arg(long, env = "DHUMBAL_STORE", default_value = "sqlite", value_parser = parse_store)]
     pub store: StoreKind,
     /// The folder of the SQLite room log (`dhumbal.db`); created if missing.
     #[arg(long, env = "DHUMBAL_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
     pub data_dir: PathBuf,
+    /// This node's id in a cluster (a shared store): recorded as the owner of the rooms it
+    /// holds, and the `node` label of every metric. Unset: `<hostname>:<port>` (a random id if
+    /// the hostname cannot be read) with a shared store, and no label otherwise.
+    #[arg(long, env = "DHUMBAL_NODE_ID")]
+    pub node_id: Option<String>,
+    /// With a shared store, how long this node's claim on a room holds without being renewed;
+    /// each room renews it every third of it, and stops (its clients told `room_moved`) when
+    /// another node has claimed it since. An append that fails for want of Redis is tried again
+    /// for this long.
+    #[arg(long, env = "DHUMBAL_LEASE", default_value = "10s", value_parser = parse_lease)]
+    pub lease: Duration,
 }
 
 /// Where rooms are kept (`--store`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum StoreKind {
     /// A SQLite log in `--data-dir`: rooms survive restarts and crashes.
     Sqlite,
     /// Nothing kept.
     Memory,
+    /// A Redis shared by a cluster, at this URL (`redis://…`).
+    Redis(String),
+}
+
+impl fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreKind::Sqlite => f.write_str("sqlite"),
+            StoreKind::Memory => f.write_str("memory"),
+            StoreKind::Redis(url) => f.write_str(&crate::store::redis::redacted(url)),
+        }
+    }
+}
+
+impl fmt::Debug for StoreKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreKind::Sqlite => f.write_str("Sqlite"),
+            StoreKind::Memory => f.write_str("Memory"),
+            StoreKind::Redis(url) => f
+                .debug_tuple("Redis")
+                .field(&crate::store::redis::redacted(url))
+                .finish(),
+        }
+    }
+}
+
+/// Reads `--store`: `sqlite`, `memory`, or a `redis://` URL.
+pub fn parse_store(text: &str) -> Result<StoreKind, String> {
+    let text = text.trim();
+    match text.to_ascii_lowercase().as_str() {
+        "sqlite" => return Ok(StoreKind::Sqlite),
+        "memory" => return Ok(StoreKind::Memory),
+        _ => {}
+    }
+    if text.starts_with("redis://") {
+        ::redis::Client::open(text)
+            .map_err(|e| format!("`{}`: {e}", crate::store::redis::redacted(text)))?;
+        return Ok(StoreKind::Redis(text.to_owned()));
+    }
+    Err(format!(
+        "`{}` is not a store: `sqlite`, `memory` or a `redis://host:port` URL",
+        crate::store::redis::redacted(text)
+    ))
+}
+
+/// Reads `--lease`: a duration of at least 30 ms (a room renews it every third of it).
+pub fn parse_lease(text: &str) -> Result<Duration, String> {
+    let lease = parse_duration(text)?;
+    if lease < Duration::from_millis(30) {
+        return Err(format!("a lease of `{text}` is too short: 30ms at least"));
+    }
+    Ok(lease)
 }
 
 impl Config {
@@ -212,13 +281,51 @@ impl Config {
 
     /// The store these flags choose.
     pub fn store_config(&self) -> StoreConfig {
-        match self.store {
+        match &self.store {
             StoreKind::Sqlite => StoreConfig::Sqlite {
                 data_dir: self.data_dir.clone(),
             },
             StoreKind::Memory => StoreConfig::Memory,
+            StoreKind::Redis(url) => StoreConfig::Redis(RedisConfig {
+                url: url.clone(),
+                node: self.node(),
+                lease: self.lease,
+                room_ttl: self.idle_room_ttl.max(self.lease * 3),
+                keep_matches: self.keep_matches,
+            }),
         }
     }
+
+    /// This node's id: `--node-id`, else `<hostname>:<port of --addr>`, else a random id.
+    pub fn node(&self) -> String {
+        if let Some(node) = self
+            .node_id
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
+            return node.to_owned();
+        }
+        match hostname() {
+            Some(host) => format!("{host}:{}", self.addr.port()),
+            None => uuid::Uuid::new_v4().to_string(),
+        }
+    }
+
+    /// The `node` label of the metrics: set with `--node-id` or a shared store.
+    pub fn metrics_node(&self) -> Option<String> {
+        (self.node_id.is_some() || matches!(self.store, StoreKind::Redis(_))).then(|| self.node())
+    }
+}
+
+/// This machine's hostname, as the kernel has it (in a container, the container's).
+fn hostname() -> Option<String> {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|path| std::fs::read_to_string(path).ok())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
 }
 
 impl Default for Config {
@@ -254,6 +361,8 @@ impl Default for Config {
             trusted_proxies: TrustedProxies::default(),
             store: StoreKind::Sqlite,
             data_dir: PathBuf::from(DEFAULT_DATA_DIR),
+            node_id: None,
+            lease: DEFAULT_LEASE,
         }
     }
 }
@@ -309,6 +418,45 @@ mod tests {
         assert_eq!(config.addr.to_string(), "0.0.0.0:9000");
         assert_eq!(config.bot_delay(), Duration::ZERO);
         assert!(config.allow_test_decks);
+    }
+
+    #[test]
+    fn the_store_flag_takes_a_redis_url() {
+        let config = Config::try_parse_from([
+            "dhumbal-server",
+            "--store",
+            "redis://:secret@redis:6379/1",
+            "--node-id",
+            "node-a",
+            "--lease",
+            "3s",
+            "--idle-room-ttl",
+            "5s",
+        ])
+        .unwrap();
+        assert_eq!(
+            config.store,
+            StoreKind::Redis("redis://:secret@redis:6379/1".into())
+        );
+        assert_eq!(config.store.to_string(), "redis://:***@redis:6379/1");
+        assert!(!format!("{config:?}").contains("secret"));
+        let StoreConfig::Redis(redis) = config.store_config() else {
+            panic!("not the Redis store");
+        };
+        assert_eq!(redis.node, "node-a");
+        assert_eq!(redis.lease, Duration::from_secs(3));
+        // A room's keys outlive three leases at least.
+        assert_eq!(redis.room_ttl, Duration::from_secs(9));
+        assert_eq!(config.metrics_node().as_deref(), Some("node-a"));
+        for store in ["memory", "sqlite", "SQLite"] {
+            let config = Config::try_parse_from(["dhumbal-server", "--store", store]).unwrap();
+            assert_ne!(config.store_config(), StoreConfig::Redis(redis.clone()));
+        }
+        assert!(Config::try_parse_from(["dhumbal-server", "--store", "postgres://db"]).is_err());
+        assert!(Config::try_parse_from(["dhumbal-server", "--lease", "10ms"]).is_err());
+        let plain = Config::default();
+        assert_eq!(plain.metrics_node(), None);
+        assert!(plain.node().ends_with(":8080"), "{}", plain.node());
     }
 
     #[test]

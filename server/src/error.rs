@@ -60,6 +60,11 @@ pub enum Refusal {
     /// No room has that code.
     #[error("there is no room with that code")]
     UnknownRoom,
+    /// The `hello` names a room other than the one in the socket's path (`/ws/{code}`).
+    #[error(
+        "this socket was opened for another room: say hello to the room in its path (/ws/{{code}})"
+    )]
+    RoomMismatch,
     /// The address failed too many lookups; answered alike whether the room exists or not.
     #[error("too many room codes that do not exist came from your address; wait a minute")]
     TooManyAttempts,
@@ -201,6 +206,7 @@ impl Refusal {
             Refusal::HelloFirst => codes::HELLO_FIRST,
             Refusal::AlreadyJoined => codes::ALREADY_JOINED,
             Refusal::UnknownRoom => codes::UNKNOWN_ROOM,
+            Refusal::RoomMismatch => codes::ROOM_MISMATCH,
             Refusal::TooManyAttempts => codes::TOO_MANY_ATTEMPTS,
             Refusal::BadHostSecret => codes::BAD_HOST_SECRET,
             Refusal::BadToken => codes::BAD_TOKEN,
@@ -248,6 +254,7 @@ impl Refusal {
             | Refusal::BadBody(_)
             | Refusal::UnsupportedProtocol
             | Refusal::HelloFirst
+            | Refusal::RoomMismatch
             | Refusal::BadName(_)
             | Refusal::BadChat
             | Refusal::NoSuchSeat(_)
@@ -338,6 +345,7 @@ mod tests {
             Refusal::Binary,
             Refusal::UnsupportedProtocol,
             Refusal::HelloFirst,
+            Refusal::RoomMismatch,
             Refusal::OwnSeat,
             Refusal::NoSuchSeat(9),
             Refusal::TooManyConnections("your address"),

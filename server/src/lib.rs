@@ -13,7 +13,7 @@
 //!   header, idle and request timeouts and a shutdown deadline.
 //! - [`address`] — the client's address and requested host, read through `--trusted-proxies`.
 //! - [`api`] — the routes: `POST /api/rooms`, `GET /api/rooms/{code}`, `GET /api/presets`,
-//!   `POST /api/settings/check`, `GET /ws`, `GET /healthz`.
+//!   `POST /api/settings/check`, `GET /ws` and `GET /ws/{code}`, `GET /healthz`.
 //! - [`health`] — `GET /readyz` and the `healthcheck` client.
 //! - [`logging`] — text or JSON log lines.
 //! - [`error`] — [`Refusal`](error::Refusal): every refusal, with its protocol code, sentence and
@@ -106,7 +106,13 @@ impl AppState {
     pub fn new(config: Config, store: store::Store, metrics: Arc<metrics::Metrics>) -> AppState {
         let shutdown = shutdown::Shutdown::new();
         AppState {
-            rooms: Registry::new(config.max_rooms, shutdown.clone(), store),
+            rooms: Registry::new(
+                config.max_rooms,
+                shutdown.clone(),
+                store,
+                config.timing(),
+                Arc::clone(&metrics),
+            ),
             tcp_cap: listener::tcp_cap(config.max_tcp_connections),
             tcp_per_address: limits::PerAddress::new(config.max_connections_per_address),
             connections: limits::Connections::new(config.max_connections),
@@ -152,10 +158,12 @@ pub fn app(state: Arc<AppState>) -> Router {
 /// gives up on them and answers a `TimedOut` error.
 pub async fn run(
     listener: TcpListener,
-    config: Config,
+    mut config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let metrics = Arc::new(metrics::Metrics::new());
+    // The address it really listens on (a test binds port 0): the default node id names it.
+    config.addr = listener.local_addr()?;
+    let metrics = Arc::new(metrics::Metrics::for_node(config.metrics_node().as_deref()));
     let store = store::Store::open(&config.store_config(), Arc::clone(&metrics))
         .map_err(|e| std::io::Error::other(format!("the room store: {e}")))?;
     // Every room in the store is back before the server says it is ready.
@@ -163,10 +171,7 @@ pub async fn run(
         .load()
         .map_err(|e| std::io::Error::other(format!("loading the rooms: {e}")))?;
     let state = Arc::new(AppState::new(config, store.clone(), Arc::clone(&metrics)));
-    state
-        .rooms
-        .restore(loaded, state.config.timing(), &state.metrics)
-        .await;
+    state.rooms.restore(loaded).await;
     let draining = Arc::clone(&state);
     let shutdown = async move {
         shutdown.await;

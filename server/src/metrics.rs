@@ -22,6 +22,15 @@
 //! | `dhumbal_store_append_seconds` | histogram | time from a room's append to its commit ([`crate::store`]) |
 //! | `dhumbal_store_commits_total` | counter | transactions the store's writer committed (each carries one or more writes) |
 //! | `dhumbal_store_errors_total` | counter | store writes that failed, rooms set aside at load, and damaged database files moved aside |
+//! | `dhumbal_room_restores_total` | counter | rooms restored from the store (at start, and each room claimed) |
+//! | `dhumbal_room_claims_total` | counter | rooms this node claimed from a shared store (Redis) |
+//! | `dhumbal_fenced_appends_total` | counter | appends refused because another node had claimed the room |
+//! | `dhumbal_lease_renewals_total` | counter | leases on held rooms renewed |
+//! | `dhumbal_lease_renewal_failures_total` | counter | lease renewals that failed (Redis away, or the room claimed by another node) |
+//! | `dhumbal_rooms_moved_total` | counter | rooms this node stopped because another node had claimed them (their clients told `room_moved`) |
+//!
+//! With a node id (`--node-id`, or any server on a shared store), every series carries a
+//! `node` label with it ([`Metrics::for_node`]).
 
 use std::fmt;
 use std::sync::Arc;
@@ -98,6 +107,18 @@ pub struct Metrics {
     /// Store writes that failed, rooms set aside at load, damaged database files moved aside:
     /// anything here deserves a look at the logs.
     pub store_errors: Counter,
+    /// Rooms restored from the store: at start, and each room claimed from a shared store.
+    pub restores: Counter,
+    /// Rooms claimed from a shared store.
+    pub claims: Counter,
+    /// Appends refused because another node had claimed the room.
+    pub fenced_appends: Counter,
+    /// Leases renewed.
+    pub lease_renewals: Counter,
+    /// Lease renewals that failed.
+    pub lease_failures: Counter,
+    /// Rooms stopped because another node had claimed them.
+    pub rooms_moved: Counter,
 }
 
 impl fmt::Debug for Metrics {
@@ -116,16 +137,149 @@ impl Default for Metrics {
 static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
 
+/// What kind of series a metric is, for its `# TYPE` line.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// Goes up only.
+    Counter,
+    /// Goes up and down.
+    Gauge,
+    /// Seconds, in buckets.
+    Seconds,
+}
+
+/// Every metric's name, kind and `# HELP` line.
+const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
+    ("dhumbal_rooms", Kind::Gauge, "Rooms open."),
+    (
+        "dhumbal_connections",
+        Kind::Gauge,
+        "WebSocket connections open.",
+    ),
+    (
+        "dhumbal_seated",
+        Kind::Gauge,
+        "Seats held, by people (human) and by bots (bot).",
+    ),
+    (
+        "dhumbal_messages_in_total",
+        Kind::Counter,
+        "WebSocket messages received from clients.",
+    ),
+    (
+        "dhumbal_messages_out_total",
+        Kind::Counter,
+        "WebSocket messages sent to clients.",
+    ),
+    (
+        "dhumbal_rejected_messages_total",
+        Kind::Counter,
+        "Client messages answered with an error, by the error's code.",
+    ),
+    (
+        "dhumbal_slow_clients_dropped_total",
+        Kind::Counter,
+        "Clients disconnected because they fell behind.",
+    ),
+    (
+        "dhumbal_bot_takeovers_total",
+        Kind::Counter,
+        "Turns of away people handed to a stand-in bot.",
+    ),
+    (
+        "dhumbal_matches_finished_total",
+        Kind::Counter,
+        "Matches played to the end.",
+    ),
+    (
+        "dhumbal_store_commits_total",
+        Kind::Counter,
+        "Transactions the room log's writer committed.",
+    ),
+    (
+        "dhumbal_store_errors_total",
+        Kind::Counter,
+        "Room log writes that failed, rooms set aside and damaged files moved aside.",
+    ),
+    (
+        "dhumbal_room_restores_total",
+        Kind::Counter,
+        "Rooms restored from the room log (at start, and each room claimed).",
+    ),
+    (
+        "dhumbal_room_claims_total",
+        Kind::Counter,
+        "Rooms this node claimed from the shared room log.",
+    ),
+    (
+        "dhumbal_fenced_appends_total",
+        Kind::Counter,
+        "Appends refused because another node had claimed the room.",
+    ),
+    (
+        "dhumbal_lease_renewals_total",
+        Kind::Counter,
+        "Leases on rooms held here renewed.",
+    ),
+    (
+        "dhumbal_lease_renewal_failures_total",
+        Kind::Counter,
+        "Lease renewals that failed (Redis away, or the room claimed by another node).",
+    ),
+    (
+        "dhumbal_rooms_moved_total",
+        Kind::Counter,
+        "Rooms stopped here because another node had claimed them.",
+    ),
+    (
+        "dhumbal_store_append_seconds",
+        Kind::Seconds,
+        "Seconds from a room's append to the room log to its commit.",
+    ),
+    (
+        "dhumbal_action_seconds",
+        Kind::Seconds,
+        "Seconds a room takes to handle one client message.",
+    ),
+    (
+        "dhumbal_bot_think_seconds",
+        Kind::Seconds,
+        "Seconds a bot sent to think away from its room took to choose.",
+    ),
+];
+
+/// Gives every metric of [`DESCRIPTIONS`] its kind and help line in `recorder`.
+fn describe_all(recorder: &PrometheusRecorder) {
+    for &(name, kind, help) in DESCRIPTIONS {
+        let (name, help) = (KeyName::from_const_str(name), SharedString::from(help));
+        match kind {
+            Kind::Counter => recorder.describe_counter(name, None, help),
+            Kind::Gauge => recorder.describe_gauge(name, None, help),
+            Kind::Seconds => recorder.describe_histogram(name, Some(metrics::Unit::Seconds), help),
+        }
+    }
+}
+
 impl Metrics {
     /// A fresh set of metrics, all at zero, with a recorder of its own.
     pub fn new() -> Metrics {
+        Metrics::for_node(None)
+    }
+
+    /// A fresh set of metrics, all at zero, with a recorder of its own; with a node id, every
+    /// series carries it as its `node` label, so that a cluster's nodes can be told apart.
+    pub fn for_node(node: Option<&str>) -> Metrics {
+        let builder = match node {
+            Some(node) => PrometheusBuilder::new().add_global_label("node", node),
+            None => PrometheusBuilder::new(),
+        };
         let recorder = [
             ("dhumbal_action_seconds", ACTION_BUCKETS),
             ("dhumbal_store_append_seconds", STORE_BUCKETS),
             ("dhumbal_bot_think_seconds", ACTION_BUCKETS),
         ]
         .into_iter()
-        .fold(PrometheusBuilder::new(), |builder, (name, buckets)| {
+        .fold(builder, |builder, (name, buckets)| {
             builder
                 .set_buckets_for_metric(
                     metrics_exporter_prometheus::Matcher::Full(name.into()),
@@ -135,78 +289,7 @@ impl Metrics {
         })
         .build_recorder();
         let handle = recorder.handle();
-        let describe = |name: &'static str, help: &'static str| {
-            recorder.describe_counter(
-                KeyName::from_const_str(name),
-                None,
-                SharedString::from(help),
-            );
-        };
-        let describe_gauge = |name: &'static str, help: &'static str| {
-            recorder.describe_gauge(
-                KeyName::from_const_str(name),
-                None,
-                SharedString::from(help),
-            );
-        };
-        describe_gauge("dhumbal_rooms", "Rooms open.");
-        describe_gauge("dhumbal_connections", "WebSocket connections open.");
-        describe_gauge(
-            "dhumbal_seated",
-            "Seats held, by people (human) and by bots (bot).",
-        );
-        describe(
-            "dhumbal_messages_in_total",
-            "WebSocket messages received from clients.",
-        );
-        describe(
-            "dhumbal_messages_out_total",
-            "WebSocket messages sent to clients.",
-        );
-        describe(
-            "dhumbal_rejected_messages_total",
-            "Client messages answered with an error, by the error's code.",
-        );
-        describe(
-            "dhumbal_slow_clients_dropped_total",
-            "Clients disconnected because they fell behind.",
-        );
-        describe(
-            "dhumbal_bot_takeovers_total",
-            "Turns of away people handed to a stand-in bot.",
-        );
-        describe(
-            "dhumbal_matches_finished_total",
-            "Matches played to the end.",
-        );
-        describe(
-            "dhumbal_store_commits_total",
-            "Transactions the room log's writer committed.",
-        );
-        describe(
-            "dhumbal_store_errors_total",
-            "Room log writes that failed, rooms set aside and damaged files moved aside.",
-        );
-        for (name, help) in [
-            (
-                "dhumbal_store_append_seconds",
-                "Seconds from a room's append to the room log to its commit.",
-            ),
-            (
-                "dhumbal_action_seconds",
-                "Seconds a room takes to handle one client message.",
-            ),
-            (
-                "dhumbal_bot_think_seconds",
-                "Seconds a bot sent to think away from its room took to choose.",
-            ),
-        ] {
-            recorder.describe_histogram(
-                KeyName::from_const_str(name),
-                Some(metrics::Unit::Seconds),
-                SharedString::from(help),
-            );
-        }
+        describe_all(&recorder);
         let counter =
             |name: &'static str| recorder.register_counter(&Key::from_static_name(name), &METADATA);
         let gauge = |key: Key| recorder.register_gauge(&key, &METADATA);
@@ -238,6 +321,12 @@ impl Metrics {
             ),
             store_commits: counter("dhumbal_store_commits_total"),
             store_errors: counter("dhumbal_store_errors_total"),
+            restores: counter("dhumbal_room_restores_total"),
+            claims: counter("dhumbal_room_claims_total"),
+            fenced_appends: counter("dhumbal_fenced_appends_total"),
+            lease_renewals: counter("dhumbal_lease_renewals_total"),
+            lease_failures: counter("dhumbal_lease_renewal_failures_total"),
+            rooms_moved: counter("dhumbal_rooms_moved_total"),
             recorder,
             handle,
         }
@@ -381,6 +470,41 @@ mod tests {
             sample(&text, "dhumbal_store_append_seconds_bucket{le=\"2.5\"}"),
             Some(2.0)
         );
+    }
+
+    #[test]
+    fn a_node_label_goes_on_every_series() {
+        let metrics = Metrics::for_node(Some("node-a:8080"));
+        metrics.claims.increment(2);
+        metrics.rejected("not_your_turn");
+        metrics.action_handled(Duration::from_micros(30));
+        let text = metrics.render(3);
+        assert_eq!(
+            sample(&text, "dhumbal_rooms{node=\"node-a:8080\"}"),
+            Some(3.0)
+        );
+        assert_eq!(
+            sample(&text, "dhumbal_room_claims_total{node=\"node-a:8080\"}"),
+            Some(2.0)
+        );
+        for series in [
+            "dhumbal_fenced_appends_total",
+            "dhumbal_room_restores_total",
+            "dhumbal_lease_renewals_total",
+            "dhumbal_lease_renewal_failures_total",
+            "dhumbal_rooms_moved_total",
+        ] {
+            assert_eq!(
+                sample(&text, &format!("{series}{{node=\"node-a:8080\"}}")),
+                Some(0.0),
+                "{series}"
+            );
+        }
+        let samples = text.lines().filter(|line| !line.starts_with('#'));
+        for line in samples.filter(|line| !line.is_empty()) {
+            assert!(line.contains("node=\"node-a:8080\""), "{line}");
+        }
+        assert!(!Metrics::new().render(0).contains("node="));
     }
 
     #[test]

@@ -1,9 +1,15 @@
 //! The room registry: room codes to room handles; creating rooms, and restoring them from the
 //! store at start.
+//!
+//! With a shared store (Redis) a node holds only the rooms its people have come to: creating a
+//! room writes its setup to the store and holds nothing, and the first `hello` for a room this
+//! node does not hold claims it from the store and restores it, as at start ([`Registry::find`]).
+//! A room is described from the store on any node ([`Registry::summary`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use dhumbal_protocol::RoomSummary;
 use tracing::{error, info, warn};
 
 use crate::code::new_code;
@@ -27,6 +33,13 @@ pub struct Registry {
     store: Store,
     /// Where every room's slow bots think.
     thinkers: Thinkers,
+    /// Every room's timings (for the rooms restored or claimed).
+    timing: Timing,
+    /// The server's metrics.
+    metrics: Arc<Metrics>,
+    /// One lock per code being claimed, so that two sockets for one room do not claim it
+    /// twice.
+    claiming: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// Why a room could not be created.
@@ -49,16 +62,29 @@ pub struct Restored {
     pub set_aside: Vec<(String, String)>,
 }
 
+/// How many fresh codes creating a room tries when the store has each already.
+const CODE_TRIES: usize = 3;
+
 impl Registry {
     /// An empty registry that holds at most `max_rooms` rooms, each stopping at `shutdown` and
-    /// logging to `store`; slow bots think in a pool sized for this machine.
-    pub fn new(max_rooms: usize, shutdown: Shutdown, store: Store) -> Registry {
+    /// logging to `store`; slow bots think in a pool sized for this machine. The rooms it
+    /// restores or claims run with `timing` and count in `metrics`.
+    pub fn new(
+        max_rooms: usize,
+        shutdown: Shutdown,
+        store: Store,
+        timing: Timing,
+        metrics: Arc<Metrics>,
+    ) -> Registry {
         Registry {
             rooms: Arc::new(Mutex::new(HashMap::new())),
             max_rooms,
             shutdown,
             store,
             thinkers: Thinkers::for_this_machine(),
+            timing,
+            metrics,
+            claiming: Mutex::default(),
         }
     }
 
@@ -70,6 +96,10 @@ impl Registry {
     /// Opens a room under a fresh code: writes its setup to the store, then starts it. `setup`'s
     /// code is replaced by the new code, which is returned. `creator` is the creating address's
     /// place under its cap, held until the room closes.
+    ///
+    /// With a shared store the room is only written: no node holds it until the first `hello`
+    /// for its code claims it, on whichever node the router sends that to ([`Registry::find`]),
+    /// and `creator`'s place is given back at once.
     pub async fn create(
         &self,
         mut setup: Setup,
@@ -77,22 +107,32 @@ impl Registry {
         metrics: Arc<Metrics>,
         creator: AddressSlot,
     ) -> Result<String, CreateError> {
-        let code = {
-            let rooms = self.lock();
-            if rooms.len() >= self.max_rooms {
-                return Err(CreateError::Full);
-            }
-            loop {
-                let code = new_code();
-                if !rooms.contains_key(&code) {
-                    break code;
+        let mut tries = 0;
+        let code = loop {
+            let code = {
+                let rooms = self.lock();
+                if rooms.len() >= self.max_rooms {
+                    return Err(CreateError::Full);
                 }
+                loop {
+                    let code = new_code();
+                    if !rooms.contains_key(&code) {
+                        break code;
+                    }
+                }
+            };
+            setup.code = code.clone();
+            tries += 1;
+            match self.store.create_room(&code, record::encode(&setup)).await {
+                Ok(()) => break code,
+                // The code is taken in the store (a room set aside, or held by another node).
+                Err(StoreError::Conflict(_)) if tries < CODE_TRIES => {}
+                Err(e) => return Err(e.into()),
             }
         };
-        setup.code = code.clone();
-        self.store
-            .create_room(&code, record::encode(&setup))
-            .await?;
+        if self.store.is_shared() {
+            return Ok(code);
+        }
         let core = room::new_core(&setup, timing, metrics);
         let log = RoomLog {
             store: self.store.clone(),
@@ -105,12 +145,7 @@ impl Registry {
 
     /// Restores every room the store loaded, replaying its log; a room whose log does not
     /// replay is set aside (kept on disk, not served), and the others are restored.
-    pub async fn restore(
-        &self,
-        loaded: Loaded,
-        timing: Timing,
-        metrics: &Arc<Metrics>,
-    ) -> Restored {
+    pub async fn restore(&self, loaded: Loaded) -> Restored {
         let mut restored = Restored {
             set_aside: loaded.set_aside,
             ..Restored::default()
@@ -120,28 +155,9 @@ impl Registry {
         }
         for stored in loaded.rooms {
             let code = stored.code.clone();
-            let seq = stored.last_seq();
-            match replay(&stored, timing, Arc::clone(metrics)) {
-                Ok(core) => {
-                    let log = RoomLog {
-                        store: self.store.clone(),
-                        code: code.clone(),
-                        seq,
-                    };
-                    // A match that ended just before the process did may not have been kept.
-                    if let Some(kept) = core.kept_match() {
-                        log.keep_match(kept);
-                    }
-                    self.start(core, log, None);
-                    restored.rooms.push(code);
-                }
-                Err(why) => {
-                    error!(room = %code, why, "a room's log does not replay; it is set aside");
-                    if let Err(e) = self.store.set_aside(&code, &why).await {
-                        error!(room = %code, error = %e, "could not mark the room set aside");
-                    }
-                    restored.set_aside.push((code, why));
-                }
+            match self.revive(stored).await {
+                Ok(()) => restored.rooms.push(code),
+                Err(why) => restored.set_aside.push((code, why)),
             }
         }
         for (code, why) in &restored.set_aside {
@@ -153,6 +169,118 @@ impl Registry {
             "rooms restored"
         );
         restored
+    }
+
+    /// Restores one room from its log and starts it, as at start and for a claim; a room whose
+    /// log does not replay is set aside instead, and why is answered.
+    async fn revive(&self, stored: StoredRoom) -> Result<(), String> {
+        let code = stored.code.clone();
+        match replay(&stored, self.timing, Arc::clone(&self.metrics)) {
+            Ok(core) => {
+                let log = RoomLog {
+                    store: self.store.clone(),
+                    code,
+                    seq: stored.last_seq(),
+                };
+                // A match that ended just before the process did may not have been kept.
+                if let Some(kept) = core.kept_match() {
+                    log.keep_match(kept);
+                }
+                self.start(core, log, None);
+                self.metrics.restores.increment(1);
+                Ok(())
+            }
+            Err(why) => {
+                self.set_aside(&code, &why).await;
+                Err(why)
+            }
+        }
+    }
+
+    /// Sets a room whose log does not replay aside.
+    async fn set_aside(&self, code: &str, why: &str) {
+        error!(room = %code, why, "a room's log does not replay; it is set aside");
+        if let Err(e) = self.store.set_aside(code, why).await {
+            error!(room = %code, error = %e, "could not mark the room set aside");
+        }
+    }
+
+    /// The room with this (canonical) code: held here, or, with a shared store, claimed from
+    /// the store now and restored as at start (every node that held it before is fenced off:
+    /// its clients are told `room_moved` and come here). `None` when no such room is held here
+    /// or in the store (or its log does not replay: it is set aside); an error when the store
+    /// could not be reached.
+    pub async fn find(&self, code: &str) -> Result<Option<RoomHandle>, StoreError> {
+        if let Some(handle) = self.get(code) {
+            return Ok(Some(handle));
+        }
+        if !self.store.is_shared() || self.shutdown.has_begun() {
+            return Ok(None);
+        }
+        let gate = Arc::clone(
+            self.claiming
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(code.to_owned())
+                .or_default(),
+        );
+        let turn = gate.lock().await;
+        // Another socket for the room may have claimed it while this one waited.
+        let found = match self.get(code) {
+            Some(handle) => Ok(Some(handle)),
+            None => self.claim(code).await,
+        };
+        drop(turn);
+        let mut claiming = self.claiming.lock().unwrap_or_else(PoisonError::into_inner);
+        // Nobody else waits on this code's lock: it goes (the map holds one, this call another).
+        if Arc::strong_count(&gate) <= 2 {
+            claiming.remove(code);
+        }
+        found
+    }
+
+    /// Claims room `code` from the shared store and starts it here.
+    async fn claim(&self, code: &str) -> Result<Option<RoomHandle>, StoreError> {
+        let stored = match self.store.claim(code).await {
+            Ok(Some(stored)) => stored,
+            Ok(None) => return Ok(None),
+            Err(StoreError::Conflict(why)) => {
+                self.set_aside(code, &why).await;
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(self.revive(stored).await.ok().and_then(|()| self.get(code)))
+    }
+
+    /// What someone about to join needs to know of room `code`: from the room if it is held
+    /// here; with a shared store, from its log as committed, replayed here without claiming it
+    /// (people connected to it on another node then show as not connected). `None` for no such
+    /// room.
+    pub async fn summary(&self, code: &str) -> Option<RoomSummary> {
+        if let Some(summary) = match self.get(code) {
+            Some(handle) => handle.summary().await,
+            None => None,
+        } {
+            return Some(summary);
+        }
+        if !self.store.is_shared() {
+            return None;
+        }
+        match self.store.peek(code).await {
+            Ok(Some(stored)) => match replay(&stored, self.timing, Arc::clone(&self.metrics)) {
+                Ok(core) => Some(core.summary()),
+                Err(why) => {
+                    warn!(room = %code, why, "a room's log does not replay");
+                    None
+                }
+            },
+            Ok(None) => None,
+            Err(e) => {
+                warn!(room = %code, error = %e, "could not read a room from the store");
+                None
+            }
+        }
     }
 
     /// Starts a room's task and registers it.
@@ -305,10 +433,14 @@ mod tests {
         store.close().await;
 
         let store = Store::open(&config, Arc::clone(&metrics)).unwrap();
-        let registry = Registry::new(100, Shutdown::new(), store.clone());
-        let restored = registry
-            .restore(store.load().unwrap(), TIMING, &metrics)
-            .await;
+        let registry = Registry::new(
+            100,
+            Shutdown::new(),
+            store.clone(),
+            TIMING,
+            Arc::clone(&metrics),
+        );
+        let restored = registry.restore(store.load().unwrap()).await;
         assert_eq!(restored.rooms, ["GOODROOM22"]);
         let mut aside = restored.set_aside.clone();
         aside.sort();

@@ -638,6 +638,7 @@ export const EN = {
   "error.hello_first": "The connection was not ready yet; try again.",
   "error.already_joined": "This page has already joined the room.",
   "error.unknown_room": "There is no room with that code. It may have closed, or the server restarted.",
+  "error.room_mismatch": "This page connected for another room; reload it.",
   "error.rate_limited": "Slow down a little: that was too many messages at once.",
   "error.too_many_attempts": "Too many room codes that don't exist were tried from here; wait a minute and try again.",
   "error.room_full": "Every seat is taken; you can still watch.",
@@ -670,6 +671,7 @@ export const EN = {
   "error.unknown_match": "The server no longer keeps that match.",
   "error.restarting": "The server is restarting; you'll be back in your seat in a moment.",
   "error.shutting_down": "The server is shutting down.",
+  "error.room_moved": "The room moved to another server; you'll be back in your seat in a moment.",
   "error.bad_deck": "That test deck is not a whole pack.",
   "error.internal": "Something went wrong on the server.",
 
@@ -1309,6 +1311,7 @@ export const NE = {
   "error.hello_first": "जडान अझै तयार थिएन; फेरि प्रयास गर्नुहोस्।",
   "error.already_joined": "यो पृष्ठ कोठामा सामेल भइसकेको छ।",
   "error.unknown_room": "त्यो कोडको कुनै कोठा छैन। कोठा बन्द भएको हुन सक्छ, वा सर्भर फेरि सुरु भएको हुन सक्छ।",
+  "error.room_mismatch": "यो पृष्ठ अर्कै कोठाका लागि जोडिएको छ; फेरि लोड गर्नुहोस्।",
   "error.rate_limited": "अलि बिस्तारै: एकैपटक धेरै सन्देश पठाइयो।",
   "error.too_many_attempts": "यहाँबाट नभएका कोठाका धेरै कोड प्रयास गरिए; एक मिनेट पर्खेर फेरि प्रयास गर्नुहोस्।",
   "error.room_full": "सबै ठाउँ भरिएका छन्; तपाईं हेर्न भने सक्नुहुन्छ।",
@@ -1341,6 +1344,7 @@ export const NE = {
   "error.unknown_match": "सर्भरले त्यो खेल अब राख्दैन।",
   "error.restarting": "सर्भर फेरि सुरु हुँदै छ; केही बेरमै तपाईं आफ्नै ठाउँमा फर्किनुहुनेछ।",
   "error.shutting_down": "सर्भर बन्द हुँदै छ।",
+  "error.room_moved": "कोठा अर्को सर्भरमा सरेको छ; केही बेरमै तपाईं आफ्नै ठाउँमा फर्किनुहुनेछ।",
   "error.bad_deck": "त्यो परीक्षण तास पूरा गड्डी होइन।",
   "error.internal": "सर्भरमा केही बिग्रियो।",
 

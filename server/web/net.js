@@ -1,6 +1,8 @@
-// The WebSocket connection to the server, as `docs/protocol.md` describes it: the first message is
+// The WebSocket connection to the server, as `docs/protocol.md` describes it: the room's socket is
+// `/ws/{code}` (so that a load balancer can route it by the code) and its first message is
 // `hello`; after a drop the client comes back with its seat token, trying again with a growing
-// pause, and tells the page so it can show "reconnecting…".
+// pause (at once when the room moved to another server), and tells the page so it can show
+// "reconnecting…".
 
 /** The protocol version this client speaks. */
 export const PROTOCOL = 3;
@@ -14,9 +16,17 @@ export const CLOSE_ROOM_EXPIRED = 4004;
 /** The close code sent to a person the host removed from the room. */
 export const CLOSE_REMOVED = 4005;
 
+/** The close code of a room that moved to another server of a cluster: come back at once. */
+export const CLOSE_ROOM_MOVED = 4006;
+
+/** A moved room is rejoined at once unless it moved this recently before (a room that keeps
+ * moving is retried with the usual growing pause instead, not in a tight loop). */
+const MOVED_AGAIN_MS = 5000;
+
 /** A connection to one room that reconnects by itself until closed. */
 export class Connection {
   /**
+   * @param {string} code the room's code (the socket is `/ws/{code}`)
    * @param {object} handlers
    * @param {() => object} handlers.hello builds the `hello` to send on every (re)connect
    * @param {(msg: object) => void} handlers.message a server message
@@ -25,13 +35,15 @@ export class Connection {
    * @param {(code: number) => void} handlers.ended the room is gone for this client (it expired,
    *   or the host removed this person): coming back would not help
    */
-  constructor(handlers) {
+  constructor(code, handlers) {
+    this.path = `/ws/${encodeURIComponent(code)}`;
     this.handlers = handlers;
     this.socket = null;
     this.closed = false;
     this.retries = 0;
     this.nextId = 1;
     this.timer = null;
+    this.movedAt = -Infinity;
   }
 
   /** Opens the socket (again). */
@@ -39,7 +51,7 @@ export class Connection {
     this.closed = false;
     clearTimeout(this.timer);
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    const socket = new WebSocket(`${scheme}//${location.host}/ws`);
+    const socket = new WebSocket(`${scheme}//${location.host}${this.path}`);
     this.socket = socket;
     socket.addEventListener("open", () => {
       this.retries = 0;
@@ -73,7 +85,14 @@ export class Connection {
       this.handlers.status(true);
       // A growing pause with jitter: after a restart, every page comes back, not all at once.
       const base = Math.min(5000, 400 * 2 ** this.retries);
-      const delay = base / 2 + Math.random() * (base / 2);
+      let delay = base / 2 + Math.random() * (base / 2);
+      // The room moved to another server, which is up: back at once (within 0.1 s, so that a
+      // moved server's pages do not all arrive in the same instant).
+      const now = Date.now();
+      if (event.code === CLOSE_ROOM_MOVED && now - this.movedAt > MOVED_AGAIN_MS) {
+        this.movedAt = now;
+        delay = Math.random() * 100;
+      }
       this.retries += 1;
       this.timer = setTimeout(() => this.open(), delay);
     });

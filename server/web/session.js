@@ -150,7 +150,7 @@ function roomGone(why) {
 function connect(spectator) {
   if (session.conn) session.conn.close();
   session.spectator = spectator;
-  session.conn = new Connection({
+  session.conn = new Connection(session.code, {
     hello: () => {
       session.joined = false;
       const hello = {
@@ -233,8 +233,9 @@ function onMessage(msg) {
       break;
     case "bye":
       // The socket closes next; the connection comes back by itself with the seat token.
-      // (Removed by the host: the page that follows says so, and why.)
-      if (msg.reason === "removed") break;
+      // (Removed by the host: the page that follows says so, and why. Moved to another server:
+      // back at once, with no more than the "reconnecting…" banner.)
+      if (msg.reason === "removed" || msg.reason === "room_moved") break;
       notice(msg.reason === "shutting_down" || msg.reason === "restarting" ? t("conn.restarting") : errorText({ code: msg.reason, message: msg.message }), "error");
       break;
     default:

@@ -61,12 +61,32 @@ pub enum Closed {
     NoCode,
 }
 
+/// The path of a room's WebSocket, `/ws/{code}` (the code percent-encoded, so that a test may
+/// pass one as a person typed it).
+pub fn room_path(code: &str) -> String {
+    let mut path = String::from("/ws/");
+    for byte in code.bytes() {
+        if byte.is_ascii_alphanumeric() {
+            path.push(char::from(byte));
+        } else {
+            path.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    path
+}
+
 impl Client {
-    /// Opens a WebSocket to the server's `/ws`.
+    /// Opens a WebSocket to the server's `/ws` (the socket for any room).
     pub async fn connect(addr: SocketAddr) -> Client {
+        Client::connect_to(addr, "/ws").await
+    }
+
+    /// Opens a WebSocket to `path` on the server: `/ws`, or a room's `/ws/{code}`
+    /// ([`room_path`]).
+    pub async fn connect_to(addr: SocketAddr, path: &str) -> Client {
         let (ws, _) = crate::guarded(
             "the WebSocket to open",
-            connect_async(format!("ws://{addr}/ws")),
+            connect_async(format!("ws://{addr}{path}")),
         )
         .await
         .expect("the WebSocket opens");
@@ -101,7 +121,19 @@ impl Client {
         from: IpAddr,
         headers: &[(&str, &str)],
     ) -> Result<Client, (u16, String)> {
-        let mut request = format!("ws://{addr}/ws")
+        Client::connect_to_with(addr, "/ws", from, headers).await
+    }
+
+    /// Opens a WebSocket to `path` (`/ws`, or a room's `/ws/{code}`) from the loopback address
+    /// `from`, with these extra request headers. A refused upgrade is returned as its HTTP status
+    /// and body.
+    pub async fn connect_to_with(
+        addr: SocketAddr,
+        path: &str,
+        from: IpAddr,
+        headers: &[(&str, &str)],
+    ) -> Result<Client, (u16, String)> {
+        let mut request = format!("ws://{addr}{path}")
             .into_client_request()
             .expect("a WebSocket request");
         for (name, value) in headers {
@@ -148,15 +180,15 @@ impl Client {
         self.send(ClientMessage::Hello(hello(room, name))).await;
     }
 
-    /// Connects and says hello with a name (and the host secret, for the host), expecting a
-    /// `welcome`.
+    /// Connects to the room's own socket (`/ws/{code}`, as the web client does) and says hello
+    /// with a name (and the host secret, for the host), expecting a `welcome`.
     pub async fn join(
         addr: SocketAddr,
         room: &str,
         name: &str,
         host_secret: Option<&str>,
     ) -> Client {
-        let mut client = Client::connect(addr).await;
+        let mut client = Client::connect_to(addr, &room_path(room)).await;
         client
             .send(ClientMessage::Hello(Hello {
                 host_secret: host_secret.map(str::to_owned),

@@ -168,6 +168,22 @@ pub struct Report {
 }
 
 impl Report {
+    /// Adds what `other` counted over some reconnections (a cluster's person, say).
+    pub fn absorb(&mut self, other: &Report) {
+        self.reconnections += other.reconnections;
+        self.not_restored += other.not_restored;
+        self.acknowledged_checked += other.acknowledged_checked;
+        self.acknowledged_lost += other.acknowledged_lost;
+        self.views_compared += other.views_compared;
+        self.views_differing += other.views_differing;
+        self.views_behind += other.views_behind;
+        self.committed_unsent_recovered += other.committed_unsent_recovered;
+        self.own_moves_recovered += other.own_moves_recovered;
+        self.own_moves_not_committed += other.own_moves_not_committed;
+        self.rematches_recovered += other.rematches_recovered;
+        self.failures.extend(other.failures.iter().cloned());
+    }
+
     /// Whether every check held: nothing acknowledged lost, every room restored, every match
     /// finished, no invariant broken.
     pub fn passed(&self) -> bool {
@@ -327,11 +343,11 @@ struct Harness<'a> {
 }
 
 /// A person at a table: a WebSocket client and what it needs to play and to be checked.
-struct Person {
+pub(crate) struct Person {
     /// The connection, with the history and view it keeps.
-    client: Client,
+    pub(crate) client: Client,
     /// The room's code.
-    code: String,
+    pub(crate) code: String,
     /// The room's number in this run.
     room: usize,
     /// The person's name.
@@ -353,16 +369,16 @@ struct Person {
     /// Whether a move was sent and its event not yet received.
     pending: bool,
     /// Whether to answer the current view before reading (after a reconnection).
-    answer_now: bool,
+    pub(crate) answer_now: bool,
     /// The longest think time.
     think: Duration,
     /// How long the current play goes on: while it runs until the kill, a finished match is
     /// followed by a rematch; in the last play, it is not.
-    until: Until,
+    pub(crate) until: Until,
     /// Whether `rematch` was sent for the current match.
     rematch_sent: bool,
     /// Whether the current match's `match_result` has arrived on this connection.
-    match_over: bool,
+    pub(crate) match_over: bool,
     /// Every match's result, in order (each once).
     match_results: Vec<MatchResult>,
     /// Events received.
@@ -374,11 +390,11 @@ struct Person {
     /// Refusals received, by code.
     refusals: BTreeMap<String, u64>,
     /// Failed checks.
-    failures: Vec<String>,
+    pub(crate) failures: Vec<String>,
 }
 
 /// How a read ended.
-enum Read {
+pub(crate) enum Read {
     /// A message.
     Message(ServerMessage),
     /// The socket closed (the server died, or closed it).
@@ -389,7 +405,7 @@ enum Read {
 
 /// How long play goes on in a task.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Until {
+pub(crate) enum Until {
     /// Until the socket closes (the server is killed).
     Closed,
     /// Until the match is over.
@@ -447,7 +463,7 @@ impl Harness<'_> {
         for room in 0..self.options.rooms {
             let preset = Preset::ALL[room % Preset::ALL.len()];
             *report.presets.entry(preset.name()).or_default() += 1;
-            let people = self.open_room(addr, room, preset).await?;
+            let people = open_room(addr, room, preset, &mut self.rng, self.options.think).await?;
             self.people.extend(people);
             report.people = self.people.len();
         }
@@ -521,66 +537,66 @@ impl Harness<'_> {
         drop(server);
         Ok(())
     }
+}
 
-    /// Creates a room of `preset`, seats its people (the host first) and starts the match.
-    async fn open_room(
-        &mut self,
-        addr: SocketAddr,
-        room: usize,
-        preset: Preset,
-    ) -> Result<Vec<Person>, String> {
-        let settings = preset.settings();
-        let create = CreateRoom {
-            preset: Some(preset),
-            settings: None,
-            decks: None,
-        };
-        let body = serde_json::to_string(&create).expect("a request serializes");
-        let (status, answer) = http::post(addr, "/api/rooms", &body).await;
-        if status != 201 {
-            return Err(format!("creating room {room}: {status} {answer}"));
-        }
-        let created: CreatedRoom =
-            serde_json::from_str(&answer).map_err(|e| format!("creating room {room}: {e}"))?;
-        let count = self
-            .rng
-            .random_range(1..=NAMES.len().min(usize::from(settings.players) - 1));
-        let mut people = Vec::new();
-        for (i, name) in NAMES.iter().take(count).enumerate() {
-            let secret = (i == 0).then_some(created.host_secret.as_str());
-            let client = Client::join(addr, &created.code, name, secret).await;
-            let (Some(seat), Some(token)) = (client.seat(), client.token()) else {
-                return Err(format!("room {room}: {name} has no seat"));
-            };
-            people.push(Person {
-                client,
-                code: created.code.clone(),
-                room,
-                name: (*name).to_owned(),
-                token,
-                seat,
-                deck_size: settings.deck_size(),
-                scoring: settings.scoring,
-                rng: StdRng::seed_from_u64(self.rng.random()),
-                ready_for: 0,
-                last_was_state: false,
-                pending: false,
-                answer_now: false,
-                think: self.options.think,
-                until: Until::Closed,
-                rematch_sent: false,
-                match_over: false,
-                match_results: Vec::new(),
-                events: 0,
-                views_checked: 0,
-                rounds_checked: 0,
-                refusals: BTreeMap::new(),
-                failures: Vec::new(),
-            });
-        }
-        people[0].send(ClientMessage::Start).await;
-        Ok(people)
+/// Creates a room of `preset` at `addr`, seats its people (the host first, one to three of
+/// them, each with a random think time up to `think`) and starts the match.
+pub(crate) async fn open_room(
+    addr: SocketAddr,
+    room: usize,
+    preset: Preset,
+    rng: &mut StdRng,
+    think: Duration,
+) -> Result<Vec<Person>, String> {
+    let settings = preset.settings();
+    let create = CreateRoom {
+        preset: Some(preset),
+        settings: None,
+        decks: None,
+    };
+    let body = serde_json::to_string(&create).expect("a request serializes");
+    let (status, answer) = http::post(addr, "/api/rooms", &body).await;
+    if status != 201 {
+        return Err(format!("creating room {room}: {status} {answer}"));
     }
+    let created: CreatedRoom =
+        serde_json::from_str(&answer).map_err(|e| format!("creating room {room}: {e}"))?;
+    let count = rng.random_range(1..=NAMES.len().min(usize::from(settings.players) - 1));
+    let mut people = Vec::new();
+    for (i, name) in NAMES.iter().take(count).enumerate() {
+        let secret = (i == 0).then_some(created.host_secret.as_str());
+        let client = Client::join(addr, &created.code, name, secret).await;
+        let (Some(seat), Some(token)) = (client.seat(), client.token()) else {
+            return Err(format!("room {room}: {name} has no seat"));
+        };
+        people.push(Person {
+            client,
+            code: created.code.clone(),
+            room,
+            name: (*name).to_owned(),
+            token,
+            seat,
+            deck_size: settings.deck_size(),
+            scoring: settings.scoring,
+            rng: StdRng::seed_from_u64(rng.random()),
+            ready_for: 0,
+            last_was_state: false,
+            pending: false,
+            answer_now: false,
+            think,
+            until: Until::Closed,
+            rematch_sent: false,
+            match_over: false,
+            match_results: Vec::new(),
+            events: 0,
+            views_checked: 0,
+            rounds_checked: 0,
+            refusals: BTreeMap::new(),
+            failures: Vec::new(),
+        });
+    }
+    people[0].send(ClientMessage::Start).await;
+    Ok(people)
 }
 
 /// Waits for `GET /readyz` to answer 200.
@@ -664,7 +680,7 @@ impl Person {
 
     /// The next message, kept the way [`Client::recv`] keeps it (history, view, leak scan), or
     /// how the socket ended.
-    async fn read(&mut self) -> Read {
+    pub(crate) async fn read(&mut self) -> Read {
         loop {
             let frame = tokio::time::timeout(PATIENCE, self.client.socket().next()).await;
             let text = match frame {
@@ -702,7 +718,7 @@ impl Person {
     }
 
     /// Checks a message and answers it.
-    async fn handle(&mut self, message: ServerMessage) {
+    pub(crate) async fn handle(&mut self, message: ServerMessage) {
         match message {
             ServerMessage::History { .. } => {
                 self.last_was_state = false;
@@ -763,7 +779,7 @@ impl Person {
 
     /// Answers the current view: a move on this seat's turn, `ready` between rounds, and
     /// `rematch` after the match (unless this is the last play).
-    async fn respond(&mut self) {
+    pub(crate) async fn respond(&mut self) {
         let Some(view) = self.client.view.as_ref() else {
             return;
         };
@@ -905,9 +921,63 @@ fn results_problems(results: &[RoundResult], scoring: Scoring) -> Vec<String> {
     problems
 }
 
+/// Opens a socket to the person's room through `addr` (`/ws/{code}`), says hello with the seat
+/// token, and reads until the room's `history` and `state` have come. Returns the view, or why
+/// the person is not back in their seat.
+async fn rejoin(person: &mut Person, addr: SocketAddr) -> Result<SeatView, String> {
+    let path = format!("/ws/{}", person.code);
+    person.client = Client::connect_to_with(addr, &path, [127, 0, 0, 1].into(), &[])
+        .await
+        .map_err(|(status, body)| format!("the socket was refused: {status} {body}"))?;
+    let hello = ClientMessage::Hello(Hello {
+        protocol: PROTOCOL_VERSION,
+        room: person.code.clone(),
+        name: person.name.clone(),
+        token: Some(person.token.clone()),
+        spectator: false,
+        host_secret: None,
+        client_seed: None,
+    });
+    person.send(hello).await;
+    let mut got_history = false;
+    loop {
+        match person.read().await {
+            Read::Message(ServerMessage::State { view, .. }) if got_history => return Ok(*view),
+            Read::Message(ServerMessage::State { .. }) => {
+                return Err("a state but no history after the hello".into());
+            }
+            Read::Message(ServerMessage::History { .. }) => got_history = true,
+            Read::Message(ServerMessage::Welcome(welcome)) if welcome.seat != Some(person.seat) => {
+                return Err(format!("the token gave seat {:?}", welcome.seat));
+            }
+            Read::Message(ServerMessage::Error(error)) => {
+                return Err(format!(
+                    "the hello with the token was refused: {} ({})",
+                    error.code, error.message
+                ));
+            }
+            Read::Message(_) => {}
+            Read::Closed | Read::Stalled => return Err("no state after the hello".into()),
+        }
+    }
+}
+
 /// Reconnects `person` to the restarted server with its token and checks what comes back
 /// against what it had acknowledged.
 async fn reconnect(person: &mut Person, addr: SocketAddr, kill: u32, report: &mut Report) {
+    reconnect_within(person, addr, kill, report, Duration::ZERO).await;
+}
+
+/// Reconnects `person` through `addr` with its seat token, trying again for up to `patience`
+/// while the room is not back yet (a cluster moving it to another node), and checks that what
+/// it had received came back (see the module's overview).
+pub(crate) async fn reconnect_within(
+    person: &mut Person,
+    addr: SocketAddr,
+    kill: u32,
+    report: &mut Report,
+    patience: Duration,
+) {
     report.reconnections += 1;
     let had = person.client.history.clone();
     let had_view = person.client.view.clone();
@@ -920,46 +990,22 @@ async fn reconnect(person: &mut Person, addr: SocketAddr, kill: u32, report: &mu
             .as_ref()
             .is_some_and(|v| v.phase == Phase::MatchOver);
 
-    person.client = Client::connect(addr).await;
-    let hello = ClientMessage::Hello(Hello {
-        protocol: PROTOCOL_VERSION,
-        room: person.code.clone(),
-        name: person.name.clone(),
-        token: Some(person.token.clone()),
-        spectator: false,
-        host_secret: None,
-        client_seed: None,
-    });
-    person.send(hello).await;
-    let mut got_history = false;
+    let give_up = Instant::now() + patience;
     let view = loop {
-        match person.read().await {
-            Read::Message(ServerMessage::State { view, .. }) => break Some(view),
-            Read::Message(ServerMessage::History { .. }) => got_history = true,
-            Read::Message(ServerMessage::Welcome(welcome)) if welcome.seat != Some(person.seat) => {
-                let failure = format!(
-                    "kill {kill}: {person}: the token gave seat {:?}",
-                    welcome.seat
-                );
-                person.failures.push(failure);
+        match rejoin(person, addr).await {
+            Ok(view) => break Some(view),
+            Err(_) if Instant::now() < give_up => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            Read::Message(ServerMessage::Error(error)) => {
-                let failure = format!(
-                    "kill {kill}: {person}: the hello with the token was refused: {} ({})",
-                    error.code, error.message
-                );
-                person.failures.push(failure);
-                break None;
-            }
-            Read::Message(_) => {}
-            Read::Closed | Read::Stalled => {
-                let failure = format!("kill {kill}: {person}: no state after the hello");
-                person.failures.push(failure);
+            Err(why) => {
+                person
+                    .failures
+                    .push(format!("kill {kill}: {person}: {why}"));
                 break None;
             }
         }
     };
-    let Some(view) = view.filter(|_| got_history) else {
+    let Some(view) = view else {
         report.not_restored += 1;
         report.acknowledged_lost += had_items;
         return;
@@ -1162,7 +1208,7 @@ fn compare(had: &History, got: &History) -> Comparison {
 
 /// Checks that every room's last match ended, for every person, with the same result; and adds
 /// up the people's figures.
-fn finish(people: &mut [Person], report: &mut Report) {
+pub(crate) fn finish(people: &mut [Person], report: &mut Report) {
     let mut rooms: BTreeMap<usize, Vec<&Person>> = BTreeMap::new();
     for person in people.iter() {
         rooms.entry(person.room).or_default().push(person);

@@ -15,18 +15,29 @@
 //! - [`process`] — [`ServerProcess`](process::ServerProcess): the real server binary as a child
 //!   process, for the tests that attack it (`tests/hostile.rs`).
 //! - [`play`] — [`random_action`]: a random legal action chosen from a seat's view alone.
+//! - [`redis`] — [`RedisServer`](redis::RedisServer): a throwaway `redis-server` on a free
+//!   loopback port (skipped without one, but under `CI=true`), for the Redis store's tests and
+//!   the cluster.
 //! - [`watchdog`] — [`Watchdog`] and [`guarded`]: failure guards that also work under paused
 //!   tokio time.
 //! - [`crash`] — [`crash::run`]: the crash harness (SIGKILL the server while rooms play,
 //!   restart it, check that no client loses what it had received), for the `crash` binary and
 //!   `tests/crash.rs`.
+//! - [`haproxy`] — [`Haproxy`](haproxy::Haproxy): HAProxy in front of server nodes, routing as
+//!   `docker/haproxy.cfg` does, for the cluster test.
+//! - [`cluster`] — [`cluster::run`]: three nodes on one Redis behind HAProxy, a node killed,
+//!   restarted and paused while rooms play; every reconnection checked as the crash harness
+//!   checks one.
 
 pub mod client;
+pub mod cluster;
 pub mod crash;
+pub mod haproxy;
 pub mod http;
 pub mod leaks;
 pub mod play;
 pub mod process;
+pub mod redis;
 pub mod server;
 pub mod watchdog;
 

@@ -483,16 +483,21 @@ async fn behind_a_trusted_proxy_limits_count_the_forwarded_client() {
         ("origin", "https://play.example"),
         ("x-forwarded-host", "play.example"),
     ];
-    Client::connect_with(addr, proxy, &from_page)
-        .await
-        .expect("the proxy's forwarded host is the page's origin");
-    let Err((status, body)) = Client::connect_with(addr, liar, &from_page).await else {
-        panic!("a forwarded host from a peer that is no proxy was believed");
-    };
-    assert_eq!(
-        (status, api_code(&body).as_str()),
-        (403, codes::FORBIDDEN_ORIGIN)
-    );
+    // The same at `/ws` and at the room's own `/ws/{code}` (the path a proxy routes by).
+    for path in ["/ws", room.ws.as_str()] {
+        Client::connect_to_with(addr, path, proxy, &from_page)
+            .await
+            .expect("the proxy's forwarded host is the page's origin");
+        let Err((status, body)) = Client::connect_to_with(addr, path, liar, &from_page).await
+        else {
+            panic!("a forwarded host from a peer that is no proxy was believed at {path}");
+        };
+        assert_eq!(
+            (status, api_code(&body).as_str()),
+            (403, codes::FORBIDDEN_ORIGIN),
+            "{path}"
+        );
+    }
 }
 
 // ----- 5. Abusive clients see their close -----

@@ -1,4 +1,5 @@
-//! The `hello` step: check the protocol version, find the room (counting codes of no room
+//! The `hello` step: check the protocol version, check that `hello` names the room of the
+//! socket's path when it was opened at `/ws/{code}`, find the room (counting codes of no room
 //! against the address, [`crate::limits::JoinAttempts`]), and ask the room to let the
 //! connection in.
 
@@ -13,19 +14,26 @@ use crate::code::normalize;
 use crate::error::Refusal;
 use crate::room::{Command, RoomHandle};
 
-/// Joins the room `hello` names. `Ok(Some(room))` when the room let the connection in;
-/// `Ok(None)` when the room refused it (and has told the client why); `Err` for a refusal the
-/// connection must send itself.
+/// Joins the room `hello` names. `path_room` is the code in the socket's path (`/ws/{code}`,
+/// normalised), if it had one: `hello` must name that room, or it is refused with
+/// `room_mismatch` before any lookup (a load balancer routed the socket by that code, so it may
+/// not join another room here). `Ok(Some(room))` when the room let the connection in; `Ok(None)`
+/// when the room refused it (and has told the client why); `Err` for a refusal the connection
+/// must send itself.
 pub(super) async fn join(
     app: &AppState,
     conn: u64,
     ip: IpAddr,
     tx: &ClientTx,
+    path_room: Option<&str>,
     hello: Hello,
     id: Option<MessageId>,
 ) -> Result<Option<RoomHandle>, Refusal> {
     if hello.protocol != PROTOCOL_VERSION {
         return Err(Refusal::UnsupportedProtocol);
+    }
+    if path_room.is_some_and(|path| path != normalize(&hello.room)) {
+        return Err(Refusal::RoomMismatch);
     }
     // An address that failed too many lookups may still come back to its seat: with a token,
     // the room itself decides (a valid token is never refused). Anything else is answered
@@ -34,7 +42,10 @@ pub(super) async fn join(
     if blocked && hello.token.is_none() {
         return Err(Refusal::TooManyAttempts);
     }
-    let Some(handle) = app.rooms.get(&normalize(&hello.room)) else {
+    // A room this node does not hold is claimed from a shared store (Redis) here.
+    let found = app.rooms.find(&normalize(&hello.room)).await;
+    let found = found.map_err(|e| Refusal::internal("claiming a room from the store failed", e))?;
+    let Some(handle) = found else {
         if blocked {
             return Err(Refusal::TooManyAttempts);
         }

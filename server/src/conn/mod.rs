@@ -3,7 +3,8 @@
 //! - `writer` drains the connection's bounded outbound queue onto the socket (batching what
 //!   is queued into one write) and pings the client every `--ping-interval`.
 //! - `reader` checks each incoming message's rate, size and shape, handles `hello` (through
-//!   `hello`), hands every other message to the room, notices silence, a missing `hello`, a
+//!   `hello`, which must name the room of the socket's path when it was opened at
+//!   `/ws/{code}`), hands every other message to the room, notices silence, a missing `hello`, a
 //!   kick and the shutdown, and says goodbye as each requires.
 //!
 //! [`serve`] runs both over an upgraded socket; `serve_streams` is the same over any sink and
@@ -33,6 +34,7 @@ use tracing::debug;
 pub(crate) use writer::write_batch;
 
 use crate::AppState;
+use crate::code::normalize;
 use crate::limits::{AddressSlot, Slot};
 use crate::listener::Held;
 use crate::room::Command;
@@ -97,17 +99,29 @@ pub struct Places {
 const CLOSE_LINGER: Duration = Duration::from_secs(1);
 
 /// Serves one upgraded WebSocket from the client at `ip` until either side ends it or the
-/// server shuts down. `places` are the connection's places under the caps, given back at the
-/// end.
-pub async fn serve(socket: WebSocket, app: Arc<AppState>, ip: IpAddr, places: Places) {
+/// server shuts down. `path_room` is the room code of the socket's path (`/ws/{code}`), which its
+/// `hello` must name, or `None` (`/ws`: any room). `places` are the connection's places under
+/// the caps, given back at the end.
+pub async fn serve(
+    socket: WebSocket,
+    app: Arc<AppState>,
+    ip: IpAddr,
+    path_room: Option<String>,
+    places: Places,
+) {
     let _places = places;
     let (sink, stream) = socket.split();
-    serve_streams(sink, stream, app, ip).await;
+    serve_streams(sink, stream, app, ip, path_room).await;
 }
 
 /// Serves one connection over `sink` and `stream` (a socket's halves, or channels in tests).
-pub(crate) async fn serve_streams<S, R>(sink: S, mut stream: R, app: Arc<AppState>, ip: IpAddr)
-where
+pub(crate) async fn serve_streams<S, R>(
+    sink: S,
+    mut stream: R,
+    app: Arc<AppState>,
+    ip: IpAddr,
+    path_room: Option<String>,
+) where
     S: Sink<Message> + Unpin + Send + 'static,
     R: Stream<Item = Result<Message, axum::Error>> + Unpin,
 {
@@ -127,7 +141,8 @@ where
         pings,
         Arc::clone(&app.metrics),
     ));
-    let mut reader = Reader::new(conn, Arc::clone(&app), ip, tx);
+    let path_room = path_room.map(|code| normalize(&code));
+    let mut reader = Reader::new(conn, Arc::clone(&app), ip, path_room, tx);
     let ending = reader.run(&mut stream, &kick).await;
     reader.farewell(ending);
     let Reader { room, tx, .. } = reader;

@@ -1,7 +1,7 @@
 //! The connection's reader: each incoming frame's rate ([`RateLimit`]: `rate_limited`, then
 //! `bye` and 1008), size (over the cap the socket refuses it; closed with 1009) and shape
-//! ([`parse_client_message`]); `hello` through [`super::hello`]; every other message to the
-//! room. It also notices silence (no frame, not even a pong, for two and a half ping intervals),
+//! ([`parse_client_message`]); `hello` through [`super::hello`] (which must name the room of
+//! the socket's path, if it has one); every other message to the room. It also notices silence (no frame, not even a pong, for two and a half ping intervals),
 //! a missing `hello`, a kick and the server's shutdown, and says goodbye as each requires.
 
 use std::net::IpAddr;
@@ -48,6 +48,9 @@ pub(super) struct Reader {
     app: Arc<AppState>,
     /// The client's address, for the failed-lookup count.
     ip: IpAddr,
+    /// The room code of the socket's path (`/ws/{code}`, normalised), which `hello` must name;
+    /// `None` for a socket opened at `/ws`.
+    path_room: Option<String>,
     /// The way back to the client: errors, `bye`, the close.
     pub(super) tx: ClientTx,
     /// The room the connection joined, once it has.
@@ -57,8 +60,15 @@ pub(super) struct Reader {
 }
 
 impl Reader {
-    /// A reader for a new connection that has not said `hello` yet.
-    pub(super) fn new(conn: u64, app: Arc<AppState>, ip: IpAddr, tx: ClientTx) -> Reader {
+    /// A reader for a new connection that has not said `hello` yet, opened for the room
+    /// `path_room` (`/ws/{code}`) or for any (`/ws`).
+    pub(super) fn new(
+        conn: u64,
+        app: Arc<AppState>,
+        ip: IpAddr,
+        path_room: Option<String>,
+        tx: ClientTx,
+    ) -> Reader {
         let rate = RateLimit::new(
             app.config.message_burst,
             app.config.messages_per_sec,
@@ -68,6 +78,7 @@ impl Reader {
             conn,
             app,
             ip,
+            path_room,
             tx,
             room: None,
             rate,
@@ -169,8 +180,17 @@ impl Reader {
         let id = envelope.id;
         match (envelope.message, &self.room) {
             (ClientMessage::Hello(hello), None) => {
-                match hello::join(&self.app, self.conn, self.ip, &self.tx, hello, id.clone()).await
-                {
+                let joined = hello::join(
+                    &self.app,
+                    self.conn,
+                    self.ip,
+                    &self.tx,
+                    self.path_room.as_deref(),
+                    hello,
+                    id.clone(),
+                )
+                .await;
+                match joined {
                     Ok(room) => self.room = room,
                     Err(refusal) => self.refuse(&refusal, id),
                 }

@@ -37,8 +37,13 @@ type BoxedSink = Pin<Box<dyn Sink<Message, Error = ()> + Send>>;
 type BoxedStream = Pin<Box<dyn Stream<Item = Result<Message, axum::Error>> + Send>>;
 
 /// A connection served over channels, with `config` (a sink that takes frames only while
-/// `stalled` is false).
+/// `stalled` is false), opened at `/ws`.
 fn connect(config: Config, stalled: bool) -> Client {
+    connect_at(config, stalled, None)
+}
+
+/// A connection as [`connect`], opened at `/ws/{path_room}` when that is given.
+fn connect_at(config: Config, stalled: bool, path_room: Option<&str>) -> Client {
     let metrics = Arc::new(Metrics::default());
     let store = Store::open(&StoreConfig::Memory, Arc::clone(&metrics)).unwrap();
     let app = Arc::new(AppState::new(config, store, metrics));
@@ -62,6 +67,7 @@ fn connect(config: Config, stalled: bool) -> Client {
         stream,
         Arc::clone(&app),
         IpAddr::V4(Ipv4Addr::LOCALHOST),
+        path_room.map(str::to_owned),
     ));
     Client {
         to_server,
@@ -151,6 +157,34 @@ async fn hello_comes_first_a_room_must_exist_and_binary_is_refused() {
     assert_eq!(bye_reason(&client.message().await), codes::HELLO_TIMEOUT);
     assert_eq!(client.close_code().await, CLOSE_NO_HELLO);
     client.ended().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_socket_opened_for_a_room_may_only_say_hello_to_that_room() {
+    // One failed lookup is all an address may have: a counted one would block the next.
+    let config = Config {
+        max_join_attempts: 1,
+        ..Config::default()
+    };
+    let mut client = connect_at(config, false, Some(" nosuchroom"));
+    let hello = |room: &str| {
+        format!(
+            r#"{{"type":"hello","protocol":{},"room":"{room}","name":"Asha","token":null,"id":1}}"#,
+            dhumbal_protocol::PROTOCOL_VERSION
+        )
+    };
+    // Another room's code is refused before any lookup: no failed attempt is counted.
+    for _ in 0..3 {
+        client.text(&hello("OTHERROOM2"));
+        assert_eq!(error_code(&client.message().await), codes::ROOM_MISMATCH);
+    }
+    let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    assert!(client.app.join_attempts.check(ip).is_ok());
+    // The path's own code (in any case) is looked up as at `/ws`: here it is no room's, which
+    // counts.
+    client.text(&hello("NoSuchRoom"));
+    assert_eq!(error_code(&client.message().await), codes::UNKNOWN_ROOM);
+    assert!(client.app.join_attempts.check(ip).is_err());
 }
 
 #[tokio::test(start_paused = true)]

@@ -4,6 +4,12 @@
 //! (**validate → append → broadcast**). A client whose queue is full is dropped, which is one
 //! more input for the core. An append that fails stops the room: nothing it changed is ever
 //! shown to anyone, and its log restores the room as it was before.
+//!
+//! In a shared store (Redis) the room also renews this node's lease on it every third of the
+//! lease. When another node has claimed the room (an append is fenced, or a renewal finds the
+//! room's epoch moved on) the room stops the same way, and every client is told `bye`
+//! (`room_moved`) and closed with 4006: it reconnects, and the router sends it to the node that
+//! holds the room now.
 
 use std::collections::HashMap;
 
@@ -17,6 +23,7 @@ use super::record::{Entry, FORMAT, encode};
 use super::think::Thinkers;
 use super::{Command, RoomLog};
 use crate::conn::ClientTx;
+use crate::store::{Store, StoreError};
 
 /// A room's task: its core, its clients' queues, and its log.
 pub(super) struct Actor {
@@ -30,6 +37,8 @@ pub(super) struct Actor {
     pub(super) thinkers: Thinkers,
     /// The way back from a thinking bot to this room.
     pub(super) thoughts: mpsc::UnboundedSender<Thought>,
+    /// Set when the log could not be written (or the room moved): the room stops.
+    pub(super) halted: Option<Stopped>,
 }
 
 /// How a room's task ended.
@@ -41,6 +50,9 @@ pub(super) enum Stopped {
     Ended(Ending),
     /// The room's log could not be written; the room stopped as its log has it.
     LogFailed,
+    /// Another node claimed the room (a shared store): it stopped here, its log stays, and its
+    /// clients were told to reconnect.
+    Moved,
 }
 
 impl Actor {
@@ -54,12 +66,26 @@ impl Actor {
         info!(room = %self.core.code(), "room opened");
         let stopping = stop.cancelled();
         tokio::pin!(stopping);
+        // Cancelled by the lease's renewals when another node has claimed the room.
+        let moved = CancellationToken::new();
+        let renewals = self.log.store.lease().map(|lease| {
+            tokio::spawn(renew(
+                self.log.store.clone(),
+                self.log.code.clone(),
+                lease,
+                moved.clone(),
+            ))
+        });
         let mut entropy = OsEntropy;
         let stopped = loop {
             let due = self.core.next_due();
             tokio::select! {
                 // The connections tell their clients `bye` themselves.
                 () = &mut stopping => break Stopped::Shutdown,
+                () = moved.cancelled() => {
+                    self.moved();
+                    break Stopped::Moved;
+                }
                 command = inbox.recv() => match command {
                     Some(command) => self.command(command, &mut entropy).await,
                     None => break Stopped::Shutdown,
@@ -75,23 +101,40 @@ impl Actor {
                     tokio::task::yield_now().await;
                 }
             }
-            if !self.flush(&mut entropy).await {
-                break Stopped::LogFailed;
+            self.flush(&mut entropy).await;
+            if let Some(halted) = self.halted {
+                break halted;
             }
             if let Some(ending) = self.core.ending() {
                 break Stopped::Ended(ending);
             }
         };
+        // Whoever asks the room anything from now on is told at once that it has gone.
+        inbox.close();
+        if let Some(renewals) = renewals {
+            renewals.abort();
+        }
         self.core.close();
+        let code = self.core.code();
         match stopped {
-            Stopped::Shutdown => info!(room = %self.core.code(), "room stopped for the shutdown"),
+            Stopped::Shutdown => info!(room = %code, "room stopped for the shutdown"),
             Stopped::Ended(ending) => {
-                if let Err(e) = self.log.store.delete_room(self.core.code()).await {
-                    warn!(room = %self.core.code(), error = %e, "could not delete the room's log");
+                if let Err(e) = self.log.store.delete_room(code).await {
+                    warn!(room = %code, error = %e, "could not delete the room's log");
                 }
-                info!(room = %self.core.code(), ?ending, "room closed");
+                info!(room = %code, ?ending, "room closed");
             }
-            Stopped::LogFailed => error!(room = %self.core.code(), "room stopped: its log failed"),
+            Stopped::LogFailed => error!(room = %code, "room stopped: its log failed"),
+            Stopped::Moved => {
+                self.core.metrics().rooms_moved.increment(1);
+                warn!(room = %code, "room stopped: another node has claimed it");
+            }
+        }
+        if !matches!(stopped, Stopped::Ended(_)) {
+            // Before the room leaves the registry: a claim of it here afterwards starts afresh.
+            if let Err(e) = self.log.store.release(code).await {
+                warn!(room = %code, error = %e, "could not give up the room's lease");
+            }
         }
         stopped
     }
@@ -149,16 +192,29 @@ impl Actor {
 
     /// Settles the core, appends what it changed for good, then delivers what it wants sent;
     /// clients that fell behind are dropped (each one more input), until nothing is left.
-    /// Returns `false` if the log could not be written: the room must stop.
+    /// Returns `false` if the log could not be written (or the room has moved): the room must
+    /// stop, and [`Actor::halted`] says why.
     async fn flush(&mut self, entropy: &mut OsEntropy) -> bool {
+        if self.halted.is_some() {
+            return false;
+        }
         loop {
             self.core.settle(Instant::now());
             let records = self.core.take_records();
             if !records.is_empty() {
                 let snapshot = self.core.take_snapshot();
-                if !self.log.append(records, snapshot).await {
-                    self.fail();
-                    return false;
+                match self.log.append(records, snapshot).await {
+                    Ok(()) => {}
+                    Err(StoreError::Fenced { .. }) => {
+                        self.moved();
+                        self.halted = Some(Stopped::Moved);
+                        return false;
+                    }
+                    Err(_) => {
+                        self.fail();
+                        self.halted = Some(Stopped::LogFailed);
+                        return false;
+                    }
                 }
             }
             let dropped = self.deliver();
@@ -211,16 +267,52 @@ impl Actor {
             client.close(1011, "internal error");
         }
     }
+
+    /// Another node holds the room now: nobody hears of what the room did since its last
+    /// append, and every client is told to reconnect (the router sends it to that node).
+    fn moved(&mut self) {
+        self.core.take_effects();
+        for (_, client) in self.clients.drain() {
+            client.send_message(&dhumbal_protocol::ServerMessage::bye(
+                dhumbal_protocol::codes::ROOM_MOVED,
+                "this room has moved to another server; reconnecting",
+            ));
+            client.close(dhumbal_protocol::CLOSE_ROOM_MOVED, "room moved");
+        }
+    }
+}
+
+/// Renews this node's lease on room `code` every third of `lease`, until the room's task stops
+/// it; cancels `moved` when a renewal finds that another node has claimed the room (or that it
+/// is gone), so that a room where nothing is appended learns of it too. A renewal that fails
+/// because Redis is away is tried again at the next one: the owner's lease only says which
+/// node holds the room, and fencing, not the lease, keeps two nodes from writing one log.
+async fn renew(store: Store, code: String, lease: std::time::Duration, moved: CancellationToken) {
+    let period = lease / 3;
+    let mut ticks = tokio::time::interval_at(Instant::now() + period, period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        match store.renew(&code).await {
+            Ok(()) => {}
+            Err(e @ StoreError::Fenced { .. }) => {
+                warn!(room = %code, error = %e, "the room's lease is lost: another node holds it");
+                moved.cancel();
+                return;
+            }
+            Err(e) => warn!(room = %code, error = %e, "could not renew the room's lease"),
+        }
+    }
 }
 
 impl RoomLog {
     /// Appends one input's records as the log's next entry, and the snapshot the log restarts
-    /// from if a rematch began in it. Returns whether they were written.
+    /// from if a rematch began in it. Answers why the entry was not written, if it was not.
     async fn append(
         &mut self,
         records: Vec<super::record::Record>,
         snapshot: Option<super::record::Snapshot>,
-    ) -> bool {
+    ) -> Result<(), StoreError> {
         let started = std::time::Instant::now();
         let entry = encode(&Entry {
             format: FORMAT,
@@ -229,7 +321,7 @@ impl RoomLog {
         self.seq += 1;
         if let Err(e) = self.store.append(&self.code, self.seq, entry).await {
             error!(room = %self.code, seq = self.seq, error = %e, "appending to the room's log failed");
-            return false;
+            return Err(e);
         }
         if let Some(snapshot) = snapshot {
             // The snapshot is the room before this entry: the log restarts from it.
@@ -243,7 +335,7 @@ impl RoomLog {
             }
         }
         tracing::trace!(room = %self.code, seq = self.seq, took = ?started.elapsed(), "appended");
-        true
+        Ok(())
     }
 }
 

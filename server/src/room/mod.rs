@@ -131,6 +131,7 @@ pub fn spawn(
         log,
         thinkers,
         thoughts,
+        halted: None,
     };
     let stop = shutdown.token();
     shutdown.spawn(async move {

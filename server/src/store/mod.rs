@@ -10,7 +10,7 @@
 //! sends the input's effects only once [`Store::append`] has answered, which it does once the
 //! input has been committed.
 //!
-//! Two stores behind one [`Store`]:
+//! Three stores behind one [`Store`]:
 //!
 //! - [`StoreConfig::Sqlite`] ([`sqlite`]): the log in `<data-dir>/dhumbal.db`, SQLite in WAL mode
 //!   with `synchronous=NORMAL`, written by one thread that commits whatever is queued in one
@@ -18,11 +18,20 @@
 //!   killed at any moment.
 //! - [`StoreConfig::Memory`] ([`memory`]): the same checks and answers, nothing kept; every write
 //!   completes at once. For tests and benchmarks.
+//! - [`StoreConfig::Redis`] ([`redis`]): the log in a Redis shared by every node of a cluster. A
+//!   room is *held* by one node at a time: the node that gets a socket for a room it does not
+//!   hold *claims* it ([`Store::claim`]), which moves the room's epoch on and fences off every
+//!   node that held it before: their appends answer [`StoreError::Fenced`], and so does their
+//!   lease renewal ([`Store::renew`]). Nothing is loaded at start ([`Store::load`] answers no
+//!   rooms): rooms are claimed when their people come.
 //!
 //! Writes ([`Store::create_room`], [`Store::append`], [`Store::snapshot`], [`Store::delete_room`],
 //! [`Store::set_aside`]) are queued when called, not when first polled: each returns a
 //! [`Pending`] future that only waits for the answer, so a write happens even if its future is
-//! dropped, and the writes of one caller commit in the order it called them.
+//! dropped, and (SQLite, memory) the writes of one caller commit in the order it called them.
+//! Redis runs each write as it is called, side by side with the others: writes that a caller
+//! awaits one after the other (a room's appends, snapshots and deletion) keep their order; one
+//! not awaited (a hand history) lands a moment later.
 //!
 //! Beside the rooms' logs, the store keeps finished matches' hand histories ([`KeptMatch`]) for
 //! their players to download, for `--keep-matches` after the match ([`Store::keep_match`],
@@ -35,6 +44,7 @@
 //! forgotten damaged room stays visible in the logs until someone deletes it.
 
 pub mod memory;
+pub mod redis;
 pub mod sqlite;
 
 use std::fmt;
@@ -43,6 +53,7 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use tokio::sync::oneshot;
 
@@ -51,7 +62,7 @@ use crate::metrics::Metrics;
 /// The database's file name inside `--data-dir`.
 pub const DB_FILE: &str = "dhumbal.db";
 
-/// Which store: `--store memory`, or the SQLite log in `--data-dir`.
+/// Which store: `--store memory`, the SQLite log in `--data-dir`, or `--store redis://…`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StoreConfig {
     /// Nothing kept: rooms are lost when the process ends. For tests and benchmarks.
@@ -61,6 +72,40 @@ pub enum StoreConfig {
         /// The folder that holds the database and its `-wal` and `-shm` files.
         data_dir: PathBuf,
     },
+    /// The log in a Redis that every node of a cluster shares ([`redis`]).
+    Redis(RedisConfig),
+}
+
+/// Where the Redis store is, who this node is, and how long what it writes lasts.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedisConfig {
+    /// The server, as `redis://[user:password@]host[:port][/db]`.
+    pub url: String,
+    /// This node's id, recorded as the owner of the rooms it holds (and the `node` label of its
+    /// metrics).
+    pub node: String,
+    /// How long a claim holds the room without being renewed (`--lease`). A room renews it every
+    /// third of it; an append that fails for want of Redis is tried again for this long.
+    pub lease: Duration,
+    /// How long a room's keys stay once no node writes to them or renews its lease (no node
+    /// holds the room): `--idle-room-ttl`, the time a room with nobody connected stays open
+    /// (and at least three leases).
+    pub room_ttl: Duration,
+    /// How long a finished match's hand history is kept (`--keep-matches`): its key expires
+    /// then.
+    pub keep_matches: Duration,
+}
+
+impl fmt::Debug for RedisConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisConfig")
+            .field("url", &redis::redacted(&self.url))
+            .field("node", &self.node)
+            .field("lease", &self.lease)
+            .field("room_ttl", &self.room_ttl)
+            .field("keep_matches", &self.keep_matches)
+            .finish()
+    }
 }
 
 /// Why the store could not do what it was asked. Cheap to clone, so that one failed commit can
@@ -106,6 +151,20 @@ pub enum StoreError {
     /// No such room in the log (never created, deleted, or set aside).
     #[error("room {0} is not in the store")]
     UnknownRoom(String),
+    /// Redis: another node has claimed the room since this node did (or this node never held
+    /// it), so this node may not write to its log any more. The room has moved: its clients
+    /// reconnect and find it where it is now.
+    #[error("room {code} is held by another node now: {detail}")]
+    Fenced {
+        /// The room's code.
+        code: String,
+        /// The epochs involved, for logs.
+        detail: String,
+    },
+    /// Redis failed or could not be reached (for as long as the store tries again). The text is
+    /// for logs, not for players.
+    #[error("Redis: {0}")]
+    Redis(Arc<::redis::RedisError>),
 }
 
 impl StoreError {
@@ -245,12 +304,14 @@ pub struct Store {
     backend: Arc<Backend>,
 }
 
-/// The two stores.
+/// The three stores.
 enum Backend {
     /// `--store memory`.
     Memory(memory::MemoryStore),
     /// The SQLite log.
     Sqlite(sqlite::SqliteStore),
+    /// The log in Redis, shared by a cluster.
+    Redis(redis::RedisStore),
 }
 
 impl fmt::Debug for Store {
@@ -258,6 +319,7 @@ impl fmt::Debug for Store {
         let kind = match &*self.backend {
             Backend::Memory(_) => "memory",
             Backend::Sqlite(_) => "sqlite",
+            Backend::Redis(_) => "redis",
         };
         f.debug_struct("Store").field("kind", &kind).finish()
     }
@@ -268,12 +330,16 @@ impl Store {
     /// `dhumbal.db`, moves a file that is not a usable database aside (to
     /// `dhumbal.db.damaged-<unix-time>`, with an error log line) and starts a fresh one, runs
     /// the schema migrations this database lacks, and starts the writer thread. Refuses a
-    /// database of a newer schema ([`StoreError::NewerSchema`]) without changing it.
+    /// database of a newer schema ([`StoreError::NewerSchema`]) without changing it. For
+    /// Redis: checks the address and connects when first used (call it inside a Tokio runtime).
     pub fn open(config: &StoreConfig, metrics: Arc<Metrics>) -> Result<Store, StoreError> {
         let backend = match config {
             StoreConfig::Memory => Backend::Memory(memory::MemoryStore::new(metrics)),
             StoreConfig::Sqlite { data_dir } => {
                 Backend::Sqlite(sqlite::SqliteStore::open(data_dir, metrics)?)
+            }
+            StoreConfig::Redis(config) => {
+                Backend::Redis(redis::RedisStore::open(config.clone(), metrics)?)
             }
         };
         Ok(Store {
@@ -285,29 +351,38 @@ impl Store {
     /// blocks the calling thread until the writer has read the whole log. A room whose log does
     /// not load (a gap in its inputs, a missing setup, a damaged page) is set aside, reported in
     /// [`Loaded::set_aside`] with the reason, and every other room is loaded.
+    ///
+    /// Redis answers no rooms (each is claimed by the node its people come to), only the rooms
+    /// set aside before, in [`Loaded::kept_aside`]; it waits a few seconds for Redis to answer,
+    /// then fails.
     pub fn load(&self) -> Result<Loaded, StoreError> {
         match &*self.backend {
             Backend::Memory(store) => Ok(store.load()),
             Backend::Sqlite(store) => store.load(),
+            Backend::Redis(store) => store.load(),
         }
     }
 
     /// Creates a room's log with its setup. [`StoreError::Conflict`] if the code is in the log
-    /// already (live or set aside).
+    /// already (live or set aside). Redis writes it with epoch 0 and no owner: no node holds it
+    /// until one claims it ([`Store::claim`]).
     pub fn create_room(&self, code: &str, setup: Vec<u8>) -> Pending {
         match &*self.backend {
             Backend::Memory(store) => Pending::ready(store.create_room(code, setup)),
             Backend::Sqlite(store) => store.create_room(code, setup),
+            Backend::Redis(store) => store.create_room(code, setup),
         }
     }
 
     /// Appends the room's input number `seq`; resolves once it is committed.
     /// [`StoreError::Conflict`] unless `seq` is the room's next (1 for the first input);
-    /// [`StoreError::Full`] when the disk is full.
+    /// [`StoreError::Full`] when the disk is full; [`StoreError::Fenced`] (Redis) when another
+    /// node has claimed the room since this node did, or this node never claimed it.
     pub fn append(&self, code: &str, seq: u64, input: Vec<u8>) -> Pending {
         match &*self.backend {
             Backend::Memory(store) => Pending::ready(store.append(code, seq, input)),
             Backend::Sqlite(store) => store.append(code, seq, input),
+            Backend::Redis(store) => store.append(code, seq, input),
         }
     }
 
@@ -318,15 +393,19 @@ impl Store {
         match &*self.backend {
             Backend::Memory(store) => Pending::ready(store.snapshot(code, seq, state)),
             Backend::Sqlite(store) => store.snapshot(code, seq, state),
+            Backend::Redis(store) => store.snapshot(code, seq, state),
         }
     }
 
     /// Deletes everything about the room (a room closed for good, live or set aside). Deleting
-    /// a room that is not there is not an error.
+    /// a room that is not there is not an error. Redis deletes a room this node claimed only
+    /// while this node still holds it ([`StoreError::Fenced`] otherwise), and any other room
+    /// as it is.
     pub fn delete_room(&self, code: &str) -> Pending {
         match &*self.backend {
             Backend::Memory(store) => Pending::ready(store.delete_room(code)),
             Backend::Sqlite(store) => store.delete_room(code),
+            Backend::Redis(store) => store.delete_room(code),
         }
     }
 
@@ -337,6 +416,7 @@ impl Store {
         match &*self.backend {
             Backend::Memory(store) => Pending::ready(store.set_aside(code, why)),
             Backend::Sqlite(store) => store.set_aside(code, why),
+            Backend::Redis(store) => store.set_aside(code, why),
         }
     }
 
@@ -346,6 +426,7 @@ impl Store {
         match &*self.backend {
             Backend::Memory(store) => Pending::ready(store.keep_match(kept)),
             Backend::Sqlite(store) => store.keep_match(kept),
+            Backend::Redis(store) => store.keep_match(kept),
         }
     }
 
@@ -359,6 +440,7 @@ impl Store {
         match &*self.backend {
             Backend::Memory(store) => Ok(store.find_match(code, number)),
             Backend::Sqlite(store) => store.find_match(code, number).await,
+            Backend::Redis(store) => store.find_match(code, number).await,
         }
     }
 
@@ -367,12 +449,78 @@ impl Store {
         match &*self.backend {
             Backend::Memory(store) => Pending::ready(store.forget_matches(keep)),
             Backend::Sqlite(store) => store.forget_matches(keep),
+            Backend::Redis(store) => store.forget_matches(keep),
         }
     }
 
     /// Whether what is committed survives the process: false for the memory store.
     pub fn is_durable(&self) -> bool {
-        matches!(&*self.backend, Backend::Sqlite(_))
+        matches!(&*self.backend, Backend::Sqlite(_) | Backend::Redis(_))
+    }
+
+    /// Whether other nodes share this store (Redis): a room this node does not hold may be in
+    /// it, to be claimed ([`Store::claim`]) or looked at ([`Store::peek`]).
+    pub fn is_shared(&self) -> bool {
+        matches!(&*self.backend, Backend::Redis(_))
+    }
+
+    /// This node's id in a shared store.
+    pub fn node(&self) -> Option<&str> {
+        match &*self.backend {
+            Backend::Redis(store) => Some(store.node()),
+            Backend::Memory(_) | Backend::Sqlite(_) => None,
+        }
+    }
+
+    /// How long a claim holds without renewal, in a shared store: a room held here renews it
+    /// ([`Store::renew`]) every third of it.
+    pub fn lease(&self) -> Option<Duration> {
+        match &*self.backend {
+            Backend::Redis(store) => Some(store.lease()),
+            Backend::Memory(_) | Backend::Sqlite(_) => None,
+        }
+    }
+
+    /// Claims the room for this node: moves its epoch on (every node that held it before is
+    /// fenced off from then), records this node as its owner with a lease, and answers its log
+    /// to restore it from, as [`Store::load`] would have. From here on this node's appends carry
+    /// the new epoch. `None` when no such room is in the store (or it is set aside); a log with
+    /// a gap answers [`StoreError::Conflict`]. Only a shared store holds rooms it did not
+    /// create: the others answer `None`.
+    pub async fn claim(&self, code: &str) -> Result<Option<StoredRoom>, StoreError> {
+        match &*self.backend {
+            Backend::Redis(store) => store.claim(code).await,
+            Backend::Memory(_) | Backend::Sqlite(_) => Ok(None),
+        }
+    }
+
+    /// The room's log as committed, without claiming it (to describe a room held by another
+    /// node). `None` when it is not in the store; always `None` but in a shared store.
+    pub async fn peek(&self, code: &str) -> Result<Option<StoredRoom>, StoreError> {
+        match &*self.backend {
+            Backend::Redis(store) => store.peek(code).await,
+            Backend::Memory(_) | Backend::Sqlite(_) => Ok(None),
+        }
+    }
+
+    /// Renews this node's lease on a room it claimed. [`StoreError::Fenced`] when another node
+    /// has claimed it since (the room must stop: it has moved); another error when Redis could
+    /// not be reached (try again at the next renewal). Always `Ok` but in a shared store.
+    pub async fn renew(&self, code: &str) -> Result<(), StoreError> {
+        match &*self.backend {
+            Backend::Redis(store) => store.renew(code).await,
+            Backend::Memory(_) | Backend::Sqlite(_) => Ok(()),
+        }
+    }
+
+    /// This node lets go of a room it held (the room stopped, and its log stays): it forgets the
+    /// room's epoch, and gives up the owner's lease unless another node claimed the room since.
+    /// Nothing to do but in a shared store.
+    pub fn release(&self, code: &str) -> Pending {
+        match &*self.backend {
+            Backend::Redis(store) => store.release(code),
+            Backend::Memory(_) | Backend::Sqlite(_) => Pending::ready(Ok(())),
+        }
     }
 
     /// Commits every write queued before it, closes the database and ends the writer thread.
@@ -381,6 +529,7 @@ impl Store {
         match &*self.backend {
             Backend::Memory(_) => {}
             Backend::Sqlite(store) => store.close().await,
+            Backend::Redis(store) => store.close().await,
         }
     }
 }

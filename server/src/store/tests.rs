@@ -28,7 +28,7 @@ fn memory() -> Store {
 fn writer_of(store: &Store) -> &sqlite::SqliteStore {
     match &*store.backend {
         Backend::Sqlite(store) => store,
-        Backend::Memory(_) => panic!("not a SQLite store"),
+        Backend::Memory(_) | Backend::Redis(_) => panic!("not a SQLite store"),
     }
 }
 

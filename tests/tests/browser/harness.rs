@@ -701,11 +701,17 @@ pub(crate) async fn create_room_here(b: &Browser, addr: SocketAddr, name: &str) 
     invite
 }
 
-/// Whether a console error is Chromium's own line for a WebSocket that could not connect to
-/// `addr` (`WebSocket connection to 'ws://…/ws' failed: …`): what the page's reconnection
-/// attempts log while the server is down. Nothing else is passed over.
+/// Whether a console error is Chromium's own line for a room's WebSocket that could not connect
+/// to `addr` (`WebSocket connection to 'ws://…/ws/{code}' failed: …`): what the page's
+/// reconnection attempts log while the server is down. Nothing else is passed over.
 pub(crate) fn refused_websocket(addr: SocketAddr, message: &str) -> bool {
-    message.contains(&format!("WebSocket connection to 'ws://{addr}/ws' failed"))
+    let opening = format!("WebSocket connection to 'ws://{addr}/ws/");
+    message.find(&opening).is_some_and(|at| {
+        let rest = &message[at + opening.len()..];
+        rest.split_once("' failed").is_some_and(|(code, _)| {
+            !code.is_empty() && code.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
+    })
 }
 
 /// The seat this page plays: the one seat `#seats` leaves out (it shows the others).

@@ -568,6 +568,80 @@ async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
     check_and_close(vec![b]).await;
 }
 
+/// Run before the page's own scripts: every WebSocket the page opens is kept in
+/// `window.__sockets`, with its URL and when it was made (`performance.now()`) in
+/// `window.__opened`, and when each closed in `window.__closedAt`.
+const TIME_SOCKETS: &str = "window.__sockets = []; window.__opened = []; window.__closedAt = []; \
+    window.WebSocket = class extends window.WebSocket { \
+      constructor(...args) { super(...args); window.__sockets.push(this); \
+        window.__opened.push([String(args[0]), performance.now()]); \
+        this.addEventListener('close', () => window.__closedAt.push(performance.now())); } };";
+
+/// What a cluster's server does to a room it no longer holds (`bye` `room_moved`, then close
+/// 4006), played to the page: the server's side of it is stood in for by the page's socket
+/// (a synthetic `bye`, then a close with 4006, which the server echoes). The page opens the
+/// room's own socket, `/ws/{code}`; after a move it is back within 0.1 s (not the 0.2 s and more
+/// of an ordinary drop), says nothing but "reconnecting…", and sits in the same seat with the
+/// same cards. A second move within seconds is retried with the ordinary pause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_room_that_moves_to_another_server_brings_the_page_back_at_once() {
+    let mut stage = stage!();
+    let b = stage.browser(PHONE).await;
+    b.before_each_page(TIME_SOCKETS).await;
+    let invite = create_room(&b, stage.addr, "Asha").await;
+    let code = invite.rsplit('/').next().unwrap().to_owned();
+    b.click("#start").await;
+    let before = b
+        .wait_until("the table", |s| s.screen == "table" && !s.hand.is_empty())
+        .await;
+    let urls: Vec<(String, f64)> = b.view("return window.__opened;").await;
+    assert!(
+        urls.iter()
+            .all(|(url, _)| *url == format!("ws://{}/ws/{code}", stage.addr)),
+        "the page opens the room's own socket: {urls:?}"
+    );
+
+    let moved = "const s = window.__sockets[window.__sockets.length - 1]; \
+        s.dispatchEvent(new MessageEvent('message', { data: JSON.stringify({ type: 'bye', \
+          reason: 'room_moved', message: 'this room has moved to another server' }) })); \
+        s.close(4006, 'room moved'); return window.__sockets.length;";
+    let sorted = |h: &[String]| h.iter().cloned().collect::<BTreeSet<String>>();
+    // How long after the last close the next socket was made, in the page's own clock.
+    let reopened_after = async |sockets: usize| -> f64 {
+        let (opened, closed): (Vec<(String, f64)>, Vec<f64>) = b
+            .wait_view(
+                "the page to open its socket again",
+                "return [window.__opened, window.__closedAt];",
+                |(opened, _): &(Vec<(String, f64)>, Vec<f64>)| opened.len() > sockets,
+            )
+            .await;
+        opened[sockets].1 - closed.last().copied().unwrap()
+    };
+    for (round, fast) in [(1, true), (2, false)] {
+        let sockets: usize = serde_json::from_value(b.eval(moved).await).unwrap();
+        let after = reopened_after(sockets).await;
+        if fast {
+            assert!(after < 190.0, "back {after} ms after the move");
+        } else {
+            assert!(
+                after >= 190.0,
+                "a second move at once waits as a drop does: {after} ms"
+            );
+        }
+        let back = b
+            .wait_until("the seat again", |s| !s.banner && s.screen == "table")
+            .await;
+        assert_eq!(sorted(&back.hand), sorted(&before.hand), "move {round}");
+        assert!(
+            !back.toast.contains("moved"),
+            "a move says no more than reconnecting: {back:?}"
+        );
+    }
+    let closes: Vec<f64> = b.view("return window.__closedAt;").await;
+    assert_eq!(closes.len(), 2, "each move closed one socket: {closes:?}");
+    check_and_close(vec![b]).await;
+}
+
 /// SIGTERM in the middle of a match, with rooms kept in SQLite: the real server binary tells the
 /// page it is restarting and stops cleanly; the page says it is reconnecting; the server starts
 /// again on the same address and data directory, and the page, untouched, comes back to its

@@ -12,7 +12,14 @@
 //! - `reconnect` — coming back with the seat token, stand-in bots for away people, spectators.
 //! - `limits` — the message rate, the connection cap, pings, failed lookups per address, and
 //!   the origin check.
+//! - `routing` — the room's own socket, `/ws/{code}`: joining through it, a `hello` to another
+//!   room refused without effect, `/ws` unchanged, the origin check on both.
 //! - `shutdown` — graceful shutdown: `bye`, close 1001, and `run` returning.
+//! - `redis_store` — the Redis store against a real `redis-server`: claims restore the log,
+//!   fence off the node that held the room, refuse gaps and repeats; deletion, set-aside rooms,
+//!   hand histories, and a restart of Redis.
+//! - `shared_store` — two servers on one Redis: a room created on one, claimed by the other,
+//!   and moved back (`room_moved`, close 4006) with everyone's seat, view and history.
 //! - `durable` — a match survives a restart of the server (the SQLite room log); a room closed
 //!   for good is not restored.
 //! - `chat` — table chat and reactions: plain text to everyone, spectators read and react, the
@@ -32,6 +39,9 @@ mod limits;
 mod lobby;
 mod matches;
 mod reconnect;
+mod redis_store;
+mod routing;
 mod scores;
+mod shared_store;
 mod shutdown;
 mod table;

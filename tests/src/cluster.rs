@@ -1,0 +1,402 @@
+//! The cluster harness (issue 18, "Proof"): three server nodes sharing one Redis, HAProxy in
+//! front, rooms of people and bots played through HAProxy while nodes are killed, restarted
+//! and paused. Nobody may lose what they had received.
+//!
+//! [`run`] starts three nodes of the real binary on 127.0.0.2, 127.0.0.3 and 127.0.0.4 (each
+//! with `--store` the given Redis and a node id of its own) and [`Haproxy`] in front, opens
+//! rooms of all three presets through HAProxy (one to three people each, bots in the other
+//! seats), and lets every person play random legal moves, asking for a rematch after each
+//! match. Each person reconnects through HAProxy whenever its socket closes, and each
+//! reconnection is checked exactly as the crash harness checks one ([`crate::crash`]: what the
+//! client had received must come back). Meanwhile:
+//!
+//! 1. **Spread**: every node holds some of the rooms (read from each node's `/metrics`).
+//! 2. **SIGKILL** the node holding the most rooms: only its rooms move, claimed by the nodes
+//!    HAProxy now sends their sockets to.
+//! 3. **Restart** it on the same address: once HAProxy sees it healthy, a spectator knocks on
+//!    every room through HAProxy, so the rooms whose hash is the node's come back to it (their
+//!    other node is fenced and closes their sockets with 4006, `room_moved`).
+//! 4. **SIGSTOP** another node for longer than its lease, knock on every room while it is
+//!    paused (its rooms are claimed elsewhere), then **SIGCONT**: its next write is fenced, or
+//!    its lease renewal fails, and it closes those rooms' sockets with 4006.
+//! 5. **Restart Redis** (SIGKILL, back from its append-only file, every write fsynced): the
+//!    nodes reconnect to it and play on.
+//!
+//! Then every room plays its last match to its end, and the report counts what the crash
+//! harness counts, with the rooms each node held.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use dhumbal_engine::{Phase, Preset};
+use dhumbal_protocol::{ClientMessage, Hello, PROTOCOL_VERSION, ServerMessage};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use crate::crash::{self, Person, Read, Report, Until};
+use crate::haproxy::Haproxy;
+use crate::process::ServerProcess;
+use crate::redis::RedisServer;
+use crate::{Client, PATIENCE, http};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The server binary.
+    pub server: PathBuf,
+    /// How many rooms are played.
+    pub rooms: usize,
+    /// The seed of every random choice the harness makes.
+    pub seed: u64,
+    /// The longest a person thinks before each move.
+    pub think: Duration,
+    /// How long play runs between the steps.
+    pub play: Duration,
+    /// The nodes' lease on the rooms they hold (`--lease`).
+    pub lease: Duration,
+}
+
+/// Three nodes and HAProxy in front of them.
+struct Cluster {
+    /// The server binary.
+    program: String,
+    /// The flags every node gets.
+    args: Vec<String>,
+    /// The nodes, by number (`None` while one is down).
+    nodes: Vec<Option<ServerProcess>>,
+    /// Where each node listens (kept to restart it there).
+    addrs: Vec<SocketAddr>,
+    /// HAProxy.
+    front: Haproxy,
+}
+
+impl Cluster {
+    /// Starts three nodes on the Redis at `redis` and HAProxy. `None` when `haproxy` is missing.
+    fn start(options: &Options, redis: &str) -> Option<Cluster> {
+        let program = options.server.display().to_string();
+        let lease = format!("{}ms", options.lease.as_millis());
+        let args: Vec<String> = [
+            "--store",
+            redis,
+            "--lease",
+            &lease,
+            "--bot-delay-ms",
+            "0",
+            "--message-burst",
+            "1000000",
+            "--messages-per-sec",
+            "1000000",
+            "--room-creations-per-minute",
+            "100000",
+            "--max-rooms-per-address",
+            "100000",
+            "--max-join-attempts",
+            "100000",
+            "--trusted-proxies",
+            "127.0.0.1/32",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let mut nodes = Vec::new();
+        let mut addrs = Vec::new();
+        for n in 0..3u8 {
+            let node = start_node(
+                &program,
+                &args,
+                n,
+                SocketAddr::from(([127, 0, 0, 2 + n], 0)),
+            );
+            addrs.push(node.addr);
+            nodes.push(Some(node));
+        }
+        let front = Haproxy::start(&addrs)?;
+        Some(Cluster {
+            program,
+            args,
+            nodes,
+            addrs,
+            front,
+        })
+    }
+
+    /// How many rooms each node holds now (its `dhumbal_rooms`; 0 for a node that is down).
+    async fn rooms_held(&self) -> Vec<u64> {
+        let mut held = Vec::new();
+        for (n, node) in self.nodes.iter().enumerate() {
+            held.push(match node {
+                Some(_) => gauge(self.addrs[n], "dhumbal_rooms").await,
+                None => 0,
+            });
+        }
+        held
+    }
+}
+
+/// Starts node `n` of the cluster on `addr`.
+fn start_node(program: &str, args: &[String], n: u8, addr: SocketAddr) -> ServerProcess {
+    let id = format!("node{}", n + 1);
+    let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+    all.extend(["--node-id", &id]);
+    ServerProcess::start_on(program, addr, &all)
+}
+
+/// The value of the gauge or counter `name` in `addr`'s `/metrics` (summed over its series).
+async fn gauge(addr: SocketAddr, name: &str) -> u64 {
+    let (status, text) = http::get(addr, "/metrics").await;
+    if status != 200 {
+        return 0;
+    }
+    let total: f64 = text
+        .lines()
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with('{'))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    // Counts are whole numbers.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let total = total as u64;
+    total
+}
+
+/// Waits until `addr` answers `/readyz` with 200.
+async fn ready(addr: SocketAddr) -> Result<(), String> {
+    let give_up = Instant::now() + PATIENCE;
+    while http::get(addr, "/readyz").await.0 != 200 {
+        if Instant::now() > give_up {
+            return Err(format!("{addr} is not ready after {PATIENCE:?}"));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(())
+}
+
+/// What the cluster run found: the crash harness's counts, and the rooms each node held.
+#[derive(Debug, Default)]
+pub struct ClusterReport {
+    /// The checks of every reconnection and of every room's end.
+    pub report: Report,
+    /// Rooms each node held after the rooms opened.
+    pub spread: Vec<u64>,
+    /// Rooms each node held after one was killed (that one is 0).
+    pub after_kill: Vec<u64>,
+    /// Rooms each node held after the killed node came back and every room was knocked on.
+    pub after_restart: Vec<u64>,
+    /// The paused node's fenced appends and failed lease renewals, after it went on.
+    pub fenced: u64,
+    /// Whether Redis was restarted while the rooms played.
+    pub redis_restarted: bool,
+    /// Whether the run was skipped (no `haproxy`), and why.
+    pub skipped: Option<String>,
+}
+
+impl ClusterReport {
+    /// Whether every check passed.
+    pub fn passed(&self) -> bool {
+        self.report.passed()
+    }
+}
+
+/// Runs the cluster harness on `redis`, which it restarts once (on a multi-threaded runtime).
+pub async fn run(options: &Options, redis: &mut RedisServer) -> ClusterReport {
+    let mut out = ClusterReport::default();
+    let Some(mut cluster) = tokio::task::spawn_blocking({
+        let (options, url) = (options.clone(), redis.url());
+        move || Cluster::start(&options, &url)
+    })
+    .await
+    .expect("the cluster starts") else {
+        out.skipped = Some("`haproxy` is not installed".into());
+        return out;
+    };
+    if let Err(failure) = steps(&mut cluster, options, redis, &mut out).await {
+        out.report.failures.push(failure);
+    }
+    out
+}
+
+/// The run's steps; an `Err` is a failure that stops it.
+async fn steps(
+    cluster: &mut Cluster,
+    options: &Options,
+    redis: &mut RedisServer,
+    out: &mut ClusterReport,
+) -> Result<(), String> {
+    let started = Instant::now();
+    let front = cluster.front.addr;
+    for addr in &cluster.addrs {
+        ready(*addr).await?;
+    }
+    ready(front).await?;
+    let mut rng = StdRng::seed_from_u64(options.seed);
+    let mut people = Vec::new();
+    let mut codes = Vec::new();
+    for room in 0..options.rooms {
+        let preset = Preset::ALL[room % Preset::ALL.len()];
+        *out.report.presets.entry(preset.name()).or_default() += 1;
+        let opened = crash::open_room(front, room, preset, &mut rng, options.think).await?;
+        codes.push(opened[0].code.clone());
+        people.extend(opened);
+    }
+    out.report.rooms = options.rooms;
+    out.report.people = people.len();
+    let stop = Arc::new(AtomicBool::new(false));
+    let tasks: Vec<_> = people
+        .into_iter()
+        .map(|p| tokio::spawn(keep_playing(p, front, Arc::clone(&stop))))
+        .collect();
+
+    // 1. Spread.
+    tokio::time::sleep(options.play).await;
+    out.spread = cluster.rooms_held().await;
+    // 2. Kill the node holding the most rooms.
+    let killed = (0..3).max_by_key(|&n| out.spread[n]).unwrap_or(0);
+    let mut node = cluster.nodes[killed].take().expect("the node runs");
+    let node = tokio::task::spawn_blocking(move || {
+        node.kill();
+        node
+    })
+    .await
+    .map_err(|e| format!("killing a node: {e}"))?;
+    drop(node);
+    out.report.kills = 1;
+    tokio::time::sleep(options.play * 2).await;
+    out.after_kill = cluster.rooms_held().await;
+    // 3. Restart it where it was; knock on every room so the rooms of its hash come back.
+    let restarted = tokio::task::spawn_blocking({
+        let (program, args, addr) = (
+            cluster.program.clone(),
+            cluster.args.clone(),
+            cluster.addrs[killed],
+        );
+        move || start_node(&program, &args, u8::try_from(killed).unwrap_or(0), addr)
+    })
+    .await
+    .map_err(|e| format!("restarting a node: {e}"))?;
+    cluster.nodes[killed] = Some(restarted);
+    ready(cluster.addrs[killed]).await?;
+    // HAProxy takes a node back after two good checks, 200 ms apart.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    knock_on_every_room(front, &codes).await;
+    tokio::time::sleep(options.play).await;
+    out.after_restart = cluster.rooms_held().await;
+    // 4. Pause another node for longer than its lease; its rooms are claimed elsewhere.
+    let paused = (killed + 1) % 3;
+    let node = cluster.nodes[paused].as_ref().expect("the node runs");
+    node.signal("STOP");
+    tokio::time::sleep(options.lease * 2).await;
+    knock_on_every_room(front, &codes).await;
+    tokio::time::sleep(options.play).await;
+    let node = cluster.nodes[paused].as_ref().expect("the node runs");
+    node.signal("CONT");
+    tokio::time::sleep(options.lease * 2).await;
+    out.fenced = gauge(cluster.addrs[paused], "dhumbal_fenced_appends_total").await
+        + gauge(
+            cluster.addrs[paused],
+            "dhumbal_lease_renewal_failures_total",
+        )
+        .await;
+    // 5. Restart Redis (SIGKILL; it comes back from its append-only file): the nodes reconnect
+    // to it and the rooms play on.
+    tokio::task::block_in_place(|| redis.restart());
+    out.redis_restarted = true;
+    tokio::time::sleep(options.play * 2).await;
+
+    // Every room plays its last match to its end.
+    stop.store(true, Ordering::Relaxed);
+    let mut people = Vec::new();
+    for task in tasks {
+        match task.await {
+            Ok((person, report)) => {
+                out.report.absorb(&report);
+                people.push(person);
+            }
+            Err(e) => out
+                .report
+                .failures
+                .push(format!("a client's task failed: {e}")),
+        }
+    }
+    crash::finish(&mut people, &mut out.report);
+    out.report.elapsed = started.elapsed();
+    Ok(())
+}
+
+/// A spectator says hello to every room through `front` and leaves once it has the room's
+/// state: the node HAProxy sends the socket to claims the room if it does not hold it.
+async fn knock_on_every_room(front: SocketAddr, codes: &[String]) {
+    for code in codes {
+        let path = format!("/ws/{code}");
+        let from: IpAddr = [127, 0, 0, 1].into();
+        let Ok(mut client) = Client::connect_to_with(front, &path, from, &[]).await else {
+            continue;
+        };
+        client
+            .send(ClientMessage::Hello(Hello {
+                protocol: PROTOCOL_VERSION,
+                room: code.clone(),
+                name: "Watcher".into(),
+                token: None,
+                spectator: true,
+                host_secret: None,
+                client_seed: None,
+            }))
+            .await;
+        let give_up = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < give_up {
+            match tokio::time::timeout(Duration::from_secs(10), client.recv()).await {
+                Ok(ServerMessage::State { .. } | ServerMessage::Error(_)) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+    }
+}
+
+/// Plays `person`'s seat through `front`, reconnecting whenever its socket closes, until
+/// `stop` is set and its match is over. Returns the person and what its reconnections found.
+async fn keep_playing(
+    mut person: Person,
+    front: SocketAddr,
+    stop: Arc<AtomicBool>,
+) -> (Person, Report) {
+    let mut report = Report::default();
+    let mut moves = 0;
+    person.until = Until::Closed;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            person.until = Until::MatchOver;
+        }
+        if person.answer_now {
+            person.answer_now = false;
+            person.respond().await;
+        }
+        let over = person
+            .client
+            .view
+            .as_ref()
+            .is_some_and(|v| v.phase == Phase::MatchOver);
+        if person.until == Until::MatchOver && person.match_over && over {
+            return (person, report);
+        }
+        match person.read().await {
+            Read::Message(message) => person.handle(message).await,
+            Read::Closed => {
+                moves += 1;
+                let lost = report.not_restored;
+                crash::reconnect_within(&mut person, front, moves, &mut report, PATIENCE / 2).await;
+                if report.not_restored > lost {
+                    return (person, report);
+                }
+            }
+            Read::Stalled => {
+                let failure = format!("{person}: nothing received for {PATIENCE:?}");
+                person.failures.push(failure);
+                return (person, report);
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! The cluster, bounded for CI: three nodes of the real binary sharing one real `redis-server`,
+//! real `haproxy` in front, 12 rooms of people and bots played through HAProxy while the busiest
+//! node is SIGKILLed and restarted, another is paused past its lease, and Redis is restarted. Nothing a client had
+//! received may be lost, every room comes back wherever HAProxy sends its sockets, and every
+//! match ends. See [`dhumbal_tests::cluster`].
+//!
+//! Without `redis-server` or `haproxy` the test says it is skipped and why; with `CI=true` it
+//! fails instead (`.ci/run` installs both).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use dhumbal_tests::cluster::{Options, run};
+use dhumbal_tests::redis::RedisServer;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rooms_survive_a_node_killed_restarted_and_paused_behind_haproxy() {
+    let Some(mut redis) = RedisServer::start_or_skip("the cluster test") else {
+        return;
+    };
+    let options = Options {
+        server: PathBuf::from(env!("CARGO_BIN_EXE_server-under-test")),
+        rooms: 12,
+        seed: rand::random(),
+        think: Duration::from_millis(5),
+        play: Duration::from_millis(700),
+        lease: Duration::from_millis(1200),
+    };
+    let out = run(&options, &mut redis).await;
+    if let Some(why) = &out.skipped {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{why}: with CI=true the cluster test must run"
+        );
+        eprintln!("skipped the cluster test: {why}");
+        return;
+    }
+    let report = &out.report;
+    println!("{report}");
+    println!(
+        "rooms held by node: {:?} at first, {:?} after the kill, {:?} after the restart; the paused node was fenced {} times",
+        out.spread, out.after_kill, out.after_restart, out.fenced
+    );
+    assert!(
+        out.spread.iter().all(|&n| n > 0),
+        "every node holds rooms: {:?}",
+        out.spread
+    );
+    assert!(
+        out.after_kill.iter().filter(|&&n| n == 0).count() == 1,
+        "the killed node holds none, the others hold them all: {:?}",
+        out.after_kill
+    );
+    assert!(
+        out.after_restart.iter().all(|&n| n > 0),
+        "the restarted node has its rooms back: {:?}",
+        out.after_restart
+    );
+    assert!(out.fenced > 0, "the paused node was fenced when it went on");
+    assert!(out.redis_restarted);
+    assert!(report.reconnections > 0, "{report}");
+    assert_eq!(report.acknowledged_lost, 0, "{report}");
+    assert_eq!(report.not_restored, 0, "every room comes back: {report}");
+    assert_eq!(report.rooms_finished, 12, "every last match ends: {report}");
+    assert!(report.passed(), "{report}");
+}
