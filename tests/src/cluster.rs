@@ -5,7 +5,7 @@
 //! [`run`] starts three nodes of the real binary on 127.0.0.2, 127.0.0.3 and 127.0.0.4 (each
 //! with `--store` the given Redis and a node id of its own) and [`Haproxy`] in front, opens
 //! rooms of all three presets through HAProxy (one to three people each, bots in the other
-//! seats), and lets every person play random legal moves, asking for a rematch after each
+//! seats; more than asked for, up to three times as many, until every node holds one), and lets every person play random legal moves, asking for a rematch after each
 //! match. Each person reconnects through HAProxy whenever its socket closes, and each
 //! reconnection is checked exactly as the crash harness checks one ([`crate::crash`]: what the
 //! client had received must come back). Meanwhile:
@@ -235,14 +235,20 @@ async fn steps(
     let mut rng = StdRng::seed_from_u64(options.seed);
     let mut people = Vec::new();
     let mut codes = Vec::new();
-    for room in 0..options.rooms {
+    // Codes are random, so a few rooms may all hash away from a node: open more (up to three
+    // times as many) until every node holds one.
+    let mut room = 0;
+    while room < options.rooms
+        || (room < options.rooms * 3 && cluster.rooms_held().await.contains(&0))
+    {
         let preset = Preset::ALL[room % Preset::ALL.len()];
         *out.report.presets.entry(preset.name()).or_default() += 1;
         let opened = crash::open_room(front, room, preset, &mut rng, options.think).await?;
         codes.push(opened[0].code.clone());
         people.extend(opened);
+        room += 1;
     }
-    out.report.rooms = options.rooms;
+    out.report.rooms = room;
     out.report.people = people.len();
     let stop = Arc::new(AtomicBool::new(false));
     let tasks: Vec<_> = people
@@ -279,9 +285,16 @@ async fn steps(
     .map_err(|e| format!("restarting a node: {e}"))?;
     cluster.nodes[killed] = Some(restarted);
     ready(cluster.addrs[killed]).await?;
-    // HAProxy takes a node back after two good checks, 200 ms apart.
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    knock_on_every_room(front, &codes).await;
+    // HAProxy takes a node back after two good checks, 200 ms apart; until it has, a knock
+    // still reaches the rooms' other nodes, so knock until the node holds rooms again.
+    let give_up = Instant::now() + PATIENCE / 2;
+    loop {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        knock_on_every_room(front, &codes).await;
+        if cluster.rooms_held().await[killed] > 0 || Instant::now() > give_up {
+            break;
+        }
+    }
     tokio::time::sleep(options.play).await;
     out.after_restart = cluster.rooms_held().await;
     // 4. Pause another node for longer than its lease; its rooms are claimed elsewhere.
