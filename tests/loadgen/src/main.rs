@@ -90,6 +90,11 @@ struct Common {
     /// How many connections may be opening at once.
     #[arg(long, default_value_t = 128)]
     connecting: usize,
+    /// Play against a server already running at this address (HAProxy in front of a cluster,
+    /// say) instead of starting one: its rooms must allow this load (rate limits, room
+    /// creations per address), and its CPU and memory are not measured. Not with `--echo`.
+    #[arg(long)]
+    connect: Option<SocketAddr>,
     /// The server's `--bot-delay-ms`: how long each bot waits before it acts (0: at once, which
     /// makes rooms with bots play as fast as the server lets them).
     #[arg(long, default_value_t = 0)]
@@ -229,10 +234,11 @@ fn main() -> Result<(), String> {
 
 // ----- The server process -----
 
-/// The server as a child process, killed when dropped (and its data folder removed).
+/// The server as a child process, killed when dropped (and its data folder removed); or, with
+/// `--connect`, a server already running elsewhere.
 struct Server {
-    /// The process.
-    child: Child,
+    /// The process; `None` for a server this program did not start.
+    child: Option<Child>,
     /// Where it listens.
     addr: SocketAddr,
     /// Its SQLite log's folder, if it keeps one.
@@ -251,6 +257,15 @@ impl Server {
         clients: usize,
         sqlite: bool,
     ) -> Result<Server, String> {
+        if let Some(addr) = common.connect {
+            let server = Server {
+                child: None,
+                addr,
+                data_dir: None,
+            };
+            server.until_ready().await?;
+            return Ok(server);
+        }
         let binary = match &common.server {
             Some(path) => path.clone(),
             None => std::env::current_exe()
@@ -303,10 +318,17 @@ impl Server {
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
         let server = Server {
-            child,
+            child: Some(child),
             addr,
             data_dir,
         };
+        server.until_ready().await?;
+        Ok(server)
+    }
+
+    /// Waits until the server answers its readiness check (30 s at most).
+    async fn until_ready(&self) -> Result<(), String> {
+        let addr = self.addr;
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let up = tokio::task::spawn_blocking(move || {
@@ -315,7 +337,7 @@ impl Server {
             .await
             .unwrap_or(false);
             if up {
-                return Ok(server);
+                return Ok(());
             }
             if Instant::now() > deadline {
                 return Err("the server did not become ready".into());
@@ -324,9 +346,15 @@ impl Server {
         }
     }
 
+    /// The server's process id; 0 for a server this program did not start (whose CPU and memory
+    /// then read as 0).
+    fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
     /// The server's resident memory now, and its peak, in KiB (from `/proc/PID/status`).
     fn memory(&self) -> (u64, u64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
             .unwrap_or_default();
         let field = |name: &str| {
             status
@@ -342,8 +370,10 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         if let Some(dir) = &self.data_dir {
             let _ = std::fs::remove_dir_all(dir);
         }
@@ -650,7 +680,7 @@ async fn seat_people(
         let from = source(&args.common, room * usize::from(args.humans) + n);
         let mut ws = {
             let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
-            connect(server, from, "/ws").await?
+            connect(server, from, &created.ws).await?
         };
         let hello = Hello {
             protocol: PROTOCOL_VERSION,
@@ -1019,7 +1049,7 @@ where
     );
     let started = Instant::now();
     let cpu_before = (
-        cpu_seconds(server.child.id()),
+        cpu_seconds(server.pid()),
         cpu_seconds(std::process::id()),
     );
     let deadline = tokio::time::Instant::now() + Duration::from_secs(args.seconds);
@@ -1037,7 +1067,7 @@ where
         }
     }
     let cpu = (
-        cpu_seconds(server.child.id()) - cpu_before.0,
+        cpu_seconds(server.pid()) - cpu_before.0,
         cpu_seconds(std::process::id()) - cpu_before.1,
     );
     let memory_after = server.memory();
@@ -1093,6 +1123,9 @@ impl PlayArgs {
 /// The play mode: prints what it measures, and returns it.
 async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
     let clients = args.clients()?;
+    if args.common.connect.is_some() && (args.echo || args.store != StoreChoice::Memory) {
+        return Err("--connect plays the game on that server: not with --echo or --store".into());
+    }
     let args = Arc::new(args);
     let stores: &[bool] = match args.store {
         StoreChoice::Memory => &[false],
@@ -1219,7 +1252,7 @@ async fn play_game(
     println!(
         "server {} (pid {}, {} store); {} rooms x {} people = {clients} clients over {} source addresses, {} s",
         server.addr,
-        server.child.id(),
+        server.pid(),
         if sqlite { "sqlite" } else { "memory" },
         args.rooms,
         args.humans,
@@ -1346,7 +1379,7 @@ async fn idle(args: IdleArgs) -> Result<IdleFigures, String> {
     println!(
         "server {} (pid {}); opening {} idle WebSockets over {} source addresses",
         server.addr,
-        server.child.id(),
+        server.pid(),
         args.connections,
         common.sources
     );
