@@ -354,8 +354,8 @@ impl Server {
 
     /// The server's resident memory now, and its peak, in KiB (from `/proc/PID/status`).
     fn memory(&self) -> (u64, u64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
-            .unwrap_or_default();
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
         let field = |name: &str| {
             status
                 .lines()
@@ -1048,10 +1048,7 @@ where
         setup.elapsed().as_secs_f64()
     );
     let started = Instant::now();
-    let cpu_before = (
-        cpu_seconds(server.pid()),
-        cpu_seconds(std::process::id()),
-    );
+    let cpu_before = (cpu_seconds(server.pid()), cpu_seconds(std::process::id()));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(args.seconds);
     let mut playing = tokio::task::JoinSet::new();
     for (room, seats) in rooms {
