@@ -78,21 +78,11 @@ impl Cluster {
     fn start(options: &Options, redis: &str) -> Option<Cluster> {
         let program = options.server.display().to_string();
         let lease = format!("{}ms", options.lease.as_millis());
-        let args: Vec<String> = [
+        let mut args: Vec<String> = [
             "--store",
             redis,
             "--lease",
             &lease,
-            "--bot-delay-ms",
-            "0",
-            "--message-burst",
-            "1000000",
-            "--messages-per-sec",
-            "1000000",
-            "--room-creations-per-minute",
-            "100000",
-            "--max-rooms-per-address",
-            "100000",
             "--max-join-attempts",
             "100000",
             "--trusted-proxies",
@@ -100,6 +90,7 @@ impl Cluster {
         ]
         .map(str::to_owned)
         .to_vec();
+        args.extend(crash::AT_MACHINE_SPEED.map(str::to_owned));
         let mut nodes = Vec::new();
         let mut addrs = Vec::new();
         for n in 0..3u8 {

@@ -55,6 +55,21 @@ use tokio_tungstenite::tungstenite::Message;
 use crate::process::ServerProcess;
 use crate::{Client, PATIENCE, answer, http, random_action};
 
+/// The flags of a server played by harnesses at machine speed: bots act at once, and the limits
+/// meant for people (message rate, room creations and rooms per address) are out of the way.
+pub(crate) const AT_MACHINE_SPEED: [&str; 10] = [
+    "--bot-delay-ms",
+    "0",
+    "--message-burst",
+    "1000000",
+    "--messages-per-sec",
+    "1000000",
+    "--room-creations-per-minute",
+    "100000",
+    "--max-rooms-per-address",
+    "100000",
+];
+
 /// The people's names, one per seat a person takes.
 const NAMES: [&str; 3] = ["Asha", "Bina", "Chandra"];
 
@@ -414,24 +429,15 @@ pub(crate) enum Until {
 
 impl Harness<'_> {
     fn new<'a>(options: &'a Options, data_dir: &Path) -> Harness<'a> {
-        let args = [
+        let mut args: Vec<String> = [
             "--data-dir",
             &data_dir.display().to_string(),
             "--store",
             "sqlite",
-            "--bot-delay-ms",
-            "0",
-            "--message-burst",
-            "1000000",
-            "--messages-per-sec",
-            "1000000",
-            "--room-creations-per-minute",
-            "100000",
-            "--max-rooms-per-address",
-            "100000",
         ]
         .map(str::to_owned)
         .to_vec();
+        args.extend(AT_MACHINE_SPEED.map(str::to_owned));
         Harness {
             options,
             program: options.server.display().to_string(),

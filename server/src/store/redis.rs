@@ -670,19 +670,7 @@ impl RedisStore {
                 .room_script(&inner.scripts.delete, &code, vec![held.into_bytes()], false)
                 .await?;
             match reply {
-                Reply::Done(_) => {
-                    let member = &code;
-                    inner
-                        .retrying(|mut conn| async move {
-                            ::redis::cmd("SREM")
-                                .arg(ASIDE_INDEX)
-                                .arg(member)
-                                .query_async::<()>(&mut conn)
-                                .await
-                        })
-                        .await?;
-                    Ok(())
-                }
+                Reply::Done(_) => inner.aside_index("SREM", &code).await,
                 Reply::Fenced(now) => Err(fenced(&code, epoch.unwrap_or(0), now)),
                 other => Err(unexpected(&code, "delete", &other)),
             }
@@ -700,19 +688,7 @@ impl RedisStore {
                 .room_script(&inner.scripts.set_aside, &code, vec![why], false)
                 .await?;
             match reply {
-                Reply::Done(_) => {
-                    let member = &code;
-                    inner
-                        .retrying(|mut conn| async move {
-                            ::redis::cmd("SADD")
-                                .arg(ASIDE_INDEX)
-                                .arg(member)
-                                .query_async::<()>(&mut conn)
-                                .await
-                        })
-                        .await?;
-                    Ok(())
-                }
+                Reply::Done(_) => inner.aside_index("SADD", &code).await,
                 Reply::Unknown => Err(StoreError::UnknownRoom(code)),
                 other => Err(unexpected(&code, "set aside", &other)),
             }
@@ -825,6 +801,20 @@ impl Inner {
             Err(StoreError::Fenced { .. }) => {}
             Err(_) => self.metrics.store_errors.increment(1),
         }
+    }
+
+    /// Adds room `code` to the index of rooms set aside (`SADD`) or takes it out (`SREM`),
+    /// trying again for a lease while Redis is away.
+    async fn aside_index(&self, command: &'static str, code: &str) -> Result<(), StoreError> {
+        self.retrying(|mut conn| async move {
+            ::redis::cmd(command)
+                .arg(ASIDE_INDEX)
+                .arg(code)
+                .query_async::<()>(&mut conn)
+                .await
+        })
+        .await?;
+        Ok(())
     }
 
     /// Runs `attempt` (given a connection) until it answers,
