@@ -21,7 +21,7 @@ use super::{ClientTx, Outgoing, hello};
 use crate::AppState;
 use crate::error::Refusal;
 use crate::limits::{RateLimit, Verdict};
-use crate::room::{Command, RoomHandle};
+use crate::room::{Command, RoomHandle, Said};
 
 /// How a connection's reader ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,7 +206,10 @@ impl Reader {
             }
             (message, Some(room)) => {
                 let conn = self.conn;
-                if room.send(Command::Message { conn, id, message }).await {
+                if room
+                    .send(Command::Message(Said { conn, id, message }))
+                    .await
+                {
                     return None;
                 }
                 // The room has closed (it stops when the server shuts down).

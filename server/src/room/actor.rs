@@ -170,12 +170,9 @@ impl Actor {
                 }
                 let _ = reply.send(joined);
             }
-            Command::Message { conn, id, message } => {
-                self.core.handle(
-                    Input::Message { conn, id, message },
-                    Instant::now(),
-                    entropy,
-                );
+            Command::Message(said) => {
+                self.core
+                    .handle(Input::Message(said), Instant::now(), entropy);
             }
             Command::Leave { conn } => {
                 // The connection's writer sends what is still queued for it (a `bye`, a close

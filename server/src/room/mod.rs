@@ -23,11 +23,11 @@ pub mod think;
 
 use std::sync::Arc;
 
-use dhumbal_protocol::{ClientMessage, Hello, MessageId, RoomSummary};
+use dhumbal_protocol::{Hello, MessageId, RoomSummary};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-pub use self::core::{ConnId, RoomCore, Timing};
+pub use self::core::{ConnId, RoomCore, Said, Timing};
 use self::record::Setup;
 use crate::conn::ClientTx;
 use crate::metrics::Metrics;
@@ -59,14 +59,7 @@ pub enum Command {
         reply: oneshot::Sender<bool>,
     },
     /// A message from a joined connection (its shape already checked).
-    Message {
-        /// The connection.
-        conn: ConnId,
-        /// The message's `id`.
-        id: Option<MessageId>,
-        /// The message.
-        message: ClientMessage,
-    },
+    Message(Said),
     /// A connection has gone.
     Leave {
         /// The connection.

@@ -202,11 +202,11 @@ async fn two_people_playing(
     assert!(joined);
     let (joined, mut bina) = join(&room, 2, "Bina").await;
     assert!(joined);
-    room.send(Command::Message {
+    room.send(Command::Message(Said {
         conn: 1,
         id: None,
         message: ClientMessage::Start,
-    })
+    }))
     .await;
     // Let the room handle it (the clock is paused: nothing else is due).
     tokio::time::sleep(Duration::from_millis(1)).await;
@@ -322,11 +322,11 @@ fn from_the_stock() -> ClientMessage {
 
 /// Sends `message` for Asha (conn 1) and lets the room handle it.
 async fn asha_says(room: &RoomHandle, message: ClientMessage) {
-    room.send(Command::Message {
+    room.send(Command::Message(Said {
         conn: 1,
         id: None,
         message,
-    })
+    }))
     .await;
     tokio::time::sleep(Duration::from_millis(1)).await;
 }

@@ -152,14 +152,7 @@ pub enum Input {
         token_only: bool,
     },
     /// A message from a joined connection (its shape already checked).
-    Message {
-        /// The connection.
-        conn: ConnId,
-        /// The message's `id`.
-        id: Option<MessageId>,
-        /// The message.
-        message: ClientMessage,
-    },
+    Message(Said),
     /// A connection has gone (it closed, or fell behind and was dropped).
     Leave {
         /// The connection.
@@ -168,6 +161,17 @@ pub enum Input {
     /// A bot sent away to think ([`Effect::Think`]) has chosen. It plays only if the table has
     /// not moved meanwhile.
     Thought(Box<Thought>),
+}
+
+/// A message a joined connection sent, as the room takes it.
+#[derive(Debug)]
+pub struct Said {
+    /// The connection.
+    pub conn: ConnId,
+    /// The message's `id`, echoed by an error.
+    pub id: Option<MessageId>,
+    /// The message (its shape already checked).
+    pub message: ClientMessage,
 }
 
 /// A person in a seat.
@@ -492,7 +496,7 @@ impl RoomCore {
                     false
                 }
             },
-            Input::Message { conn, id, message } => {
+            Input::Message(Said { conn, id, message }) => {
                 let kind = message.type_name();
                 let started = std::time::Instant::now();
                 let handled = self.on_message(conn, message, entropy);

@@ -93,11 +93,11 @@ impl Played {
     }
 
     fn message(&mut self, conn: ConnId, message: ClientMessage) -> Vec<Effect> {
-        self.input(Input::Message {
+        self.input(Input::Message(Said {
             conn,
             id: None,
             message,
-        })
+        }))
         .1
     }
 
