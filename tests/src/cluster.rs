@@ -177,7 +177,8 @@ pub struct ClusterReport {
     pub after_kill: Vec<u64>,
     /// Rooms each node held after the killed node came back and every room was knocked on.
     pub after_restart: Vec<u64>,
-    /// The paused node's fenced appends and failed lease renewals, after it went on.
+    /// The rooms the paused node stopped once it went on, because another node had claimed
+    /// them (a fenced append or lease renewal; their clients told `room_moved`).
     pub fenced: u64,
     /// Whether Redis was restarted while the rooms played.
     pub redis_restarted: bool,
@@ -288,22 +289,41 @@ async fn steps(
     }
     tokio::time::sleep(options.play).await;
     out.after_restart = cluster.rooms_held().await;
-    // 4. Pause another node for longer than its lease; its rooms are claimed elsewhere.
+    // 4. Pause another node for longer than its lease; its rooms are claimed elsewhere (knock
+    // until the other nodes have claimed some: HAProxy must first see the node down).
     let paused = (killed + 1) % 3;
+    let others: Vec<usize> = (0..3).filter(|&n| n != paused).collect();
+    let claims = async |cluster: &Cluster| {
+        let mut total = 0;
+        for &n in &others {
+            total += gauge(cluster.addrs[n], "dhumbal_room_claims_total").await;
+        }
+        total
+    };
+    let claimed_before = claims(cluster).await;
     let node = cluster.nodes[paused].as_ref().expect("the node runs");
     node.signal("STOP");
     tokio::time::sleep(options.lease * 2).await;
-    knock_on_every_room(front, &codes).await;
+    let give_up = Instant::now() + PATIENCE / 2;
+    loop {
+        knock_on_every_room(front, &codes).await;
+        if claims(cluster).await > claimed_before || Instant::now() > give_up {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     tokio::time::sleep(options.play).await;
     let node = cluster.nodes[paused].as_ref().expect("the node runs");
     node.signal("CONT");
-    tokio::time::sleep(options.lease * 2).await;
-    out.fenced = gauge(cluster.addrs[paused], "dhumbal_fenced_appends_total").await
-        + gauge(
-            cluster.addrs[paused],
-            "dhumbal_lease_renewal_failures_total",
-        )
-        .await;
+    // It learns of it at its next append or lease renewal (every third of a lease).
+    let give_up = Instant::now() + PATIENCE / 2;
+    loop {
+        tokio::time::sleep(options.lease / 3).await;
+        out.fenced = gauge(cluster.addrs[paused], "dhumbal_rooms_moved_total").await;
+        if out.fenced > 0 || Instant::now() > give_up {
+            break;
+        }
+    }
     // 5. Restart Redis (SIGKILL; it comes back from its append-only file): the nodes reconnect
     // to it and the rooms play on.
     tokio::task::block_in_place(|| redis.restart());
