@@ -184,7 +184,7 @@ impl Registry {
                 };
                 // A match that ended just before the process did may not have been kept.
                 if let Some(kept) = core.kept_match() {
-                    log.keep_match(kept);
+                    log.keep_match(kept).await;
                 }
                 self.start(core, log, None);
                 self.metrics.restores.increment(1);

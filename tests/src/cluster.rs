@@ -224,6 +224,7 @@ async fn steps(
         ready(*addr).await?;
     }
     ready(front).await?;
+    out.report.seed = options.seed;
     let mut rng = StdRng::seed_from_u64(options.seed);
     let mut people = Vec::new();
     let mut codes = Vec::new();

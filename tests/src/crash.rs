@@ -42,7 +42,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use dhumbal_engine::{Event, Phase, Preset, RoundResult, Scoring, SeatView};
+use dhumbal_engine::{Event, HandHistory, Phase, Preset, RoundResult, Scoring, SeatView};
 use dhumbal_protocol::{
     ClientEnvelope, ClientMessage, CreateRoom, CreatedRoom, Hello, History, MatchResult,
     PROTOCOL_VERSION, ServerMessage, Stage,
@@ -154,6 +154,10 @@ pub struct Report {
     /// Reconnections after a finished match for which the client had asked a rematch, where
     /// the restored history is the new match's (the rematch was committed, its deal not sent).
     pub rematches_recovered: u64,
+    /// Reconnections that found the room at a later match than the client had left: the others
+    /// asked a rematch while this person was away (a person away is not waited for). What the
+    /// client had is then checked against the earlier match's hand history, kept by the server.
+    pub later_match: u64,
     /// Events received by all clients over the run (every `event` message).
     pub events_received: u64,
     /// Matches played to their end (each room plays a match, then a rematch, and so on until
@@ -196,6 +200,7 @@ impl Report {
         self.own_moves_recovered += other.own_moves_recovered;
         self.own_moves_not_committed += other.own_moves_not_committed;
         self.rematches_recovered += other.rematches_recovered;
+        self.later_match += other.later_match;
         self.failures.extend(other.failures.iter().cloned());
     }
 
@@ -256,6 +261,13 @@ impl fmt::Display for Report {
             self.rematches_recovered,
             self.own_moves_not_committed
         )?;
+        if self.later_match > 0 {
+            writeln!(
+                f,
+                "back at a later match         {} (checked against the earlier match's hand history)",
+                self.later_match
+            )?;
+        }
         writeln!(f, "events received               {}", self.events_received)?;
         writeln!(
             f,
@@ -991,6 +1003,7 @@ pub(crate) async fn reconnect_within(
     report.acknowledged_checked += had_items;
     let last_was_state = person.last_was_state;
     let pending = person.pending;
+    let had_match = match_number(&person.client);
     let asked_rematch = person.rematch_sent
         && had_view
             .as_ref()
@@ -1039,6 +1052,12 @@ pub(crate) async fn reconnect_within(
 
     let got = person.client.history.clone();
     let mut comparison = compare(&had, &got);
+    if let Some(earlier) = had_match
+        && match_number(&person.client).is_some_and(|now| now > earlier)
+    {
+        report.later_match += 1;
+        comparison = against_kept_match(addr, person, earlier, &had).await;
+    }
     // The client had asked for a rematch after a finished match, and the rematch was
     // committed: the history restored is the new match's.
     let other_match = got.results.is_empty() || got.results.first() != had.results.first();
@@ -1090,6 +1109,92 @@ pub(crate) async fn reconnect_within(
             let failure = format!("kill {kill}: {person}: {lost} acknowledged items lost: {what}");
             person.failures.push(failure);
         }
+    }
+}
+
+/// The number of the match the client's room is at (`None` before the first, or for fixed
+/// test decks, which have no commitment).
+fn match_number(client: &Client) -> Option<u32> {
+    Some(client.room.as_ref()?.fairness.as_ref()?.match_number)
+}
+
+/// Checks what a client had of match `number` (`had`) against that match's hand history, which
+/// the room kept when the match ended: the results the client had must be the match's first,
+/// and the events of the round it was in the first of that round's.
+async fn against_kept_match(
+    addr: SocketAddr,
+    person: &Person,
+    number: u32,
+    had: &History,
+) -> Comparison {
+    let path = format!("/api/rooms/{}/matches/{number}/history", person.code);
+    let bearer = format!("Bearer {}", person.token);
+    let (status, body) = http::get_with(addr, &path, &[("authorization", &bearer)]).await;
+    let lost = (had.results.len() + had.log.len()) as u64;
+    if status != 200 {
+        return Comparison::Lost {
+            lost,
+            what: format!(
+                "match {number} ended while the person was away, and its hand history answers {status}: {body}"
+            ),
+        };
+    }
+    let kept: HandHistory = match serde_json::from_str(&body) {
+        Ok(kept) => kept,
+        Err(e) => {
+            return Comparison::Lost {
+                lost,
+                what: format!("match {number}'s hand history does not read: {e}"),
+            };
+        }
+    };
+    let results: Vec<&RoundResult> = kept
+        .rounds
+        .iter()
+        .filter_map(|r| r.result.as_ref())
+        .collect();
+    let same = had
+        .results
+        .iter()
+        .zip(&results)
+        .take_while(|(a, b)| a == *b)
+        .count();
+    if same < had.results.len() {
+        return Comparison::Lost {
+            lost: (had.results.len() - same + had.log.len()) as u64,
+            what: format!(
+                "match {number}'s hand history has {} results, {same} of them the client's {}",
+                results.len(),
+                had.results.len()
+            ),
+        };
+    }
+    if let Some(Event::Dealt { round, .. }) = had.log.first() {
+        let events: Vec<&Event> = kept
+            .rounds
+            .iter()
+            .find(|r| r.round == *round)
+            .map(|r| r.steps.iter().flat_map(|step| &step.events).collect())
+            .unwrap_or_default();
+        let same = had.log[1..]
+            .iter()
+            .zip(&events)
+            .take_while(|(a, b)| a == *b)
+            .count();
+        if same < had.log.len() - 1 {
+            return Comparison::Lost {
+                lost: (had.log.len() - 1 - same) as u64,
+                what: format!(
+                    "round {round} of match {number}: the hand history has {} events, {same} of them the client's {}",
+                    events.len(),
+                    had.log.len() - 1
+                ),
+            };
+        }
+    }
+    Comparison::Longer {
+        extra: 0,
+        next: None,
     }
 }
 
@@ -1240,10 +1345,20 @@ pub(crate) fn finish(people: &mut [Person], report: &mut Report) {
                 .push(format!("room {room}: the last match did not end"));
             continue;
         }
-        let last = people[0].match_results.last();
-        if people.iter().any(|p| p.match_results.last() != last) {
+        // A person who stopped at the end of a match is away if the room moves after that, and
+        // the others may play one more (a person away is not waited for): every match the
+        // people both saw end must have ended alike.
+        let disagree = people.iter().flat_map(|p| &p.match_results).find(|result| {
+            people.iter().any(|q| {
+                q.match_results
+                    .iter()
+                    .any(|r| r.match_number == result.match_number && r != *result)
+            })
+        });
+        if let Some(result) = disagree {
             report.failures.push(format!(
-                "room {room}: the people's last match results differ"
+                "room {room}: the people's results of match {} differ",
+                result.match_number
             ));
             continue;
         }

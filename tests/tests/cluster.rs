@@ -1,5 +1,5 @@
 //! The cluster, bounded for CI: three nodes of the real binary sharing one real `redis-server`,
-//! real `haproxy` in front, 12 rooms of people and bots played through HAProxy while the busiest
+//! real `haproxy` in front, 60 rooms of people and bots played through HAProxy while the busiest
 //! node is SIGKILLed and restarted, another is paused past its lease, and Redis is restarted. Nothing a client had
 //! received may be lost, every room comes back wherever HAProxy sends its sockets, and every
 //! match ends. See [`dhumbal_tests::cluster`].
@@ -20,7 +20,7 @@ async fn rooms_survive_a_node_killed_restarted_and_paused_behind_haproxy() {
     };
     let options = Options {
         server: PathBuf::from(env!("CARGO_BIN_EXE_server-under-test")),
-        rooms: 12,
+        rooms: 60,
         seed: rand::random(),
         think: Duration::from_millis(5),
         play: Duration::from_millis(700),

@@ -214,7 +214,19 @@ impl Actor {
                     }
                 }
             }
-            let dropped = self.deliver();
+            let (kept, effects): (Vec<_>, Vec<_>) = self
+                .core
+                .take_effects()
+                .into_iter()
+                .partition(|effect| matches!(effect, Effect::KeepMatch(_)));
+            // A finished match's hand history is stored before anyone hears that the match
+            // ended, so that a download after its `match_result` finds it, on any node.
+            for effect in kept {
+                if let Effect::KeepMatch(kept) = effect {
+                    self.log.keep_match(*kept).await;
+                }
+            }
+            let dropped = self.deliver(effects);
             if dropped.is_empty() {
                 return true;
             }
@@ -228,9 +240,9 @@ impl Actor {
     }
 
     /// Sends the core's effects; returns the clients that could not take theirs.
-    fn deliver(&mut self) -> Vec<ConnId> {
+    fn deliver(&mut self, effects: Vec<Effect>) -> Vec<ConnId> {
         let mut dropped = Vec::new();
-        for effect in self.core.take_effects() {
+        for effect in effects {
             match effect {
                 Effect::Send { to, text } => {
                     if let Some(client) = self.clients.get(&to) {
@@ -245,7 +257,8 @@ impl Actor {
                         client.close(code, reason);
                     }
                 }
-                Effect::KeepMatch(kept) => self.log.keep_match(*kept),
+                // Stored by `flush`, before anything is delivered.
+                Effect::KeepMatch(_) => {}
                 Effect::Think(job) => self.thinkers.think(*job, self.thoughts.clone()),
             }
         }
@@ -337,17 +350,12 @@ impl RoomLog {
 }
 
 impl RoomLog {
-    /// Keeps a finished match's hand history. The write is queued now, before anything sent
-    /// after it, so a download that follows the `match_result` finds it; a failure only costs
-    /// the download, so it is logged and the room goes on.
-    pub(crate) fn keep_match(&self, kept: crate::store::KeptMatch) {
-        let pending = self.store.keep_match(kept);
-        let code = self.code.clone();
-        tokio::spawn(async move {
-            if let Err(e) = pending.await {
-                warn!(room = %code, error = %e, "could not keep the match's hand history");
-            }
-        });
+    /// Keeps a finished match's hand history, waiting until the store has it; a failure only
+    /// costs the download, so it is logged and the room goes on.
+    pub(crate) async fn keep_match(&self, kept: crate::store::KeptMatch) {
+        if let Err(e) = self.store.keep_match(kept).await {
+            warn!(room = %self.code, error = %e, "could not keep the match's hand history");
+        }
     }
 }
 

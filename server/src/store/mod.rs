@@ -30,8 +30,9 @@
 //! [`Pending`] future that only waits for the answer, so a write happens even if its future is
 //! dropped, and (SQLite, memory) the writes of one caller commit in the order it called them.
 //! Redis runs each write as it is called, side by side with the others: writes that a caller
-//! awaits one after the other (a room's appends, snapshots and deletion) keep their order; one
-//! not awaited (a hand history) lands a moment later.
+//! awaits one after the other keep their order, so a room awaits each of its writes (its
+//! appends, snapshots, deletion, and a finished match's hand history, stored before the match's
+//! end is sent to anyone) before the next.
 //!
 //! Beside the rooms' logs, the store keeps finished matches' hand histories ([`KeptMatch`]) for
 //! their players to download, for `--keep-matches` after the match ([`Store::keep_match`],
