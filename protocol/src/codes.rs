@@ -112,5 +112,10 @@ pub const ALREADY_STAND_IN: &str = "already_stand_in";
 pub const UNAUTHORIZED: &str = "unauthorized";
 /// The server keeps no hand history of that match (never finished, or past `--keep-matches`).
 pub const UNKNOWN_MATCH: &str = "unknown_match";
+/// The server cannot reach the store that keeps the rooms just now (in a cluster, Redis): the
+/// `hello` or the new room was refused and changed nothing. As a `bye` reason it comes right
+/// after the refused `hello`, with close code 1013 (try again later): the client comes back by
+/// itself, with a growing pause.
+pub const STORE_UNAVAILABLE: &str = "store_unavailable";
 /// Something went wrong inside the server; it has been logged.
 pub const INTERNAL: &str = "internal";

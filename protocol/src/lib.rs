@@ -97,6 +97,11 @@ pub const CLOSE_REMOVED: u16 = 4005;
 /// client reconnects at once, with its seat token, and finds the room where it now is.
 pub const CLOSE_ROOM_MOVED: u16 = 4006;
 
+/// The WebSocket close code (RFC 6455's "try again later") sent after a `hello` refused with
+/// `store_unavailable`, right after a `bye` with that reason: the client reconnects by itself
+/// after a growing pause.
+pub const CLOSE_TRY_AGAIN_LATER: u16 = 1013;
+
 /// Writes a 32-byte seed as 64 lowercase hex digits, the way `match_result` reveals seeds.
 pub fn seed_hex(seed: &[u8; 32]) -> String {
     use std::fmt::Write;

@@ -144,7 +144,7 @@ async fn create(
         .await;
     let code = created.map_err(|e| match e {
         CreateError::Full => Refusal::TooManyRooms,
-        CreateError::Store(e) => Refusal::internal("a new room could not be stored", e),
+        CreateError::Store(e) => Refusal::store("a new room could not be stored", &e),
     })?;
     debug!(room = %code, "room created");
     Ok(CreatedRoom {
@@ -283,9 +283,9 @@ async fn match_history(
         Ok(Some(kept)) => kept,
         Ok(None) => return unknown(),
         Err(e) => {
-            return Refusal::internal(
+            return Refusal::store(
                 &format!("room {code}: reading hand history {number} failed"),
-                e,
+                &e,
             )
             .into_response();
         }

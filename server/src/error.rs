@@ -170,6 +170,11 @@ pub enum Refusal {
     /// The server is shutting down.
     #[error("the server is shutting down; try again in a moment")]
     ShuttingDown,
+    /// The store that keeps the rooms (Redis, in a cluster) cannot be reached just now.
+    #[error(
+        "the server cannot reach the store that keeps the rooms just now; try again in a moment"
+    )]
+    StoreUnavailable,
 
     // ----- Hand histories -----
     /// No credential that fits was sent for a hand history.
@@ -193,6 +198,17 @@ impl Refusal {
     pub fn internal(context: &str, detail: impl Display) -> Refusal {
         tracing::error!(error = %detail, "{context}");
         Refusal::Internal
+    }
+
+    /// A store failure: `store_unavailable` when the store could not be reached (logged as a
+    /// warning: it comes back by itself), [`Refusal::internal`] for anything else.
+    pub fn store(context: &str, error: &crate::store::StoreError) -> Refusal {
+        if error.is_unreachable() {
+            tracing::warn!(%error, "{context}");
+            Refusal::StoreUnavailable
+        } else {
+            Refusal::internal(context, error)
+        }
     }
 
     /// The stable protocol code.
@@ -239,6 +255,7 @@ impl Refusal {
             Refusal::TooManyConnections(_) => codes::TOO_MANY_CONNECTIONS,
             Refusal::ForbiddenOrigin => codes::FORBIDDEN_ORIGIN,
             Refusal::ShuttingDown => codes::SHUTTING_DOWN,
+            Refusal::StoreUnavailable => codes::STORE_UNAVAILABLE,
             Refusal::Unauthorized => codes::UNAUTHORIZED,
             Refusal::UnknownMatch => codes::UNKNOWN_MATCH,
             Refusal::Internal => codes::INTERNAL,
@@ -275,9 +292,10 @@ impl Refusal {
             | Refusal::Muted
             | Refusal::ForbiddenOrigin
             | Refusal::TestDecksDisabled => StatusCode::FORBIDDEN,
-            Refusal::TooManyRooms | Refusal::TooManyConnections(_) | Refusal::ShuttingDown => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            Refusal::TooManyRooms
+            | Refusal::TooManyConnections(_)
+            | Refusal::ShuttingDown
+            | Refusal::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Refusal::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Refusal::AlreadyJoined
             | Refusal::NameTaken

@@ -673,6 +673,7 @@ export const EN = {
   "error.shutting_down": "The server is shutting down.",
   "error.room_moved": "The room moved to another server; you'll be back in your seat in a moment.",
   "error.bad_deck": "That test deck is not a whole pack.",
+  "error.store_unavailable": "The server can't reach its store just now; trying again in a moment.",
   "error.internal": "Something went wrong on the server.",
 
   // ----- Polish pass -----
@@ -1346,6 +1347,7 @@ export const NE = {
   "error.shutting_down": "सर्भर बन्द हुँदै छ।",
   "error.room_moved": "कोठा अर्को सर्भरमा सरेको छ; केही बेरमै तपाईं आफ्नै ठाउँमा फर्किनुहुनेछ।",
   "error.bad_deck": "त्यो परीक्षण तास पूरा गड्डी होइन।",
+  "error.store_unavailable": "सर्भरले अहिले आफ्नो भण्डार भेट्न सकेन; केही बेरमा फेरि प्रयास गर्दै छ।",
   "error.internal": "सर्भरमा केही बिग्रियो।",
 
   // ----- Polish pass -----

@@ -54,7 +54,6 @@ export class Connection {
     const socket = new WebSocket(`${scheme}//${location.host}${this.path}`);
     this.socket = socket;
     socket.addEventListener("open", () => {
-      this.retries = 0;
       socket.send(JSON.stringify(this.handlers.hello()));
     });
     socket.addEventListener("message", (event) => {
@@ -64,6 +63,9 @@ export class Connection {
       } catch {
         return;
       }
+      // Back in the room: the pause before the next reconnection starts short again. (Not at
+      // the socket's opening: a hello refused for a while, `store_unavailable`, keeps growing it.)
+      if (msg.type === "welcome") this.retries = 0;
       this.handlers.message(msg);
     });
     socket.addEventListener("close", (event) => {

@@ -363,6 +363,8 @@ function onRefusedHello(err) {
     roomGone(err);
     return true;
   }
+  // The `bye` that follows says so, and the connection comes back by itself after a pause.
+  if (err.code === "store_unavailable") return true;
   if (err.code === "room_full") {
     session.conn.close();
     notice(errorText(err), "error");

@@ -44,7 +44,7 @@ pub(super) async fn join(
     }
     // A room this node does not hold is claimed from a shared store (Redis) here.
     let found = app.rooms.find(&normalize(&hello.room)).await;
-    let found = found.map_err(|e| Refusal::internal("claiming a room from the store failed", e))?;
+    let found = found.map_err(|e| Refusal::store("claiming a room from the store failed", &e))?;
     let Some(handle) = found else {
         if blocked {
             return Err(Refusal::TooManyAttempts);

@@ -174,7 +174,7 @@ where
 {
     match ending {
         Ending::TooBig => tokio::time::sleep(CLOSE_LINGER).await,
-        Ending::Shutdown | Ending::RateAbuse | Ending::NoHello => {
+        Ending::Shutdown | Ending::RateAbuse | Ending::NoHello | Ending::StoreUnavailable => {
             let _ = tokio::time::timeout(CLOSE_LINGER, async {
                 while let Some(Ok(_)) = stream.next().await {}
             })

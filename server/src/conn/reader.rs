@@ -10,7 +10,8 @@ use std::sync::Arc;
 use axum::extract::ws::{Message, Utf8Bytes};
 use dhumbal_protocol::{
     CLOSE_GOING_AWAY, CLOSE_NO_HELLO, CLOSE_NO_PONG, CLOSE_POLICY_VIOLATION, CLOSE_SERVICE_RESTART,
-    CLOSE_TOO_BIG, ClientMessage, MessageId, ServerMessage, codes, parse_client_message,
+    CLOSE_TOO_BIG, CLOSE_TRY_AGAIN_LATER, ClientMessage, MessageId, ServerMessage, codes,
+    parse_client_message,
 };
 use futures_util::{Stream, StreamExt};
 use tokio::time::Instant;
@@ -38,6 +39,8 @@ pub(super) enum Ending {
     Shutdown,
     /// The client did not say `hello` within `--hello-timeout`.
     NoHello,
+    /// The `hello` was refused because the store could not be reached: the client comes back.
+    StoreUnavailable,
 }
 
 /// One connection's reading side.
@@ -192,7 +195,12 @@ impl Reader {
                 .await;
                 match joined {
                     Ok(room) => self.room = room,
-                    Err(refusal) => self.refuse(&refusal, id),
+                    Err(refusal) => {
+                        self.refuse(&refusal, id);
+                        if matches!(refusal, Refusal::StoreUnavailable) {
+                            return Some(Ending::StoreUnavailable);
+                        }
+                    }
                 }
                 None
             }
@@ -249,6 +257,12 @@ impl Reader {
                 "too many messages too fast, for too long",
                 CLOSE_POLICY_VIOLATION,
                 "rate limit exceeded",
+            ),
+            Ending::StoreUnavailable => (
+                codes::STORE_UNAVAILABLE,
+                "the server cannot reach the store that keeps the rooms just now; coming back in a moment",
+                CLOSE_TRY_AGAIN_LATER,
+                "store unavailable",
             ),
             Ending::NoHello => (
                 codes::HELLO_TIMEOUT,

@@ -169,6 +169,12 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// Whether the store could not be reached (Redis down, or not answering for as long as the
+    /// store tries again): a failure that passes by itself, unlike damage or a full disk.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, StoreError::Redis(_))
+    }
+
     /// An I/O error about `path`.
     fn io(path: &Path, source: std::io::Error) -> StoreError {
         StoreError::Io {

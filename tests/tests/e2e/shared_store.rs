@@ -7,10 +7,13 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use dhumbal_protocol::{CLOSE_ROOM_MOVED, ClientMessage, Hello, RoomSummary, ServerMessage, codes};
+use dhumbal_protocol::{
+    CLOSE_ROOM_MOVED, CLOSE_TRY_AGAIN_LATER, ClientMessage, Hello, RoomSummary, ServerMessage,
+    codes,
+};
 use dhumbal_server::Config;
 use dhumbal_server::config::StoreKind;
-use dhumbal_tests::client::{Closed, hello};
+use dhumbal_tests::client::{Closed, hello, room_path};
 use dhumbal_tests::redis::RedisServer;
 use dhumbal_tests::{Client, TestServer, answer, http, server::unlimited_rate};
 use rand::SeedableRng;
@@ -191,4 +194,38 @@ async fn a_room_created_on_one_node_is_played_on_another_and_moves_back() {
     );
     a.stop().await;
     b.stop().await;
+}
+
+/// While Redis is away, a `hello` for a room the node does not hold is refused with
+/// `store_unavailable`, then `bye` with that reason and close 1013 (try again later), and a new
+/// room is refused with 503 `store_unavailable`: nothing changes. Once Redis is back, the same
+/// `hello` finds the room.
+#[tokio::test]
+async fn without_redis_a_hello_is_told_to_come_back_and_finds_the_room_after() {
+    let Some(mut redis) = RedisServer::start_or_skip("shared_store::without_redis") else {
+        return;
+    };
+    let a = node(&redis, "node-a").await;
+    let request = room_with(standard_for(2));
+    let room = a.create_room(&request).await;
+    redis.stop();
+
+    let mut asha = Client::connect_to(a.addr, &room_path(&room.code)).await;
+    asha.hello(&room.code, "Asha").await;
+    let error = asha.expect_error().await;
+    assert_eq!(error.code, codes::STORE_UNAVAILABLE, "{}", error.message);
+    let (reason, closed) = moved(&mut asha).await;
+    assert_eq!(reason, codes::STORE_UNAVAILABLE);
+    assert_eq!(closed, Closed::Code(CLOSE_TRY_AGAIN_LATER));
+    let body = serde_json::to_string(&request).unwrap();
+    let (status, answer) = http::post(a.addr, "/api/rooms", &body).await;
+    assert_eq!(status, 503, "{answer}");
+    assert!(answer.contains(codes::STORE_UNAVAILABLE), "{answer}");
+    assert_eq!(metric(a.addr, "dhumbal_rooms", "node-a").await, 0.0);
+
+    redis.restart();
+    let asha = Client::join(a.addr, &room.code, "Asha", Some(&room.host_secret)).await;
+    assert_eq!(asha.seat(), Some(0));
+    assert_eq!(metric(a.addr, "dhumbal_rooms", "node-a").await, 1.0);
+    a.stop().await;
 }
