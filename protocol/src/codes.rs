@@ -117,5 +117,8 @@ pub const UNKNOWN_MATCH: &str = "unknown_match";
 /// after the refused `hello`, with close code 1013 (try again later): the client comes back by
 /// itself, with a growing pause.
 pub const STORE_UNAVAILABLE: &str = "store_unavailable";
+/// Sent by a cluster's HAProxy (`docker/haproxy.cfg`), never by a server: a socket opened at
+/// `/ws` is refused with HTTP 421, because only `/ws/{code}` reaches the node that holds the room.
+pub const ROOM_PATH_REQUIRED: &str = "room_path_required";
 /// Something went wrong inside the server; it has been logged.
 pub const INTERNAL: &str = "internal";

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The cluster under load (README, "Cluster"): redis-server, three nodes on 127.0.0.2-4 and
-# haproxy in front (the routing of docker/haproxy.cfg, loopback addresses), then loadgen against
+# haproxy in front (docker/haproxy.cfg itself, pointed at loopback addresses), then loadgen against
 # one node directly and against HAProxy, paced and saturated, three runs each. Needs redis-server
 # and haproxy (Debian packages) and `cargo build --release -p dhumbal-server -p dhumbal-loadgen`.
 set -euo pipefail
@@ -18,41 +18,10 @@ for n in 2 3 4; do
   RUST_LOG=warn target/release/dhumbal-server --addr 127.0.0.$n:18080 --node-id node$n "${FLAGS[@]}" > /tmp/rl/node$n.log 2>&1 &
   PIDS+=($!)
 done
-cat > /tmp/rl/haproxy.cfg <<CFG
-global
-    maxconn 8000
-defaults
-    mode http
-    timeout connect 500ms
-    retries 2
-    option redispatch 1
-    timeout client 60s
-    timeout server 60s
-    timeout tunnel 1h
-    timeout http-request 10s
-    option forwardfor
-    default-server check inter 200ms fall 2 rise 2
-frontend front
-    bind 127.0.0.1:18000
-    use_backend rooms if { path_beg /ws/ }
-    default_backend rest
-backend rooms
-    balance hash path,field(3,/),upper
-    hash-type consistent
-    option httpchk GET /readyz
-    http-check expect status 200
-    server node2 127.0.0.2:18080
-    server node3 127.0.0.3:18080
-    server node4 127.0.0.4:18080
-backend rest
-    balance roundrobin
-    option httpchk GET /readyz
-    http-check expect status 200
-    server node2 127.0.0.2:18080
-    server node3 127.0.0.3:18080
-    server node4 127.0.0.4:18080
-CFG
-haproxy -db -f /tmp/rl/haproxy.cfg > /tmp/rl/haproxy.log 2>&1 &
+# docker/haproxy.cfg itself, pointed at the loopback nodes by its environment variables.
+DHUMBAL_BIND=127.0.0.1:18000 DHUMBAL_NODE1=127.0.0.2:18080 DHUMBAL_NODE2=127.0.0.3:18080 \
+  DHUMBAL_NODE3=127.0.0.4:18080 DHUMBAL_CHECK_INTER=200ms DHUMBAL_CONNECT=500ms \
+  haproxy -db -f docker/haproxy.cfg > /tmp/rl/haproxy.log 2>&1 &
 HPID=$!
 sleep 2
 for i in 1 2 3; do

@@ -32,7 +32,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use dhumbal_engine::{Phase, Preset};
-use dhumbal_protocol::{ClientMessage, Hello, PROTOCOL_VERSION, ServerMessage};
+use dhumbal_protocol::{
+    ClientMessage, Hello, PROTOCOL_VERSION, RoomSummary, SeatKind, ServerMessage,
+};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -182,6 +184,12 @@ pub struct ClusterReport {
     pub fenced: u64,
     /// Whether Redis was restarted while the rooms played.
     pub redis_restarted: bool,
+    /// Rooms looked up through HAProxy (`GET /api/rooms/{code}`) while their people played,
+    /// and how many of those answered every person as connected: the lookup reached the node
+    /// that holds the room, not one that read it from Redis.
+    pub lookups: (usize, usize),
+    /// What HAProxy answered a socket opened at `/ws` (no room in its path): status and body.
+    pub plain_ws: (u16, String),
     /// Whether the run was skipped (no `haproxy`), and why.
     pub skipped: Option<String>,
 }
@@ -249,9 +257,27 @@ async fn steps(
         .map(|p| tokio::spawn(keep_playing(p, front, Arc::clone(&stop))))
         .collect();
 
-    // 1. Spread.
+    eprintln!("cluster: opened at {:.1?}", started.elapsed());
+    // 1. Spread; every room's lookup goes to its node; `/ws` is refused at the front.
     tokio::time::sleep(options.play).await;
     out.spread = cluster.rooms_held().await;
+    for code in &codes {
+        let (status, body) = http::get(front, &format!("/api/rooms/{code}")).await;
+        let summary = (status == 200)
+            .then(|| serde_json::from_str::<RoomSummary>(&body).ok())
+            .flatten();
+        out.lookups.0 += 1;
+        if summary.is_some_and(|s| {
+            s.seats
+                .iter()
+                .filter(|seat| seat.kind == SeatKind::Human)
+                .all(|seat| seat.connected)
+        }) {
+            out.lookups.1 += 1;
+        }
+    }
+    out.plain_ws = http::get(front, "/ws").await;
+    eprintln!("cluster: spread at {:.1?}", started.elapsed());
     // 2. Kill the node holding the most rooms.
     let killed = (0..3).max_by_key(|&n| out.spread[n]).unwrap_or(0);
     let mut node = cluster.nodes[killed].take().expect("the node runs");
@@ -265,6 +291,7 @@ async fn steps(
     out.report.kills = 1;
     tokio::time::sleep(options.play * 2).await;
     out.after_kill = cluster.rooms_held().await;
+    eprintln!("cluster: killed at {:.1?}", started.elapsed());
     // 3. Restart it where it was; knock on every room so the rooms of its hash come back.
     let restarted = tokio::task::spawn_blocking({
         let (program, args, addr) = (
@@ -290,6 +317,7 @@ async fn steps(
     }
     tokio::time::sleep(options.play).await;
     out.after_restart = cluster.rooms_held().await;
+    eprintln!("cluster: restarted at {:.1?}", started.elapsed());
     // 4. Pause another node for longer than its lease; its rooms are claimed elsewhere (knock
     // until the other nodes have claimed some: HAProxy must first see the node down).
     let paused = (killed + 1) % 3;
@@ -325,12 +353,14 @@ async fn steps(
             break;
         }
     }
+    eprintln!("cluster: paused and continued at {:.1?}", started.elapsed());
     // 5. Restart Redis (SIGKILL; it comes back from its append-only file): the nodes reconnect
     // to it and the rooms play on.
     tokio::task::block_in_place(|| redis.restart());
     out.redis_restarted = true;
     tokio::time::sleep(options.play * 2).await;
 
+    eprintln!("cluster: redis restarted at {:.1?}", started.elapsed());
     // Every room plays its last match to its end.
     stop.store(true, Ordering::Relaxed);
     let mut people = Vec::new();
@@ -346,6 +376,10 @@ async fn steps(
                 .push(format!("a client's task failed: {e}")),
         }
     }
+    eprintln!(
+        "cluster: every last match over at {:.1?}",
+        started.elapsed()
+    );
     crash::finish(&mut people, &mut out.report);
     out.report.elapsed = started.elapsed();
     Ok(())

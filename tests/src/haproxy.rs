@@ -1,7 +1,8 @@
 //! HAProxy (Debian's package) in front of server nodes, for the cluster test: started on a free
-//! loopback port with a configuration that routes as `docker/haproxy.cfg` does (every socket of
-//! a room to one node by a consistent hash of the code in `/ws/{code}`, everything else
-//! round-robin, health checks on `/readyz`), and stopped when dropped.
+//! loopback port with `docker/haproxy.cfg` itself ([`CONFIG`], pointed at the nodes by its
+//! environment variables: every socket and lookup of a room to one node by a consistent hash of
+//! its code, plain `/ws` refused, everything else round-robin, health checks on `/readyz`), and
+//! stopped when dropped.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -29,48 +30,22 @@ pub fn program() -> Option<PathBuf> {
     })
 }
 
-/// The configuration: clients on `front`, the nodes behind. Health checks run every 200 ms and
-/// take a node out after two failures, and a connection a node refuses is sent to another node
-/// at once (`option redispatch 1`), so that a killed node's rooms move within a second.
-pub fn config(front: SocketAddr, nodes: &[SocketAddr]) -> String {
-    let servers: String = nodes
-        .iter()
-        .enumerate()
-        .map(|(n, addr)| format!("    server node{} {addr}\n", n + 1))
-        .collect();
-    format!(
-        "global
-    maxconn 4000
+/// `docker/haproxy.cfg` itself: the test runs the file the cluster ships, with its environment
+/// variables pointing it at loopback addresses.
+pub const CONFIG: &str = include_str!("../../docker/haproxy.cfg");
 
-defaults
-    mode http
-    timeout connect 500ms
-    retries 2
-    option redispatch 1
-    timeout client 60s
-    timeout server 60s
-    timeout tunnel 1h
-    timeout http-request 10s
-    option forwardfor
-    default-server check inter 200ms fall 2 rise 2
-
-frontend front
-    bind {front}
-    use_backend rooms if {{ path_beg /ws/ }}
-    default_backend rest
-
-backend rooms
-    balance hash path,field(3,/),upper
-    hash-type consistent
-    option httpchk GET /readyz
-    http-check expect status 200
-{servers}
-backend rest
-    balance roundrobin
-    option httpchk GET /readyz
-    http-check expect status 200
-{servers}"
-    )
+/// The environment that points [`CONFIG`] at `nodes` (three), listening on `front`, with health
+/// checks every 200 ms so that a node that stops is out within half a second.
+pub fn environment(front: SocketAddr, nodes: &[SocketAddr]) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("DHUMBAL_BIND".to_owned(), front.to_string()),
+        ("DHUMBAL_CHECK_INTER".to_owned(), "200ms".to_owned()),
+        ("DHUMBAL_CONNECT".to_owned(), "500ms".to_owned()),
+    ];
+    for (n, addr) in nodes.iter().enumerate() {
+        env.push((format!("DHUMBAL_NODE{}", n + 1), addr.to_string()));
+    }
+    env
 }
 
 impl Haproxy {
@@ -85,8 +60,9 @@ impl Haproxy {
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let dir = tempfile::tempdir().expect("a temporary folder");
         let file = dir.path().join("haproxy.cfg");
-        std::fs::write(&file, config(addr, nodes)).expect("the configuration is written");
+        std::fs::write(&file, CONFIG).expect("the configuration is written");
         let child = Command::new(program)
+            .envs(environment(addr, nodes))
             .arg("-db")
             .arg("-f")
             .arg(&file)

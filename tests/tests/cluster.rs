@@ -38,8 +38,18 @@ async fn rooms_survive_a_node_killed_restarted_and_paused_behind_haproxy() {
     let report = &out.report;
     println!("{report}");
     println!(
-        "rooms held by node: {:?} at first, {:?} after the kill, {:?} after the restart; the paused node stopped {} rooms claimed from it",
-        out.spread, out.after_kill, out.after_restart, out.fenced
+        "rooms held by node: {:?} at first, {:?} after the kill, {:?} after the restart; the paused node stopped {} rooms claimed from it; {} of {} lookups through HAProxy saw every person connected",
+        out.spread, out.after_kill, out.after_restart, out.fenced, out.lookups.1, out.lookups.0
+    );
+    assert_eq!(
+        out.lookups.1, out.lookups.0,
+        "every lookup through HAProxy reached the room's node, which saw its people connected"
+    );
+    assert_eq!(out.plain_ws.0, 421, "{}", out.plain_ws.1);
+    assert!(
+        out.plain_ws
+            .1
+            .contains(dhumbal_protocol::codes::ROOM_PATH_REQUIRED)
     );
     assert!(
         out.spread.iter().all(|&n| n > 0),
