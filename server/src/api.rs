@@ -144,6 +144,7 @@ async fn create(
         .await;
     let code = created.map_err(|e| match e {
         CreateError::Full => Refusal::TooManyRooms,
+        CreateError::TooManyOpen => Refusal::TooManyOpenRooms,
         CreateError::Store(e) => Refusal::store("a new room could not be stored", &e),
     })?;
     debug!(room = %code, "room created");

@@ -122,6 +122,20 @@ pub struct AddressSlot {
     held: Arc<Mutex<HashMap<IpAddr, usize>>>,
     /// Its address.
     ip: IpAddr,
+    /// The most one address may hold.
+    max: usize,
+}
+
+impl AddressSlot {
+    /// The address it counts for.
+    pub fn ip(&self) -> IpAddr {
+        self.ip
+    }
+
+    /// The most one address may hold (what a shared store counts against, across nodes).
+    pub fn max(&self) -> usize {
+        self.max
+    }
 }
 
 impl PerAddress {
@@ -144,6 +158,7 @@ impl PerAddress {
         Some(AddressSlot {
             held: Arc::clone(&self.held),
             ip,
+            max: self.max,
         })
     }
 

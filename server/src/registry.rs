@@ -18,7 +18,7 @@ use crate::metrics::Metrics;
 use crate::room::record::{self, Entry, Setup, Snapshot};
 use crate::room::{self, RoomCore, RoomHandle, RoomLog, Thinkers, Timing};
 use crate::shutdown::Shutdown;
-use crate::store::{Loaded, Store, StoreError, StoredRoom};
+use crate::store::{Creator, Loaded, Store, StoreError, StoredRoom};
 
 /// Every open room, by code. Cheap to share: lookups take a short lock and clone a handle.
 #[derive(Debug)]
@@ -48,9 +48,22 @@ pub enum CreateError {
     /// The registry holds as many rooms as it may.
     #[error("the server holds as many rooms as it may")]
     Full,
+    /// Rooms created from the creator's address and still open, on every node of a cluster,
+    /// are as many as one address may have.
+    #[error("rooms created from this address are still open, as many as it may have")]
+    TooManyOpen,
     /// The room's setup could not be written to the store.
     #[error("the room could not be stored: {0}")]
-    Store(#[from] StoreError),
+    Store(StoreError),
+}
+
+impl From<StoreError> for CreateError {
+    fn from(error: StoreError) -> CreateError {
+        match error {
+            StoreError::TooManyOpen(_) => CreateError::TooManyOpen,
+            error => CreateError::Store(error),
+        }
+    }
 }
 
 /// What restoring the stored rooms did.
@@ -123,7 +136,17 @@ impl Registry {
             };
             setup.code = code.clone();
             tries += 1;
-            match self.store.create_room(&code, record::encode(&setup)).await {
+            // One server counts its creators' open rooms with `creator`, which the room holds
+            // until it closes; a shared store counts them for every node.
+            let counted = Creator {
+                address: creator.ip(),
+                most: creator.max(),
+            };
+            match self
+                .store
+                .create_room_for(&code, record::encode(&setup), counted)
+                .await
+            {
                 Ok(()) => break code,
                 // The code is taken in the store (a room set aside, or held by another node).
                 Err(StoreError::Conflict(_)) if tries < CODE_TRIES => {}

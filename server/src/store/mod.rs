@@ -166,6 +166,21 @@ pub enum StoreError {
     /// for logs, not for players.
     #[error("Redis: {0}")]
     Redis(Arc<::redis::RedisError>),
+    /// Redis: the rooms created from this address and still open, on every node, are as many
+    /// as one address may have ([`Creator::most`]); the room was not created.
+    #[error("rooms created from {0} are still open, as many as one address may have")]
+    TooManyOpen(std::net::IpAddr),
+}
+
+/// Who creates a room, for the cap on the rooms one address may have open at once
+/// (`--max-rooms-per-address`). One server counts them itself; a shared store counts them for
+/// every node ([`Store::create_room_for`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Creator {
+    /// The client's address.
+    pub address: std::net::IpAddr,
+    /// The most rooms it may have open.
+    pub most: usize,
 }
 
 impl StoreError {
@@ -377,7 +392,18 @@ impl Store {
         match &*self.backend {
             Backend::Memory(store) => Pending::ready(store.create_room(code, setup)),
             Backend::Sqlite(store) => store.create_room(code, setup),
-            Backend::Redis(store) => store.create_room(code, setup),
+            Backend::Redis(store) => store.create_room_for(code, setup, None),
+        }
+    }
+
+    /// [`Store::create_room`], counting the room against its creator's address: a shared store
+    /// (Redis) refuses it with [`StoreError::TooManyOpen`] when rooms created from that address
+    /// on any node and still open are [`Creator::most`] already. Memory and SQLite count nothing
+    /// here: one server counts its creators itself.
+    pub fn create_room_for(&self, code: &str, setup: Vec<u8>, creator: Creator) -> Pending {
+        match &*self.backend {
+            Backend::Redis(store) => store.create_room_for(code, setup, Some(creator)),
+            _ => self.create_room(code, setup),
         }
     }
 

@@ -116,14 +116,31 @@ local function keep(ttl)
 end
 ";
 
-/// Create. ARGV: setup, ttl. The same setup again (a retry whose first answer was lost) is
-/// accepted while nobody has claimed the room.
+/// Create. ARGV: setup, ttl, and with a creator (`KEYS[7]`, the set of the codes of the rooms
+/// created from its address, [`creator_key`]) the most it may have open and the code. The same
+/// setup again (a retry whose first answer was lost) is accepted while nobody has claimed the
+/// room. A creator whose rooms still open (set up, not yet expired or deleted) are as many as it
+/// may have is refused (`4`); the set expires with its newest room's first expiry, so a room
+/// kept alive by play for longer than that no longer counts.
 const CREATE: &str = r"
 if redis.call('EXISTS', setup) == 1 then
   if redis.call('EXISTS', aside) == 0 and current() == 0 and redis.call('GET', setup) == ARGV[1] then
     return {0, 0}
   end
   return {2, 0, 0}
+end
+local creator, most = KEYS[7], tonumber(ARGV[3] or '0')
+if creator and most > 0 then
+  -- The creator's rooms that have since ended or expired no longer count.
+  for _, other in ipairs(redis.call('SMEMBERS', creator)) do
+    if redis.call('EXISTS', 'dhumbal:room:{' .. other .. '}:setup') == 0 then
+      redis.call('SREM', creator, other)
+    end
+  end
+  local open = redis.call('SCARD', creator)
+  if open >= most then return {4, open} end
+  redis.call('SADD', creator, ARGV[4])
+  redis.call('PEXPIRE', creator, ARGV[2])
 end
 redis.call('DEL', epoch, owner, log, snap, aside)
 redis.call('SET', setup, ARGV[1], 'PX', ARGV[2])
@@ -267,6 +284,8 @@ enum Reply {
     NotNext { last: u64, snapshot: u64 },
     /// No such live room.
     Unknown,
+    /// The creator has as many rooms open as it may: this many.
+    TooManyOpen(u64),
 }
 
 impl Reply {
@@ -281,6 +300,7 @@ impl Reply {
                 snapshot: at(2),
             }),
             Some(3) => Ok(Reply::Unknown),
+            Some(4) => Ok(Reply::TooManyOpen(at(1))),
             _ => Err(StoreError::Conflict(format!(
                 "a Redis script answered {values:?}, which this server does not know"
             ))),
@@ -334,6 +354,11 @@ impl From<RedisError> for StoreError {
 /// script takes them in as `KEYS`).
 pub fn room_keys(code: &str) -> [String; 6] {
     PARTS.map(|part| format!("dhumbal:room:{{{code}}}:{part}"))
+}
+
+/// The key of the set of the codes of the rooms created from `address` (see [`CREATE`]).
+pub fn creator_key(address: std::net::IpAddr) -> String {
+    format!("dhumbal:creator:{address}")
 }
 
 /// The key of match `number` of room `code`.
@@ -489,17 +514,33 @@ impl RedisStore {
         Ok(loaded)
     }
 
-    /// See [`super::Store::create_room`].
-    pub fn create_room(&self, code: &str, setup: Vec<u8>) -> Pending {
+    /// See [`super::Store::create_room_for`] (and [`super::Store::create_room`], without a
+    /// creator).
+    pub fn create_room_for(
+        &self,
+        code: &str,
+        setup: Vec<u8>,
+        creator: Option<super::Creator>,
+    ) -> Pending {
         let inner = Arc::clone(&self.inner);
         let code = code.to_owned();
         self.write(async move {
             let ttl = millis(inner.config.room_ttl).to_string().into_bytes();
+            let mut keys = room_keys(&code).to_vec();
+            let mut args = vec![setup, ttl];
+            if let Some(creator) = creator {
+                keys.push(creator_key(creator.address));
+                args.push(creator.most.to_string().into_bytes());
+                args.push(code.clone().into_bytes());
+            }
             let reply = inner
-                .room_script(&inner.scripts.create, &code, vec![setup, ttl], false)
+                .keyed_script(&inner.scripts.create, &code, &keys, args, false)
                 .await?;
             match reply {
                 Reply::Done(_) => Ok(()),
+                Reply::TooManyOpen(_) => Err(StoreError::TooManyOpen(
+                    creator.map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |c| c.address),
+                )),
                 Reply::NotNext { .. } => Err(check::exists(&code)),
                 other => Err(unexpected(&code, "create", &other)),
             }
@@ -575,6 +616,7 @@ impl RedisStore {
                     .err()
                     .unwrap_or_else(|| unexpected(&code, "append", &reply))),
                 Reply::Unknown => Err(StoreError::UnknownRoom(code)),
+                Reply::TooManyOpen(_) => Err(unexpected(&code, "append", &reply)),
             }
         })
     }
@@ -606,6 +648,7 @@ impl RedisStore {
                         .unwrap_or_else(|| unexpected(&code, "snapshot", &reply)))
                 }
                 Reply::Unknown => Err(StoreError::UnknownRoom(code)),
+                Reply::TooManyOpen(_) => Err(unexpected(&code, "snapshot", &reply)),
             }
         })
     }
@@ -845,14 +888,26 @@ impl Inner {
         &self,
         script: &Script,
         code: &str,
+        args: Vec<Vec<u8>>,
+        retry_flag: bool,
+    ) -> Result<Reply, StoreError> {
+        self.keyed_script(script, code, &room_keys(code), args, retry_flag)
+            .await
+    }
+
+    /// [`Inner::room_script`] with keys of the caller's: the room's, and more after them.
+    async fn keyed_script(
+        &self,
+        script: &Script,
+        code: &str,
+        keys: &[String],
         mut args: Vec<Vec<u8>>,
         retry_flag: bool,
     ) -> Result<Reply, StoreError> {
-        let keys = room_keys(code);
         let deadline = Instant::now() + self.config.lease;
         let mut delay = FIRST_RETRY_DELAY;
         loop {
-            match self.invoke(script, &keys, &args).await {
+            match self.invoke(script, keys, &args).await {
                 Ok(values) => return Reply::read(&values),
                 Err(error) if transient(&error) && Instant::now() + delay < deadline => {
                     warn!(room = %code, %error, "Redis is away; trying the write again");

@@ -229,3 +229,50 @@ async fn without_redis_a_hello_is_told_to_come_back_and_finds_the_room_after() {
     assert_eq!(metric(a.addr, "dhumbal_rooms", "node-a").await, 1.0);
     a.stop().await;
 }
+
+/// `--max-rooms-per-address` counts for the whole cluster: rooms created from one address on
+/// either node, and still open, count together, and a room that has closed (here: expired
+/// unclaimed) no longer counts.
+#[tokio::test]
+async fn the_rooms_an_address_may_have_open_are_counted_across_nodes() {
+    let Some(redis) = RedisServer::start_or_skip("shared_store::rooms_per_address") else {
+        return;
+    };
+    let capped = |id: &str| {
+        TestServer::with_config(Config {
+            store: StoreKind::Redis(redis.url()),
+            node_id: Some(id.to_owned()),
+            lease: Duration::from_millis(300),
+            idle_room_ttl: Duration::from_millis(900),
+            max_rooms_per_address: 2,
+            ..unlimited_rate()
+        })
+    };
+    let (a, b) = (capped("node-a").await, capped("node-b").await);
+    let body = serde_json::to_string(&room_with(standard_for(2))).unwrap();
+    for node in [&a, &b] {
+        let (status, answer) = http::post(node.addr, "/api/rooms", &body).await;
+        assert_eq!(status, 201, "{answer}");
+    }
+    for node in [&a, &b] {
+        let (status, answer) = http::post(node.addr, "/api/rooms", &body).await;
+        assert_eq!(status, 429, "{answer}");
+        assert!(answer.contains(codes::TOO_MANY_OPEN_ROOMS), "{answer}");
+    }
+    // Nobody came to either room: their keys expire, and they count no more.
+    let give_up = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (status, answer) = http::post(b.addr, "/api/rooms", &body).await;
+        if status == 201 {
+            break;
+        }
+        assert_eq!(status, 429, "{answer}");
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the expired rooms still count"
+        );
+    }
+    a.stop().await;
+    b.stop().await;
+}
