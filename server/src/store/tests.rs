@@ -649,10 +649,67 @@ async fn the_sqlite_store_keeps_the_rules() {
     keeps_the_rules(&store).await;
     store.close().await;
     // Deleting left no row behind; setting aside left its rows until then.
-    for table in ["inputs", "snapshots", "set_aside"] {
+    for table in ["inputs", "recent", "snapshots", "set_aside"] {
         assert_eq!(rows(dir.path(), table, "SIDE"), 0, "{table}");
     }
     assert_eq!(rows(dir.path(), "rooms", "SIDE"), 0);
+}
+
+/// Appends land in `recent` and are merged into `inputs` every [`sqlite::MERGE_AT`] appends: a
+/// room deleted while some of its inputs are still in `recent` leaves none there, so a new room
+/// given the same code never takes them; and a snapshot drops what it covers from both tables.
+#[tokio::test]
+async fn a_code_used_again_never_takes_the_old_rooms_inputs_from_recent() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    store.create_room("AGIN", Vec::new()).await.unwrap();
+    for seq in 1..sqlite::MERGE_AT as u64 {
+        store.append("AGIN", seq, b"old".to_vec()).await.unwrap();
+    }
+    assert!(
+        rows(dir.path(), "recent", "AGIN") > 0,
+        "no input waits in recent"
+    );
+    store.delete_room("AGIN").await.unwrap();
+    store.create_room("AGIN", Vec::new()).await.unwrap();
+    store.append("AGIN", 1, b"new".to_vec()).await.unwrap();
+    store.append("AGIN", 2, b"new".to_vec()).await.unwrap();
+    let loaded = store.load().unwrap();
+    assert_eq!(
+        loaded.rooms[0].inputs,
+        vec![(1, b"new".to_vec()), (2, b"new".to_vec())]
+    );
+    // Across several merges: a snapshot, then inputs after it.
+    let more = 2 * sqlite::MERGE_AT as u64;
+    for seq in 3..=more {
+        store.append("AGIN", seq, input("AGIN", seq)).await.unwrap();
+    }
+    store
+        .snapshot("AGIN", more - 1, b"state".to_vec())
+        .await
+        .unwrap();
+    store
+        .append("AGIN", more + 1, input("AGIN", more + 1))
+        .await
+        .unwrap();
+    store.close().await;
+    assert_eq!(
+        rows(dir.path(), "recent", "AGIN"),
+        0,
+        "closing merges recent"
+    );
+    let (store, _) = sqlite(dir.path());
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.rooms.len(), 1);
+    assert_eq!(
+        loaded.rooms[0].inputs,
+        vec![
+            (more, input("AGIN", more)),
+            (more + 1, input("AGIN", more + 1))
+        ]
+    );
+    assert_eq!(rows(dir.path(), "inputs", "AGIN"), 2);
+    store.close().await;
 }
 
 #[tokio::test]
