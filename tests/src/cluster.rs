@@ -190,6 +190,9 @@ pub struct ClusterReport {
     pub lookups: (usize, usize),
     /// What HAProxy answered a socket opened at `/ws` (no room in its path): status and body.
     pub plain_ws: (u16, String),
+    /// Rooms whose log, read back from Redis at the end as a node would restore it, is one
+    /// unbroken sequence after its snapshot; and the rooms read.
+    pub logs_unbroken: (usize, usize),
     /// Whether the run was skipped (no `haproxy`), and why.
     pub skipped: Option<String>,
 }
@@ -381,8 +384,44 @@ async fn steps(
         started.elapsed()
     );
     crash::finish(&mut people, &mut out.report);
+    out.logs_unbroken = read_logs(&redis.url(), &codes).await?;
     out.report.elapsed = started.elapsed();
     Ok(())
+}
+
+/// Reads every room's log back from Redis, as a node restores it (without claiming it), and
+/// counts the rooms whose inputs follow their snapshot (or their setup) without a gap or a
+/// repeat: answers (unbroken, read).
+async fn read_logs(url: &str, codes: &[String]) -> Result<(usize, usize), String> {
+    use dhumbal_server::store::{RedisConfig, Store, StoreConfig};
+    let config = StoreConfig::Redis(RedisConfig {
+        url: url.to_owned(),
+        node: "checker".into(),
+        lease: Duration::from_secs(10),
+        room_ttl: Duration::from_secs(60),
+        keep_matches: Duration::from_secs(60),
+    });
+    let metrics = Arc::new(dhumbal_server::metrics::Metrics::for_node(Some("checker")));
+    let store = Store::open(&config, metrics).map_err(|e| format!("opening Redis: {e}"))?;
+    let mut unbroken = 0;
+    for code in codes {
+        let room = store
+            .peek(code)
+            .await
+            .map_err(|e| format!("reading room {code} from Redis: {e}"))?
+            .ok_or_else(|| format!("room {code} is not in Redis"))?;
+        let first = room.snapshot.as_ref().map_or(0, |(seq, _)| *seq) + 1;
+        if room
+            .inputs
+            .iter()
+            .zip(first..)
+            .all(|((seq, _), expected)| *seq == expected)
+        {
+            unbroken += 1;
+        }
+    }
+    store.close().await;
+    Ok((unbroken, codes.len()))
 }
 
 /// A spectator says hello to every room through `front` and leaves once it has the room's

@@ -38,14 +38,34 @@ async fn rooms_survive_a_node_killed_restarted_and_paused_behind_haproxy() {
     let report = &out.report;
     println!("{report}");
     println!(
-        "rooms held by node: {:?} at first, {:?} after the kill, {:?} after the restart; the paused node stopped {} rooms claimed from it; {} of {} lookups through HAProxy saw every person connected",
-        out.spread, out.after_kill, out.after_restart, out.fenced, out.lookups.1, out.lookups.0
+        "rooms held by node: {:?} at first, {:?} after the kill, {:?} after the restart; the paused node stopped {} rooms claimed from it; {} of {} lookups through HAProxy saw every person connected; {} of {} logs unbroken in Redis",
+        out.spread,
+        out.after_kill,
+        out.after_restart,
+        out.fenced,
+        out.lookups.1,
+        out.lookups.0,
+        out.logs_unbroken.0,
+        out.logs_unbroken.1
     );
     assert_eq!(
         out.lookups.1, out.lookups.0,
         "every lookup through HAProxy reached the room's node, which saw its people connected"
     );
     assert_eq!(out.plain_ws.0, 421, "{}", out.plain_ws.1);
+    assert_eq!(
+        out.logs_unbroken.0, out.logs_unbroken.1,
+        "every room's log in Redis is one unbroken sequence"
+    );
+    let killed = out.after_kill.iter().position(|&n| n == 0);
+    assert!(
+        (0..3)
+            .filter(|&n| Some(n) != killed)
+            .all(|n| out.after_kill[n] >= out.spread[n]),
+        "only the killed node's rooms moved: {:?} then {:?}",
+        out.spread,
+        out.after_kill
+    );
     assert!(
         out.plain_ws
             .1

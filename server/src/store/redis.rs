@@ -356,7 +356,8 @@ pub fn room_keys(code: &str) -> [String; 6] {
     PARTS.map(|part| format!("dhumbal:room:{{{code}}}:{part}"))
 }
 
-/// The key of the set of the codes of the rooms created from `address` (see [`CREATE`]).
+/// The key of the set of the codes of the rooms created from `address` and still open (the
+/// room-creation script keeps it; see [`super::Store::create_room_for`]).
 pub fn creator_key(address: std::net::IpAddr) -> String {
     format!("dhumbal:creator:{address}")
 }
