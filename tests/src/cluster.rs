@@ -89,6 +89,11 @@ impl Cluster {
             "100000",
             "--trusted-proxies",
             "127.0.0.1/32",
+            // A person who has played their last match stops reading; if their room moves
+            // after that, they are away there, and the others' last turns would wait the
+            // default 30 s for them each time before a stand-in plays.
+            "--takeover-after",
+            "2s",
         ]
         .map(str::to_owned)
         .to_vec();
