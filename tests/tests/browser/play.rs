@@ -642,6 +642,75 @@ async fn a_room_that_moves_to_another_server_brings_the_page_back_at_once() {
     check_and_close(vec![b]).await;
 }
 
+/// Run before the page's own scripts, with [`TIME_SOCKETS`]: while `window.__refuse` is above
+/// 0, the next socket the page opens answers its `hello` as a cluster server does while Redis is
+/// away (`error` `store_unavailable`, `bye` with that reason, close 1013), without the hello
+/// reaching the server.
+const REFUSE_HELLOS: &str = "window.__refuse = 0; \
+    window.WebSocket = class extends window.WebSocket { \
+      constructor(...args) { super(...args); const socket = this; \
+        if (window.__refuse > 0) { window.__refuse -= 1; \
+          this.send = (data) => { const id = JSON.parse(data).id ?? null; \
+            const say = (m) => socket.dispatchEvent(new MessageEvent('message', { data: JSON.stringify(m) })); \
+            say({ type: 'error', code: 'store_unavailable', message: 'the store is away', id }); \
+            say({ type: 'bye', reason: 'store_unavailable', message: 'the store is away' }); \
+            socket.dispatchEvent(new CloseEvent('close', { code: 1013, reason: 'store unavailable' })); \
+            socket.close(1000); }; } } };";
+
+/// A cluster server whose Redis is away refuses the page's `hello` with `store_unavailable` and
+/// closes with 1013: the page says the server cannot reach its store, tries again with a pause
+/// that grows from one refusal to the next (the pause starts short again only once a `welcome`
+/// has come, not when a socket merely opens), and is back in its seat with its cards once the
+/// store answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hello_refused_while_the_store_is_away_is_tried_again_with_a_growing_pause() {
+    let mut stage = stage!();
+    let b = stage.browser(PHONE).await;
+    b.before_each_page(TIME_SOCKETS).await;
+    b.before_each_page(REFUSE_HELLOS).await;
+    create_room(&b, stage.addr, "Asha").await;
+    b.click("#start").await;
+    let before = b
+        .wait_until("the table", |s| s.screen == "table" && !s.hand.is_empty())
+        .await;
+    // The connection drops, and the next three hellos are refused.
+    let sockets: usize = serde_json::from_value(
+        b.eval(
+            "window.__refuse = 3; const s = window.__sockets[window.__sockets.length - 1]; \
+             s.close(4000, 'dropped'); return window.__sockets.length;",
+        )
+        .await,
+    )
+    .unwrap();
+    b.wait_until("the refusal to be said, and reconnecting…", |s| {
+        s.banner && s.toast.contains("can't reach its store")
+    })
+    .await;
+    let opened: Vec<(String, f64)> = b
+        .wait_view(
+            "four sockets after the drop",
+            "return window.__opened;",
+            |opened: &Vec<(String, f64)>| opened.len() >= sockets + 4,
+        )
+        .await;
+    // A refused socket closes as it opens, so the time from one socket to the next is the
+    // pause after each refusal: 0.4-0.8 s, 0.8-1.6 s, 1.6-3.2 s (were the pause to start short
+    // again at each opening, each would be 0.2-0.4 s).
+    let gaps: Vec<f64> = (1..4)
+        .map(|n| opened[sockets + n].1 - opened[sockets + n - 1].1)
+        .collect();
+    assert!(
+        gaps[1] >= 750.0 && gaps[2] >= 1500.0,
+        "the pause grows from one refusal to the next: {gaps:?} ms"
+    );
+    let back = b
+        .wait_until("the seat again", |s| !s.banner && s.screen == "table")
+        .await;
+    let sorted = |h: &[String]| h.iter().cloned().collect::<BTreeSet<String>>();
+    assert_eq!(sorted(&back.hand), sorted(&before.hand));
+    check_and_close(vec![b]).await;
+}
+
 /// SIGTERM in the middle of a match, with rooms kept in SQLite: the real server binary tells the
 /// page it is restarting and stops cleanly; the page says it is reconnecting; the server starts
 /// again on the same address and data directory, and the page, untouched, comes back to its
