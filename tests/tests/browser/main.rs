@@ -13,6 +13,9 @@
 //! - SIGTERM mid-match, with rooms kept in SQLite: the real server binary stops, the page says it
 //!   is reconnecting, and once the server is started again on the same address and data
 //!   directory the page comes back by itself to the same seat and hand and finishes the match.
+//! - A cluster, as the page sees it: a room that moves to another server brings the page back
+//!   within 0.1 s; a hello refused while the store is away (`store_unavailable`) is said once
+//!   and tried again with a growing pause until the page is back in its seat.
 //! - A one-round match (from a fixed deck) ends with the standings, and Rematch deals again.
 //! - A throw-then-draw table: throw first, then pick up the previous single throw.
 //! - The settings page, How to play with the table's own settings, and the page's group rules
