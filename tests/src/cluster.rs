@@ -265,7 +265,7 @@ async fn steps(
         .map(|p| tokio::spawn(keep_playing(p, front, Arc::clone(&stop))))
         .collect();
 
-    eprintln!("cluster: opened at {:.1?}", started.elapsed());
+    progress(started, "opened");
     // 1. Spread; every room's lookup goes to its node; `/ws` is refused at the front.
     tokio::time::sleep(options.play).await;
     out.spread = cluster.rooms_held().await;
@@ -285,7 +285,7 @@ async fn steps(
         }
     }
     out.plain_ws = http::get(front, "/ws").await;
-    eprintln!("cluster: spread at {:.1?}", started.elapsed());
+    progress(started, "spread");
     // 2. Kill the node holding the most rooms.
     let killed = (0..3).max_by_key(|&n| out.spread[n]).unwrap_or(0);
     let mut node = cluster.nodes[killed].take().expect("the node runs");
@@ -299,7 +299,7 @@ async fn steps(
     out.report.kills = 1;
     tokio::time::sleep(options.play * 2).await;
     out.after_kill = cluster.rooms_held().await;
-    eprintln!("cluster: killed at {:.1?}", started.elapsed());
+    progress(started, "killed");
     // 3. Restart it where it was; knock on every room so the rooms of its hash come back.
     let restarted = tokio::task::spawn_blocking({
         let (program, args, addr) = (
@@ -325,7 +325,7 @@ async fn steps(
     }
     tokio::time::sleep(options.play).await;
     out.after_restart = cluster.rooms_held().await;
-    eprintln!("cluster: restarted at {:.1?}", started.elapsed());
+    progress(started, "restarted");
     // 4. Pause another node for longer than its lease; its rooms are claimed elsewhere (knock
     // until the other nodes have claimed some: HAProxy must first see the node down).
     let paused = (killed + 1) % 3;
@@ -361,14 +361,14 @@ async fn steps(
             break;
         }
     }
-    eprintln!("cluster: paused and continued at {:.1?}", started.elapsed());
+    progress(started, "paused and continued");
     // 5. Restart Redis (SIGKILL; it comes back from its append-only file): the nodes reconnect
     // to it and the rooms play on.
     tokio::task::block_in_place(|| redis.restart());
     out.redis_restarted = true;
     tokio::time::sleep(options.play * 2).await;
 
-    eprintln!("cluster: redis restarted at {:.1?}", started.elapsed());
+    progress(started, "redis restarted");
     // Every room plays its last match to its end.
     stop.store(true, Ordering::Relaxed);
     let mut people = Vec::new();
@@ -384,10 +384,7 @@ async fn steps(
                 .push(format!("a client's task failed: {e}")),
         }
     }
-    eprintln!(
-        "cluster: every last match over at {:.1?}",
-        started.elapsed()
-    );
+    progress(started, "every last match over");
     crash::finish(&mut people, &mut out.report);
     out.logs_unbroken = read_logs(&redis.url(), &codes).await?;
     out.report.elapsed = started.elapsed();
@@ -427,6 +424,18 @@ async fn read_logs(url: &str, codes: &[String]) -> Result<(usize, usize), String
     }
     store.close().await;
     Ok((unbroken, codes.len()))
+}
+
+/// Says on standard error when a step began, past the test harness's capture (it writes to
+/// the stream itself rather than through `eprintln!`), so that CI's log shows where a slow run
+/// spent its time even when the test passes.
+fn progress(started: Instant, step: &str) {
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "cluster: {step} at {:.1?}",
+        started.elapsed()
+    );
 }
 
 /// A spectator says hello to every room through `front` and leaves once it has the room's
