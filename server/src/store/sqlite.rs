@@ -33,8 +33,8 @@
 //!   [`MERGE_SLICES`] slices of the rooms, one transaction after each commit (found through the
 //!   index `recent_by_slice`), so that no append waits for a whole merge.
 //!   Measured under `loadgen play --store sqlite` (2 cores): the writer's CPU per append fell
-//!   from 12 µs to 10, and to 6 with the yield before each batch (README, "What the durable log
-//!   costs").
+//!   from 12 µs to 10, to 6 with the yield before each batch, and rose to 7.6 with the merge in
+//!   slices, which took the paced p99 from 24 ms to 15 (README, "What the durable log costs").
 //! - `matches(code, number, finished, commitment, tokens, history)`: finished matches' hand
 //!   histories, for `--keep-matches`.
 //! - `snapshots(code, seq, state)`: the room's latest snapshot, covering its inputs up to `seq`.
@@ -101,7 +101,8 @@ pub const MIGRATIONS: &[&str] = &[
 ];
 
 /// How many slices of the rooms (by their code's first character) a round of merges takes, one
-/// slice after each commit.
+/// slice after each commit. The index `recent_by_slice` in [`MIGRATIONS`] is on
+/// `unicode(code) % 8`: the two must agree, or a slice reads all of `recent`.
 pub const MERGE_SLICES: u32 = 8;
 
 /// How many appends `recent` gathers before the writer merges them into `inputs` (small in

@@ -655,6 +655,31 @@ async fn the_sqlite_store_keeps_the_rules() {
     assert_eq!(rows(dir.path(), "rooms", "SIDE"), 0);
 }
 
+/// A slice of `recent` is found through its index: the index's expression is the one the merge
+/// asks for, with the same number of slices.
+#[test]
+fn the_slice_index_is_the_merges_expression() {
+    let slice = format!("unicode(code) % {}", sqlite::MERGE_SLICES);
+    assert!(
+        MIGRATIONS
+            .iter()
+            .any(|step| step.contains(&format!("ON recent ({slice})"))),
+        "no index on {slice}"
+    );
+    let conn = Connection::open_in_memory().unwrap();
+    for step in MIGRATIONS {
+        conn.execute_batch(step).unwrap();
+    }
+    let plan: String = conn
+        .query_row(
+            &format!("EXPLAIN QUERY PLAN SELECT id FROM recent WHERE {slice} = 3"),
+            [],
+            |row| row.get(3),
+        )
+        .unwrap();
+    assert!(plan.contains("recent_by_slice"), "{plan}");
+}
+
 /// Appends land in `recent` and are merged into `inputs` every [`sqlite::MERGE_AT`] appends: a
 /// room deleted while some of its inputs are still in `recent` leaves none there, so a new room
 /// given the same code never takes them; and a snapshot drops what it covers from both tables.
