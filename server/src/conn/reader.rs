@@ -99,7 +99,9 @@ impl Reader {
         // arrive) shows it is not.
         let silence = self.app.config.ping_interval * 5 / 2;
         let hello_timeout = self.app.config.hello_timeout;
-        let stop = self.app.shutdown.token();
+        // A child of the server's token: polling it takes only its own lock, not the one that
+        // every connection and room would share.
+        let stop = self.app.shutdown.token().child_token();
         // Made once and reset, rather than made anew for every message: each registers itself
         // when first polled.
         let stopping = stop.cancelled();
@@ -107,19 +109,33 @@ impl Reader {
         let quiet = tokio::time::sleep(silence);
         let no_hello = tokio::time::sleep(hello_timeout);
         tokio::pin!(stopping, kicked, quiet, no_hello);
+        // When the client was last heard from. The silence timer is not moved on for every
+        // frame (each move is a trip to the timer wheel): when it fires, it is set again for
+        // `silence` after this, unless that time has passed too.
+        let mut heard = Instant::now();
         loop {
+            // A frame that is there is read first, so that the shutdown's token (one for the
+            // whole server, behind a lock) is only looked at when the socket has nothing: a
+            // client cannot keep the socket ready for long, past the rate limit.
             let frame = tokio::select! {
                 biased;
-                () = &mut stopping => return Ending::Shutdown,
                 frame = stream.next() => frame,
+                () = &mut stopping => return Ending::Shutdown,
                 () = &mut kicked => return Ending::Gone,
-                () = &mut quiet, if !silence.is_zero() => return Ending::Silent,
+                () = &mut quiet, if !silence.is_zero() => {
+                    let until = heard + silence;
+                    if until <= Instant::now() {
+                        return Ending::Silent;
+                    }
+                    quiet.as_mut().reset(until);
+                    continue;
+                }
                 () = &mut no_hello, if self.room.is_none() && !hello_timeout.is_zero() => {
                     return Ending::NoHello;
                 }
             };
             if !silence.is_zero() {
-                quiet.as_mut().reset(Instant::now() + silence);
+                heard = Instant::now();
             }
             if let Some(ending) = self.on_frame(frame).await {
                 return ending;

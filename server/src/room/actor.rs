@@ -77,12 +77,26 @@ impl Actor {
             ))
         });
         let mut entropy = OsEntropy;
+        // Made once, and the timer reset only when what is due changes: a future made anew on
+        // every turn registers itself (a lock, and the timer wheel) when polled and takes
+        // itself out when dropped, once per action.
+        let moving = moved.cancelled();
+        let timer = tokio::time::sleep_until(Instant::now());
+        tokio::pin!(moving, timer);
+        // When the timer is set for, if it is.
+        let mut armed: Option<Instant> = None;
         let stopped = loop {
             let due = self.core.next_due();
+            if due != armed {
+                if let Some(due) = due {
+                    timer.as_mut().reset(due);
+                }
+                armed = due;
+            }
             tokio::select! {
                 // The connections tell their clients `bye` themselves.
                 () = &mut stopping => break Stopped::Shutdown,
-                () = moved.cancelled() => {
+                () = &mut moving => {
                     self.moved();
                     break Stopped::Moved;
                 }
@@ -94,7 +108,8 @@ impl Actor {
                 Some(thought) = thought.recv() => {
                     self.core.handle(Input::Thought(Box::new(thought)), Instant::now(), &mut entropy);
                 }
-                () = sleep_until(due) => {
+                () = &mut timer, if armed.is_some() => {
+                    armed = None;
                     self.core.wake(Instant::now(), &mut entropy);
                     // Bots without a delay could otherwise play a whole round before the
                     // connections' writers get a turn to send it.
@@ -356,13 +371,5 @@ impl RoomLog {
         if let Err(e) = self.store.keep_match(kept).await {
             warn!(room = %self.code, error = %e, "could not keep the match's hand history");
         }
-    }
-}
-
-/// Sleeps until `due`, or forever when there is nothing due.
-async fn sleep_until(due: Option<Instant>) {
-    match due {
-        Some(due) => tokio::time::sleep_until(due).await,
-        None => std::future::pending().await,
     }
 }

@@ -126,7 +126,8 @@ pub fn spawn(
         thoughts,
         halted: None,
     };
-    let stop = shutdown.token();
+    // A child of the server's token, so that polling it takes a lock of its own.
+    let stop = shutdown.token().child_token();
     shutdown.spawn(async move {
         actor.run(inbox, thought, stop).await;
         on_close();
