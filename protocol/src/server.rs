@@ -406,15 +406,16 @@ impl StateFrames {
         stand_in: Option<usize>,
         clock: Option<TurnClock>,
     ) -> StateFrames {
-        let mut head = Vec::with_capacity(96 + 96 * events.len());
-        head.extend_from_slice(br#"{"type":"state","events":"#);
-        serde_json::to_writer(&mut head, events).expect("events serialize");
-        head.extend_from_slice(br#","stand_in":"#);
-        serde_json::to_writer(&mut head, &stand_in).expect("a seat serializes");
-        head.extend_from_slice(br#","clock":"#);
-        serde_json::to_writer(&mut head, &clock).expect("a clock serializes");
-        head.extend_from_slice(br#","view":"#);
-        let public = serde_json::to_string(&game.spectator_view()).expect("views serialize");
+        // Built from `str`s, never from bytes, so that nothing is checked for UTF-8 again.
+        let mut head = String::with_capacity(96 + 96 * events.len());
+        head.push_str(r#"{"type":"state","events":"#);
+        head.push_str(&json(events));
+        head.push_str(r#","stand_in":"#);
+        head.push_str(&json(&stand_in));
+        head.push_str(r#","clock":"#);
+        head.push_str(&json(&clock));
+        head.push_str(r#","view":"#);
+        let public = json(&game.spectator_view());
         // The seat's own fields come first in a view, then `"settings"` and the shared rest.
         let at = public
             .find(r#","settings":"#)
@@ -422,10 +423,7 @@ impl StateFrames {
         let mut shared = String::with_capacity(public.len() - at + 1);
         shared.push_str(&public[at..]);
         shared.push('}');
-        StateFrames {
-            head: String::from_utf8(head).expect("serde_json writes UTF-8"),
-            shared,
-        }
+        StateFrames { head, shared }
     }
 
     /// The `state` for a client in `seat` (a spectator for `None`).
@@ -455,14 +453,22 @@ impl StateFrames {
             can_draw: seat.is_some_and(|s| game.can_draw(s)),
             can_throw: seat.is_some_and(|s| game.can_throw(s)),
         };
-        let mut out = Vec::with_capacity(self.head.len() + self.shared.len() + 128);
-        out.extend_from_slice(self.head.as_bytes());
-        serde_json::to_writer(&mut out, &own).expect("a view's own fields serialize");
-        // `{…own…}` without its closing brace, then the shared fields.
-        out.pop();
-        out.extend_from_slice(self.shared.as_bytes());
-        String::from_utf8(out).expect("serde_json writes UTF-8")
+        let own = serde_json::to_string(&own).expect("a view's own fields serialize");
+        // `{…own…}` without its closing brace, then the shared fields. The frame is made to
+        // its exact length: a `String` whose capacity is its length becomes the socket's
+        // message without another allocation.
+        let own = &own[..own.len() - 1];
+        let mut out = String::with_capacity(self.head.len() + own.len() + self.shared.len());
+        out.push_str(&self.head);
+        out.push_str(own);
+        out.push_str(&self.shared);
+        out
     }
+}
+
+/// A value as JSON (the parts of a `state`).
+fn json<T: Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).expect("the parts of a state serialise")
 }
 
 #[cfg(test)]

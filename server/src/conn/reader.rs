@@ -199,7 +199,9 @@ impl Reader {
         let id = envelope.id;
         match (envelope.message, &self.room) {
             (ClientMessage::Hello(hello), None) => {
-                let joined = hello::join(
+                // Boxed: joining (a claim in a shared store, a room restored) is a large future,
+                // and every connection's task would otherwise be that large all its life.
+                let joined = Box::pin(hello::join(
                     &self.app,
                     self.conn,
                     self.ip,
@@ -207,7 +209,7 @@ impl Reader {
                     self.path_room.as_deref(),
                     hello,
                     id.clone(),
-                )
+                ))
                 .await;
                 match joined {
                     Ok(room) => self.room = room,

@@ -24,6 +24,7 @@ pub mod think;
 use std::sync::Arc;
 
 use dhumbal_protocol::{Hello, MessageId, RoomSummary};
+use futures_util::future::Either;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
@@ -79,9 +80,18 @@ pub struct RoomHandle {
 }
 
 impl RoomHandle {
-    /// Sends a command; `false` if the room has closed.
-    pub async fn send(&self, command: Command) -> bool {
-        self.commands.send(command).await.is_ok()
+    /// Sends a command; `false` if the room has closed. The command is queued at once when
+    /// the room's queue has room (nearly always), and only otherwise does the future wait, boxed:
+    /// so that a connection's task, which awaits this for every message, stays small while it
+    /// is idle (the command itself would otherwise be part of it).
+    pub fn send(&self, command: Command) -> impl Future<Output = bool> + Send + '_ {
+        match self.commands.try_send(command) {
+            Ok(()) => Either::Left(std::future::ready(true)),
+            Err(mpsc::error::TrySendError::Closed(_)) => Either::Left(std::future::ready(false)),
+            Err(mpsc::error::TrySendError::Full(command)) => Either::Right(Box::pin(async move {
+                self.commands.send(command).await.is_ok()
+            })),
+        }
     }
 
     /// The room's summary, or `None` if it has closed.

@@ -452,6 +452,12 @@ impl RoomCore {
         &self.metrics
     }
 
+    /// The match being played (or the last one played), if any: read-only, for benchmarks
+    /// that play as the clients would.
+    pub fn game(&self) -> Option<&Game> {
+        self.game.as_ref()
+    }
+
     /// The next time something is due (a bot's action, a takeover, the room's closing).
     pub fn next_due(&self) -> Option<Instant> {
         let idle_due = self.idle_since.map(|since| since + self.timing.idle_ttl);
