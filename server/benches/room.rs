@@ -26,6 +26,8 @@ use dhumbal_protocol::{ClientMessage, DrawFrom, Hello, PROTOCOL_VERSION, parse_c
 use dhumbal_server::room::core::{Effect, Input, OsEntropy, Said};
 use dhumbal_server::room::record::{Entry, FORMAT, Setup, encode, hash_secret};
 use dhumbal_server::room::{RoomCore, Timing};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 /// Four people, timers that never fire during the bench.
 const TIMING: Timing = Timing {
@@ -37,19 +39,6 @@ const TIMING: Timing = Timing {
 
 /// How many rooms the cold-cache case plays in turn (as `loadgen play --rooms 500`).
 const ROOMS: u64 = 500;
-
-/// A small deterministic generator (SplitMix64) for choosing actions.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    }
-}
 
 /// A room with four people seated (connections 0–3, seat `n` for connection `n`), the
 /// first of them the host, and its first match begun.
@@ -96,14 +85,14 @@ fn text(message: &ClientMessage) -> String {
 
 /// The action the seat whose turn it is would send, as text, and from which connection (seat
 /// `n` is connection `n`); `None` between rounds and after the match.
-fn next(core: &RoomCore, rng: &mut Rng) -> Option<(u64, String)> {
+fn next(core: &RoomCore, rng: &mut StdRng) -> Option<(u64, String)> {
     let game = core.game()?;
     if matches!(game.phase(), Phase::RoundOver | Phase::MatchOver) {
         return None;
     }
     let seat = game.turn();
     let actions = game.legal_actions(seat);
-    let message = match actions[rng.below(actions.len())].clone() {
+    let message = match actions[rng.random_range(0..actions.len())].clone() {
         Action::Call => ClientMessage::Call,
         Action::Draw { from } => {
             let (from, card) = match from {
@@ -147,7 +136,7 @@ fn send(core: &mut RoomCore, conn: u64, text: &str) -> Vec<Effect> {
 /// A room being played, with the messages its clients are about to send.
 struct Table {
     core: RoomCore,
-    rng: Rng,
+    rng: StdRng,
     /// The next messages and their connections: one action, or every seat's vote between
     /// rounds and matches.
     queue: VecDeque<(u64, String)>,
@@ -157,7 +146,7 @@ impl Table {
     fn new(seed: u64) -> Table {
         Table {
             core: room(),
-            rng: Rng(seed),
+            rng: StdRng::seed_from_u64(seed),
             queue: VecDeque::new(),
         }
     }
