@@ -29,20 +29,33 @@
 //!   rooms' appends writes one or two pages, where `inputs`, ordered by room, would take a page
 //!   for every room in the commit. Every [`MERGE_AT`] appends the writer moves `recent` into
 //!   `inputs`, in (code, seq) order, which writes each room's page once for all its inputs since
-//!   the last merge, and drops the inputs a snapshot has covered since. It does so in
-//!   [`MERGE_SLICES`] slices of the rooms, one transaction after each commit (found through the
-//!   index `recent_by_slice`), so that no append waits for a whole merge.
+//!   the last merge, and drops the inputs a snapshot has covered since. It does so in a round of
+//!   steps, one transaction after each commit, so that no append waits for a whole merge: first
+//!   [`MERGE_SLICES`] slices of the rooms (found through the index `recent_by_slice`), each
+//!   copied into `inputs`; then [`DELETE_STEPS`] deletes of the round's rows from `recent`, by
+//!   ranges of ids, which write each page of `recent` once (a slice's rows are spread over all
+//!   of them, so deleting them slice by slice wrote every page once a slice). Until then an input
+//!   is in both tables, the same; a load counts it once.
 //!   Measured under `loadgen play --store sqlite` (2 cores): the writer's CPU per append fell
 //!   from 12 µs to 10, to 6 with the yield before each batch, and rose to 7.6 with the merge in
 //!   slices, which took the paced p99 from 24 ms to 15 (README, "What the durable log costs").
+//!   Measured again later (the writer thread's CPU over 6 s of the same load, 2 runs each):
+//!   merging every 4,096 appends was 45% of the writer's time, 8.6–9.1 µs an append in all;
+//!   rounds of [`MERGE_AT`] = 16,384 that delete by id, 6.5–7.5 µs, and 2.1 KB of WAL an append
+//!   instead of 3.3. Rounds of 65,536 gave 6.8–8.1 µs but took the paced p99 (`--think-ms 20`)
+//!   from 17 ms to 24: their slices stall the appends for too long.
 //! - `matches(code, number, finished, commitment, tokens, history)`: finished matches' hand
 //!   histories, for `--keep-matches`.
 //! - `snapshots(code, seq, state)`: the room's latest snapshot, covering its inputs up to `seq`.
 //! - `set_aside(code, why, at)`: the rooms not to load again, with the reason and the time.
+//!
+//! The WAL is checkpointed by a thread of its own (`checkpointer`), which asks the writer to
+//! restart it when it has grown (`Writer::restart_wal`).
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
@@ -108,18 +121,35 @@ pub const MERGE_SLICES: u32 = 8;
 /// How many appends `recent` gathers before the writer merges them into `inputs` (small in
 /// unit tests, so that they cross merges often).
 #[cfg(not(test))]
-pub const MERGE_AT: usize = 4096;
+pub const MERGE_AT: usize = 16_384;
 /// How many appends `recent` gathers before the writer merges them into `inputs` (small in
 /// unit tests, so that they cross merges often).
 #[cfg(test)]
 pub const MERGE_AT: usize = 3;
+
+/// How many steps a round of merges takes, after its [`MERGE_SLICES`], to delete what it merged
+/// from `recent`, a range of ids each.
+pub const DELETE_STEPS: u32 = 4;
+
+/// A round of merges under way: its steps `0..MERGE_SLICES` copy a slice of the rooms' inputs
+/// from `recent` into `inputs`, the next [`DELETE_STEPS`] delete the round's rows from `recent`.
+#[derive(Clone, Copy, Debug)]
+struct Round {
+    /// The next step.
+    step: u32,
+    /// The round's first row of `recent`.
+    first: i64,
+    /// Its last: rows appended since wait for the next round.
+    last: i64,
+}
 
 /// The most writes one transaction carries, so that one commit's latency stays bounded when a
 /// burst is queued.
 pub const MAX_BATCH: usize = 1024;
 
 /// How long a statement waits for a lock another connection holds (only an operator's `sqlite3`
-/// shell could hold one: the writer is the only connection).
+/// shell could hold one: the writer is the only connection that writes, and the checkpointer's
+/// PASSIVE checkpoints never hold it off).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The SQLite store: the queue to the writer thread.
@@ -214,9 +244,13 @@ impl SqliteStore {
         let (commands, queue) = mpsc::channel();
         let (stop_checkpoints, stopped) = mpsc::channel();
         let checkpoint_path = path.clone();
+        let restart = Arc::new(AtomicBool::new(false));
         let checkpoints = thread::Builder::new()
             .name("dhumbal-checkpoint".into())
-            .spawn(move || checkpointer(&checkpoint_path, &stopped))
+            .spawn({
+                let restart = Arc::clone(&restart);
+                move || checkpointer(&checkpoint_path, &stopped, &restart)
+            })
             .map_err(|e| StoreError::io(&path, e))?;
         let writer = thread::Builder::new()
             .name("dhumbal-store".into())
@@ -226,8 +260,9 @@ impl SqliteStore {
                     metrics,
                     positions: RefCell::default(),
                     recent: std::cell::Cell::new(MERGE_AT),
-                    slice: std::cell::Cell::new(None),
+                    round: std::cell::Cell::new(None),
                     checkpoints: Some((stop_checkpoints, checkpoints)),
+                    restart,
                 }
                 .run(&queue)
             })
@@ -574,20 +609,44 @@ struct Writer {
     /// Appends in `recent` since its last merge (as far as this thread knows: one rolled back
     /// only makes the next merge come a little early).
     recent: std::cell::Cell<usize>,
-    /// The next slice of the round of merges under way, if one is.
-    slice: std::cell::Cell<Option<u32>>,
+    /// The round of merges under way, if one is.
+    round: std::cell::Cell<Option<Round>>,
     /// The checkpointer thread and the way to stop it, stopped before the writer closes.
     checkpoints: Option<(Sender<()>, JoinHandle<()>)>,
+    /// Set by the checkpointer when the WAL should be restarted ([`Writer::restart_wal`]).
+    restart: Arc<AtomicBool>,
 }
 
 /// How often the WAL is checkpointed into the database.
+#[cfg(not(test))]
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
+/// How often the WAL is checkpointed into the database (often in unit tests, so that a short
+/// test sees many checkpoints).
+#[cfg(test)]
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(20);
 
-/// Checkpoints the WAL into the database every [`CHECKPOINT_EVERY`] (PASSIVE: it copies what it
-/// can without ever making the writer wait), on a connection of its own, until `stop` is
-/// signalled or dropped. The writer then starts the WAL afresh by itself once everything in it
-/// has been copied.
-fn checkpointer(path: &Path, stop: &Receiver<()>) {
+/// How many frames the WAL may hold after a checkpoint before the checkpointer restarts it (16 MiB
+/// of 4 KiB pages).
+#[cfg(not(test))]
+const RESTART_AT: i64 = 4096;
+/// How many frames the WAL may hold after a checkpoint before the checkpointer restarts it (few
+/// in unit tests).
+#[cfg(test)]
+const RESTART_AT: i64 = 64;
+
+/// Checkpoints the WAL into the database every [`CHECKPOINT_EVERY`], on a connection of its own,
+/// until `stop` is signalled or dropped; sets `restart` when the writer should restart the WAL.
+///
+/// A PASSIVE checkpoint copies what it can without ever making the writer wait, and the writer
+/// starts the WAL afresh by itself when it finds everything in it copied. Under a steady stream
+/// of commits it never does: each checkpoint ends behind the commits made while it copied, and
+/// the WAL grew by 50 MB a second under `loadgen play --store sqlite` (690 MB after 14 s). So
+/// when a PASSIVE checkpoint leaves [`RESTART_AT`] frames or more, it asks the writer for a
+/// RESTART checkpoint ([`Writer::restart_wal`]). The writer makes it between two commits: it
+/// copies only what the PASSIVE one could not (the commits of a few milliseconds), and makes the
+/// next commit write the WAL from its start. (A RESTART made here instead would have to win the
+/// write lock from a writer that takes it again at once: in a test it never did.)
+fn checkpointer(path: &Path, stop: &Receiver<()>, restart: &AtomicBool) {
     let conn = match Connection::open(path) {
         Ok(conn) => conn,
         Err(error) => {
@@ -597,8 +656,13 @@ fn checkpointer(path: &Path, stop: &Receiver<()>) {
     };
     let _ = conn.busy_timeout(BUSY_TIMEOUT);
     while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT_EVERY) {
-        if let Err(error) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-            tracing::warn!(%error, "checkpointing the room log failed; trying again");
+        // The second column is the WAL's size in frames.
+        match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+            row.get::<_, i64>(1)
+        }) {
+            Ok(frames) if frames >= RESTART_AT => restart.store(true, Ordering::Relaxed),
+            Ok(_) => {}
+            Err(error) => tracing::warn!(%error, "checkpointing the room log failed; trying again"),
         }
     }
 }
@@ -664,53 +728,118 @@ impl Writer {
             }
             self.commit(&mut batch);
             self.merge_some();
+            if self.restart.swap(false, Ordering::Relaxed) {
+                self.restart_wal();
+            }
         }
         self.merge();
         self.close();
     }
 
-    /// After a commit: goes on with the round of merges under way (one slice of the rooms per
-    /// commit), or starts one once `recent` holds [`MERGE_AT`] appends. A round in slices keeps
-    /// each stall of the appends short: merging everything at once held the writer for as
-    /// long as it took (a p99 of 24 ms under `loadgen play --think-ms 20`, against 11 ms with no
-    /// merge at all).
+    /// After a commit: takes the next step of the round of merges under way, or starts one once
+    /// `recent` holds [`MERGE_AT`] appends. A round in steps keeps each stall of the appends
+    /// short: merging everything at once held the writer for as long as it took (a p99 of 24 ms
+    /// under `loadgen play --think-ms 20`, against 11 ms with no merge at all).
     fn merge_some(&self) {
-        let slice = match self.slice.get() {
-            Some(slice) => slice,
+        let round = match self.round.get() {
+            Some(round) => round,
             None if self.recent.get() >= MERGE_AT => {
                 self.recent.set(0);
-                0
+                match self.start_round() {
+                    Ok(Some(round)) => round,
+                    Ok(None) => return,
+                    Err(error) => {
+                        self.merge_failed(&error);
+                        return;
+                    }
+                }
             }
             None => return,
         };
-        self.merge_slice(Some(slice));
-        self.slice
-            .set((slice + 1 < MERGE_SLICES).then_some(slice + 1));
-    }
-
-    /// Moves all of `recent` into `inputs` (at load and close).
-    fn merge(&self) {
-        self.merge_slice(None);
-        self.slice.set(None);
-        self.recent.set(0);
-    }
-
-    /// Moves the inputs in `recent` of the rooms of `slice` (of [`MERGE_SLICES`], by their code's
-    /// first character; `None`: every room) into `inputs`, in one transaction: the inputs of
-    /// live rooms that no snapshot covers, in (code, seq) order, so that each room's page is
-    /// written once. A failure leaves both tables as they were: it is logged, a later merge
-    /// tries again, and every read looks in both.
-    fn merge_slice(&self, slice: Option<u32>) {
-        // The slice's condition is the expression of the index `recent_by_slice`, word for word,
-        // so that a slice is found through it rather than by reading all of `recent`.
-        let within = match slice {
-            Some(slice) => format!("unicode(code) % {MERGE_SLICES} = {slice}"),
-            None => "1".to_owned(),
+        let next = if round.step < MERGE_SLICES {
+            let merged = self.merge_slice(&format!(
+                "unicode(code) % {MERGE_SLICES} = {} AND id <= {}",
+                round.step, round.last
+            ));
+            match merged {
+                Ok(()) => Some(round.step + 1),
+                // The round's rows stay in `recent` for the next round to merge.
+                Err(()) => None,
+            }
+        } else {
+            let k = i64::from(round.step - MERGE_SLICES + 1);
+            let span = round.last - round.first + 1;
+            let upto = round.first - 1 + span * k / i64::from(DELETE_STEPS);
+            match self.delete_merged(upto) {
+                Ok(()) => Some(round.step + 1),
+                Err(error) => {
+                    self.merge_failed(&error);
+                    None
+                }
+            }
         };
+        self.round.set(
+            next.filter(|step| *step < MERGE_SLICES + DELETE_STEPS)
+                .map(|step| Round { step, ..round }),
+        );
+    }
+
+    /// Copies the rest of the WAL into the database and has the next commit write the WAL from
+    /// its start (see [`checkpointer`]). Between two commits nothing else holds a lock; should
+    /// the checkpointer be copying after all, SQLite answers busy and the next request tries
+    /// again.
+    fn restart_wal(&self) {
+        // The first column is 1 when the checkpoint could not finish.
+        match self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(RESTART)", [], |row| {
+                row.get::<_, i64>(0)
+            }) {
+            Ok(0) => {}
+            Ok(_) => tracing::debug!("restarting the room log's WAL was busy; trying again later"),
+            Err(error) => {
+                self.metrics.store_errors.increment(1);
+                tracing::warn!(%error, "restarting the room log's WAL failed; trying again later");
+            }
+        }
+    }
+
+    /// A new round over what `recent` holds now, if it holds anything.
+    fn start_round(&self) -> rusqlite::Result<Option<Round>> {
+        let ids: (Option<i64>, Option<i64>) = self
+            .conn
+            .prepare_cached("SELECT min(id), max(id) FROM recent")?
+            .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        Ok(match ids {
+            (Some(first), Some(last)) => Some(Round {
+                step: 0,
+                first,
+                last,
+            }),
+            _ => None,
+        })
+    }
+
+    /// Moves all of `recent` into `inputs` (at load and close), in one transaction.
+    fn merge(&self) {
+        self.round.set(None);
+        self.recent.set(0);
+        let _ = self.merge_slice("1");
+    }
+
+    /// Copies the inputs in `recent` that match `within` (an SQL condition on its rows) into
+    /// `inputs`: the inputs of live rooms that no snapshot covers, in (code, seq) order, so that
+    /// each room's page is written once. Everything of `recent` is then deleted if `within` is
+    /// all of it (a full merge); a round's slices leave their rows for its last steps to delete
+    /// by id, which writes each page of `recent` once rather than once a slice. A failure leaves
+    /// both tables as they were: it is logged, a later merge tries again, and every read looks in
+    /// both.
+    fn merge_slice(&self, within: &str) -> Result<(), ()> {
         let merged = (|| -> rusqlite::Result<()> {
             self.conn.execute_batch("BEGIN IMMEDIATE")?;
-            // `OR IGNORE`: an input is in only one of the two tables, unless the file was
-            // edited; then the one already merged stays, and the room's load compares them.
+            // `OR IGNORE`: an input merged by a round whose last steps have not yet deleted it
+            // from `recent` is in both tables, the same; the copy in `inputs` stays. (An input
+            // that differs between them is damage: the room's load finds it.)
             self.conn
                 .prepare_cached(&format!(
                     "INSERT OR IGNORE INTO inputs (code, seq, input)
@@ -721,18 +850,31 @@ impl Writer {
                          ORDER BY code, seq"
                 ))?
                 .execute([])?;
-            self.conn
-                .prepare_cached(&format!("DELETE FROM recent WHERE {within}"))?
-                .execute([])?;
+            if within == "1" {
+                self.conn
+                    .prepare_cached("DELETE FROM recent")?
+                    .execute([])?;
+            }
             self.conn.execute_batch("COMMIT")
         })();
-        if let Err(error) = merged {
-            if !self.conn.is_autocommit() {
-                let _ = self.conn.execute_batch("ROLLBACK");
-            }
-            self.metrics.store_errors.increment(1);
-            tracing::error!(%error, "merging the room log's newest inputs failed; trying again later");
+        merged.map_err(|error| self.merge_failed(&error))
+    }
+
+    /// Deletes the rows of `recent` up to id `upto`, which a round has merged.
+    fn delete_merged(&self, upto: i64) -> rusqlite::Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM recent WHERE id <= ?1")?
+            .execute([upto])?;
+        Ok(())
+    }
+
+    /// A merge's statement failed: rolls back what it wrote, and logs it.
+    fn merge_failed(&self, error: &rusqlite::Error) {
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
         }
+        self.metrics.store_errors.increment(1);
+        tracing::error!(%error, "merging the room log's newest inputs failed; trying again later");
     }
 
     /// Closes the connection (the last one checkpoints the WAL into the database).
@@ -828,9 +970,13 @@ impl Writer {
                     .prepare_cached("INSERT INTO recent (code, seq, input) VALUES (?1, ?2, ?3)")?
                     .execute(params![code, sql_seq(code, *seq)?, input])?;
                 self.recent.set(self.recent.get() + 1);
-                self.positions
-                    .borrow_mut()
-                    .insert(code.clone(), (*seq, snapshot));
+                let mut positions = self.positions.borrow_mut();
+                match positions.get_mut(code.as_str()) {
+                    Some(position) => *position = (*seq, snapshot),
+                    None => {
+                        positions.insert(code.clone(), (*seq, snapshot));
+                    }
+                }
                 Ok(())
             }
             Op::Snapshot { code, seq, state } => self.snapshot(code, *seq, state),
@@ -1120,8 +1266,10 @@ impl Writer {
         let inputs: Vec<(u64, Vec<u8>)> = self
             .conn
             .prepare(
+                // `UNION`, not `UNION ALL`: an input a round of merges copied into `inputs` but
+                // had not yet deleted from `recent` is the same in both, and counts once.
                 "SELECT seq, input FROM inputs WHERE code = ?1 AND seq > ?2
-                 UNION ALL SELECT seq, input FROM recent WHERE code = ?1 AND seq > ?2
+                 UNION SELECT seq, input FROM recent WHERE code = ?1 AND seq > ?2
                  ORDER BY seq",
             )
             .and_then(|mut inputs| {

@@ -878,3 +878,147 @@ async fn the_sqlite_store_keeps_hand_histories_across_a_restart_and_forgets_old_
     assert!(store.find_match("HIST", 2).await.unwrap().is_some());
     store.close().await;
 }
+
+/// A round of merges copies each slice of the rooms into `inputs` and deletes the round's rows
+/// from `recent` only in its last steps: in between, an input is in both tables. A load counts it
+/// once; and a slice that fails to merge ends its round before anything is deleted, so that its
+/// rows wait in `recent` for the next round and no input is lost.
+#[tokio::test]
+async fn a_round_of_merges_half_done_or_failing_loses_and_doubles_nothing() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, metrics) = sqlite(dir.path());
+    // One room in each of the eight slices (by the code's first character).
+    let codes: Vec<String> = (b'A'..b'I').map(|c| format!("{}OOM", c as char)).collect();
+    for code in &codes {
+        store.create_room(code, Vec::new()).await.unwrap();
+    }
+    // Each append is a commit of its own, and each commit takes a round one step on: append
+    // until some room's inputs are in both tables.
+    let mut last = 0;
+    let doubled = loop {
+        last += 1;
+        assert!(last < 100, "no input was ever in both tables");
+        for code in &codes {
+            store.append(code, last, input(code, last)).await.unwrap();
+        }
+        let doubled = codes.iter().find(|code| {
+            raw(dir.path())
+                .query_row(
+                    "SELECT count(*) FROM recent
+                     WHERE code = ?1 AND seq IN (SELECT seq FROM inputs WHERE code = ?1)",
+                    [code],
+                    |row| row.get::<_, i64>(0),
+                )
+                .expect("a count")
+                > 0
+        });
+        if let Some(code) = doubled {
+            break code.clone();
+        }
+    };
+    // From now on every merge and every delete of merged rows fails, as a damaged page might
+    // make them: the rows in both tables stay there.
+    raw(dir.path())
+        .execute_batch(
+            "CREATE TRIGGER no_merge BEFORE INSERT ON inputs
+             BEGIN SELECT RAISE(ABORT, 'no room for inputs'); END;
+             CREATE TRIGGER no_delete BEFORE DELETE ON recent
+             BEGIN SELECT RAISE(ABORT, 'recent is stuck'); END;",
+        )
+        .expect("the triggers");
+    let errors = sample(&metrics, "dhumbal_store_errors_total");
+    // Enough appends for several rounds to start and fail.
+    for seq in last + 1..=last + 4 * sqlite::MERGE_AT as u64 {
+        for code in &codes {
+            store.append(code, seq, input(code, seq)).await.unwrap();
+        }
+    }
+    last += 4 * sqlite::MERGE_AT as u64;
+    assert!(
+        sample(&metrics, "dhumbal_store_errors_total") > errors,
+        "no merge failed"
+    );
+    // The load's own merge fails too: the rooms load from both tables, each input once.
+    let loaded = store.load().unwrap();
+    assert!(loaded.set_aside.is_empty(), "{:?}", loaded.set_aside);
+    let everything = |code: &str| {
+        (1..=last)
+            .map(|seq| (seq, input(code, seq)))
+            .collect::<Vec<_>>()
+    };
+    for room in &loaded.rooms {
+        assert_eq!(room.inputs, everything(&room.code), "room {}", room.code);
+    }
+    assert_eq!(loaded.rooms.len(), codes.len());
+    assert!(
+        rows(dir.path(), "inputs", &doubled) > 0,
+        "{doubled}'s merged inputs are gone"
+    );
+    // Once merges work again, closing merges everything, and it all loads again.
+    raw(dir.path())
+        .execute_batch("DROP TRIGGER no_merge; DROP TRIGGER no_delete")
+        .expect("the triggers go");
+    store.close().await;
+    let (store, _) = sqlite(dir.path());
+    let loaded = store.load().unwrap();
+    for room in &loaded.rooms {
+        assert_eq!(room.inputs, everything(&room.code), "room {}", room.code);
+        assert_eq!(rows(dir.path(), "recent", &room.code), 0);
+    }
+    store.close().await;
+}
+
+/// The WAL does not grow without end under commits that never pause: the checkpointer restarts
+/// it. (With PASSIVE checkpoints alone it grew by 50 MB a second under load, since each one
+/// ended behind the commits made while it ran.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wal_is_restarted_under_commits_that_never_pause() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, metrics) = sqlite(dir.path());
+    let store = Arc::new(store);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for room in 0..32 {
+        let code = format!("W{room:03}");
+        store.create_room(&code, Vec::new()).await.unwrap();
+        let (store, stop) = (Arc::clone(&store), Arc::clone(&stop));
+        writers.push(tokio::spawn(async move {
+            let mut seq = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                seq += 1;
+                // Inputs of a few hundred bytes, like the game's.
+                let input = format!("{code}:{seq}:{}", "x".repeat(200)).into_bytes();
+                store.append(&code, seq, input).await.unwrap();
+            }
+            seq
+        }));
+    }
+    let wal = dir.path().join(format!("{DB_FILE}-wal"));
+    let mut largest = 0;
+    // Until the writer has committed far more than the bound below many times over.
+    let written = |metrics: &Metrics| sample(metrics, "dhumbal_store_commits_total");
+    let started = std::time::Instant::now();
+    while written(&metrics) < 5_000.0 && started.elapsed() < std::time::Duration::from_secs(60) {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut appended = 0;
+    for writer in writers {
+        appended += writer.await.unwrap();
+    }
+    let commits = written(&metrics);
+    // Each commit writes at least one page (4 KiB) to the WAL.
+    assert!(
+        commits >= 5_000.0,
+        "only {commits} commits ({appended} appends)"
+    );
+    assert!(
+        largest <= 16 << 20,
+        "the WAL grew to {largest} bytes over {commits} commits"
+    );
+    Arc::into_inner(store)
+        .expect("the writers are done")
+        .close()
+        .await;
+}
