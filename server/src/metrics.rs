@@ -21,6 +21,7 @@
 //! | `dhumbal_bot_think_seconds` | histogram | time a bot thinking away from its room (an expert) took to choose |
 //! | `dhumbal_store_append_seconds` | histogram | time from a room's append to its commit ([`crate::store`]) |
 //! | `dhumbal_store_commits_total` | counter | transactions the store's writer committed (each carries one or more writes) |
+//! | `dhumbal_store_wal_frames` | gauge | pages in the SQLite log's WAL at its last checkpoint (a steady climb means it is never restarted) |
 //! | `dhumbal_store_errors_total` | counter | store writes that failed, rooms set aside at load, and damaged database files moved aside |
 //! | `dhumbal_room_restores_total` | counter | rooms restored from the store (at start, and each room claimed) |
 //! | `dhumbal_room_claims_total` | counter | rooms this node claimed from a shared store (Redis) |
@@ -104,6 +105,9 @@ pub struct Metrics {
     /// Transactions the store's writer committed; fewer than the appends when group commit
     /// batches them.
     pub store_commits: Counter,
+    /// Pages (frames) in the SQLite log's WAL at the last checkpoint: what the WAL holds since
+    /// it was last restarted.
+    pub store_wal_frames: Gauge,
     /// Store writes that failed, rooms set aside at load, damaged database files moved aside:
     /// anything here deserves a look at the logs.
     pub store_errors: Counter,
@@ -195,6 +199,11 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
         "dhumbal_store_commits_total",
         Kind::Counter,
         "Transactions the room log's writer committed.",
+    ),
+    (
+        "dhumbal_store_wal_frames",
+        Kind::Gauge,
+        "Pages in the SQLite room log's WAL at its last checkpoint.",
     ),
     (
         "dhumbal_store_errors_total",
@@ -320,6 +329,7 @@ impl Metrics {
                 &METADATA,
             ),
             store_commits: counter("dhumbal_store_commits_total"),
+            store_wal_frames: gauge(Key::from_static_name("dhumbal_store_wal_frames")),
             store_errors: counter("dhumbal_store_errors_total"),
             restores: counter("dhumbal_room_restores_total"),
             claims: counter("dhumbal_room_claims_total"),

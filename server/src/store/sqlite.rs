@@ -248,8 +248,8 @@ impl SqliteStore {
         let checkpoints = thread::Builder::new()
             .name("dhumbal-checkpoint".into())
             .spawn({
-                let restart = Arc::clone(&restart);
-                move || checkpointer(&checkpoint_path, &stopped, &restart)
+                let (restart, metrics) = (Arc::clone(&restart), Arc::clone(&metrics));
+                move || checkpointer(&checkpoint_path, &stopped, &restart, &metrics)
             })
             .map_err(|e| StoreError::io(&path, e))?;
         let writer = thread::Builder::new()
@@ -646,7 +646,7 @@ const RESTART_AT: i64 = 64;
 /// copies only what the PASSIVE one could not (the commits of a few milliseconds), and makes the
 /// next commit write the WAL from its start. (A RESTART made here instead would have to win the
 /// write lock from a writer that takes it again at once: in a test it never did.)
-fn checkpointer(path: &Path, stop: &Receiver<()>, restart: &AtomicBool) {
+fn checkpointer(path: &Path, stop: &Receiver<()>, restart: &AtomicBool, metrics: &Metrics) {
     let conn = match Connection::open(path) {
         Ok(conn) => conn,
         Err(error) => {
@@ -660,8 +660,13 @@ fn checkpointer(path: &Path, stop: &Receiver<()>, restart: &AtomicBool) {
         match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
             row.get::<_, i64>(1)
         }) {
-            Ok(frames) if frames >= RESTART_AT => restart.store(true, Ordering::Relaxed),
-            Ok(_) => {}
+            Ok(frames) => {
+                #[expect(clippy::cast_precision_loss, reason = "a gauge")]
+                metrics.store_wal_frames.set(frames.max(0) as f64);
+                if frames >= RESTART_AT {
+                    restart.store(true, Ordering::Relaxed);
+                }
+            }
             Err(error) => tracing::warn!(%error, "checkpointing the room log failed; trying again"),
         }
     }

@@ -1017,6 +1017,12 @@ async fn the_wal_is_restarted_under_commits_that_never_pause() {
         largest <= 16 << 20,
         "the WAL grew to {largest} bytes over {commits} commits"
     );
+    // The gauge saw it too: pages in the WAL at a checkpoint, never above the bound.
+    let frames = sample(&metrics, "dhumbal_store_wal_frames");
+    assert!(
+        frames > 0.0 && frames <= f64::from(16 << 20) / 4096.0,
+        "{frames} frames in the WAL"
+    );
     Arc::into_inner(store)
         .expect("the writers are done")
         .close()
