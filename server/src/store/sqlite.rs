@@ -762,11 +762,7 @@ impl Writer {
             None => return,
         };
         let next = if round.step < MERGE_SLICES {
-            let merged = self.merge_slice(&format!(
-                "unicode(code) % {MERGE_SLICES} = {} AND id <= {}",
-                round.step, round.last
-            ));
-            match merged {
+            match self.merge_slice(Some(round.step), round.last) {
                 Ok(()) => Some(round.step + 1),
                 // The round's rows stay in `recent` for the next round to merge.
                 Err(()) => None,
@@ -829,22 +825,28 @@ impl Writer {
     fn merge(&self) {
         self.round.set(None);
         self.recent.set(0);
-        let _ = self.merge_slice("1");
+        let _ = self.merge_slice(None, i64::MAX);
     }
 
-    /// Copies the inputs in `recent` that match `within` (an SQL condition on its rows) into
-    /// `inputs`: the inputs of live rooms that no snapshot covers, in (code, seq) order, so that
-    /// each room's page is written once. Everything of `recent` is then deleted if `within` is
-    /// all of it (a full merge); a round's slices leave their rows for its last steps to delete
-    /// by id, which writes each page of `recent` once rather than once a slice. A failure leaves
-    /// both tables as they were: it is logged, a later merge tries again, and every read looks in
-    /// both.
-    fn merge_slice(&self, within: &str) -> Result<(), ()> {
+    /// Copies the inputs in `recent` up to id `upto` of the rooms of `slice` (of
+    /// [`MERGE_SLICES`], by their code's first character; `None`: every room) into `inputs`: the
+    /// inputs of live rooms that no snapshot covers, in (code, seq) order, so that each room's
+    /// page is written once. A full merge (`None`) then deletes what it copied from `recent`; a
+    /// round's slices leave their rows for its last steps to delete by id, which writes each page
+    /// of `recent` once rather than once a slice. A failure leaves both tables as they were: it is
+    /// logged, a later merge tries again, and every read looks in both.
+    fn merge_slice(&self, slice: Option<u32>, upto: i64) -> Result<(), ()> {
+        // The slice's condition is the expression of the index `recent_by_slice`, word for word,
+        // so that a slice is found through it rather than by reading all of `recent`.
+        let within = match slice {
+            Some(slice) => format!("unicode(code) % {MERGE_SLICES} = {slice} AND id <= ?1"),
+            None => "id <= ?1".to_owned(),
+        };
         let merged = (|| -> rusqlite::Result<()> {
             self.conn.execute_batch("BEGIN IMMEDIATE")?;
             // `OR IGNORE`: an input merged by a round whose last steps have not yet deleted it
-            // from `recent` is in both tables, the same; the copy in `inputs` stays. (An input
-            // that differs between them is damage: the room's load finds it.)
+            // from `recent` is in both tables, the same; the copy in `inputs` stays. (Were they
+            // to differ, the file was edited; the copy in `inputs` would win.)
             self.conn
                 .prepare_cached(&format!(
                     "INSERT OR IGNORE INTO inputs (code, seq, input)
@@ -854,11 +856,9 @@ impl Writer {
                            AND seq > coalesce((SELECT s.seq FROM snapshots s WHERE s.code = r.code), 0)
                          ORDER BY code, seq"
                 ))?
-                .execute([])?;
-            if within == "1" {
-                self.conn
-                    .prepare_cached("DELETE FROM recent")?
-                    .execute([])?;
+                .execute([upto])?;
+            if slice.is_none() {
+                self.delete_merged(upto)?;
             }
             self.conn.execute_batch("COMMIT")
         })();
@@ -975,6 +975,17 @@ impl Writer {
                     .prepare_cached("INSERT INTO recent (code, seq, input) VALUES (?1, ?2, ?3)")?
                     .execute(params![code, sql_seq(code, *seq)?, input])?;
                 self.recent.set(self.recent.get() + 1);
+                // A row's id is one more than the largest in `recent`: once a room deleted during
+                // a round held the largest, a new row may take an id within the round's, after
+                // its slice was merged, and the round's deletes would take it unmerged. Such a
+                // round ends here; the next one merges what it left.
+                if self
+                    .round
+                    .get()
+                    .is_some_and(|round| self.conn.last_insert_rowid() <= round.last)
+                {
+                    self.round.set(None);
+                }
                 let mut positions = self.positions.borrow_mut();
                 match positions.get_mut(code.as_str()) {
                     Some(position) => *position = (*seq, snapshot),
