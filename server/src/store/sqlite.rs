@@ -41,9 +41,10 @@
 //!   slices, which took the paced p99 from 24 ms to 15 (README, "What the durable log costs").
 //!   Measured again later (the writer thread's CPU over 6 s of the same load, 2 runs each):
 //!   merging every 4,096 appends was 45% of the writer's time, 8.6–9.1 µs an append in all;
-//!   rounds of [`MERGE_AT`] = 16,384 that delete by id, 6.5–7.5 µs, and 2.1 KB of WAL an append
-//!   instead of 3.3. Rounds of 65,536 gave 6.8–8.1 µs but took the paced p99 (`--think-ms 20`)
-//!   from 17 ms to 24: their slices stall the appends for too long.
+//!   rounds of 16,384 that delete by id, 6.5–7.5 µs, and 2.1 KB of WAL an append instead of 3.3.
+//!   But their slices held the appends for 5.3–5.9 ms at the median (timed in the writer under
+//!   `--think-ms 20`), those of rounds of 8,192 for 2.5 ms, and the paced p99 was 1–2 ms lower
+//!   with them: [`MERGE_AT`] is 8,192. Rounds of 65,536 took the paced p99 from 17 ms to 24.
 //! - `matches(code, number, finished, commitment, tokens, history)`: finished matches' hand
 //!   histories, for `--keep-matches`.
 //! - `snapshots(code, seq, state)`: the room's latest snapshot, covering its inputs up to `seq`.
@@ -121,7 +122,7 @@ pub const MERGE_SLICES: u32 = 8;
 /// How many appends `recent` gathers before the writer merges them into `inputs` (small in
 /// unit tests, so that they cross merges often).
 #[cfg(not(test))]
-pub const MERGE_AT: usize = 16_384;
+pub const MERGE_AT: usize = 8_192;
 /// How many appends `recent` gathers before the writer merges them into `inputs` (small in
 /// unit tests, so that they cross merges often).
 #[cfg(test)]
@@ -625,10 +626,14 @@ const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
 #[cfg(test)]
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(20);
 
-/// How many frames the WAL may hold after a checkpoint before the checkpointer restarts it (16 MiB
-/// of 4 KiB pages).
+/// How many frames the WAL may hold after a checkpoint before the checkpointer has the writer
+/// restart it (64 MiB of 4 KiB pages, the `journal_size_limit`). A RESTART holds the appends for
+/// 9–14 ms at the median (`loadgen play --think-ms 20 --store sqlite`): most of it is the fsync of
+/// the database file, whose pages the PASSIVE checkpoints copied without syncing it (they sync
+/// it only when they copy everything). At 4,096 frames that came 21–27 times in 15 s of that
+/// load; at 16,384, 7–9 times.
 #[cfg(not(test))]
-const RESTART_AT: i64 = 4096;
+const RESTART_AT: i64 = 16_384;
 /// How many frames the WAL may hold after a checkpoint before the checkpointer restarts it (few
 /// in unit tests).
 #[cfg(test)]
@@ -643,8 +648,8 @@ const RESTART_AT: i64 = 64;
 /// the WAL grew by 50 MB a second under `loadgen play --store sqlite` (690 MB after 14 s). So
 /// when a PASSIVE checkpoint leaves [`RESTART_AT`] frames or more, it asks the writer for a
 /// RESTART checkpoint ([`Writer::restart_wal`]). The writer makes it between two commits: it
-/// copies only what the PASSIVE one could not (the commits of a few milliseconds), and makes the
-/// next commit write the WAL from its start. (A RESTART made here instead would have to win the
+/// copies what the PASSIVE one could not, syncs the database file, and makes the next commit
+/// write the WAL from its start. (A RESTART made here instead would have to win the
 /// write lock from a writer that takes it again at once: in a test it never did.)
 fn checkpointer(path: &Path, stop: &Receiver<()>, restart: &AtomicBool, metrics: &Metrics) {
     let conn = match Connection::open(path) {
