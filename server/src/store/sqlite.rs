@@ -661,11 +661,13 @@ fn checkpointer(path: &Path, stop: &Receiver<()>, restart: &AtomicBool, metrics:
     };
     let _ = conn.busy_timeout(BUSY_TIMEOUT);
     while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT_EVERY) {
-        // The second column is the WAL's size in frames.
+        // The first column is 1 when another checkpoint (the writer's RESTART) held it off, the
+        // second the WAL's size in frames.
         match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
-            row.get::<_, i64>(1)
+            Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?))
         }) {
-            Ok(frames) => {
+            Ok((1, _)) => {}
+            Ok((_, frames)) => {
                 #[expect(clippy::cast_precision_loss, reason = "a gauge")]
                 metrics.store_wal_frames.set(frames.max(0) as f64);
                 if frames >= RESTART_AT {
