@@ -678,6 +678,18 @@ fn the_slice_index_is_the_merges_expression() {
         )
         .unwrap();
     assert!(plan.contains("recent_by_slice"), "{plan}");
+    // A round's slice, bounded by the round's last id, is a range of that index.
+    let plan: String = conn
+        .query_row(
+            &format!("EXPLAIN QUERY PLAN SELECT id FROM recent WHERE {slice} = 3 AND id <= ?1"),
+            [10],
+            |row| row.get(3),
+        )
+        .unwrap();
+    assert!(
+        plan.contains("recent_by_slice") && plan.contains("rowid<"),
+        "{plan}"
+    );
 }
 
 /// Appends land in `recent` and are merged into `inputs` every [`sqlite::MERGE_AT`] appends: a
