@@ -21,6 +21,7 @@
 //! | `dhumbal_bot_think_seconds` | histogram | time a bot thinking away from its room (an expert) took to choose |
 //! | `dhumbal_store_append_seconds` | histogram | time from a room's append to its commit ([`crate::store`]) |
 //! | `dhumbal_store_commits_total` | counter | transactions the store's writer committed (each carries one or more writes) |
+//! | `dhumbal_store_collected_total` | counter | dead inputs (covered by a snapshot, or of a deleted room) the SQLite log's passes deleted |
 //! | `dhumbal_store_wal_frames` | gauge | pages in the SQLite log's WAL at its last checkpoint (a steady climb means it is never restarted) |
 //! | `dhumbal_store_errors_total` | counter | store writes that failed, rooms set aside at load, and damaged database files moved aside |
 //! | `dhumbal_room_restores_total` | counter | rooms restored from the store (at start, and each room claimed) |
@@ -105,6 +106,9 @@ pub struct Metrics {
     /// Transactions the store's writer committed; fewer than the appends when group commit
     /// batches them.
     pub store_commits: Counter,
+    /// Dead inputs (covered by a snapshot, or of a deleted room) that the SQLite log's passes
+    /// deleted.
+    pub store_collected: Counter,
     /// Pages (frames) in the SQLite log's WAL at the last checkpoint: what the WAL holds since
     /// it was last restarted.
     pub store_wal_frames: Gauge,
@@ -199,6 +203,11 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
         "dhumbal_store_commits_total",
         Kind::Counter,
         "Transactions the room log's writer committed.",
+    ),
+    (
+        "dhumbal_store_collected_total",
+        Kind::Counter,
+        "Dead inputs (covered by a snapshot, or of a deleted room) the SQLite room log deleted.",
     ),
     (
         "dhumbal_store_wal_frames",
@@ -329,6 +338,7 @@ impl Metrics {
                 &METADATA,
             ),
             store_commits: counter("dhumbal_store_commits_total"),
+            store_collected: counter("dhumbal_store_collected_total"),
             store_wal_frames: gauge(Key::from_static_name("dhumbal_store_wal_frames")),
             store_errors: counter("dhumbal_store_errors_total"),
             restores: counter("dhumbal_room_restores_total"),

@@ -18,33 +18,31 @@
 //! an unreadable list of rooms) is renamed `dhumbal.db.damaged-<unix-time>` with its `-wal` and
 //! `-shm`, an error is logged naming the new path, and a fresh database is started. Damage that
 //! touches some rooms only is found by [`SqliteStore::load`]: those rooms are set aside, the
-//! others load.
+//! others load. (A page of `log` that cannot be read sets every room aside: with no index by
+//! room, nothing says whose inputs it held, and a room loaded without them would have gone back
+//! in time.)
 //!
-//! # Schema (version 3)
+//! # Schema (version 4)
 //!
 //! - `rooms(code, setup, created)`: one row per room, its setup.
-//! - `inputs(code, seq, input)`: the inputs after the room's snapshot, keyed by (code, seq).
-//! - `recent(id, code, seq, input)`: the newest inputs, in the order they were appended. An
-//!   append lands here rather than in `inputs`: `recent` grows at its end, so a commit of many
-//!   rooms' appends writes one or two pages, where `inputs`, ordered by room, would take a page
-//!   for every room in the commit. Every [`MERGE_AT`] appends the writer moves `recent` into
-//!   `inputs`, in (code, seq) order, which writes each room's page once for all its inputs since
-//!   the last merge, and drops the inputs a snapshot has covered since. It does so in a round of
-//!   steps, one transaction after each commit, so that no append waits for a whole merge: first
-//!   [`MERGE_SLICES`] slices of the rooms (found through the index `recent_by_slice`), each
-//!   copied into `inputs`; then [`DELETE_STEPS`] deletes of the round's rows from `recent`, by
-//!   ranges of ids, which write each page of `recent` once (a slice's rows are spread over all
-//!   of them, so deleting them slice by slice wrote every page once a slice). Until then an input
-//!   is in both tables, the same; a load counts it once.
-//!   Measured under `loadgen play --store sqlite` (2 cores): the writer's CPU per append fell
-//!   from 12 µs to 10, to 6 with the yield before each batch, and rose to 7.6 with the merge in
-//!   slices, which took the paced p99 from 24 ms to 15 (README, "What the durable log costs").
-//!   Measured again later (the writer thread's CPU over 6 s of the same load, 2 runs each):
-//!   merging every 4,096 appends was 45% of the writer's time, 8.6–9.1 µs an append in all;
-//!   rounds of 16,384 that delete by id, 6.5–7.5 µs, and 2.1 KB of WAL an append instead of 3.3.
-//!   But their slices held the appends for 5.3–5.9 ms at the median (timed in the writer under
-//!   `--think-ms 20`), those of rounds of 8,192 for 2.5 ms, and the paced p99 was 1–2 ms lower
-//!   with them: [`MERGE_AT`] is 8,192. Rounds of 65,536 took the paced p99 from 17 ms to 24.
+//! - `log(id, code, seq, input)`: every room's inputs, in the order they were appended, with no
+//!   index but the id. A commit of many rooms' appends writes the end of one table: one or two
+//!   pages of the WAL, where a table ordered by room would take a page for every room in the
+//!   commit. Nothing is ever moved. Rows die when a snapshot covers them or their room is
+//!   deleted ([`DEAD`]), and a pass collects them once they outnumber the live rows by
+//!   [`CLEAN_AT`], a step of [`CLEAN_STEP`] ids after each commit, so that no append waits for
+//!   a whole pass; a load collects them all at once. With no index by room, the writer keeps
+//!   each room's last seq and snapshot seq in memory, and a load reads `log` once, gathering
+//!   each room's rows.
+//!   Until version 3 appends went to `recent` and were merged into `inputs(code, seq, input)`,
+//!   ordered by room, in rounds of slices (found through an index on the code's first
+//!   character): merging was a third of the writer's time, and it wrote every input twice.
+//!   Measured under `loadgen play --store sqlite` (2 cores, the writer thread's CPU over 30 s of
+//!   a 70 s run, passes collecting 1.2 million dead rows): 4.5 µs an append, against 7.0–9.0
+//!   with the merges; the checkpointer's 0.3 µs against 1.0.
+//! - `deleted(code)`: rooms deleted whose rows a pass has yet to collect. Their codes stay taken
+//!   until then, so that a new room given one never takes the old room's rows for its own; a
+//!   pass frees the rooms deleted before it began, once it has read its last id.
 //! - `matches(code, number, finished, commitment, tokens, history)`: finished matches' hand
 //!   histories, for `--keep-matches`.
 //! - `snapshots(code, seq, state)`: the room's latest snapshot, covering its inputs up to `seq`.
@@ -53,7 +51,7 @@
 //! The WAL is checkpointed by a thread of its own (`checkpointer`), which asks the writer to
 //! restart it when it has grown (`Writer::restart_wal`).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -112,36 +110,54 @@ pub const MIGRATIONS: &[&str] = &[
          input BLOB NOT NULL
      ) STRICT;
      CREATE INDEX recent_by_slice ON recent (unicode(code) % 8);",
+    // 4: one table, `log`, in arrival order: no merge into `inputs`, and no index to keep. An
+    // input in both tables (merged, not yet deleted from `recent`) is the same in both: it is
+    // kept once.
+    "DROP INDEX recent_by_slice;
+     DELETE FROM recent WHERE EXISTS
+         (SELECT 1 FROM inputs i WHERE i.code = recent.code AND i.seq = recent.seq);
+     INSERT INTO recent (code, seq, input) SELECT code, seq, input FROM inputs ORDER BY code, seq;
+     DROP TABLE inputs;
+     ALTER TABLE recent RENAME TO log;
+     CREATE TABLE deleted (code TEXT PRIMARY KEY NOT NULL) STRICT;",
 ];
 
-/// How many slices of the rooms (by their code's first character) a round of merges takes, one
-/// slice after each commit. The index `recent_by_slice` in [`MIGRATIONS`] is on
-/// `unicode(code) % 8`: the two must agree, or a slice reads all of `recent`.
-pub const MERGE_SLICES: u32 = 8;
+/// What makes a row of `log` dead, as an SQL condition on it: its room was deleted, or a
+/// snapshot covers it.
+const DEAD: &str = "(code IN (SELECT code FROM deleted)
+     OR seq <= coalesce((SELECT s.seq FROM snapshots s WHERE s.code = log.code), 0))";
 
-/// How many appends `recent` gathers before the writer merges them into `inputs` (small in
-/// unit tests, so that they cross merges often).
+/// How many more dead rows `log` must hold than live ones before a pass collects them: a pass
+/// reads every row, so this keeps it to two rows read or fewer for each one it deletes (small in
+/// unit tests, so that they cross passes often).
 #[cfg(not(test))]
-pub const MERGE_AT: usize = 8_192;
-/// How many appends `recent` gathers before the writer merges them into `inputs` (small in
-/// unit tests, so that they cross merges often).
+pub const CLEAN_AT: u64 = 8_192;
+/// How many more dead rows `log` must hold than live ones before a pass collects them (small in
+/// unit tests, so that they cross passes often).
 #[cfg(test)]
-pub const MERGE_AT: usize = 3;
+pub const CLEAN_AT: u64 = 3;
 
-/// How many steps a round of merges takes, after its [`MERGE_SLICES`], to delete what it merged
-/// from `recent`, a range of ids each.
-pub const DELETE_STEPS: u32 = 4;
+/// How many ids of `log` one step of a pass reads: one step, in a transaction of its own, after
+/// each commit, so that no append waits for a whole pass (two in unit tests).
+#[cfg(not(test))]
+pub const CLEAN_STEP: i64 = 4_096;
+/// How many ids of `log` one step of a pass reads (two in unit tests).
+#[cfg(test)]
+pub const CLEAN_STEP: i64 = 2;
 
-/// A round of merges under way: its steps `0..MERGE_SLICES` copy a slice of the rooms' inputs
-/// from `recent` into `inputs`, the next [`DELETE_STEPS`] delete the round's rows from `recent`.
-#[derive(Clone, Copy, Debug)]
-struct Round {
-    /// The next step.
-    step: u32,
-    /// The round's first row of `recent`.
-    first: i64,
-    /// Its last: rows appended since wait for the next round.
+/// A row of `log` as read: its seq (unchecked) and its input.
+type Row = (i64, Vec<u8>);
+
+/// A pass over `log` under way, deleting its dead rows a step at a time.
+#[derive(Debug)]
+struct Pass {
+    /// The first id the next step reads.
+    next: i64,
+    /// The pass's last id: rows appended since wait for the next pass.
     last: i64,
+    /// The rooms deleted before the pass began: once it has read its last id, every row of
+    /// theirs is gone and their codes may be used again.
+    deleted: Vec<String>,
 }
 
 /// The most writes one transaction carries, so that one commit's latency stays bounded when a
@@ -260,8 +276,9 @@ impl SqliteStore {
                     conn,
                     metrics,
                     positions: RefCell::default(),
-                    recent: std::cell::Cell::new(MERGE_AT),
-                    round: std::cell::Cell::new(None),
+                    live: Cell::default(),
+                    dead: Cell::default(),
+                    pass: RefCell::default(),
                     checkpoints: Some((stop_checkpoints, checkpoints)),
                     restart,
                 }
@@ -603,15 +620,19 @@ struct Writer {
     /// Commits, errors and append latency.
     metrics: Arc<Metrics>,
     /// Each live room's last seq and snapshot seq as committed or written in the open
-    /// transaction, so that an append need not look them up (three index lookups) every time.
-    /// Only this thread writes, so it cannot go stale; it is emptied whenever a transaction
-    /// rolls back or the connection is used for anything else.
-    positions: RefCell<HashMap<String, (u64, u64)>>,
-    /// Appends in `recent` since its last merge (as far as this thread knows: one rolled back
-    /// only makes the next merge come a little early).
-    recent: std::cell::Cell<usize>,
-    /// The round of merges under way, if one is.
-    round: std::cell::Cell<Option<Round>>,
+    /// transaction: `log` has no index by room, so this is the only place an append finds
+    /// them. Only this thread writes, so it cannot go stale; it is forgotten (`None`) whenever
+    /// a transaction rolls back or the connection is used for anything else, and read again
+    /// from the database, for every room in one pass over `log`, when next needed.
+    positions: RefCell<Option<HashMap<String, (u64, u64)>>>,
+    /// Rows of `log` that live rooms still need (no snapshot covers them), as far as this
+    /// thread knows.
+    live: Cell<u64>,
+    /// Dead rows in `log` (covered by a snapshot, or of a deleted room), as far as this thread
+    /// knows: when they outnumber the live ones by [`CLEAN_AT`], a pass collects them.
+    dead: Cell<u64>,
+    /// The pass over `log` under way, if one is.
+    pass: RefCell<Option<Pass>>,
     /// The checkpointer thread and the way to stop it, stopped before the writer closes.
     checkpoints: Option<(Sender<()>, JoinHandle<()>)>,
     /// Set by the checkpointer when the WAL should be restarted ([`Writer::restart_wal`]).
@@ -709,14 +730,10 @@ impl Writer {
                     }
                     Command::Load(answer) => {
                         self.commit(&mut batch);
-                        self.merge();
-                        // Loading may set rooms aside.
-                        self.positions.borrow_mut().clear();
                         let _ = answer.send(self.load());
                     }
                     Command::Close(answer) => {
                         self.commit(&mut batch);
-                        self.merge();
                         self.close();
                         let _ = answer.send(());
                         return;
@@ -732,64 +749,131 @@ impl Writer {
                     #[cfg(test)]
                     Command::With(f) => {
                         self.commit(&mut batch);
-                        self.merge();
                         f(&self.conn);
-                        self.positions.borrow_mut().clear();
+                        self.forget_positions();
                     }
                 }
             }
             self.commit(&mut batch);
-            self.merge_some();
+            self.clean_some();
             if self.restart.swap(false, Ordering::Relaxed) {
                 self.restart_wal();
             }
         }
-        self.merge();
         self.close();
     }
 
-    /// After a commit: takes the next step of the round of merges under way, or starts one once
-    /// `recent` holds [`MERGE_AT`] appends. A round in steps keeps each stall of the appends
-    /// short: merging everything at once held the writer for as long as it took (a p99 of 24 ms
-    /// under `loadgen play --think-ms 20`, against 11 ms with no merge at all).
-    fn merge_some(&self) {
-        let round = match self.round.get() {
-            Some(round) => round,
-            None if self.recent.get() >= MERGE_AT => {
-                self.recent.set(0);
-                match self.start_round() {
-                    Ok(Some(round)) => round,
-                    Ok(None) => return,
-                    Err(error) => {
-                        self.merge_failed(&error);
-                        return;
-                    }
+    /// After a commit: takes the next step of the pass over `log` under way, or starts one
+    /// once its dead rows outnumber the live ones by [`CLEAN_AT`]. A step reads [`CLEAN_STEP`]
+    /// ids and deletes the dead rows among them, in a transaction of its own; the pass's last
+    /// step also forgets the rooms deleted before it began, whose rows are all gone then.
+    fn clean_some(&self) {
+        let mut pass = self.pass.borrow_mut();
+        if pass.is_none() {
+            if self.dead.get() < self.live.get().saturating_add(CLEAN_AT) {
+                return;
+            }
+            match self.start_pass() {
+                Ok(started) => *pass = started,
+                Err(error) => return self.clean_failed(&error),
+            }
+        }
+        let Some(current) = pass.as_mut() else {
+            // Nothing in `log`: nothing is dead.
+            self.dead.set(0);
+            return;
+        };
+        let upto = current
+            .next
+            .saturating_add(CLEAN_STEP - 1)
+            .min(current.last);
+        let end = upto >= current.last;
+        let stepped = (|| -> rusqlite::Result<usize> {
+            self.conn.execute_batch("BEGIN IMMEDIATE")?;
+            let collected = self
+                .conn
+                .prepare_cached(&format!(
+                    "DELETE FROM log WHERE id BETWEEN ?1 AND ?2 AND {DEAD}"
+                ))?
+                .execute([current.next, upto])?;
+            if end {
+                let mut forget = self
+                    .conn
+                    .prepare_cached("DELETE FROM deleted WHERE code = ?1")?;
+                for code in &current.deleted {
+                    forget.execute([code])?;
                 }
             }
-            None => return,
-        };
-        let next = if round.step < MERGE_SLICES {
-            match self.merge_slice(Some(round.step), round.last) {
-                Ok(()) => Some(round.step + 1),
-                // The round's rows stay in `recent` for the next round to merge.
-                Err(()) => None,
-            }
-        } else {
-            let k = i64::from(round.step - MERGE_SLICES + 1);
-            let span = round.last - round.first + 1;
-            let upto = round.first - 1 + span * k / i64::from(DELETE_STEPS);
-            match self.delete_merged(upto) {
-                Ok(()) => Some(round.step + 1),
-                Err(error) => {
-                    self.merge_failed(&error);
-                    None
+            self.conn.execute_batch("COMMIT")?;
+            Ok(collected)
+        })();
+        match stepped {
+            Ok(collected) => {
+                let collected = u64::try_from(collected).unwrap_or(u64::MAX);
+                self.metrics.store_collected.increment(collected);
+                self.dead.set(self.dead.get().saturating_sub(collected));
+                if end {
+                    // Rows that died during the pass behind it wait for the next one.
+                    self.dead.set(0);
+                    *pass = None;
+                } else {
+                    current.next = upto + 1;
                 }
             }
+            Err(error) => {
+                *pass = None;
+                self.clean_failed(&error);
+            }
+        }
+    }
+
+    /// A new pass over what `log` holds now; `None` if it holds nothing, when the rooms deleted
+    /// have no rows left and are forgotten at once.
+    fn start_pass(&self) -> rusqlite::Result<Option<Pass>> {
+        let ids: (Option<i64>, Option<i64>) = self
+            .conn
+            .prepare_cached("SELECT min(id), max(id) FROM log")?
+            .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        let (Some(first), Some(last)) = ids else {
+            self.conn.execute_batch("DELETE FROM deleted")?;
+            return Ok(None);
         };
-        self.round.set(
-            next.filter(|step| *step < MERGE_SLICES + DELETE_STEPS)
-                .map(|step| Round { step, ..round }),
-        );
+        let deleted = self
+            .conn
+            .prepare_cached("SELECT code FROM deleted")?
+            .query_map([], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(Some(Pass {
+            next: first,
+            last,
+            deleted,
+        }))
+    }
+
+    /// Deletes every dead row of `log` and forgets every deleted room, in one transaction (at
+    /// load, before anything is appended).
+    fn clean_all(&self) -> rusqlite::Result<()> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        let collected = self
+            .conn
+            .execute(&format!("DELETE FROM log WHERE {DEAD}"), [])?;
+        self.conn.execute_batch("DELETE FROM deleted; COMMIT")?;
+        self.metrics
+            .store_collected
+            .increment(u64::try_from(collected).unwrap_or(u64::MAX));
+        self.dead.set(0);
+        Ok(())
+    }
+
+    /// A pass's statement failed: rolls back what it wrote, and logs it. The dead rows stay
+    /// until enough more die (or the next load).
+    fn clean_failed(&self, error: &rusqlite::Error) {
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        self.dead.set(0);
+        self.metrics.store_errors.increment(1);
+        tracing::error!(%error, "collecting the room log's dead inputs failed; trying again later");
     }
 
     /// Copies the rest of the WAL into the database and has the next commit write the WAL from
@@ -810,83 +894,6 @@ impl Writer {
                 tracing::warn!(%error, "restarting the room log's WAL failed; trying again later");
             }
         }
-    }
-
-    /// A new round over what `recent` holds now, if it holds anything.
-    fn start_round(&self) -> rusqlite::Result<Option<Round>> {
-        let ids: (Option<i64>, Option<i64>) = self
-            .conn
-            .prepare_cached("SELECT min(id), max(id) FROM recent")?
-            .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        Ok(match ids {
-            (Some(first), Some(last)) => Some(Round {
-                step: 0,
-                first,
-                last,
-            }),
-            _ => None,
-        })
-    }
-
-    /// Moves all of `recent` into `inputs` (at load and close), in one transaction.
-    fn merge(&self) {
-        self.round.set(None);
-        self.recent.set(0);
-        let _ = self.merge_slice(None, i64::MAX);
-    }
-
-    /// Copies the inputs in `recent` up to id `upto` of the rooms of `slice` (of
-    /// [`MERGE_SLICES`], by their code's first character; `None`: every room) into `inputs`: the
-    /// inputs of live rooms that no snapshot covers, in (code, seq) order, so that each room's
-    /// page is written once. A full merge (`None`) then deletes what it copied from `recent`; a
-    /// round's slices leave their rows for its last steps to delete by id, which writes each page
-    /// of `recent` once rather than once a slice. A failure leaves both tables as they were: it is
-    /// logged, a later merge tries again, and every read looks in both.
-    fn merge_slice(&self, slice: Option<u32>, upto: i64) -> Result<(), ()> {
-        // The slice's condition is the expression of the index `recent_by_slice`, word for word,
-        // so that a slice is found through it rather than by reading all of `recent`.
-        let within = match slice {
-            Some(slice) => format!("unicode(code) % {MERGE_SLICES} = {slice} AND id <= ?1"),
-            None => "id <= ?1".to_owned(),
-        };
-        let merged = (|| -> rusqlite::Result<()> {
-            self.conn.execute_batch("BEGIN IMMEDIATE")?;
-            // `OR IGNORE`: an input merged by a round whose last steps have not yet deleted it
-            // from `recent` is in both tables, the same; the copy in `inputs` stays. (Were they
-            // to differ, the file was edited; the copy in `inputs` would win.)
-            self.conn
-                .prepare_cached(&format!(
-                    "INSERT OR IGNORE INTO inputs (code, seq, input)
-                         SELECT code, seq, input FROM recent r
-                         WHERE {within}
-                           AND code IN (SELECT code FROM rooms)
-                           AND seq > coalesce((SELECT s.seq FROM snapshots s WHERE s.code = r.code), 0)
-                         ORDER BY code, seq"
-                ))?
-                .execute([upto])?;
-            if slice.is_none() {
-                self.delete_merged(upto)?;
-            }
-            self.conn.execute_batch("COMMIT")
-        })();
-        merged.map_err(|error| self.merge_failed(&error))
-    }
-
-    /// Deletes the rows of `recent` up to id `upto`, which a round has merged.
-    fn delete_merged(&self, upto: i64) -> rusqlite::Result<()> {
-        self.conn
-            .prepare_cached("DELETE FROM recent WHERE id <= ?1")?
-            .execute([upto])?;
-        Ok(())
-    }
-
-    /// A merge's statement failed: rolls back what it wrote, and logs it.
-    fn merge_failed(&self, error: &rusqlite::Error) {
-        if !self.conn.is_autocommit() {
-            let _ = self.conn.execute_batch("ROLLBACK");
-        }
-        self.metrics.store_errors.increment(1);
-        tracing::error!(%error, "merging the room log's newest inputs failed; trying again later");
     }
 
     /// Closes the connection (the last one checkpoints the WAL into the database).
@@ -921,7 +928,7 @@ impl Writer {
                     let _ = self.conn.execute_batch("ROLLBACK");
                 }
                 // What the batch wrote is gone: forget the positions it moved.
-                self.positions.borrow_mut().clear();
+                self.forget_positions();
                 tracing::error!(%error, writes = batch.len(), "a room log commit failed");
                 answers.resize_with(batch.len(), || Ok(()));
                 for answer in &mut answers {
@@ -979,40 +986,41 @@ impl Writer {
                 let (last, snapshot) = self.position(code)?;
                 check::next_seq(code, last, *seq)?;
                 self.conn
-                    .prepare_cached("INSERT INTO recent (code, seq, input) VALUES (?1, ?2, ?3)")?
+                    .prepare_cached("INSERT INTO log (code, seq, input) VALUES (?1, ?2, ?3)")?
                     .execute(params![code, sql_seq(code, *seq)?, input])?;
-                self.recent.set(self.recent.get() + 1);
-                // A row's id is one more than the largest in `recent`: once a room deleted during
-                // a round held the largest, a new row may take an id within the round's, after
-                // its slice was merged, and the round's deletes would take it unmerged. Such a
-                // round ends here; the next one merges what it left.
-                if self
-                    .round
-                    .get()
-                    .is_some_and(|round| self.conn.last_insert_rowid() <= round.last)
+                self.live.set(self.live.get() + 1);
+                if let Some(position) = self
+                    .positions
+                    .borrow_mut()
+                    .as_mut()
+                    .and_then(|positions| positions.get_mut(code.as_str()))
                 {
-                    self.round.set(None);
-                }
-                let mut positions = self.positions.borrow_mut();
-                match positions.get_mut(code.as_str()) {
-                    Some(position) => *position = (*seq, snapshot),
-                    None => {
-                        positions.insert(code.clone(), (*seq, snapshot));
-                    }
+                    *position = (*seq, snapshot);
                 }
                 Ok(())
             }
             Op::Snapshot { code, seq, state } => self.snapshot(code, *seq, state),
             Op::Delete { code } => {
-                self.positions.borrow_mut().remove(code);
                 self.savepoint(|conn| {
-                    // `recent` too, so that a new room given the same code never merges them.
-                    for table in ["recent", "inputs", "snapshots", "set_aside", "rooms"] {
+                    // The room's rows in `log` are dead now, and go with the next pass (or
+                    // load); until then its code stays taken, so that a new room given it
+                    // never takes them for its own.
+                    conn.prepare_cached(
+                        "INSERT OR IGNORE INTO deleted (code) SELECT ?1
+                         WHERE EXISTS (SELECT 1 FROM rooms WHERE code = ?1)
+                            OR EXISTS (SELECT 1 FROM set_aside WHERE code = ?1)",
+                    )?
+                    .execute([code])?;
+                    for table in ["snapshots", "set_aside", "rooms"] {
                         conn.prepare_cached(&format!("DELETE FROM {table} WHERE code = ?1"))?
                             .execute([code])?;
                     }
                     Ok(())
-                })
+                })?;
+                if let Some((last, snapshot)) = self.drop_position(code) {
+                    self.dead.set(self.dead.get() + (last - snapshot));
+                }
+                Ok(())
             }
             Op::KeepMatch(kept) => self.keep_match(kept),
             Op::ForgetMatches { keep_secs } => {
@@ -1022,7 +1030,7 @@ impl Writer {
                 Ok(())
             }
             Op::SetAside { code, why } => {
-                self.positions.borrow_mut().remove(code);
+                self.drop_position(code);
                 let known: bool = self
                     .conn
                     .prepare_cached("SELECT EXISTS (SELECT 1 FROM rooms WHERE code = ?1)")?
@@ -1036,13 +1044,15 @@ impl Writer {
         }
     }
 
-    /// A new room: its code must be free (of rooms and of rooms set aside).
+    /// A new room: its code must be free (of rooms, of rooms set aside, and of rooms deleted
+    /// whose rows a pass has yet to collect).
     fn create(&self, code: &str, setup: &[u8]) -> Result<(), StoreError> {
         let taken: bool = self
             .conn
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM rooms WHERE code = ?1)
-                     OR EXISTS (SELECT 1 FROM set_aside WHERE code = ?1)",
+                     OR EXISTS (SELECT 1 FROM set_aside WHERE code = ?1)
+                     OR EXISTS (SELECT 1 FROM deleted WHERE code = ?1)",
             )?
             .query_row([code], |row| row.get(0))?;
         if taken {
@@ -1053,27 +1063,32 @@ impl Writer {
                 "INSERT INTO rooms (code, setup, created) VALUES (?1, ?2, unixepoch())",
             )?
             .execute(params![code, setup])?;
-        self.positions.borrow_mut().insert(code.to_owned(), (0, 0));
+        if let Some(positions) = self.positions.borrow_mut().as_mut() {
+            positions.insert(code.to_owned(), (0, 0));
+        }
         Ok(())
     }
 
-    /// A snapshot at `seq`: the inputs it covers are deleted with it.
+    /// A snapshot at `seq`: the inputs it covers are dead, for the next pass to collect.
     fn snapshot(&self, code: &str, seq: u64, state: &[u8]) -> Result<(), StoreError> {
         let (last, snapshot) = self.position(code)?;
         check::snapshot_seq(code, last, snapshot, seq)?;
-        let sql = sql_seq(code, seq)?;
-        self.savepoint(|conn| {
-            conn.prepare_cached(
+        self.conn
+            .prepare_cached(
                 "INSERT OR REPLACE INTO snapshots (code, seq, state) VALUES (?1, ?2, ?3)",
             )?
-            .execute(params![code, sql, state])?;
-            conn.prepare_cached("DELETE FROM inputs WHERE code = ?1 AND seq <= ?2")?
-                .execute(params![code, sql])?;
-            Ok(())
-        })?;
-        self.positions
+            .execute(params![code, sql_seq(code, seq)?, state])?;
+        let covered = seq - snapshot;
+        self.live.set(self.live.get().saturating_sub(covered));
+        self.dead.set(self.dead.get() + covered);
+        if let Some(position) = self
+            .positions
             .borrow_mut()
-            .insert(code.to_owned(), (last.max(seq), seq));
+            .as_mut()
+            .and_then(|positions| positions.get_mut(code))
+        {
+            *position = (last, seq);
+        }
         Ok(())
     }
 
@@ -1150,35 +1165,74 @@ impl Writer {
     /// The live room's last seq and its snapshot's seq (0 for none), or
     /// [`StoreError::UnknownRoom`].
     fn position(&self, code: &str) -> Result<(u64, u64), StoreError> {
-        if let Some(position) = self.positions.borrow().get(code) {
-            return Ok(*position);
+        if self.positions.borrow().is_none() {
+            let positions = self.read_positions()?;
+            self.live.set(
+                positions
+                    .values()
+                    .map(|(last, snapshot)| last - snapshot)
+                    .sum(),
+            );
+            *self.positions.borrow_mut() = Some(positions);
         }
-        let row: Option<(bool, Option<i64>, Option<i64>)> = self
-            .conn
+        self.positions
+            .borrow()
+            .as_ref()
+            .and_then(|positions| positions.get(code).copied())
+            .ok_or_else(|| StoreError::UnknownRoom(code.to_owned()))
+    }
+
+    /// Every live room's last seq and snapshot seq, from the database: one pass over `log`.
+    fn read_positions(&self) -> rusqlite::Result<HashMap<String, (u64, u64)>> {
+        // A negative seq is damage that the next load will set aside; until then it counts as
+        // none.
+        let seq = |seq: i64| u64::try_from(seq).unwrap_or(0);
+        self.conn
             .prepare_cached(
-                "SELECT EXISTS (SELECT 1 FROM set_aside WHERE code = ?1),
-                        max(coalesce((SELECT max(seq) FROM inputs WHERE code = ?1), 0),
-                            coalesce((SELECT max(seq) FROM recent WHERE code = ?1), 0)),
-                        (SELECT seq FROM snapshots WHERE code = ?1)
-                 FROM rooms WHERE code = ?1",
+                "SELECT r.code, coalesce(l.last, 0),
+                        coalesce((SELECT s.seq FROM snapshots s WHERE s.code = r.code), 0)
+                 FROM rooms r
+                 LEFT JOIN (SELECT code, max(seq) AS last FROM log GROUP BY code) l
+                     ON l.code = r.code
+                 WHERE r.code NOT IN (SELECT code FROM set_aside)",
             )?
-            .query_row([code], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-            .optional()?;
-        match row {
-            Some((false, input, snapshot)) => {
-                // A negative seq is damage that the next load will set aside; until then it
-                // counts as none.
-                let seq = |seq: Option<i64>| seq.map_or(0, |seq| u64::try_from(seq).unwrap_or(0));
-                let snapshot = seq(snapshot);
-                Ok((seq(input).max(snapshot), snapshot))
-            }
-            _ => Err(StoreError::UnknownRoom(code.to_owned())),
+            .query_map([], |row| {
+                let (last, snapshot) = (seq(row.get(1)?), seq(row.get(2)?));
+                Ok((row.get(0)?, (last.max(snapshot), snapshot)))
+            })?
+            .collect()
+    }
+
+    /// Forgets every room's position, to be read again from the database when next needed.
+    fn forget_positions(&self) {
+        *self.positions.borrow_mut() = None;
+    }
+
+    /// Forgets the room's position (deleted or set aside), answering what it was if it was
+    /// known; its rows are no longer live.
+    fn drop_position(&self, code: &str) -> Option<(u64, u64)> {
+        let dropped = self
+            .positions
+            .borrow_mut()
+            .as_mut()
+            .and_then(|positions| positions.remove(code));
+        if let Some((last, snapshot)) = dropped {
+            self.live
+                .set(self.live.get().saturating_sub(last - snapshot));
         }
+        dropped
     }
 
     /// Every live room; sets aside (and reports) the rooms whose logs do not load, and the
     /// inputs or snapshots whose room has no setup.
     fn load(&self) -> Result<Loaded, StoreError> {
+        // Loading may set rooms aside; and a load starts clean: no pass under way, no dead row
+        // left, every deleted room's code free.
+        self.forget_positions();
+        *self.pass.borrow_mut() = None;
+        if let Err(error) = self.clean_all() {
+            self.clean_failed(&error);
+        }
         let mut loaded = Loaded::default();
         let mut aside = HashSet::new();
         {
@@ -1197,35 +1251,51 @@ impl Writer {
             .prepare("SELECT code FROM rooms ORDER BY code")?
             .query_map([], |row| row.get(0))?
             .collect::<rusqlite::Result<_>>()?;
-        for code in codes {
-            if aside.contains(&code) {
+        let deleted: HashSet<String> = self
+            .conn
+            .prepare("SELECT code FROM deleted")?
+            .query_map([], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        // All of `log` in one pass, each room's rows gathered: it has no index by room. Should
+        // it not read to its end, no room can be sure of its inputs.
+        let mut logs = self
+            .read_log()
+            .map_err(|error| format!("its inputs cannot be read: {error}"));
+        for code in &codes {
+            if aside.contains(code) {
                 continue;
             }
-            match self.load_room(&code) {
+            let log = match &mut logs {
+                Ok(logs) => Ok(logs.remove(code).unwrap_or_default()),
+                Err(why) => Err(why.clone()),
+            };
+            match self.load_room(code, log) {
                 Ok(room) => loaded.rooms.push(room),
-                Err(why) => loaded.set_aside.push((code, why)),
+                Err(why) => loaded.set_aside.push((code.clone(), why)),
             }
         }
-        let orphans: rusqlite::Result<Vec<String>> = self
+        let snapshotted: rusqlite::Result<Vec<String>> = self
             .conn
-            .prepare(
-                "SELECT DISTINCT code FROM inputs WHERE code NOT IN (SELECT code FROM rooms)
-                 UNION SELECT code FROM recent WHERE code NOT IN (SELECT code FROM rooms)
-                 UNION SELECT code FROM snapshots WHERE code NOT IN (SELECT code FROM rooms)
-                 ORDER BY code",
-            )
+            .prepare("SELECT code FROM snapshots WHERE code NOT IN (SELECT code FROM rooms)")
             .and_then(|mut orphans| orphans.query_map([], |row| row.get(0))?.collect());
-        match orphans {
-            Ok(orphans) => {
-                for code in orphans.into_iter().filter(|code| !aside.contains(code)) {
-                    let why = "the room's inputs or snapshot are logged but its setup is not";
-                    loaded.set_aside.push((code, why.to_owned()));
-                }
-            }
+        let mut orphans: std::collections::BTreeSet<String> = match snapshotted {
+            Ok(orphans) => orphans.into_iter().collect(),
             Err(error) => {
                 self.metrics.store_errors.increment(1);
-                tracing::error!(%error, "the room log's inputs could not be listed");
+                tracing::error!(%error, "the room log's snapshots could not be listed");
+                std::collections::BTreeSet::new()
             }
+        };
+        if let Ok(logs) = logs {
+            let rooms: HashSet<&String> = codes.iter().collect();
+            orphans.extend(
+                logs.into_keys()
+                    .filter(|code| !rooms.contains(code) && !deleted.contains(code)),
+            );
+        }
+        for code in orphans.into_iter().filter(|code| !aside.contains(code)) {
+            let why = "the room's inputs or snapshot are logged but its setup is not";
+            loaded.set_aside.push((code, why.to_owned()));
         }
         if !loaded.set_aside.is_empty() {
             let n = u64::try_from(loaded.set_aside.len()).unwrap_or(u64::MAX);
@@ -1266,8 +1336,25 @@ impl Writer {
         }
     }
 
-    /// One room's log, or why it does not load.
-    fn load_room(&self, code: &str) -> Result<StoredRoom, String> {
+    /// Every row of `log`, gathered by room, each room's in the order appended.
+    fn read_log(&self) -> rusqlite::Result<HashMap<String, Vec<Row>>> {
+        let mut logs: HashMap<String, Vec<Row>> = HashMap::new();
+        let mut statement = self
+            .conn
+            .prepare("SELECT code, seq, input FROM log ORDER BY id")?;
+        let mut rows = statement.query([])?;
+        while let Some(row) = rows.next()? {
+            let code: String = row.get(0)?;
+            logs.entry(code)
+                .or_default()
+                .push((row.get(1)?, row.get(2)?));
+        }
+        Ok(logs)
+    }
+
+    /// One room's log from its rows in `log` (or why they could not be read), or why it does
+    /// not load.
+    fn load_room(&self, code: &str, log: Result<Vec<Row>, String>) -> Result<StoredRoom, String> {
         let unreadable =
             |what: &str, error: rusqlite::Error| format!("its {what} cannot be read: {error}");
         let setup: Vec<u8> = self
@@ -1286,25 +1373,19 @@ impl Writer {
             .optional()
             .map_err(|e| unreadable("snapshot", e))?;
         let after = snapshot.as_ref().map_or(0, |(seq, _)| *seq);
-        let inputs: Vec<(u64, Vec<u8>)> = self
-            .conn
-            .prepare(
-                // `UNION`, not `UNION ALL`: an input a round of merges copied into `inputs` but
-                // had not yet deleted from `recent` is the same in both, and counts once.
-                "SELECT seq, input FROM inputs WHERE code = ?1 AND seq > ?2
-                 UNION SELECT seq, input FROM recent WHERE code = ?1 AND seq > ?2
-                 ORDER BY seq",
-            )
-            .and_then(|mut inputs| {
-                inputs
-                    .query_map(
-                        params![code, sql_seq(code, after).unwrap_or(i64::MAX)],
-                        |row| Ok((read_seq(row, 0)?, row.get(1)?)),
-                    )?
-                    .collect()
-            })
-            .map_err(|e| unreadable("inputs", e))?;
+        let mut inputs = Vec::new();
+        for (seq, input) in log? {
+            let seq = u64::try_from(seq)
+                .map_err(|_| format!("its inputs cannot be read: input {seq} is out of range"))?;
+            if seq > after {
+                inputs.push((seq, input));
+            }
+        }
+        inputs.sort_by_key(|(seq, _)| *seq);
         for (expected, (seq, _)) in (after + 1..).zip(&inputs) {
+            if *seq < expected {
+                return Err(format!("input {seq} is logged twice"));
+            }
             if *seq != expected {
                 return Err(format!(
                     "input {expected} is missing from its log (the next logged input is {seq})"

@@ -1,6 +1,7 @@
 //! The store's tests: real SQLite files in temporary folders, and the memory store held to the
 //! same rules.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -126,7 +127,7 @@ async fn rooms_round_trip_through_close_and_reopen() {
     );
     assert_eq!(loaded.rooms[0].last_seq(), 6);
     // The inputs the snapshot covers are gone from the disk, not only from the answer.
-    assert_eq!(rows(dir.path(), "inputs", "ABCD"), 2);
+    assert_eq!(rows(dir.path(), "log", "ABCD"), 2);
     // The log goes on where it stopped.
     store.append("ABCD", 7, input("ABCD", 7)).await.unwrap();
     store.close().await;
@@ -452,10 +453,10 @@ async fn rooms_whose_logs_do_not_load_are_set_aside_and_the_others_load() {
     store.close().await;
     {
         let conn = raw(dir.path());
-        conn.execute("DELETE FROM inputs WHERE code = 'GAPS' AND seq = 2", [])
+        conn.execute("DELETE FROM log WHERE code = 'GAPS' AND seq = 2", [])
             .unwrap();
         conn.execute(
-            "INSERT INTO inputs (code, seq, input) VALUES ('LOST', 1, x'00')",
+            "INSERT INTO log (code, seq, input) VALUES ('LOST', 1, x'00')",
             [],
         )
         .unwrap();
@@ -506,8 +507,8 @@ async fn rooms_whose_logs_do_not_load_are_set_aside_and_the_others_load() {
     store.close().await;
     // Kept on disk.
     assert_eq!(rows(dir.path(), "rooms", "GAPS"), 1);
-    assert_eq!(rows(dir.path(), "inputs", "GAPS"), 2);
-    assert_eq!(rows(dir.path(), "inputs", "LOST"), 1);
+    assert_eq!(rows(dir.path(), "log", "GAPS"), 2);
+    assert_eq!(rows(dir.path(), "log", "LOST"), 1);
 }
 
 #[tokio::test]
@@ -649,104 +650,129 @@ async fn the_sqlite_store_keeps_the_rules() {
     keeps_the_rules(&store).await;
     store.close().await;
     // Deleting left no row behind; setting aside left its rows until then.
-    for table in ["inputs", "recent", "snapshots", "set_aside"] {
+    for table in ["log", "snapshots", "set_aside", "deleted"] {
         assert_eq!(rows(dir.path(), table, "SIDE"), 0, "{table}");
     }
     assert_eq!(rows(dir.path(), "rooms", "SIDE"), 0);
 }
 
-/// A slice of `recent` is found through its index: the index's expression is the one the merge
-/// asks for, with the same number of slices.
-#[test]
-fn the_slice_index_is_the_merges_expression() {
-    let slice = format!("unicode(code) % {}", sqlite::MERGE_SLICES);
-    assert!(
-        MIGRATIONS
-            .iter()
-            .any(|step| step.contains(&format!("ON recent ({slice})"))),
-        "no index on {slice}"
-    );
-    let conn = Connection::open_in_memory().unwrap();
-    for step in MIGRATIONS {
-        conn.execute_batch(step).unwrap();
-    }
-    let plan: String = conn
-        .query_row(
-            &format!("EXPLAIN QUERY PLAN SELECT id FROM recent WHERE {slice} = 3"),
-            [],
-            |row| row.get(3),
-        )
-        .unwrap();
-    assert!(plan.contains("recent_by_slice"), "{plan}");
-    // A round's slice, bounded by the round's last id, is a range of that index.
-    let plan: String = conn
-        .query_row(
-            &format!("EXPLAIN QUERY PLAN SELECT id FROM recent WHERE {slice} = 3 AND id <= ?1"),
-            [10],
-            |row| row.get(3),
-        )
-        .unwrap();
-    assert!(
-        plan.contains("recent_by_slice") && plan.contains("rowid<"),
-        "{plan}"
-    );
-}
-
-/// Appends land in `recent` and are merged into `inputs` every [`sqlite::MERGE_AT`] appends: a
-/// room deleted while some of its inputs are still in `recent` leaves none there, so a new room
-/// given the same code never takes them; and a snapshot drops what it covers from both tables.
+/// A deleted room's rows stay in `log` until a pass collects them, and its code stays taken
+/// until then, so that a new room given it never takes them; a snapshot's covered inputs go
+/// with a pass too, and the inputs after it stay.
 #[tokio::test]
-async fn a_code_used_again_never_takes_the_old_rooms_inputs_from_recent() {
+async fn a_deleted_rooms_code_is_free_once_a_pass_has_collected_its_rows() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (store, metrics) = sqlite(dir.path());
+    // Each write below is a commit of its own, and each commit takes a pass one step on.
+    let commit = || store.forget_matches(std::time::Duration::from_secs(86_400));
     store.create_room("AGIN", Vec::new()).await.unwrap();
-    for seq in 1..sqlite::MERGE_AT as u64 {
+    store.create_room("SNAP", Vec::new()).await.unwrap();
+    for seq in 1..=5 {
         store.append("AGIN", seq, b"old".to_vec()).await.unwrap();
     }
-    assert!(
-        rows(dir.path(), "recent", "AGIN") > 0,
-        "no input waits in recent"
-    );
-    store.delete_room("AGIN").await.unwrap();
-    store.create_room("AGIN", Vec::new()).await.unwrap();
-    store.append("AGIN", 1, b"new".to_vec()).await.unwrap();
-    store.append("AGIN", 2, b"new".to_vec()).await.unwrap();
-    let loaded = store.load().unwrap();
-    assert_eq!(
-        loaded.rooms[0].inputs,
-        vec![(1, b"new".to_vec()), (2, b"new".to_vec())]
-    );
-    // Across several merges: a snapshot, then inputs after it.
-    let more = 2 * sqlite::MERGE_AT as u64;
-    for seq in 3..=more {
-        store.append("AGIN", seq, input("AGIN", seq)).await.unwrap();
+    for seq in 1..=10 {
+        store.append("SNAP", seq, input("SNAP", seq)).await.unwrap();
     }
-    store
-        .snapshot("AGIN", more - 1, b"state".to_vec())
-        .await
-        .unwrap();
-    store
-        .append("AGIN", more + 1, input("AGIN", more + 1))
-        .await
-        .unwrap();
+    store.delete_room("AGIN").await.unwrap();
+    assert_eq!(rows(dir.path(), "log", "AGIN"), 5, "collected at once");
+    assert!(matches!(
+        store.create_room("AGIN", Vec::new()).await,
+        Err(StoreError::Conflict(_))
+    ));
+    store.snapshot("SNAP", 8, b"state".to_vec()).await.unwrap();
+    let mut commits = 0;
+    while store.create_room("AGIN", Vec::new()).await.is_err() {
+        commits += 1;
+        assert!(commits < 100, "the code was never freed");
+        commit().await.unwrap();
+    }
+    assert_eq!(rows(dir.path(), "log", "AGIN"), 0);
+    store.append("AGIN", 1, b"new".to_vec()).await.unwrap();
+    // The pass that freed the code may have begun before the snapshot: another collects it.
+    while rows(dir.path(), "log", "SNAP") > 2 {
+        commits += 1;
+        assert!(commits < 100, "the snapshot's inputs were never collected");
+        commit().await.unwrap();
+    }
+    assert!(sample(&metrics, "dhumbal_store_collected_total") >= 13.0);
     store.close().await;
-    assert_eq!(
-        rows(dir.path(), "recent", "AGIN"),
-        0,
-        "closing merges recent"
-    );
     let (store, _) = sqlite(dir.path());
     let loaded = store.load().unwrap();
-    assert_eq!(loaded.rooms.len(), 1);
+    assert!(loaded.set_aside.is_empty(), "{:?}", loaded.set_aside);
+    let inputs: Vec<_> = loaded.rooms.iter().map(|room| &room.inputs[..]).collect();
     assert_eq!(
-        loaded.rooms[0].inputs,
-        vec![
-            (more, input("AGIN", more)),
-            (more + 1, input("AGIN", more + 1))
+        inputs,
+        [
+            &[(1, b"new".to_vec())][..],
+            &[(9, input("SNAP", 9)), (10, input("SNAP", 10))][..]
         ]
     );
-    assert_eq!(rows(dir.path(), "inputs", "AGIN"), 2);
     store.close().await;
+}
+
+/// A database of schema version 3 (appends in `recent`, merged into `inputs`; an input merged
+/// but not yet deleted from `recent` in both) migrates to the one `log`, each input once.
+#[tokio::test]
+async fn a_database_with_merged_and_waiting_inputs_migrates_to_the_log() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    {
+        let path = dir.path().join(DB_FILE);
+        let mut conn = Connection::open(&path).unwrap();
+        migrate(&mut conn, &path, &MIGRATIONS[..3]).unwrap();
+        conn.execute_batch(
+            "INSERT INTO rooms (code, setup, created) VALUES ('MOVE', x'01', 0), ('SNAP', x'02', 0);
+             INSERT INTO inputs (code, seq, input) VALUES
+                 ('MOVE', 1, CAST('MOVE:1' AS BLOB)), ('MOVE', 2, CAST('MOVE:2' AS BLOB)),
+                 ('SNAP', 3, CAST('SNAP:3' AS BLOB));
+             INSERT INTO recent (code, seq, input) VALUES
+                 ('MOVE', 2, CAST('MOVE:2' AS BLOB)), ('MOVE', 3, CAST('MOVE:3' AS BLOB)),
+                 ('SNAP', 1, CAST('SNAP:1' AS BLOB)), ('SNAP', 4, CAST('SNAP:4' AS BLOB));
+             INSERT INTO snapshots (code, seq, state) VALUES ('SNAP', 2, x'00');",
+        )
+        .unwrap();
+    }
+    let (store, _) = sqlite(dir.path());
+    let loaded = store.load().unwrap();
+    assert!(loaded.set_aside.is_empty(), "{:?}", loaded.set_aside);
+    let inputs: Vec<_> = loaded
+        .rooms
+        .iter()
+        .map(|room| room.inputs.clone())
+        .collect();
+    assert_eq!(
+        inputs,
+        [
+            vec![
+                (1, input("MOVE", 1)),
+                (2, input("MOVE", 2)),
+                (3, input("MOVE", 3))
+            ],
+            vec![(3, input("SNAP", 3)), (4, input("SNAP", 4))]
+        ]
+    );
+    store.append("MOVE", 4, input("MOVE", 4)).await.unwrap();
+    store.close().await;
+    let conn = raw(dir.path());
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        tables,
+        [
+            "deleted",
+            "log",
+            "matches",
+            "rooms",
+            "set_aside",
+            "snapshots"
+        ]
+    );
+    // The load collected the input the snapshot covers.
+    assert_eq!(rows(dir.path(), "log", "SNAP"), 2);
 }
 
 #[tokio::test]
@@ -759,9 +785,11 @@ async fn set_aside_keeps_the_rows_on_disk() {
     store.append("KEEP", 2, Vec::new()).await.unwrap();
     store.set_aside("KEEP", "replay failed").await.unwrap();
     store.close().await;
-    for table in ["rooms", "inputs", "snapshots", "set_aside"] {
+    for table in ["rooms", "snapshots", "set_aside"] {
         assert_eq!(rows(dir.path(), table, "KEEP"), 1, "{table}");
     }
+    // Both inputs: the one the snapshot covers goes with the next pass or load.
+    assert_eq!(rows(dir.path(), "log", "KEEP"), 2);
     let why: String = raw(dir.path())
         .query_row("SELECT why FROM set_aside", [], |row| row.get(0))
         .unwrap();
@@ -891,92 +919,106 @@ async fn the_sqlite_store_keeps_hand_histories_across_a_restart_and_forgets_old_
     store.close().await;
 }
 
-/// A round of merges copies each slice of the rooms into `inputs` and deletes the round's rows
-/// from `recent` only in its last steps: in between, an input is in both tables. A load counts it
-/// once; and a slice that fails to merge ends its round before anything is deleted, so that its
-/// rows wait in `recent` for the next round and no input is lost.
+/// A pass over `log` that fails part way (as a damaged page might make it) deletes nothing
+/// live: every room loads whole, even while the load's own collection fails; a room deleted
+/// before the pass keeps its code taken until a pass has read to its end; and once passes work
+/// again, the dead rows go.
 #[tokio::test]
-async fn a_round_of_merges_half_done_or_failing_loses_and_doubles_nothing() {
+async fn a_pass_that_fails_part_way_loses_nothing_and_frees_no_code() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let (store, metrics) = sqlite(dir.path());
-    // One room in each of the eight slices (by the code's first character).
     let codes: Vec<String> = (b'A'..b'I').map(|c| format!("{}OOM", c as char)).collect();
     for code in &codes {
         store.create_room(code, Vec::new()).await.unwrap();
     }
-    // Each append is a commit of its own, and each commit takes a round one step on: append
-    // until some room's inputs are in both tables.
+    store.create_room("GONE", Vec::new()).await.unwrap();
+    store.append("GONE", 1, input("GONE", 1)).await.unwrap();
     let mut last = 0;
-    let doubled = loop {
+    for _ in 0..4 {
         last += 1;
-        assert!(last < 100, "no input was ever in both tables");
         for code in &codes {
             store.append(code, last, input(code, last)).await.unwrap();
         }
-        let doubled = codes.iter().find(|code| {
-            raw(dir.path())
-                .query_row(
-                    "SELECT count(*) FROM recent
-                     WHERE code = ?1 AND seq IN (SELECT seq FROM inputs WHERE code = ?1)",
-                    [code],
-                    |row| row.get::<_, i64>(0),
-                )
-                .expect("a count")
-                > 0
-        });
-        if let Some(code) = doubled {
-            break code.clone();
-        }
-    };
-    // From now on every merge and every delete of merged rows fails, as a damaged page might
-    // make them: the rows in both tables stay there.
+    }
+    // From now on a step of a pass fails once it reaches a dead row of `AOOM`.
     raw(dir.path())
         .execute_batch(
-            "CREATE TRIGGER no_merge BEFORE INSERT ON inputs
-             BEGIN SELECT RAISE(ABORT, 'no room for inputs'); END;
-             CREATE TRIGGER no_delete BEFORE DELETE ON recent
-             BEGIN SELECT RAISE(ABORT, 'recent is stuck'); END;",
+            "CREATE TRIGGER stuck BEFORE DELETE ON log WHEN old.code = 'AOOM'
+             BEGIN SELECT RAISE(ABORT, 'log is stuck'); END;",
         )
-        .expect("the triggers");
+        .expect("the trigger");
+    store.delete_room("GONE").await.unwrap();
     let errors = sample(&metrics, "dhumbal_store_errors_total");
-    // Enough appends for several rounds to start and fail.
-    for seq in last + 1..=last + 4 * sqlite::MERGE_AT as u64 {
+    // Snapshots that cover all but the last input of each room, over and over: enough dead
+    // rows for many passes, each of which fails at the dead rows of `AOOM`.
+    for _ in 0..8 {
         for code in &codes {
-            store.append(code, seq, input(code, seq)).await.unwrap();
+            store
+                .snapshot(code, last - 1, b"state".to_vec())
+                .await
+                .unwrap();
         }
+        for _ in 0..2 {
+            last += 1;
+            for code in &codes {
+                store.append(code, last, input(code, last)).await.unwrap();
+            }
+        }
+        assert!(matches!(
+            store.create_room("GONE", Vec::new()).await,
+            Err(StoreError::Conflict(_))
+        ));
     }
-    last += 4 * sqlite::MERGE_AT as u64;
     assert!(
         sample(&metrics, "dhumbal_store_errors_total") > errors,
-        "no merge failed"
+        "no pass failed"
     );
-    // The load's own merge fails too: the rooms load from both tables, each input once.
-    let loaded = store.load().unwrap();
-    assert!(loaded.set_aside.is_empty(), "{:?}", loaded.set_aside);
-    let everything = |code: &str| {
-        (1..=last)
+    let since = |code: &str, first: u64| {
+        (first..=last)
             .map(|seq| (seq, input(code, seq)))
             .collect::<Vec<_>>()
     };
-    for room in &loaded.rooms {
-        assert_eq!(room.inputs, everything(&room.code), "room {}", room.code);
-    }
+    // The load's own collection fails too: the rooms load from what is there.
+    let loaded = store.load().unwrap();
+    assert!(loaded.set_aside.is_empty(), "{:?}", loaded.set_aside);
     assert_eq!(loaded.rooms.len(), codes.len());
-    assert!(
-        rows(dir.path(), "inputs", &doubled) > 0,
-        "{doubled}'s merged inputs are gone"
-    );
-    // Once merges work again, closing merges everything, and it all loads again.
+    for room in &loaded.rooms {
+        assert_eq!(
+            room.inputs,
+            since(&room.code, last - 2),
+            "room {}",
+            room.code
+        );
+    }
+    assert!(matches!(
+        store.create_room("GONE", Vec::new()).await,
+        Err(StoreError::Conflict(_))
+    ));
+    // Once passes work again, the next load collects the dead rows and frees the code.
     raw(dir.path())
-        .execute_batch("DROP TRIGGER no_merge; DROP TRIGGER no_delete")
-        .expect("the triggers go");
+        .execute_batch("DROP TRIGGER stuck")
+        .expect("the trigger goes");
     store.close().await;
     let (store, _) = sqlite(dir.path());
     let loaded = store.load().unwrap();
     for room in &loaded.rooms {
-        assert_eq!(room.inputs, everything(&room.code), "room {}", room.code);
-        assert_eq!(rows(dir.path(), "recent", &room.code), 0);
+        assert_eq!(
+            room.inputs,
+            since(&room.code, last - 2),
+            "room {}",
+            room.code
+        );
+        assert_eq!(rows(dir.path(), "log", &room.code), 3);
     }
+    store.create_room("GONE", Vec::new()).await.unwrap();
+    assert!(
+        store
+            .load()
+            .unwrap()
+            .rooms
+            .iter()
+            .any(|room| room.code == "GONE" && room.inputs.is_empty())
+    );
     store.close().await;
 }
 
@@ -1041,46 +1083,118 @@ async fn the_wal_is_restarted_under_commits_that_never_pause() {
         .await;
 }
 
-/// A row of `recent` takes the id after the largest there: when a room deleted during a round of
-/// merges held it, the next append may take an id within the round's after its slice was merged.
-/// The round must not then delete that row unmerged.
+/// A room deleted after a pass has read its rows (while they were live) keeps its code when
+/// that pass ends: only a pass that began after the deletion has collected them all.
 #[tokio::test]
-async fn a_room_deleted_during_a_round_of_merges_costs_no_other_room_an_input() {
+async fn a_room_deleted_behind_a_pass_keeps_its_code_until_a_later_pass() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    let commit = || store.forget_matches(std::time::Duration::from_secs(86_400));
+    store.create_room("OLDS", Vec::new()).await.unwrap();
+    store.append("OLDS", 1, b"old".to_vec()).await.unwrap();
+    store.create_room("STAY", Vec::new()).await.unwrap();
+    for seq in 1..=10 {
+        store.append("STAY", seq, input("STAY", seq)).await.unwrap();
+    }
+    // Nine dead rows against two live ones: a pass begins, and its first step reads the row of
+    // `OLDS`, live then.
+    store.snapshot("STAY", 9, Vec::new()).await.unwrap();
+    store.delete_room("OLDS").await.unwrap();
+    // The pass reads on to its end.
+    for _ in 0..10 {
+        commit().await.unwrap();
+    }
+    assert_eq!(rows(dir.path(), "log", "OLDS"), 1);
+    assert!(matches!(
+        store.create_room("OLDS", Vec::new()).await,
+        Err(StoreError::Conflict(_))
+    ));
+    // Dead rows enough for another pass, which collects the row and frees the code.
+    for seq in 11..=14 {
+        store.append("STAY", seq, input("STAY", seq)).await.unwrap();
+    }
+    store.snapshot("STAY", 13, Vec::new()).await.unwrap();
+    for _ in 0..10 {
+        commit().await.unwrap();
+    }
+    assert_eq!(rows(dir.path(), "log", "OLDS"), 0);
+    store.create_room("OLDS", Vec::new()).await.unwrap();
+    store.append("OLDS", 1, b"new".to_vec()).await.unwrap();
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.rooms[0].inputs, [(1, b"new".to_vec())]);
+    store.close().await;
+}
+
+/// Rooms are deleted and their codes used again while passes run, at every point of a pass (a
+/// room deleted after a pass read its rows must keep its code until a later pass has): every
+/// room loads exactly the inputs its own life appended, and a room that never left loses none.
+#[tokio::test]
+async fn codes_used_again_while_passes_run_never_take_another_rooms_inputs() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let (store, _) = sqlite(dir.path());
     store.create_room("STAY", Vec::new()).await.unwrap();
-    let mut last = 0;
-    // Each write is a commit, and each commit takes a round one step on. A round that starts
-    // just after a deleted room's append has that row as its last; writes that append nothing
-    // take it past the slice of `STAY` before the room is deleted and `STAY` appends again.
-    let commit = || store.forget_matches(std::time::Duration::from_secs(86_400));
-    for round in 0..100 {
-        let gone = format!("G{round:03}");
-        store.create_room(&gone, Vec::new()).await.unwrap();
-        store.append(&gone, 1, input(&gone, 1)).await.unwrap();
-        for _ in 0..6 {
-            commit().await.unwrap();
+    let (mut stay, mut covered) = (0, 0);
+    // Each code's current life, and how many inputs it has appended.
+    let mut lives: HashMap<String, (u32, u64)> = HashMap::new();
+    let bytes = |code: &str, life: u32, seq: u64| format!("{code}:{life}:{seq}").into_bytes();
+    for round in 0..120_u32 {
+        let code = format!("G{}", round % 3);
+        match lives.get(&code).copied() {
+            Some(_) if round % 2 == 0 => {
+                store.delete_room(&code).await.unwrap();
+                lives.remove(&code);
+            }
+            Some((life, appended)) => {
+                let seq = appended + 1;
+                store
+                    .append(&code, seq, bytes(&code, life, seq))
+                    .await
+                    .unwrap();
+                lives.insert(code, (life, seq));
+            }
+            None => match store.create_room(&code, Vec::new()).await {
+                Ok(()) => {
+                    store
+                        .append(&code, 1, bytes(&code, round, 1))
+                        .await
+                        .unwrap();
+                    lives.insert(code, (round, 1));
+                }
+                // Still taken: its last life's rows wait for a pass.
+                Err(StoreError::Conflict(_)) => {}
+                Err(error) => panic!("{error}"),
+            },
         }
-        store.delete_room(&gone).await.unwrap();
-        // One to three appends, so that the rounds start at every point of this.
+        // `STAY` appends one to three inputs and snapshots now and then: dead rows, and passes.
         for _ in 0..=round % 3 {
-            last += 1;
+            stay += 1;
             store
-                .append("STAY", last, input("STAY", last))
+                .append("STAY", stay, input("STAY", stay))
                 .await
                 .unwrap();
+        }
+        if round % 4 == 3 {
+            covered = stay - 1;
+            store.snapshot("STAY", covered, Vec::new()).await.unwrap();
         }
     }
     store.close().await;
     let (store, _) = sqlite(dir.path());
     let loaded = store.load().unwrap();
     assert!(loaded.set_aside.is_empty(), "{:?}", loaded.set_aside);
-    assert_eq!(loaded.rooms.len(), 1);
-    assert_eq!(
-        loaded.rooms[0].inputs,
-        (1..=last)
-            .map(|seq| (seq, input("STAY", seq)))
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(loaded.rooms.len(), 1 + lives.len());
+    for room in &loaded.rooms {
+        let expected: Vec<_> = if room.code == "STAY" {
+            (covered + 1..=stay)
+                .map(|seq| (seq, input("STAY", seq)))
+                .collect()
+        } else {
+            let (life, appended) = lives[&room.code];
+            (1..=appended)
+                .map(|seq| (seq, bytes(&room.code, life, seq)))
+                .collect()
+        };
+        assert_eq!(room.inputs, expected, "room {}", room.code);
+    }
     store.close().await;
 }
