@@ -29,7 +29,7 @@
 //!   index but the id. A commit of many rooms' appends writes the end of one table: one or two
 //!   pages of the WAL, where a table ordered by room would take a page for every room in the
 //!   commit. Nothing is ever moved. Rows die when a snapshot covers them or their room is
-//!   deleted ([`DEAD`]), and a pass collects them once they outnumber the live rows by
+//!   deleted (`DEAD`), and a pass collects them once they outnumber the live rows by
 //!   [`CLEAN_AT`], a step of [`CLEAN_STEP`] ids after each commit, so that no append waits for
 //!   a whole pass; a load collects them all at once. With no index by room, the writer keeps
 //!   each room's last seq and snapshot seq in memory, and a load reads `log` once, gathering
