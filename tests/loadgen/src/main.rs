@@ -99,6 +99,12 @@ struct Common {
     /// makes rooms with bots play as fast as the server lets them).
     #[arg(long, default_value_t = 0)]
     bot_delay_ms: u64,
+    /// Run the server on CPU 0 alone and this program on the others (through `taskset`, from
+    /// util-linux), so that the load generator never takes the server's CPU: the server then
+    /// saturates its one core, and its figures are its own. Without it, both share every core,
+    /// and whatever makes the load generator work harder counts against the server too.
+    #[arg(long)]
+    pin: bool,
 }
 
 /// The play mode's flags.
@@ -245,6 +251,36 @@ struct Server {
     data_dir: Option<PathBuf>,
 }
 
+/// Moves every thread of this program to the CPUs after the first (`--pin`), leaving CPU 0 to
+/// the server; once (after that this program sees only its own CPUs).
+fn pin_self() -> Result<(), String> {
+    static PINNED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    PINNED.get_or_init(pin_once).clone()
+}
+
+/// [`pin_self`]'s work.
+fn pin_once() -> Result<(), String> {
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    if cpus < 2 {
+        return Err(
+            "--pin needs two CPUs or more: one for the server, the rest for the load".into(),
+        );
+    }
+    let status = Command::new("taskset")
+        .args(["-a", "-p", "-c", &format!("1-{}", cpus - 1)])
+        .arg(std::process::id().to_string())
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| format!("--pin runs `taskset` (util-linux), which would not start: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`taskset` could not pin the load generator: {status}"
+        ))
+    }
+}
+
 impl Server {
     /// Starts the server binary on a free loopback port with bots that wait `--bot-delay-ms`
     /// (none by default), room for `rooms`
@@ -283,7 +319,15 @@ impl Server {
             Some(dir) => vec!["--data-dir".into(), dir.display().to_string()],
             None => vec!["--store".into(), "memory".into()],
         };
-        let child = Command::new(&binary)
+        let mut command = if common.pin {
+            pin_self()?;
+            let mut taskset = Command::new("taskset");
+            taskset.args(["-c", "0"]).arg(&binary);
+            taskset
+        } else {
+            Command::new(&binary)
+        };
+        let child = command
             .args(&store)
             .args([
                 "--addr",
@@ -1247,10 +1291,15 @@ async fn play_game(
     sqlite: bool,
 ) -> Result<Run, String> {
     println!(
-        "server {} (pid {}, {} store); {} rooms x {} people = {clients} clients over {} source addresses, {} s",
+        "server {} (pid {}, {} store{}); {} rooms x {} people = {clients} clients over {} source addresses, {} s",
         server.addr,
         server.pid(),
         if sqlite { "sqlite" } else { "memory" },
+        if args.common.pin {
+            ", on CPU 0 alone, the load on the others"
+        } else {
+            ""
+        },
         args.rooms,
         args.humans,
         args.common.sources,
