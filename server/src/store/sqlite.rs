@@ -1001,16 +1001,24 @@ impl Writer {
             }
             Op::Snapshot { code, seq, state } => self.snapshot(code, *seq, state),
             Op::Delete { code } => {
+                // A room known never to have appended has no rows to wait for.
+                let logged = self.positions.borrow().as_ref().is_none_or(|positions| {
+                    positions
+                        .get(code.as_str())
+                        .is_none_or(|(last, _)| *last > 0)
+                });
                 self.savepoint(|conn| {
                     // The room's rows in `log` are dead now, and go with the next pass (or
                     // load); until then its code stays taken, so that a new room given it
                     // never takes them for its own.
-                    conn.prepare_cached(
-                        "INSERT OR IGNORE INTO deleted (code) SELECT ?1
-                         WHERE EXISTS (SELECT 1 FROM rooms WHERE code = ?1)
-                            OR EXISTS (SELECT 1 FROM set_aside WHERE code = ?1)",
-                    )?
-                    .execute([code])?;
+                    if logged {
+                        conn.prepare_cached(
+                            "INSERT OR IGNORE INTO deleted (code) SELECT ?1
+                             WHERE EXISTS (SELECT 1 FROM rooms WHERE code = ?1)
+                                OR EXISTS (SELECT 1 FROM set_aside WHERE code = ?1)",
+                        )?
+                        .execute([code])?;
+                    }
                     for table in ["snapshots", "set_aside", "rooms"] {
                         conn.prepare_cached(&format!("DELETE FROM {table} WHERE code = ?1"))?
                             .execute([code])?;
