@@ -60,7 +60,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+use rusqlite::{
+    Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
+};
 use tokio::sync::oneshot;
 
 use super::{DB_FILE, KeptMatch, Loaded, Pending, StoreError, StoredRoom, check};
@@ -819,22 +821,19 @@ impl Writer {
             .min(current.last);
         let end = upto >= current.last;
         let stepped = (|| -> rusqlite::Result<usize> {
-            self.conn.execute_batch("BEGIN IMMEDIATE")?;
-            let collected = self
-                .conn
+            let tx = self.immediate()?;
+            let collected = tx
                 .prepare_cached(&format!(
                     "DELETE FROM log WHERE id BETWEEN ?1 AND ?2 AND {DEAD}"
                 ))?
                 .execute([current.next, upto])?;
             if end {
-                let mut forget = self
-                    .conn
-                    .prepare_cached("DELETE FROM deleted WHERE code = ?1")?;
+                let mut forget = tx.prepare_cached("DELETE FROM deleted WHERE code = ?1")?;
                 for code in &current.deleted {
                     forget.execute([code])?;
                 }
             }
-            self.conn.execute_batch("COMMIT")?;
+            tx.commit()?;
             Ok(collected)
         })();
         match stepped {
@@ -883,11 +882,10 @@ impl Writer {
     /// Deletes every dead row of `log` and forgets every deleted room, in one transaction (at
     /// load, before anything is appended).
     fn clean_all(&self) -> rusqlite::Result<()> {
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        let collected = self
-            .conn
-            .execute(&format!("DELETE FROM log WHERE {DEAD}"), [])?;
-        self.conn.execute_batch("DELETE FROM deleted; COMMIT")?;
+        let tx = self.immediate()?;
+        let collected = tx.execute(&format!("DELETE FROM log WHERE {DEAD}"), [])?;
+        tx.execute_batch("DELETE FROM deleted")?;
+        tx.commit()?;
         self.metrics
             .store_collected
             .increment(u64::try_from(collected).unwrap_or(u64::MAX));
@@ -895,12 +893,14 @@ impl Writer {
         Ok(())
     }
 
-    /// A pass's statement failed: rolls back what it wrote, and logs it. The dead rows stay
+    /// A transaction that takes the write lock at once, rolled back unless committed.
+    fn immediate(&self) -> rusqlite::Result<Transaction<'_>> {
+        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+    }
+
+    /// A pass's statement failed (its transaction rolled back): logs it. The dead rows stay
     /// until enough more die (or the next load).
     fn clean_failed(&self, error: &rusqlite::Error) {
-        if !self.conn.is_autocommit() {
-            let _ = self.conn.execute_batch("ROLLBACK");
-        }
         self.dead.set(0);
         self.metrics.store_errors.increment(1);
         tracing::error!(%error, "collecting the room log's dead inputs failed; trying again later");
@@ -1361,19 +1361,11 @@ impl Writer {
 
     /// Marks these rooms set aside, in one transaction.
     fn mark_all(&self, rooms: &[(String, String)]) -> rusqlite::Result<()> {
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        let marked = rooms
-            .iter()
-            .try_for_each(|(code, why)| self.mark(code, why));
-        match marked {
-            Ok(()) => self.conn.execute_batch("COMMIT"),
-            Err(error) => {
-                if !self.conn.is_autocommit() {
-                    let _ = self.conn.execute_batch("ROLLBACK");
-                }
-                Err(error)
-            }
+        let tx = self.immediate()?;
+        for (code, why) in rooms {
+            self.mark(code, why)?;
         }
+        tx.commit()
     }
 
     /// Every row of `log`, gathered by room, each room's in the order appended.
