@@ -16,6 +16,11 @@
 //!   against the relay (`/ws-relay/{group}`: the same rooms of sockets taking turns, each message
 //!   as large as what each client received per action in the game, sent to the whole room), and
 //!   the simplest one against the echo (`/ws-echo`: one action-sized message back to its sender).
+//! - `loadgen play --store both --pairs 5` plays the game on the memory store, then on the
+//!   SQLite log, five times over, each on a fresh server, printing each run and the log's cost
+//!   as ratios (throughput, p99, the server's CPU per action, and the CPU of the store's writer
+//!   and checkpointer threads, read from `/proc/PID/task`), then a Markdown table of each
+//!   figure's median and range over the pairs, the ratios computed within each pair.
 //! - `loadgen idle --connections 10000` opens that many WebSockets and holds them without a
 //!   word, then prints how many are held and the server's memory per connection.
 //! - `loadgen report --runs 3 --rooms 500 --humans 4 --seconds 15` measures every figure of the
@@ -133,6 +138,11 @@ struct PlayArgs {
     /// ratios (and the append latency from the server's `/metrics`).
     #[arg(long, value_enum, default_value_t = StoreChoice::Memory)]
     store: StoreChoice,
+    /// With `--store both`: play this many pairs, memory then SQLite each time, each on a fresh
+    /// server, and end with the median and range of each figure over the pairs (the ratio
+    /// computed within each pair). On a shared machine one pair is noise; five say something.
+    #[arg(long, default_value_t = 1)]
+    pairs: usize,
     /// Beside the rooms of people, rooms of one person and three bots (of `--bots`): their bots
     /// play while the people's rooms are measured, so the people's figures show what the bots
     /// cost other rooms (compare `--bots expert` with `--bots hard`, which never searches). The
@@ -467,7 +477,36 @@ fn histogram_quantile(text: &str, name: &str, quantile: f64) -> Option<(f64, u64
 /// The CPU time (user and system) a process has used, in seconds, from `/proc/PID/stat`
 /// (in clock ticks of 1/100 s, as on every Linux x86-64 build).
 fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat_cpu_seconds(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default())
+}
+
+/// The CPU time of the SQLite store's writer thread and of its checkpointer in process `pid`,
+/// in seconds, found by their names in `/proc/PID/task/*/comm` (`dhumbal-store`,
+/// `dhumbal-checkpoint` cut to 15 bytes); 0 for a thread that is not there.
+fn store_cpu_seconds(pid: u32) -> (f64, f64) {
+    let mut found = (0.0, 0.0);
+    if pid == 0 {
+        return found;
+    }
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return found;
+    };
+    for task in tasks.flatten() {
+        let path = task.path();
+        let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        let seconds =
+            || stat_cpu_seconds(&std::fs::read_to_string(path.join("stat")).unwrap_or_default());
+        match comm.trim_end() {
+            "dhumbal-store" => found.0 += seconds(),
+            "dhumbal-checkpo" => found.1 += seconds(),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The user and system CPU time in a `/proc/.../stat` line, in seconds.
+fn stat_cpu_seconds(stat: &str) -> f64 {
     // The fields after the command name, which is in parentheses and may hold spaces.
     let rest = stat
         .rsplit_once(')')
@@ -987,6 +1026,9 @@ struct Run {
     memory_after: (u64, u64),
     /// CPU seconds the server and this program used while playing.
     cpu: (f64, f64),
+    /// CPU seconds the SQLite store's writer and checkpointer threads used while playing (0
+    /// with another store, or a server this program did not start).
+    store_cpu: (f64, f64),
 }
 
 impl Run {
@@ -1008,6 +1050,16 @@ impl Run {
     /// The server's CPU time per action answered, in microseconds.
     fn cpu_per_action_us(&self) -> f64 {
         1e6 * self.cpu.0 / self.tally.actions.max(1) as f64
+    }
+
+    /// The SQLite store's writer thread's CPU time per action answered, in microseconds.
+    fn writer_per_action_us(&self) -> f64 {
+        1e6 * self.store_cpu.0 / self.tally.actions.max(1) as f64
+    }
+
+    /// The SQLite store's checkpointer thread's CPU time per action answered, in microseconds.
+    fn checkpointer_per_action_us(&self) -> f64 {
+        1e6 * self.store_cpu.1 / self.tally.actions.max(1) as f64
     }
 
     /// The server's resident memory once the rooms had stopped playing, in KiB.
@@ -1051,6 +1103,13 @@ impl Run {
             self.cpu_per_action_us(),
             self.cpu.1
         );
+        if self.store_cpu != (0.0, 0.0) {
+            println!(
+                "store threads:      writer {:.1} us per action, checkpointer {:.2} us per action",
+                self.writer_per_action_us(),
+                self.checkpointer_per_action_us()
+            );
+        }
     }
 }
 
@@ -1093,6 +1152,7 @@ where
     );
     let started = Instant::now();
     let cpu_before = (cpu_seconds(server.pid()), cpu_seconds(std::process::id()));
+    let store_before = store_cpu_seconds(server.pid());
     let deadline = tokio::time::Instant::now() + Duration::from_secs(args.seconds);
     let mut playing = tokio::task::JoinSet::new();
     for (room, seats) in rooms {
@@ -1111,10 +1171,16 @@ where
         cpu_seconds(server.pid()) - cpu_before.0,
         cpu_seconds(std::process::id()) - cpu_before.1,
     );
+    let store_after = store_cpu_seconds(server.pid());
+    let store_cpu = (
+        store_after.0 - store_before.0,
+        store_after.1 - store_before.1,
+    );
     let memory_after = server.memory();
     Ok(Run {
         tally,
         cpu,
+        store_cpu,
         seconds: started
             .elapsed()
             .as_secs_f64()
@@ -1167,6 +1233,13 @@ async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
     if args.common.connect.is_some() && (args.echo || args.store != StoreChoice::Memory) {
         return Err("--connect plays the game on that server: not with --echo or --store".into());
     }
+    if args.pairs == 0 || (args.pairs > 1 && (args.store != StoreChoice::Both || args.echo)) {
+        return Err(
+            "--pairs counts pairs of runs (1 or more); more than one needs --store both, \
+                    and plays no baselines (not with --echo)"
+                .into(),
+        );
+    }
     let args = Arc::new(args);
     let stores: &[bool] = match args.store {
         StoreChoice::Memory => &[false],
@@ -1174,36 +1247,52 @@ async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
         StoreChoice::Both => &[false, true],
     };
     let mut runs = Vec::new();
+    let mut pairs = Vec::new();
     let mut last = None;
-    for &sqlite in stores {
-        if last.take().is_some() {
-            // Let the previous server's sockets finish closing first.
-            tokio::time::sleep(Duration::from_secs(2)).await;
+    for pair in 1..=args.pairs {
+        if args.pairs > 1 {
+            println!("== pair {pair} of {}", args.pairs);
         }
-        let server =
-            Server::start(&args.common, args.rooms + args.bot_rooms, clients, sqlite).await?;
-        let game = play_game(&args, &server, clients, sqlite).await?;
-        runs.push((sqlite, game));
-        last = Some(server);
+        for &sqlite in stores {
+            if last.take().is_some() {
+                // Let the previous server's sockets finish closing first.
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+            let server =
+                Server::start(&args.common, args.rooms + args.bot_rooms, clients, sqlite).await?;
+            let game = play_game(&args, &server, clients, sqlite).await?;
+            runs.push(game);
+            last = Some(server);
+        }
+        if let [memory, sqlite] = &runs[..] {
+            print_store_cost(memory, sqlite);
+        }
+        if args.pairs > 1 {
+            if let (Some(sqlite), Some(memory)) = (runs.pop(), runs.pop()) {
+                pairs.push((memory, sqlite));
+            }
+        }
     }
     let server = last.ok_or("no store to play on")?;
-    if let [(_, memory), (_, sqlite)] = &runs[..] {
-        println!("== the SQLite log's cost (sqlite / memory)");
+    if !pairs.is_empty() {
+        println!();
         println!(
-            "throughput: sqlite {:.0} actions/s / memory {:.0} actions/s = {:.2}x ({:+.1}%)",
-            sqlite.actions_per_second(),
-            memory.actions_per_second(),
-            sqlite.actions_per_second() / memory.actions_per_second(),
-            (sqlite.actions_per_second() / memory.actions_per_second() - 1.0) * 100.0
+            "{} pairs of {} s runs, memory then SQLite in each, median (min–max){}:",
+            pairs.len(),
+            args.seconds,
+            if args.common.pin {
+                "; the server on CPU 0 alone"
+            } else {
+                ""
+            }
         );
-        println!(
-            "p99 latency: sqlite {:.3} ms / memory {:.3} ms = {:.2}x",
-            sqlite.p99_ms(),
-            memory.p99_ms(),
-            ratio(sqlite.p99_ms(), memory.p99_ms())
-        );
+        println!();
+        println!("{}", store_table(&pairs));
+        println!();
+        println!("Command: `{}`", command_line());
+        runs.extend(pairs.pop().map(|(_, sqlite)| sqlite));
     }
-    let game = runs.pop().ok_or("no game run")?.1;
+    let game = runs.pop().ok_or("no game run")?;
     if !args.echo {
         return Ok(PlayFigures {
             game,
@@ -1280,6 +1369,87 @@ async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
         game,
         baselines: Some(Baselines { relay, echo }),
     })
+}
+
+/// Prints what the SQLite log cost in one pair of runs: the ratios of its figures to the
+/// memory store's.
+fn print_store_cost(memory: &Run, sqlite: &Run) {
+    println!("== the SQLite log's cost (sqlite / memory)");
+    println!(
+        "throughput: sqlite {:.0} actions/s / memory {:.0} actions/s = {:.2}x ({:+.1}%)",
+        sqlite.actions_per_second(),
+        memory.actions_per_second(),
+        ratio(sqlite.actions_per_second(), memory.actions_per_second()),
+        (ratio(sqlite.actions_per_second(), memory.actions_per_second()) - 1.0) * 100.0
+    );
+    println!(
+        "p99 latency: sqlite {:.3} ms / memory {:.3} ms = {:.2}x",
+        sqlite.p99_ms(),
+        memory.p99_ms(),
+        ratio(sqlite.p99_ms(), memory.p99_ms())
+    );
+    println!(
+        "server CPU per action: sqlite {:.0} us / memory {:.0} us (+{:.0} us; the writer {:.1}, \
+         the checkpointer {:.2})",
+        sqlite.cpu_per_action_us(),
+        memory.cpu_per_action_us(),
+        sqlite.cpu_per_action_us() - memory.cpu_per_action_us(),
+        sqlite.writer_per_action_us(),
+        sqlite.checkpointer_per_action_us()
+    );
+}
+
+/// The Markdown table of `--pairs`: a row per figure, the memory store's and SQLite's median
+/// (min–max) over the pairs, and their ratio computed within each pair.
+fn store_table(pairs: &[(Run, Run)]) -> String {
+    type Figure = fn(&Run) -> f64;
+    let rows: [(&str, Unit, Figure); 5] = [
+        ("actions/s", Unit::Whole, Run::actions_per_second),
+        ("p99 latency (ms)", Unit::Significant, Run::p99_ms),
+        (
+            "server CPU per action (µs)",
+            Unit::Significant,
+            Run::cpu_per_action_us,
+        ),
+        (
+            "the writer's CPU per action (µs)",
+            Unit::Significant,
+            Run::writer_per_action_us,
+        ),
+        (
+            "the checkpointer's CPU per action (µs)",
+            Unit::Significant,
+            Run::checkpointer_per_action_us,
+        ),
+    ];
+    let mut lines = vec![
+        "| median (min–max) | memory | SQLite | SQLite / memory |".to_owned(),
+        "|---|---|---|---|".to_owned(),
+    ];
+    for (n, (label, unit, figure)) in rows.into_iter().enumerate() {
+        let memory: Vec<f64> = pairs.iter().map(|(memory, _)| figure(memory)).collect();
+        let sqlite: Vec<f64> = pairs.iter().map(|(_, sqlite)| figure(sqlite)).collect();
+        let store_only = n >= 3;
+        let ratios: Vec<f64> = pairs
+            .iter()
+            .map(|(memory, sqlite)| ratio(figure(sqlite), figure(memory)))
+            .collect();
+        lines.push(table_row(&[
+            label.to_owned(),
+            if store_only {
+                String::new()
+            } else {
+                spread_cell(&memory, unit)
+            },
+            spread_cell(&sqlite, unit),
+            if store_only {
+                String::new()
+            } else {
+                spread_cell(&ratios, Unit::Ratio)
+            },
+        ]));
+    }
+    lines.join("\n")
 }
 
 /// Plays the game's workload against `server` and prints what it measured (and, against a
@@ -1506,8 +1676,8 @@ async fn idle(args: IdleArgs) -> Result<IdleFigures, String> {
 enum Unit {
     /// A whole number, with thousands separated by commas.
     Whole,
-    /// Milliseconds, to about three significant digits.
-    Millis,
+    /// A figure to about three significant digits (milliseconds, microseconds).
+    Significant,
     /// A ratio, to two decimals, with a `×`.
     Ratio,
 }
@@ -1520,8 +1690,8 @@ type Measure = (&'static str, Unit, fn(&Run) -> f64, bool);
 /// paced ones.
 const MEASURES: [Measure; 5] = [
     ("actions/s", Unit::Whole, Run::actions_per_second, false),
-    ("p50 latency (ms)", Unit::Millis, Run::p50_ms, false),
-    ("p99 latency (ms)", Unit::Millis, Run::p99_ms, true),
+    ("p50 latency (ms)", Unit::Significant, Run::p50_ms, false),
+    ("p99 latency (ms)", Unit::Significant, Run::p99_ms, true),
     (
         "server CPU per action (µs)",
         Unit::Whole,
@@ -1569,6 +1739,7 @@ async fn report(args: ReportArgs) -> Result<(), String> {
         echo: true,
         think_ms,
         store: StoreChoice::Memory,
+        pairs: 1,
         bot_rooms: 0,
         bots: Bots::Expert,
     };
@@ -1773,7 +1944,7 @@ fn spread_cell(values: &[f64], unit: Unit) -> String {
     };
     let write = |v: f64| match unit {
         Unit::Whole => thousands(v),
-        Unit::Millis => {
+        Unit::Significant => {
             let decimals = if v >= 100.0 {
                 0
             } else if v >= 10.0 {
