@@ -20,6 +20,7 @@
 //! | `dhumbal_action_seconds` | histogram | time a room takes to handle one client message |
 //! | `dhumbal_bot_think_seconds` | histogram | time a bot thinking away from its room (an expert) took to choose |
 //! | `dhumbal_store_append_seconds` | histogram | time from a room's append to its commit ([`crate::store`]) |
+//! | `dhumbal_store_hold_seconds{step}` | histogram | time the SQLite log's writer spent on one step during which no append commits: `commit` (a batch's transaction), `pass` (a step of a pass deleting dead inputs), `restart` (a RESTART checkpoint of the WAL) |
 //! | `dhumbal_store_commits_total` | counter | transactions the store's writer committed (each carries one or more writes) |
 //! | `dhumbal_store_collected_total` | counter | dead inputs (covered by a snapshot, or of a deleted room) the SQLite log's passes deleted |
 //! | `dhumbal_store_wal_frames` | gauge | pages in the SQLite log's WAL at its last checkpoint (a steady climb means it is never restarted) |
@@ -64,6 +65,18 @@ const STORE_BUCKETS: &[f64] = &[
     0.05, 0.1, 0.25, 1.0, 2.5,
 ];
 
+/// What held the SQLite log's writer, for [`Metrics::store_held`]: while it runs, no append
+/// commits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// One batch's transaction, from its `BEGIN` to its `COMMIT`.
+    Commit,
+    /// One step of a pass deleting the log's dead inputs, in a transaction of its own.
+    Pass,
+    /// A RESTART checkpoint, which copies the rest of the WAL into the database.
+    Restart,
+}
+
 /// Who seats a count of [`Metrics::seated`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Seated {
@@ -101,6 +114,9 @@ pub struct Metrics {
     action_seconds: Histogram,
     /// Seconds from a room's append to its commit: what durability adds to every action.
     store_append_seconds: Histogram,
+    /// Seconds the SQLite log's writer spent on one step that holds the appends, by
+    /// [`Hold`]: commit, pass, restart.
+    store_hold_seconds: [Histogram; 3],
     /// Seconds a bot sent to think away from its room (an expert) took to choose.
     bot_think_seconds: Histogram,
     /// Transactions the store's writer committed; fewer than the appends when group commit
@@ -255,6 +271,11 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
         "Seconds from a room's append to the room log to its commit.",
     ),
     (
+        "dhumbal_store_hold_seconds",
+        Kind::Seconds,
+        "Seconds the SQLite room log's writer spent on one step during which no append commits.",
+    ),
+    (
         "dhumbal_action_seconds",
         Kind::Seconds,
         "Seconds a room takes to handle one client message.",
@@ -294,6 +315,7 @@ impl Metrics {
         let recorder = [
             ("dhumbal_action_seconds", ACTION_BUCKETS),
             ("dhumbal_store_append_seconds", STORE_BUCKETS),
+            ("dhumbal_store_hold_seconds", STORE_BUCKETS),
             ("dhumbal_bot_think_seconds", ACTION_BUCKETS),
         ]
         .into_iter()
@@ -333,6 +355,15 @@ impl Metrics {
                 &Key::from_static_name("dhumbal_store_append_seconds"),
                 &METADATA,
             ),
+            store_hold_seconds: ["commit", "pass", "restart"].map(|step| {
+                recorder.register_histogram(
+                    &Key::from_parts(
+                        "dhumbal_store_hold_seconds",
+                        vec![Label::from_static_parts("step", step)],
+                    ),
+                    &METADATA,
+                )
+            }),
             bot_think_seconds: recorder.register_histogram(
                 &Key::from_static_name("dhumbal_bot_think_seconds"),
                 &METADATA,
@@ -385,6 +416,16 @@ impl Metrics {
     /// Records how long an append took from being called to being committed.
     pub fn store_appended(&self, took: Duration) {
         self.store_append_seconds.record(took.as_secs_f64());
+    }
+
+    /// Records how long the SQLite log's writer spent on one step that holds the appends.
+    pub fn store_held(&self, step: Hold, took: Duration) {
+        let index = match step {
+            Hold::Commit => 0,
+            Hold::Pass => 1,
+            Hold::Restart => 2,
+        };
+        self.store_hold_seconds[index].record(took.as_secs_f64());
     }
 
     /// Moves the histogram values recorded since the last scrape or upkeep into the histogram's
@@ -475,7 +516,27 @@ mod tests {
         metrics.store_errors.increment(1);
         metrics.store_appended(Duration::from_micros(300));
         metrics.store_appended(Duration::from_millis(2));
+        metrics.store_held(Hold::Pass, Duration::from_micros(700));
+        metrics.store_held(Hold::Restart, Duration::from_millis(8));
+        metrics.store_held(Hold::Restart, Duration::from_millis(30));
         let text = metrics.render(0);
+        for (step, count) in [("commit", 0.0), ("pass", 1.0), ("restart", 2.0)] {
+            assert_eq!(
+                sample(
+                    &text,
+                    &format!("dhumbal_store_hold_seconds_count{{step=\"{step}\"}}")
+                ),
+                Some(count),
+                "{step}"
+            );
+        }
+        assert_eq!(
+            sample(
+                &text,
+                "dhumbal_store_hold_seconds_bucket{step=\"restart\",le=\"0.01\"}"
+            ),
+            Some(1.0)
+        );
         assert_eq!(sample(&text, "dhumbal_store_commits_total"), Some(2.0));
         assert_eq!(sample(&text, "dhumbal_store_errors_total"), Some(1.0));
         assert_eq!(

@@ -66,7 +66,7 @@ use rusqlite::{
 use tokio::sync::oneshot;
 
 use super::{DB_FILE, KeptMatch, Loaded, Pending, StoreError, StoredRoom, check};
-use crate::metrics::Metrics;
+use crate::metrics::{Hold, Metrics};
 
 /// The schema steps, in order: step `i` takes the database from version `i` to `i + 1`. Append
 /// new steps; never edit one that has shipped.
@@ -820,6 +820,7 @@ impl Writer {
             .saturating_add(CLEAN_STEP - 1)
             .min(current.last);
         let end = upto >= current.last;
+        let started = Instant::now();
         let stepped = (|| -> rusqlite::Result<usize> {
             let tx = self.immediate()?;
             let collected = tx
@@ -836,6 +837,7 @@ impl Writer {
             tx.commit()?;
             Ok(collected)
         })();
+        self.metrics.store_held(Hold::Pass, started.elapsed());
         match stepped {
             Ok(collected) => {
                 let collected = u64::try_from(collected).unwrap_or(u64::MAX);
@@ -912,11 +914,14 @@ impl Writer {
     /// again.
     fn restart_wal(&self) {
         // The first column is 1 when the checkpoint could not finish.
-        match self
+        let started = Instant::now();
+        let restarted = self
             .conn
             .query_row("PRAGMA wal_checkpoint(RESTART)", [], |row| {
                 row.get::<_, i64>(0)
-            }) {
+            });
+        self.metrics.store_held(Hold::Restart, started.elapsed());
+        match restarted {
             Ok(0) => {}
             Ok(_) => tracing::debug!("restarting the room log's WAL was busy; trying again later"),
             Err(error) => {
@@ -950,7 +955,9 @@ impl Writer {
             return;
         }
         let mut answers = Vec::with_capacity(batch.len());
+        let started = Instant::now();
         let outcome = self.transaction(batch, &mut answers);
+        self.metrics.store_held(Hold::Commit, started.elapsed());
         let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
         match outcome {
             Ok(()) => self.metrics.store_commits.increment(1),

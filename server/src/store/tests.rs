@@ -701,6 +701,8 @@ async fn a_deleted_rooms_code_is_free_once_a_pass_has_collected_its_rows() {
         commit().await.unwrap();
     }
     assert!(sample(&metrics, "dhumbal_store_collected_total") >= 13.0);
+    // Each step of those passes was timed for `/metrics`.
+    assert!(sample(&metrics, "dhumbal_store_hold_seconds_count{step=\"pass\"}") >= 2.0);
     store.close().await;
     let (store, _) = sqlite(dir.path());
     let loaded = store.load().unwrap();
@@ -1076,6 +1078,19 @@ async fn the_wal_is_restarted_under_commits_that_never_pause() {
     assert!(
         largest <= 16 << 20,
         "the WAL grew to {largest} bytes over {commits} commits"
+    );
+    // Each restart was timed for `/metrics`, as was every commit.
+    assert!(
+        sample(
+            &metrics,
+            "dhumbal_store_hold_seconds_count{step=\"restart\"}"
+        ) >= 1.0
+    );
+    assert!(
+        sample(
+            &metrics,
+            "dhumbal_store_hold_seconds_count{step=\"commit\"}"
+        ) >= commits
     );
     // The gauge saw it too: pages in the WAL at a checkpoint, never above the bound.
     let frames = sample(&metrics, "dhumbal_store_wal_frames");

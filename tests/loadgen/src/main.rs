@@ -449,9 +449,13 @@ fn local() -> std::net::IpAddr {
 }
 
 /// A quantile of a Prometheus histogram in the metrics text, in seconds: the upper bound of the
-/// first bucket that holds it (so an upper estimate), and how many values it holds.
-fn histogram_quantile(text: &str, name: &str, quantile: f64) -> Option<(f64, u64)> {
-    let prefix = format!("{name}_bucket{{le=\"");
+/// first bucket that holds it (so an upper estimate), and how many values it holds. `series` is
+/// the histogram's name, with its labels if it has any (`name{label="value"}`).
+fn histogram_quantile(text: &str, series: &str, quantile: f64) -> Option<(f64, u64)> {
+    let prefix = match series.split_once('{') {
+        Some((name, labels)) => format!("{name}_bucket{{{},le=\"", labels.trim_end_matches('}')),
+        None => format!("{series}_bucket{{le=\""),
+    };
     let mut buckets: Vec<(f64, u64)> = text
         .lines()
         .filter_map(|line| {
@@ -818,23 +822,27 @@ async fn print_beside_bots(
     .await
 }
 
-/// Prints the p50 and p99 bucket bounds of the server's histogram `name`, if it has any
-/// samples: `what` heads the line, and `counted` says what its samples are.
+/// Prints the p50, p99 and largest bucket bounds of the server's histogram `series` (its name,
+/// and its labels if it has any), if it has any samples: `what` heads the line, and `counted`
+/// says what its samples are.
 async fn print_histogram(
     server: SocketAddr,
-    name: &str,
+    series: &str,
     what: &str,
     counted: &str,
 ) -> Result<(), String> {
     let text = metrics_text(server).await?;
-    if let (Some((p50, n)), Some((p99, _))) = (
-        histogram_quantile(&text, name, 0.5),
-        histogram_quantile(&text, name, 0.99),
+    if let (Some((p50, n)), Some((p99, _)), Some((max, _))) = (
+        histogram_quantile(&text, series, 0.5),
+        histogram_quantile(&text, series, 0.99),
+        histogram_quantile(&text, series, 1.0),
     ) {
         println!(
-            "{what} p50 <= {:.3} ms, p99 <= {:.3} ms over {n} {counted} (bucket bounds, /metrics)",
+            "{what} p50 <= {:.3} ms, p99 <= {:.3} ms, max <= {:.3} ms over {n} {counted} \
+             (bucket bounds, /metrics)",
             p50 * 1000.0,
-            p99 * 1000.0
+            p99 * 1000.0,
+            max * 1000.0
         );
     }
     Ok(())
@@ -1549,6 +1557,28 @@ async fn play_game(
             "appends",
         )
         .await?;
+        // What held the appends up in the writer.
+        for (step, what, counted) in [
+            ("commit", "writer commits:    ", "transactions"),
+            (
+                "pass",
+                "writer pass steps: ",
+                "steps of passes over dead inputs",
+            ),
+            (
+                "restart",
+                "writer restarts:   ",
+                "RESTART checkpoints of the WAL",
+            ),
+        ] {
+            print_histogram(
+                server.addr,
+                &format!("dhumbal_store_hold_seconds{{step=\"{step}\"}}"),
+                what,
+                counted,
+            )
+            .await?;
+        }
     }
     Ok(game)
 }

@@ -80,6 +80,19 @@ async fn a_match_survives_a_restart_in_the_same_seats_with_the_same_views() {
         (bina.view.clone().unwrap(), bina.history.clone()),
     ];
     let tokens = [asha.token(), bina.token()];
+    // What the log did shows on `/metrics`: every action appended, and each batch's commit
+    // timed as a hold of the writer.
+    let (status, metrics) = http::get(server.addr, "/metrics").await;
+    assert_eq!(status, 200);
+    let count = |series: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("no {series} in {metrics}"))
+    };
+    let appended = count("dhumbal_store_append_seconds_count");
+    assert!(appended >= 3.0, "{appended} appends");
+    assert!(count("dhumbal_store_hold_seconds_count{step=\"commit\"}") >= 1.0);
 
     // The restart: everyone is told to come back, and the server stops.
     server.stop().await;
