@@ -2027,3 +2027,152 @@ fn command_line() -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run of `actions` in 10 s, whose latencies are all `latency_us`, with these CPU times.
+    fn run(actions: u64, latency_us: u64, cpu: f64, store_cpu: (f64, f64)) -> Run {
+        let mut tally = Tally::new();
+        tally.actions = actions;
+        tally
+            .latency
+            .record_n(latency_us, actions)
+            .expect("within bounds");
+        Run {
+            tally,
+            seconds: 10.0,
+            memory_before: (0, 0),
+            memory_during: (0, 0),
+            memory_after: (0, 0),
+            cpu: (cpu, 0.0),
+            store_cpu,
+        }
+    }
+
+    #[test]
+    fn quantiles_are_read_from_plain_and_labelled_histograms() {
+        let text = "\
+dhumbal_store_append_seconds_bucket{le=\"0.001\"} 90
+dhumbal_store_append_seconds_bucket{le=\"0.005\"} 99
+dhumbal_store_append_seconds_bucket{le=\"0.05\"} 100
+dhumbal_store_append_seconds_bucket{le=\"+Inf\"} 100
+dhumbal_store_hold_seconds_bucket{step=\"commit\",le=\"0.0001\"} 3
+dhumbal_store_hold_seconds_bucket{step=\"commit\",le=\"0.001\"} 4
+dhumbal_store_hold_seconds_bucket{step=\"commit\",le=\"+Inf\"} 4
+dhumbal_store_hold_seconds_bucket{step=\"pass\",le=\"0.0001\"} 0
+dhumbal_store_hold_seconds_bucket{step=\"pass\",le=\"+Inf\"} 0
+";
+        let append = "dhumbal_store_append_seconds";
+        assert_eq!(histogram_quantile(text, append, 0.5), Some((0.001, 100)));
+        assert_eq!(histogram_quantile(text, append, 0.99), Some((0.005, 100)));
+        assert_eq!(histogram_quantile(text, append, 1.0), Some((0.05, 100)));
+        let commit = "dhumbal_store_hold_seconds{step=\"commit\"}";
+        assert_eq!(histogram_quantile(text, commit, 0.5), Some((0.0001, 4)));
+        assert_eq!(histogram_quantile(text, commit, 1.0), Some((0.001, 4)));
+        // No samples, no quantile; and no such series at all, none either.
+        let pass = "dhumbal_store_hold_seconds{step=\"pass\"}";
+        assert_eq!(histogram_quantile(text, pass, 0.5), None);
+        let restart = "dhumbal_store_hold_seconds{step=\"restart\"}";
+        assert_eq!(histogram_quantile(text, restart, 0.5), None);
+    }
+
+    #[test]
+    fn cpu_time_is_read_past_a_name_with_spaces_and_parentheses() {
+        // utime 250 and stime 150 ticks: fields 14 and 15.
+        let stat = "4242 (dhumbal (x) y) S 1 2 3 4 5 6 7 8 9 10 250 150 0 0 20 0";
+        assert!((stat_cpu_seconds(stat) - 4.0).abs() < 1e-9);
+        assert!(stat_cpu_seconds("").abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_store_threads_are_found_by_name() {
+        let pid = std::process::id();
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let (busy, worked) = std::sync::mpsc::channel();
+        // A thread named as the store's writer, which works until its own CPU time shows.
+        let writer = std::thread::Builder::new()
+            .name("dhumbal-store".into())
+            .spawn(move || {
+                let own = || {
+                    stat_cpu_seconds(
+                        &std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default(),
+                    )
+                };
+                let mut spun = 0_u64;
+                while own() < 0.03 {
+                    spun = std::hint::black_box(spun.wrapping_add(1));
+                }
+                busy.send(()).expect("the test waits");
+                stopped.recv().ok();
+            })
+            .expect("a thread");
+        worked.recv().expect("the thread worked");
+        let (writer_cpu, checkpointer_cpu) = store_cpu_seconds(pid);
+        stop.send(()).expect("the thread waits");
+        writer.join().expect("the thread ends");
+        assert!(writer_cpu >= 0.03, "{writer_cpu} s");
+        assert!(checkpointer_cpu.abs() < 1e-9, "{checkpointer_cpu} s");
+        // A server this program did not start has no pid to read.
+        assert_eq!(store_cpu_seconds(0), (0.0, 0.0));
+    }
+
+    #[test]
+    fn the_pairs_table_gives_medians_ranges_and_ratios_within_pairs() {
+        let pairs = [
+            (
+                run(200_000, 40_000, 8.0, (0.0, 0.0)),
+                run(160_000, 44_000, 8.0, (0.4, 0.03)),
+            ),
+            (
+                run(250_000, 50_000, 8.0, (0.0, 0.0)),
+                run(225_000, 45_000, 8.0, (0.45, 0.05)),
+            ),
+            (
+                run(220_000, 40_000, 8.0, (0.0, 0.0)),
+                run(165_000, 40_000, 8.0, (0.33, 0.02)),
+            ),
+        ];
+        let table = store_table(&pairs);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 7, "{table}");
+        // Ratios 0.80, 0.90 and 0.75, each within its pair: the median is 0.80.
+        assert_eq!(
+            lines[2],
+            "| actions/s | 22,000 (20,000–25,000) | 16,500 (16,000–22,500) | 0.80× (0.75×–0.90×) |"
+        );
+        assert!(
+            lines[3].starts_with("| p99 latency (ms) | 40.0 (40.0–50.0) |"),
+            "{}",
+            lines[3]
+        );
+        // The store's own threads have no memory-store figure and no ratio.
+        assert_eq!(
+            lines[5],
+            "| the writer's CPU per action (µs) | | 2.00 (2.00–2.50) | |"
+        );
+    }
+
+    #[test]
+    fn pairs_are_refused_where_they_mean_nothing() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        for flags in [
+            &["--pairs", "2"][..],
+            &["--pairs", "2", "--store", "sqlite"],
+            &["--pairs", "2", "--store", "both", "--echo"],
+            &["--pairs", "0", "--store", "both"],
+        ] {
+            let cli = Cli::try_parse_from(["loadgen", "play"].iter().chain(flags))
+                .expect("the flags parse");
+            let Mode::Play(args) = cli.mode else {
+                panic!("not the play mode")
+            };
+            let refused = runtime.block_on(play(args)).err().expect("refused");
+            assert!(refused.contains("--pairs"), "{flags:?}: {refused}");
+        }
+    }
+}
