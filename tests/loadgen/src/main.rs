@@ -1254,8 +1254,8 @@ async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
         StoreChoice::Sqlite => &[true],
         StoreChoice::Both => &[false, true],
     };
+    // Every game run, in order: with `--store both`, memory then SQLite, pair after pair.
     let mut runs = Vec::new();
-    let mut pairs = Vec::new();
     let mut last = None;
     for pair in 1..=args.pairs {
         if args.pairs > 1 {
@@ -1272,21 +1272,16 @@ async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
             runs.push(game);
             last = Some(server);
         }
-        if let [memory, sqlite] = &runs[..] {
+        if let ([_, _], [.., memory, sqlite]) = (stores, &runs[..]) {
             print_store_cost(memory, sqlite);
-        }
-        if args.pairs > 1 {
-            if let (Some(sqlite), Some(memory)) = (runs.pop(), runs.pop()) {
-                pairs.push((memory, sqlite));
-            }
         }
     }
     let server = last.ok_or("no store to play on")?;
-    if !pairs.is_empty() {
+    if args.pairs > 1 {
         println!();
         println!(
             "{} pairs of {} s runs, memory then SQLite in each, median (min–max){}:",
-            pairs.len(),
+            args.pairs,
             args.seconds,
             if args.common.pin {
                 "; the server on CPU 0 alone"
@@ -1295,10 +1290,9 @@ async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
             }
         );
         println!();
-        println!("{}", store_table(&pairs));
+        println!("{}", store_table(&runs));
         println!();
         println!("Command: `{}`", command_line());
-        runs.extend(pairs.pop().map(|(_, sqlite)| sqlite));
     }
     let game = runs.pop().ok_or("no game run")?;
     if !args.echo {
@@ -1407,37 +1401,44 @@ fn print_store_cost(memory: &Run, sqlite: &Run) {
     );
 }
 
-/// The Markdown table of `--pairs`: a row per figure, the memory store's and SQLite's median
-/// (min–max) over the pairs, and their ratio computed within each pair.
-fn store_table(pairs: &[(Run, Run)]) -> String {
+/// The Markdown table of `--pairs`, from the runs in pairs (memory, then SQLite): a row per
+/// figure, the memory store's and SQLite's median (min–max) over the pairs, and their ratio
+/// computed within each pair (figures of the store's own threads: SQLite's alone).
+fn store_table(runs: &[Run]) -> String {
     type Figure = fn(&Run) -> f64;
-    let rows: [(&str, Unit, Figure); 5] = [
-        ("actions/s", Unit::Whole, Run::actions_per_second),
-        ("p99 latency (ms)", Unit::Significant, Run::p99_ms),
+    let pairs: Vec<(&Run, &Run)> = runs
+        .chunks_exact(2)
+        .map(|pair| (&pair[0], &pair[1]))
+        .collect();
+    let rows: [(&str, Unit, Figure, bool); 5] = [
+        ("actions/s", Unit::Whole, Run::actions_per_second, false),
+        ("p99 latency (ms)", Unit::Significant, Run::p99_ms, false),
         (
             "server CPU per action (µs)",
             Unit::Significant,
             Run::cpu_per_action_us,
+            false,
         ),
         (
             "the writer's CPU per action (µs)",
             Unit::Significant,
             Run::writer_per_action_us,
+            true,
         ),
         (
             "the checkpointer's CPU per action (µs)",
             Unit::Significant,
             Run::checkpointer_per_action_us,
+            true,
         ),
     ];
     let mut lines = vec![
         "| median (min–max) | memory | SQLite | SQLite / memory |".to_owned(),
         "|---|---|---|---|".to_owned(),
     ];
-    for (n, (label, unit, figure)) in rows.into_iter().enumerate() {
+    for (label, unit, figure, store_only) in rows {
         let memory: Vec<f64> = pairs.iter().map(|(memory, _)| figure(memory)).collect();
         let sqlite: Vec<f64> = pairs.iter().map(|(_, sqlite)| figure(sqlite)).collect();
-        let store_only = n >= 3;
         let ratios: Vec<f64> = pairs
             .iter()
             .map(|(memory, sqlite)| ratio(figure(sqlite), figure(memory)))
@@ -2120,21 +2121,16 @@ dhumbal_store_hold_seconds_bucket{step=\"pass\",le=\"+Inf\"} 0
 
     #[test]
     fn the_pairs_table_gives_medians_ranges_and_ratios_within_pairs() {
-        let pairs = [
-            (
-                run(200_000, 40_000, 8.0, (0.0, 0.0)),
-                run(160_000, 44_000, 8.0, (0.4, 0.03)),
-            ),
-            (
-                run(250_000, 50_000, 8.0, (0.0, 0.0)),
-                run(225_000, 45_000, 8.0, (0.45, 0.05)),
-            ),
-            (
-                run(220_000, 40_000, 8.0, (0.0, 0.0)),
-                run(165_000, 40_000, 8.0, (0.33, 0.02)),
-            ),
+        // Three pairs, each memory then SQLite.
+        let runs = [
+            run(200_000, 40_000, 8.0, (0.0, 0.0)),
+            run(160_000, 44_000, 8.0, (0.4, 0.03)),
+            run(250_000, 50_000, 8.0, (0.0, 0.0)),
+            run(225_000, 45_000, 8.0, (0.45, 0.05)),
+            run(220_000, 40_000, 8.0, (0.0, 0.0)),
+            run(165_000, 40_000, 8.0, (0.33, 0.02)),
         ];
-        let table = store_table(&pairs);
+        let table = store_table(&runs);
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 7, "{table}");
         // Ratios 0.80, 0.90 and 0.75, each within its pair: the median is 0.80.
