@@ -1405,38 +1405,38 @@ fn print_store_cost(memory: &Run, sqlite: &Run) {
 /// figure, the memory store's and SQLite's median (min–max) over the pairs, and their ratio
 /// computed within each pair (figures of the store's own threads: SQLite's alone).
 fn store_table(runs: &[Run]) -> String {
-    type Figure = fn(&Run) -> f64;
     let pairs: Vec<(&Run, &Run)> = runs
         .chunks_exact(2)
         .map(|pair| (&pair[0], &pair[1]))
         .collect();
-    let rows: [(&str, Unit, Figure, bool); 5] = [
-        ("actions/s", Unit::Whole, Run::actions_per_second, false),
-        ("p99 latency (ms)", Unit::Significant, Run::p99_ms, false),
+    // The flag: whether both stores have the figure, and so a ratio.
+    let rows: [Measure; 5] = [
+        ("actions/s", Unit::Whole, Run::actions_per_second, true),
+        ("p99 latency (ms)", Unit::Significant, Run::p99_ms, true),
         (
             "server CPU per action (µs)",
             Unit::Significant,
             Run::cpu_per_action_us,
-            false,
+            true,
         ),
         (
             "the writer's CPU per action (µs)",
             Unit::Significant,
             Run::writer_per_action_us,
-            true,
+            false,
         ),
         (
             "the checkpointer's CPU per action (µs)",
             Unit::Significant,
             Run::checkpointer_per_action_us,
-            true,
+            false,
         ),
     ];
     let mut lines = vec![
         "| median (min–max) | memory | SQLite | SQLite / memory |".to_owned(),
         "|---|---|---|---|".to_owned(),
     ];
-    for (label, unit, figure, store_only) in rows {
+    for (label, unit, figure, both) in rows {
         let memory: Vec<f64> = pairs.iter().map(|(memory, _)| figure(memory)).collect();
         let sqlite: Vec<f64> = pairs.iter().map(|(_, sqlite)| figure(sqlite)).collect();
         let ratios: Vec<f64> = pairs
@@ -1445,16 +1445,16 @@ fn store_table(runs: &[Run]) -> String {
             .collect();
         lines.push(table_row(&[
             label.to_owned(),
-            if store_only {
-                String::new()
-            } else {
+            if both {
                 spread_cell(&memory, unit)
+            } else {
+                String::new()
             },
             spread_cell(&sqlite, unit),
-            if store_only {
-                String::new()
-            } else {
+            if both {
                 spread_cell(&ratios, Unit::Ratio)
+            } else {
+                String::new()
             },
         ]));
     }
@@ -1714,7 +1714,8 @@ enum Unit {
 }
 
 /// A measure of a play run: its row's label, how its figures are written, its figure for one
-/// workload, and whether the table gives the game's ratios to the baselines for it.
+/// workload, and whether the table gives ratios for it (the report's, the game's to the
+/// baselines; `--pairs`, SQLite's to the memory store's).
 type Measure = (&'static str, Unit, fn(&Run) -> f64, bool);
 
 /// The play runs' measures, one row of the table each for the saturated runs and again for the
