@@ -7,7 +7,8 @@
 //! - [`any_settings_full_range`] — any valid table over the whole valid range of every field.
 //! - [`any_raw_settings`] — settings built field by field from the whole range of each field's
 //!   type, mostly invalid: for what must refuse them.
-//! - [`any_preset`], [`any_difficulty`], [`any_card`] — one value of each.
+//! - [`any_preset`], [`any_difficulty`], [`any_direction`], [`any_reshuffle_keeps`],
+//!   [`any_card`] — one value of each.
 //!
 //! The settings strategies are boxed: their value trees are large, and unboxed they take more
 //! stack than a test thread has in a debug build.
@@ -16,8 +17,9 @@ use proptest::prelude::*;
 
 use crate::card::{CARD_KINDS, Card};
 use crate::settings::{
-    CourtValues, Difficulty, DoublePenalty, MAX_CALL_LIMIT, MAX_ELIMINATION, MAX_PENALTY,
-    MAX_ROUNDS, PenaltyMode, PickUp, Preset, Rounds, Scoring, Settings, TURN_TIMERS, TurnOrder,
+    CourtValues, Difficulty, Direction, DoublePenalty, MAX_CALL_LIMIT, MAX_ELIMINATION,
+    MAX_PENALTY, MAX_ROUNDS, PenaltyMode, PickUp, Preset, ReshuffleKeeps, Rounds, Scoring,
+    Settings, TURN_TIMERS, TurnOrder,
 };
 
 /// Any valid table: every option in every mix, with ranges kept small enough that random play
@@ -95,6 +97,7 @@ fn valid_tables(numbers: Numbers) -> BoxedStrategy<Settings> {
             any_difficulty(),
             any_turn_timer(),
         ),
+        (any_direction(), any_reshuffle_keeps()),
     )
         .prop_map(
             move |(
@@ -112,6 +115,7 @@ fn valid_tables(numbers: Numbers) -> BoxedStrategy<Settings> {
                     difficulty,
                     turn_timer,
                 ),
+                (direction, reshuffle_keeps),
             )| {
                 let double_penalty = double.and_then(|(drawn, margin)| {
                     double_amount(penalty, drawn).map(|amount| DoublePenalty { amount, margin })
@@ -136,6 +140,8 @@ fn valid_tables(numbers: Numbers) -> BoxedStrategy<Settings> {
                     score_reset,
                     difficulty,
                     turn_timer,
+                    direction,
+                    reshuffle_keeps,
                 })
             },
         )
@@ -176,6 +182,8 @@ pub fn any_raw_settings() -> BoxedStrategy<Settings> {
             any::<bool>(),
             any_difficulty(),
             prop::option::of(any_u32()),
+            any_direction(),
+            any_reshuffle_keeps(),
         ),
     )
         .prop_map(
@@ -192,6 +200,8 @@ pub fn any_raw_settings() -> BoxedStrategy<Settings> {
                     score_reset,
                     difficulty,
                     turn_timer,
+                    direction,
+                    reshuffle_keeps,
                 ),
             )| Settings {
                 players,
@@ -212,6 +222,8 @@ pub fn any_raw_settings() -> BoxedStrategy<Settings> {
                 score_reset,
                 difficulty,
                 turn_timer,
+                direction,
+                reshuffle_keeps,
             },
         )
         .boxed()
@@ -243,6 +255,22 @@ fn any_court() -> impl Strategy<Value = CourtValues> {
         Just(CourtValues::Tens),
         Just(CourtValues::Sequential),
         Just(CourtValues::JackZero),
+    ]
+}
+
+/// Either direction of play.
+pub fn any_direction() -> impl Strategy<Value = Direction> {
+    prop_oneof![
+        Just(Direction::Clockwise),
+        Just(Direction::CounterClockwise)
+    ]
+}
+
+/// Either rule for what a reshuffle keeps.
+pub fn any_reshuffle_keeps() -> impl Strategy<Value = ReshuffleKeeps> {
+    prop_oneof![
+        Just(ReshuffleKeeps::TopCard),
+        Just(ReshuffleKeeps::TopThrow)
     ]
 }
 
@@ -310,6 +338,8 @@ struct Drawn {
     score_reset: bool,
     difficulty: Difficulty,
     turn_timer: Option<u32>,
+    direction: Direction,
+    reshuffle_keeps: ReshuffleKeeps,
 }
 
 /// The valid table the drawn options describe (options that need another are dropped without
@@ -355,6 +385,8 @@ fn table(drawn: Drawn) -> Settings {
         score_reset: drawn.score_reset && drawn.cumulative,
         difficulty: drawn.difficulty,
         turn_timer: drawn.turn_timer,
+        direction: drawn.direction,
+        reshuffle_keeps: drawn.reshuffle_keeps,
     };
     if let Err(e) = settings.validate() {
         panic!("a settings strategy made an invalid table ({e}): {settings:?}");

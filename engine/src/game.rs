@@ -15,7 +15,7 @@ use crate::fair::{ClientSeed, FairDeal, Hex32, commitment, deck_seed};
 use crate::group::{classify, group_ends};
 use crate::history::{HISTORY_FORMAT, HandHistory, RoundHistory, Step};
 use crate::score::{RoundResult, Show, Standing, score_round, standings};
-use crate::settings::{PickUp, Rounds, SettingsError, THROW_CAP, TurnOrder};
+use crate::settings::{PickUp, ReshuffleKeeps, Rounds, SettingsError, THROW_CAP, TurnOrder};
 use crate::shuffle::{Seed, shuffle};
 use crate::view::PublicHistory;
 use crate::{SeatView, Settings};
@@ -279,6 +279,7 @@ impl Game {
         settings.validate()?;
         let n = usize::from(settings.players);
         let mut game = Game {
+            dealer: settings.first_dealer(),
             settings,
             fair,
             client_seeds: Vec::new(),
@@ -286,8 +287,6 @@ impl Game {
             round_seeds: Vec::new(),
             history: Vec::new(),
             round: 0,
-            // Round 1 is dealt by the last seat, so seat 0 leads.
-            dealer: n - 1,
             turn: 0,
             phase: Phase::RoundOver,
             hands: vec![Vec::new(); n],
@@ -819,16 +818,16 @@ impl Game {
         Ok(self.public.log.clone())
     }
 
-    /// The next seat to the left of `seat` still in the match.
+    /// The next seat after `seat` in the table's direction still in the match.
     fn next_active(&self, seat: usize) -> usize {
-        let n = self.seats();
-        (1..=n)
-            .map(|k| (seat + k) % n)
+        self.settings
+            .seats_after(seat)
             .find(|&s| !self.out[s])
             .unwrap_or(seat)
     }
 
-    /// Deals a round: one card at a time from the dealer's left, then one card up as the pile.
+    /// Deals a round: one card at a time from the seat after the dealer in the table's
+    /// direction (the dealer's left, clockwise), then one card up as the pile.
     fn deal(&mut self) {
         self.round += 1;
         let (mut deck, seed) = match (&self.fixed_decks, &self.fair) {
@@ -891,13 +890,12 @@ impl Game {
         self.history.push(record);
     }
 
-    /// How many cards stay on the pile when it is reshuffled: the top card at draw-then-throw
-    /// tables; the whole top throw at throw-then-draw tables, since the next player may pick from
-    /// it.
+    /// How many cards stay on the pile when it is reshuffled ([`ReshuffleKeeps`]): the top card,
+    /// or the whole top throw.
     fn kept_on_reshuffle(&self) -> usize {
-        match self.settings.turn_order {
-            TurnOrder::DrawThenThrow => 1,
-            TurnOrder::ThrowThenDraw => self.top_throw.len(),
+        match self.settings.reshuffle_keeps {
+            ReshuffleKeeps::TopCard => 1,
+            ReshuffleKeeps::TopThrow => self.top_throw.len().max(1),
         }
     }
 
@@ -917,10 +915,9 @@ impl Game {
         shuffle(&mut cards, &seed, self.reshuffles);
         self.stock = cards;
         self.previous_throw.clear();
-        if self.settings.turn_order == TurnOrder::DrawThenThrow {
-            let top = self.top_throw.len() - 1;
-            self.top_throw.drain(..top);
-        }
+        // What is left of the top throw is what stayed on the pile.
+        let shuffled = self.top_throw.len() - keep.min(self.top_throw.len());
+        self.top_throw.drain(..shuffled);
         events.push(Event::Reshuffled {
             stock: self.stock.len(),
         });

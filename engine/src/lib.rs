@@ -57,8 +57,9 @@ pub use group::{GroupKind, classify, group_ends};
 pub use history::{HandHistory, RoundHistory, Step, Verification, verify};
 pub use score::{Ending, RoundResult, Standing, standings};
 pub use settings::{
-    CourtValues, Difficulty, DoublePenalty, PenaltyMode, PickUp, Preset, Rounds, Scoring, Settings,
-    SettingsError, THROW_CAP, TURN_TIMERS, TurnOrder,
+    CourtValues, Difficulty, Direction, DoublePenalty, MAX_GUIDE_PLAYERS, PenaltyMode, PickUp,
+    Preset, ReshuffleKeeps, Rounds, Scoring, Settings, SettingsError, THROW_CAP, TURN_TIMERS,
+    TurnOrder,
 };
 pub use shuffle::Seed;
 pub use view::{PublicHistory, SeatView};

@@ -58,19 +58,22 @@ pub struct RoundResult {
     pub eliminated: Vec<usize>,
 }
 
-/// The seats in the order ties are walked: from the dealer's left round to the dealer.
-fn walk_order(dealer: usize, seats: usize) -> impl Iterator<Item = usize> {
-    (1..=seats).map(move |k| (dealer + k) % seats)
-}
-
-/// The first seat met walking from the dealer's left among `candidates` with the lowest hand.
-fn lightest(hand: &[u32], dealer: usize, candidates: impl Fn(usize) -> bool) -> usize {
+/// The first seat met walking round the table in its direction from the seat after the dealer
+/// (where the deal started) among `candidates` with the lowest hand.
+fn lightest(
+    settings: &Settings,
+    hand: &[u32],
+    dealer: usize,
+    candidates: impl Fn(usize) -> bool,
+) -> usize {
     let min = (0..hand.len())
         .filter(|&s| candidates(s))
         .map(|s| hand[s])
         .min()
         .expect("a round always has a candidate");
-    walk_order(dealer, hand.len())
+    settings
+        .direction
+        .seats_after(dealer, hand.len())
         .find(|&s| candidates(s) && hand[s] == min)
         .expect("the minimum is held by a candidate")
 }
@@ -106,7 +109,7 @@ pub(crate) fn score_round(show: Show<'_>) -> RoundResult {
     let (ending, taker) = match caller {
         Some(caller) => {
             let others = |s: usize| active[s] && s != caller;
-            let best_other = lightest(&hand, dealer, others);
+            let best_other = lightest(settings, &hand, dealer, others);
             if hand[caller] < hand[best_other] {
                 (
                     Ending::Call {
@@ -134,7 +137,10 @@ pub(crate) fn score_round(show: Show<'_>) -> RoundResult {
                 )
             }
         }
-        None => (Ending::ThrowCap, lightest(&hand, dealer, |s| active[s])),
+        None => (
+            Ending::ThrowCap,
+            lightest(settings, &hand, dealer, |s| active[s]),
+        ),
     };
     // Everyone but the taker (and a caught caller, charged above) is charged the hand — except in
     // cumulative scoring, where a caught call charges the caller alone.

@@ -155,9 +155,94 @@ impl Difficulty {
     }
 }
 
+/// Which way play goes round the table: the turns, the deal and the dealer's move each round.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Seat i's next is seat i + 1 (mod n), its left (standard; the guide's Nepali tradition).
+    #[default]
+    Clockwise,
+    /// Seat i's next is seat i − 1 (mod n), its right ("counter-clockwise is also common").
+    CounterClockwise,
+}
+
+impl Direction {
+    /// The seat after `seat` at a table of `seats` going this way.
+    ///
+    /// # Panics
+    ///
+    /// If `seats` is 0.
+    pub fn next(self, seat: usize, seats: usize) -> usize {
+        match self {
+            Direction::Clockwise => (seat + 1) % seats,
+            Direction::CounterClockwise => (seat + seats - 1) % seats,
+        }
+    }
+
+    /// The seat before `seat` at a table of `seats` going this way (whose turn came just before
+    /// `seat`'s).
+    ///
+    /// # Panics
+    ///
+    /// If `seats` is 0.
+    pub fn previous(self, seat: usize, seats: usize) -> usize {
+        match self {
+            Direction::Clockwise => (seat + seats - 1) % seats,
+            Direction::CounterClockwise => (seat + 1) % seats,
+        }
+    }
+
+    /// Every seat of a table of `seats` once, going this way from the seat after `seat`, ending
+    /// with `seat` itself.
+    pub fn seats_after(self, seat: usize, seats: usize) -> impl Iterator<Item = usize> {
+        std::iter::successors(Some(seat), move |&s| Some(self.next(s, seats)))
+            .skip(1)
+            .take(seats)
+    }
+
+    /// The stable snake_case name: `clockwise`, `counter_clockwise`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Clockwise => "clockwise",
+            Direction::CounterClockwise => "counter_clockwise",
+        }
+    }
+}
+
+/// What stays on the pile when the stock runs out and the pile is shuffled into a new stock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ReshuffleKeeps {
+    /// The pile's top card alone (the standard table; the household guide: "reshuffle the
+    /// discard pile (except the top card)"). At a throw-then-draw table that card is then the
+    /// whole top throw, a single card the next player may pick up.
+    #[default]
+    TopCard,
+    /// The whole top throw, so that the next player still picks up from it as thrown (Yaniv).
+    TopThrow,
+}
+
+impl ReshuffleKeeps {
+    /// What a table kept before this was a setting, for settings stored without it: the top
+    /// card at draw-then-throw tables, the whole top throw at throw-then-draw tables.
+    pub fn before_the_setting(turn_order: TurnOrder) -> ReshuffleKeeps {
+        match turn_order {
+            TurnOrder::DrawThenThrow => ReshuffleKeeps::TopCard,
+            TurnOrder::ThrowThenDraw => ReshuffleKeeps::TopThrow,
+        }
+    }
+}
+
 /// Every setting of a table. Build one from a [`Preset`] or field by field; a [`crate::Game`]
 /// only accepts it once [`Settings::validate`] does.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+///
+/// Settings read from JSON may leave out the options added since tables were first stored:
+/// `turn_timer` (none), `direction` (clockwise) and `reshuffle_keeps` (what the table kept
+/// before it was a setting, [`ReshuffleKeeps::before_the_setting`]), so a stored room replays
+/// exactly as it was played.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
@@ -200,6 +285,75 @@ pub struct Settings {
     /// the server runs the timer.
     #[serde(default)]
     pub turn_timer: Option<u32>,
+    /// Which way play, the deal and the dealer's move go round the table (clockwise when left
+    /// out).
+    #[serde(default)]
+    pub direction: Direction,
+    /// What stays on the pile at a reshuffle. Left out, it is what the table kept before this
+    /// was a setting: the top card at draw-then-throw tables, the whole top throw at
+    /// throw-then-draw tables.
+    #[serde(default)]
+    pub reshuffle_keeps: ReshuffleKeeps,
+}
+
+/// The fields of [`Settings`] as JSON gives them, with the options added later optional; only
+/// [`Settings`]'s `Deserialize` uses it, to fill them in as tables stored before them played.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SettingsFields {
+    players: u8,
+    cards: u8,
+    rounds: Rounds,
+    call_limit: Option<u32>,
+    penalty: u32,
+    penalty_mode: PenaltyMode,
+    double_penalty: Option<DoublePenalty>,
+    court: CourtValues,
+    runs: bool,
+    jokers: bool,
+    jokers_in_runs: bool,
+    turn_order: TurnOrder,
+    pickup: PickUp,
+    scoring: Scoring,
+    elimination: Option<u32>,
+    score_reset: bool,
+    difficulty: Difficulty,
+    #[serde(default)]
+    turn_timer: Option<u32>,
+    #[serde(default)]
+    direction: Direction,
+    #[serde(default)]
+    reshuffle_keeps: Option<ReshuffleKeeps>,
+}
+
+impl<'de> Deserialize<'de> for Settings {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Settings, D::Error> {
+        let f = SettingsFields::deserialize(deserializer)?;
+        Ok(Settings {
+            players: f.players,
+            cards: f.cards,
+            rounds: f.rounds,
+            call_limit: f.call_limit,
+            penalty: f.penalty,
+            penalty_mode: f.penalty_mode,
+            double_penalty: f.double_penalty,
+            court: f.court,
+            runs: f.runs,
+            jokers: f.jokers,
+            jokers_in_runs: f.jokers_in_runs,
+            turn_order: f.turn_order,
+            pickup: f.pickup,
+            scoring: f.scoring,
+            elimination: f.elimination,
+            score_reset: f.score_reset,
+            difficulty: f.difficulty,
+            turn_timer: f.turn_timer,
+            direction: f.direction,
+            reshuffle_keeps: f
+                .reshuffle_keeps
+                .unwrap_or_else(|| ReshuffleKeeps::before_the_setting(f.turn_order)),
+        })
+    }
 }
 
 impl Default for Settings {
@@ -220,6 +374,9 @@ pub const MAX_CALL_LIMIT: u32 = 50;
 pub const MAX_PENALTY: u32 = 500;
 /// The highest elimination threshold a table may set.
 pub const MAX_ELIMINATION: u32 = 1000;
+/// The most seats at a table that plays the household guide's own rules (throw then draw, or
+/// cumulative scores): its tables are "for 2 to 5 players".
+pub const MAX_GUIDE_PLAYERS: u8 = 5;
 /// The turn timers a table may set, in seconds.
 pub const TURN_TIMERS: [u32; 4] = [15, 30, 60, 120];
 
@@ -275,6 +432,12 @@ pub enum SettingsError {
     /// The turn timer must be one of [`TURN_TIMERS`] or off.
     #[error("the turn timer must be off, 15, 30, 60 or 120 seconds, not {0}")]
     TurnTimer(u32),
+    /// A table playing the household guide's own rules (throw then draw, or cumulative scores)
+    /// seats 2 to [`MAX_GUIDE_PLAYERS`]; checked for new tables ([`Settings::validate_new_table`]).
+    #[error(
+        "the household guide's rules (throw then draw, cumulative scores) are for 2 to 5 players, not {0}"
+    )]
+    GuidePlayers(u8),
     /// An explicit deck is not the table's full pack, or there are no decks.
     #[error("a fixed deck must hold every card of the table's pack exactly once")]
     Deck,
@@ -298,6 +461,7 @@ impl SettingsError {
             SettingsError::Elimination(_) => "bad_elimination",
             SettingsError::ScoreResetNeedsCumulative => "score_reset_needs_cumulative",
             SettingsError::TurnTimer(_) => "bad_turn_timer",
+            SettingsError::GuidePlayers(_) => "guide_players",
             SettingsError::Deck => "bad_deck",
         }
     }
@@ -361,6 +525,47 @@ impl Settings {
         Ok(())
     }
 
+    /// Checks settings offered for a table from now on (a new room, a lobby's change): everything
+    /// [`Settings::validate`] checks, and that a table playing the household guide's own rules
+    /// (throw then draw, or cumulative scores) seats at most [`MAX_GUIDE_PLAYERS`], as the guide's
+    /// tables are "for 2 to 5 players". [`Settings::validate`] alone, which a [`crate::Game`]
+    /// and a replay ask, still plays a six-seat table stored before this rule.
+    pub fn validate_new_table(&self) -> Result<(), SettingsError> {
+        self.validate()?;
+        if self.plays_the_guide() && self.players > MAX_GUIDE_PLAYERS {
+            return Err(SettingsError::GuidePlayers(self.players));
+        }
+        Ok(())
+    }
+
+    /// Whether the table plays a rule only the household guide has: throw then draw, or
+    /// cumulative scores (elimination, the score reset and the pick-up rules come with these).
+    pub fn plays_the_guide(&self) -> bool {
+        self.turn_order == TurnOrder::ThrowThenDraw || self.scoring == Scoring::Cumulative
+    }
+
+    /// The seat after `seat` in the table's [`Direction`].
+    pub fn next_seat(&self, seat: usize) -> usize {
+        self.direction.next(seat, usize::from(self.players))
+    }
+
+    /// The seat before `seat` in the table's [`Direction`]: the one whose turn came just before.
+    pub fn previous_seat(&self, seat: usize) -> usize {
+        self.direction.previous(seat, usize::from(self.players))
+    }
+
+    /// Round 1's dealer: the seat before seat 0 in the table's direction (the last seat
+    /// clockwise, seat 1 counter-clockwise), so seat 0 leads the match.
+    pub fn first_dealer(&self) -> usize {
+        self.previous_seat(0)
+    }
+
+    /// Every seat once, in the order play goes round the table from the seat after `seat`,
+    /// ending with `seat` itself.
+    pub fn seats_after(&self, seat: usize) -> impl Iterator<Item = usize> + use<> {
+        self.direction.seats_after(seat, usize::from(self.players))
+    }
+
     /// The number of cards in this table's pack: 52, or 54 with jokers.
     pub fn deck_size(&self) -> usize {
         if self.jokers { 54 } else { 52 }
@@ -420,6 +625,8 @@ impl Preset {
                 score_reset: false,
                 difficulty: Difficulty::Medium,
                 turn_timer: None,
+                direction: Direction::Clockwise,
+                reshuffle_keeps: ReshuffleKeeps::TopCard,
             },
             Preset::Household => Settings {
                 players: 5,
@@ -440,6 +647,8 @@ impl Preset {
                 score_reset: false,
                 difficulty: Difficulty::Medium,
                 turn_timer: None,
+                direction: Direction::Clockwise,
+                reshuffle_keeps: ReshuffleKeeps::TopCard,
             },
             Preset::Yaniv => Settings {
                 players: 4,
@@ -460,6 +669,8 @@ impl Preset {
                 score_reset: true,
                 difficulty: Difficulty::Medium,
                 turn_timer: None,
+                direction: Direction::Clockwise,
+                reshuffle_keeps: ReshuffleKeeps::TopThrow,
             },
         }
     }

@@ -85,6 +85,12 @@ pub struct SeatView {
     /// The standings by the current Totals, best first; equal Totals share a place (final once
     /// the match is over).
     pub standings: Vec<Standing>,
+    /// Every seat, in the order play goes round the table from seat 0 (the table's
+    /// `direction`): `[0, 1, 2, 3]` clockwise, `[0, 3, 2, 1]` counter-clockwise. A client draws
+    /// the seats round the table in this order (starting after its own) without a rule of its
+    /// own.
+    #[serde(default)]
+    pub play_order: Vec<usize>,
 }
 
 /// The public history of the match, the same for every seat and spectator: the current round's
@@ -134,6 +140,10 @@ impl SeatView {
             next_takeable: game.next_takeable(),
             totals: game.totals().to_vec(),
             standings: game.standings(),
+            play_order: std::iter::once(0)
+                .chain(settings.seats_after(0))
+                .take(game.seats())
+                .collect(),
             settings,
         }
     }

@@ -20,7 +20,8 @@ pub(crate) fn card(text: &str) -> Card {
 }
 
 /// A deck order (top card first) that deals `hands` (indexed by seat; `""` for a seat that is out
-/// of the match) one card at a time starting from seat `first` and going left, then turns `pile`
+/// of the match) one card at a time starting from seat `first` and going round the table in its
+/// direction (left, clockwise), then turns `pile`
 /// up, then leaves `stock` on top of the stock in the order it will be drawn, followed by the
 /// rest of the pack in canonical order.
 pub(crate) fn deck(
@@ -38,8 +39,12 @@ pub(crate) fn deck(
     }
     let mut order = Vec::new();
     for k in 0..usize::from(settings.cards) {
-        for i in 0..n {
-            let hand = &hands[(first + i) % n];
+        // From `first` round the table in its direction.
+        for seat in std::iter::once(first)
+            .chain(settings.seats_after(first))
+            .take(n)
+        {
+            let hand = &hands[seat];
             if !hand.is_empty() {
                 order.push(hand[k]);
             }
