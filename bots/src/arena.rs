@@ -160,7 +160,8 @@ pub struct Tally {
     pub calls: u64,
     /// Calls it made and was caught on.
     pub caught: u64,
-    /// Per seat counted from the dealer's left (0 is the dealer's left, `n - 1` the dealer):
+    /// Per seat counted from the dealer's left in the table's direction (0 is the seat after the
+    /// dealer, `n - 1` the dealer):
     /// (rounds, score).
     pub by_seat: Vec<(u64, f64)>,
     /// How long each of its decisions took, in microseconds (unordered).
@@ -336,7 +337,13 @@ fn play_one(
             tally.rounds += 1;
             let score = sign * result.paid[seat] as f64;
             tally.score += score;
-            let from_left = (seat + n - result.dealer - 1) % n;
+            // Counted in the table's direction: 0 is the seat after the dealer.
+            let from_left = config
+                .settings
+                .direction
+                .seats_after(result.dealer, n)
+                .position(|s| s == seat)
+                .expect("every seat is met once");
             if tally.by_seat.len() < n {
                 tally.by_seat.resize(n, (0, 0.0));
             }

@@ -36,7 +36,8 @@
 use std::time::{Duration, Instant};
 
 use dhumbal_engine::{
-    Card, PenaltyMode, Scoring, SeatView, Settings, THROW_CAP, TurnOrder, pickup_choices,
+    Card, PenaltyMode, ReshuffleKeeps, Scoring, SeatView, Settings, THROW_CAP, TurnOrder,
+    pickup_choices,
 };
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -399,16 +400,18 @@ impl<'a> Sim<'a> {
 
     fn next(&self, seat: usize) -> usize {
         let n = self.hands.len();
-        (1..=n)
-            .map(|k| (seat + k) % n)
+        self.settings
+            .direction
+            .seats_after(seat, n)
             .find(|&s| self.active[s])
             .unwrap_or(seat)
     }
 
+    /// How many cards stay on the pile at a reshuffle: the table's [`ReshuffleKeeps`].
     fn kept(&self) -> usize {
-        match self.settings.turn_order {
-            TurnOrder::DrawThenThrow => 1,
-            TurnOrder::ThrowThenDraw => self.top_throw.len(),
+        match self.settings.reshuffle_keeps {
+            ReshuffleKeeps::TopCard => 1,
+            ReshuffleKeeps::TopThrow => self.top_throw.len().max(1),
         }
     }
 
@@ -427,10 +430,8 @@ impl<'a> Sim<'a> {
             cards.shuffle(&mut self.rng);
             self.stock = cards;
             self.previous_throw.clear();
-            if self.settings.turn_order == TurnOrder::DrawThenThrow {
-                let top = self.top_throw.len().saturating_sub(1);
-                self.top_throw.drain(..top);
-            }
+            let shuffled = self.top_throw.len() - keep.min(self.top_throw.len());
+            self.top_throw.drain(..shuffled);
         }
         let card = self.stock.pop()?;
         self.hands[seat].push(card);
@@ -586,8 +587,8 @@ impl<'a> Sim<'a> {
         let n = self.hands.len();
         let hand: Vec<u32> = self.hands.iter().map(|h| total(h, s)).collect();
         let lightest = |skip: Option<usize>| {
-            (1..=n)
-                .map(|k| (self.dealer + k) % n)
+            s.direction
+                .seats_after(self.dealer, n)
                 .filter(|&x| self.active[x] && Some(x) != skip)
                 .min_by_key(|&x| hand[x])
         };

@@ -63,17 +63,48 @@ pub fn me(view: &SeatView) -> usize {
     view.seat.unwrap_or(view.turn)
 }
 
-/// The seats still playing this round other than `me`, in play order from `me`'s left.
+/// The seats still playing this round other than `me`, in play order from the seat after `me`
+/// in the table's direction (the engine's [`dhumbal_engine::Direction::seats_after`]).
 pub fn opponents(view: &SeatView) -> Vec<usize> {
     let n = view.card_counts.len();
     let me = me(view);
-    (1..n)
-        .map(|k| (me + k) % n)
+    view.settings
+        .direction
+        .seats_after(me, n)
+        .filter(|&s| s != me)
         .filter(|&s| !view.eliminated.get(s).copied().unwrap_or(false))
         .collect()
 }
 
-/// The next seat to play after `me`.
+/// The next seat to play after `me`, in the table's direction.
 pub fn next_player(view: &SeatView) -> usize {
     opponents(view).first().copied().unwrap_or_else(|| me(view))
+}
+
+#[cfg(test)]
+mod tests {
+    use dhumbal_engine::{Direction, Game, Preset, Settings};
+
+    use super::{next_player, opponents};
+
+    #[test]
+    fn the_next_player_and_the_opponents_follow_the_tables_direction() {
+        for (direction, order) in [
+            (Direction::Clockwise, [1, 2, 3]),
+            (Direction::CounterClockwise, [3, 2, 1]),
+        ] {
+            let settings = Settings {
+                direction,
+                ..Preset::Standard.settings()
+            };
+            let game = Game::new(settings, [3; 32]).unwrap();
+            let view = game.view(0);
+            assert_eq!(opponents(&view), order, "{direction:?}");
+            assert_eq!(next_player(&view), order[0], "{direction:?}");
+            // From seat 2, counter-clockwise: 1, 0, 3.
+            let view = game.view(2);
+            let from_two: Vec<usize> = order.iter().map(|s| (s + 2) % 4).collect();
+            assert_eq!(opponents(&view), from_two, "{direction:?}");
+        }
+    }
 }

@@ -92,7 +92,7 @@ fn check_request(config: &Config, headers: &HeaderMap, body: &[u8]) -> Result<Ch
     let settings = request
         .settings
         .unwrap_or_else(|| request.preset.unwrap_or(Preset::Standard).settings());
-    settings.validate()?;
+    settings.validate_new_table()?;
     if let Some(decks) = &request.decks {
         if !config.allow_test_decks {
             return Err(Refusal::TestDecksDisabled);
@@ -468,5 +468,33 @@ mod tests {
         assert_eq!(code(&json, &body.to_string()), Some("test_decks_disabled"));
         let checked = check_request(&config, &json, br#"{"preset":"household"}"#).unwrap();
         assert_eq!(checked.settings, Preset::Household.settings());
+    }
+
+    /// Issue 35, item 17: a new table playing the household guide's rules seats 2 to 5, as the
+    /// guide's tables are for; the standard table still seats 6.
+    #[test]
+    fn a_new_table_with_the_guides_rules_seats_at_most_five() {
+        let config = Config::default();
+        let mut json = HeaderMap::new();
+        json.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        for (preset, players, refusal) in [
+            (Preset::Household, 6, Some("guide_players")),
+            (Preset::Yaniv, 6, Some("guide_players")),
+            (Preset::Household, 5, None),
+            (Preset::Standard, 6, None),
+        ] {
+            let settings = dhumbal_engine::Settings {
+                players,
+                ..preset.settings()
+            };
+            let body = serde_json::json!({ "settings": settings }).to_string();
+            let got = check_request(&config, &json, body.as_bytes())
+                .err()
+                .map(|r| r.code());
+            assert_eq!(got, refusal, "{preset:?} with {players}");
+        }
     }
 }

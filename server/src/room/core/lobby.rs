@@ -327,7 +327,7 @@ impl RoomCore {
     }
 
     pub(super) fn change_settings(&mut self, settings: Settings) -> Result<(), Refusal> {
-        settings.validate().map_err(Refusal::Settings)?;
+        settings.validate_new_table().map_err(Refusal::Settings)?;
         let players = usize::from(settings.players);
         if self.seats[players.min(self.seats.len())..]
             .iter()

@@ -743,3 +743,36 @@ fn a_stand_ins_thought_is_dropped_when_its_person_takes_the_turn_back() {
         "she plays her own turn"
     );
 }
+
+/// Issue 35, item 17: the household guide's tables are for 2 to 5 players. The host cannot set
+/// a sixth seat at a table playing its rules (refused, nothing logged), while a room stored with
+/// a six-seat household table before the rule still restores and replays.
+#[test]
+fn a_six_seat_guide_table_is_refused_but_one_stored_before_still_replays() {
+    let mut played = Played::new(Preset::Standard.settings(), 35);
+    assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+    let entries = played.log.len();
+    let six = Settings {
+        players: 6,
+        ..Preset::Household.settings()
+    };
+    let effects = played.message(
+        1,
+        ClientMessage::SetSettings {
+            settings: six.clone(),
+        },
+    );
+    assert_eq!(errors(&effects, 1), vec!["guide_players".to_owned()]);
+    assert_eq!(played.log.len(), entries, "a refused change is not logged");
+    let five = Settings {
+        players: 5,
+        ..six.clone()
+    };
+    let effects = played.message(1, ClientMessage::SetSettings { settings: five });
+    assert!(errors(&effects, 1).is_empty(), "{effects:?}");
+    // A room created with six household seats before the rule: it restores from its log.
+    let mut stored = Played::new(six, 36);
+    assert!(join(&mut stored, 1, hello("Asha", None, true)).0);
+    stored.message(1, ClientMessage::Start);
+    assert_eq!(stored.restored().durable(), stored.core.durable());
+}
