@@ -1,5 +1,6 @@
 // How to play: its dialog, written for this product from the two rule texts, filled in with the
-// table's own settings (limit, penalty, court values, runs, jokers, turn order, scoring), in the
+// table's own settings (limit, penalty, court values, runs, jokers, turn order, direction, what a
+// reshuffle keeps, scoring), in the
 // page's language, and ending with the table's own Nepali words (the glossary of the standard
 // table's rule text), each in Devanagari with its romanisation and its meaning. These are words
 // about the rules, for people; the page judges nothing by them.
@@ -89,6 +90,9 @@ export function renderRules(container, s) {
   const limit = s.call_limit;
   const court = courtText(s);
   const onTop = s.penalty_mode === "on_top";
+  // Settings from before these two were settings: clockwise, and what such tables kept.
+  const direction = s.direction || "clockwise";
+  const keeps = s.reshuffle_keeps || (throwFirst ? "top_throw" : "top_card");
 
   const h = el("h2", "", t("rules.title"));
   h.id = "rules-title";
@@ -109,6 +113,8 @@ export function renderRules(container, s) {
     [t("rules.row.runs"), t(s.runs ? "rules.runsOn" : "rules.runsOff")],
     [t("rules.row.jokers"), t(s.jokers ? (s.jokers_in_runs ? "rules.jokersInRuns" : "rules.jokersInSets") : "option.off")],
     [t("rules.row.turn"), t(throwFirst ? "option.turnOrder.throw_then_draw" : "option.turnOrder.draw_then_throw")],
+    [t("rules.row.direction"), t(`option.direction.${direction}`)],
+    [t("rules.row.reshuffle"), t(`option.reshuffle.${keeps}`)],
     [t("rules.row.scoring"), cumulative
       ? t("rules.cumulative") + (s.elimination !== null ? t("rules.outAt", { out: s.elimination }) : "")
       : t("rules.settlement")],
@@ -129,10 +135,11 @@ export function renderRules(container, s) {
     t("rules.worth.total")));
 
   container.append(el("h3", "", t("rules.deal")));
-  container.append(el("p", "", t("rules.deal.text", { count: s.cards })));
+  const deal = direction === "counter_clockwise" ? "rules.deal.textCounter" : "rules.deal.text";
+  container.append(el("p", "", t(deal, { count: s.cards })));
 
   container.append(el("h3", "", t("rules.turn")));
-  const steps = [];
+  const steps = [t(`rules.turn.direction.${direction}`)];
   steps.push(limit === null ? t("rules.turn.callAny") : t("rules.turn.callLimit", { limit }));
   if (throwFirst) {
     steps.push(t("rules.turn.throwFirst"));
@@ -142,7 +149,10 @@ export function renderRules(container, s) {
     steps.push(t("rules.turn.thenThrow"));
     steps.push(t("rules.turn.barred"));
   }
-  steps.push(t("rules.turn.reshuffle"));
+  // What the engine keeps at a reshuffle: the top card (at a throw-then-draw table it is then a
+  // single card to pick up), or the whole top throw.
+  if (keeps === "top_throw") steps.push(t("rules.turn.reshuffleThrow"));
+  else steps.push(t(throwFirst ? "rules.turn.reshuffleSingle" : "rules.turn.reshuffle"));
   container.append(list(steps));
 
   container.append(el("h3", "", t("rules.groups")));

@@ -107,7 +107,8 @@ export function courtText(s) {
   return t(`court.${s.court}`);
 }
 
-/** A short summary of a table, one item per setting that matters. */
+/** A short summary of a table, one item per setting that matters (the direction only when it is
+ * counter-clockwise). */
 export function summary(s) {
   const penalty = `${s.penalty_mode === "on_top" ? "+" : ""}${s.penalty}`;
   const items = [
@@ -122,13 +123,14 @@ export function summary(s) {
     t(s.runs ? "summary.runs" : "summary.noRuns"),
     t(s.jokers ? (s.jokers_in_runs ? "summary.jokersInRuns" : "summary.jokers") : "summary.noJokers"),
     t(s.turn_order === "throw_then_draw" ? "summary.throwThenDraw" : "summary.drawThenThrow"),
+    s.direction === "counter_clockwise" ? t("summary.counterClockwise") : null,
     s.scoring === "cumulative"
       ? (s.elimination !== null ? t("summary.cumulativeOut", { out: s.elimination }) : t("summary.cumulative"))
       : t("summary.settlement"),
     t("summary.bots", { level: t(`difficulty.${s.difficulty}`) }),
     timerText(s),
   ];
-  return items;
+  return items.filter((item) => item !== null);
 }
 
 // ----- The form -----
@@ -204,6 +206,8 @@ export function settingsForm(container, initial, offer, onChecked) {
     c.jokersInRuns = select(falseTrue(t("option.jokersInSets"), t("option.jokersInRuns")));
     c.turnOrder = select(options("option.turnOrder", ["draw_then_throw", "throw_then_draw"]));
     c.pickup = select(options("option.pickup", ["single_only", "any_card", "ends"]));
+    c.direction = select(options("option.direction", ["clockwise", "counter_clockwise"]));
+    c.reshuffle = select(options("option.reshuffle", ["top_card", "top_throw"]));
     c.scoring = select(options("option.scoring", ["settlement", "cumulative"]));
     c.elimination = select(onOff());
     c.eliminationAt = number(1, 1000);
@@ -232,6 +236,8 @@ export function settingsForm(container, initial, offer, onChecked) {
       row("set-jokers-runs", "jokersInRuns", c.jokersInRuns),
       row("set-turn-order", "turnOrder", c.turnOrder),
       row("set-pickup", "pickup", c.pickup),
+      row("set-direction", "direction", c.direction),
+      row("set-reshuffle", "reshuffle", c.reshuffle),
       row("set-scoring", "scoring", c.scoring),
       row("set-elimination", "elimination", c.elimination),
       row("set-elimination-at", "eliminationAt", c.eliminationAt),
@@ -270,6 +276,8 @@ export function settingsForm(container, initial, offer, onChecked) {
     c.jokersInRuns.value = String(s.jokers_in_runs);
     c.turnOrder.value = s.turn_order;
     c.pickup.value = s.pickup;
+    c.direction.value = s.direction || "clockwise";
+    c.reshuffle.value = s.reshuffle_keeps || "top_card";
     c.scoring.value = s.scoring;
     c.elimination.value = s.elimination === null ? OFF : "on";
     c.eliminationAt.value = s.elimination === null ? "" : String(s.elimination);
@@ -337,6 +345,8 @@ export function settingsForm(container, initial, offer, onChecked) {
     s.jokers_in_runs = c.jokersInRuns.value === "true" && s.runs && s.jokers;
     s.turn_order = c.turnOrder.value;
     s.pickup = s.turn_order === "throw_then_draw" ? c.pickup.value : "single_only";
+    s.direction = c.direction.value;
+    s.reshuffle_keeps = c.reshuffle.value;
     s.scoring = c.scoring.value;
     const cumulative = s.scoring === "cumulative";
     s.elimination = cumulative && c.elimination.value !== OFF ? int(c.eliminationAt, 100) : null;

@@ -24,13 +24,15 @@ export function buildTable(root) {
   const p = { root };
   const header = el("div", "table-head");
   p.roundInfo = el("span", "round-info");
+  // Which way play goes round the table (the seats are drawn in that order).
+  p.direction = el("span", "play-direction", undefined, { id: "play-direction" });
   // The server's commitment to the match's secret seed, shown from the first deal: after the
   // match the seed is revealed and the page checks every deal against it (fair.js).
   p.commitment = el("span", "commitment", undefined, { id: "commitment", tabIndex: 0, hidden: true });
   // The turn alert: a tone and a vibration when this seat's turn comes (alert.js).
   p.alertButton = el("button", "link turn-alert", undefined, { type: "button", id: "turn-alert" });
   p.rulesButton = labelled("link", "open-rules", "rules.open");
-  header.append(p.roundInfo, p.commitment, p.alertButton, p.rulesButton);
+  header.append(p.roundInfo, p.direction, p.commitment, p.alertButton, p.rulesButton);
 
   p.seats = el("div", "seats", undefined, { id: "seats" });
   const middle = el("div", "middle");
@@ -271,6 +273,9 @@ function paintPrompt(p, state) {
     : t("table.roundOf", { round: view.round, rounds: s.rounds.fixed });
   const throws = t("table.throws", { throws: view.throws, cap: view.throw_cap });
   p.roundInfo.textContent = [round, limitText(s), throws].join(" \u00b7 ");
+  const direction = s.direction || "clockwise";
+  p.direction.textContent = t(`table.direction.${direction}`);
+  p.direction.title = t(`rules.turn.direction.${direction}`);
 }
 
 /** The last lines of the round: its events, a stand-in's naming the bot, and the notices in place. */

@@ -79,7 +79,7 @@ function seatBox(state, s, lastTurn) {
 }
 
 /**
- * Draws the other seats, from the one after this page's, keeping the keyboard's place in the
+ * Draws the other seats in the order play goes, from the one after this page's, keeping the keyboard's place in the
  * host's menu or on a seat; then the open menu, then the turn's clock.
  * @param {object} parts the table's elements (`seats`)
  * @param {import("./table-state.js").TableState} state
@@ -94,10 +94,13 @@ export function paintSeats(parts, state, clock) {
   const focusSeat = focused && focused.classList.contains("seat") ? focused.dataset.seat : null;
   state.rebuilding = true;
   seats.replaceChildren();
+  // Round the table in the order play goes (the server's `play_order`), from the seat after
+  // this page's (a spectator's from seat 0).
   const n = view.card_counts.length;
-  const first = view.seat === null ? 0 : view.seat + 1;
-  for (let k = 0; k < n; k += 1) {
-    const s = (first + k) % n;
+  const order = view.play_order && view.play_order.length === n ? view.play_order : [...Array(n).keys()];
+  const at = view.seat === null ? -1 : order.indexOf(view.seat);
+  for (let k = 1; k <= n; k += 1) {
+    const s = order[(at + k) % n];
     if (s !== view.seat) seats.append(seatBox(state, s, turns[s]));
   }
   paintMenu(parts, state);

@@ -288,3 +288,132 @@ async fn the_settings_form_says_what_the_server_refuses() {
     assert!(!refused.is_empty(), "the checks were refused");
     b.close().await;
 }
+
+/// The order of the other seats round the table, as the page draws them.
+async fn seat_order(b: &Browser) -> Value {
+    b.eval(
+        "return [...document.querySelectorAll('#seats .seat')].map((e) => Number(e.dataset.seat));",
+    )
+    .await
+}
+
+/// Issue 35, items 16 to 18, as the page shows them: the settings form offers the direction of
+/// play and what a reshuffle keeps, How to play says what the engine does for the table's own
+/// settings, the household form cannot seat six, and a counter-clockwise table shows its
+/// direction, draws the seats in its order and plays that way (Asha, then seats 3, 2 and 1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_counter_clockwise_table_shows_its_direction_and_plays_that_way() {
+    let mut stage = stage!();
+    let b = stage.browser(PHONE).await;
+    b.open_home(stage.addr).await;
+    b.click("#home-settings-toggle").await;
+
+    // The household preset keeps the top card at a reshuffle, Yaniv the top throw; How to play
+    // says so.
+    b.select("#set-preset", "household").await;
+    let keeps = b.find("#set-reshuffle").await.prop("value").await.unwrap();
+    assert_eq!(keeps.as_deref(), Some("top_card"));
+    b.click("#home-rules").await;
+    let rules = b.text("#rules-box").await;
+    assert!(
+        rules.contains("everything under the pile's top card is shuffled into a new stock"),
+        "{rules}"
+    );
+    assert!(rules.contains("Clockwise"), "{rules}");
+    b.click("#rules-close").await;
+    b.select("#set-preset", "yaniv").await;
+    let keeps = b.find("#set-reshuffle").await.prop("value").await.unwrap();
+    assert_eq!(keeps.as_deref(), Some("top_throw"));
+    b.click("#home-rules").await;
+    let rules = b.text("#rules-box").await;
+    assert!(
+        rules.contains("the top throw stays as it was thrown"),
+        "{rules}"
+    );
+    b.click("#rules-close").await;
+
+    // Six at a household table: the server's refusal, in the page's words.
+    b.select("#set-preset", "household").await;
+    set_field(&b, "#set-players", "6").await;
+    until_form_says(
+        &b,
+        "#home-settings",
+        "The household guide's rules are for 2 to 5 players.",
+        true,
+    )
+    .await;
+    set_field(&b, "#set-players", "5").await;
+    until_form_says(&b, "#home-settings", "", true).await;
+    // The check's 400 is the one console line that refusal leaves.
+    let refused = b
+        .assert_no_console_errors_but(|m| m.contains("/api/settings/check") && m.contains("400"))
+        .await;
+    assert!(!refused.is_empty(), "the server never refused six");
+
+    // Counter-clockwise, from the form: How to play says which way the deal and the turns go.
+    b.select("#set-preset", "standard").await;
+    set_field(&b, "#set-direction", "counter_clockwise").await;
+    until_form_says(&b, "#home-settings", "", true).await;
+    b.click("#home-rules").await;
+    let rules = b.text("#rules-box").await;
+    for expected in ["Counter-clockwise", "one at a time from the dealer's right"] {
+        assert!(rules.contains(expected), "How to play lacks {expected:?}");
+    }
+    b.click("#rules-close").await;
+
+    // A counter-clockwise table from a fixed deck that no hand can call on for a turn round.
+    let settings = Settings {
+        rounds: Rounds::Fixed(1),
+        direction: dhumbal_engine::Direction::CounterClockwise,
+        ..Preset::Standard.settings()
+    };
+    let room = room_with(
+        &stage.server,
+        settings,
+        vec![dhumbal_engine::full_deck(false)],
+    )
+    .await;
+    b.host_room(stage.addr, &room, "Asha").await;
+    b.click("#start").await;
+    b.wait_until("the table", |s| {
+        s.screen == "table" && s.my_turn && s.may_draw
+    })
+    .await;
+    assert_eq!(
+        b.text("#play-direction").await,
+        "\u{21ba} Counter-clockwise"
+    );
+    let title = b.find("#play-direction").await.attr("title").await.unwrap();
+    assert_eq!(
+        title.as_deref(),
+        Some("Play goes counter-clockwise: after you, the seat on your right plays.")
+    );
+    assert_eq!(seat_order(&b).await, json!([3, 2, 1]));
+    // Seat 1 dealt the first round.
+    let dealer = b
+        .eval("return Number(document.querySelector('#seats .dealer').closest('.seat').dataset.seat);")
+        .await;
+    assert_eq!(dealer, json!(1));
+    b.click("#stock").await;
+    let drawn = b.wait_until("the draw", |s| s.may_throw).await;
+    let card = heaviest(&drawn);
+    b.tap(&card).await;
+    b.click("#throw").await;
+    // Round the table the other way: seats 3, 2 and 1 (Bot 4, Bot 3, Bot 2) play, then Asha.
+    let back = b
+        .wait_until("Asha's next turn", |s| s.my_turn && s.may_draw)
+        .await;
+    let at = |name: &str| {
+        back.log
+            .find(name)
+            .unwrap_or_else(|| panic!("{name} is not in the log: {}", back.log))
+    };
+    assert!(
+        at("Bot 4") < at("Bot 3") && at("Bot 3") < at("Bot 2"),
+        "{}",
+        back.log
+    );
+    b.assert_fits_the_width("a counter-clockwise table").await;
+    b.screenshot("counter-clockwise-phone").await;
+    check_and_close(vec![b]).await;
+}
