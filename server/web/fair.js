@@ -335,19 +335,23 @@ export function deck(seed, jokers) {
 }
 
 /**
- * Deals a deck as the engine does: one card at a time from the dealer's left, skipping seats
- * out of the match, until each has `cards`; then the pile's card; the rest is the stock.
+ * Deals a deck as the engine does: one card at a time from the seat after the dealer in the
+ * table's direction (docs/fairness.md), skipping seats out of the match, until each has `cards`;
+ * then the pile's card; the rest is the stock.
  * @param {string[]} cardsTopFirst the deck
  * @param {number} dealer the dealer's seat
  * @param {boolean[]} active which seats are in the match
  * @param {number} cards cards per hand
+ * @param {string} [direction] the settings' `direction`: `clockwise` (seat i's next is i + 1,
+ *   also for settings without it) or `counter_clockwise` (i − 1)
  * @returns {{hands: string[][], pileTop: string, stock: string[]}} the stock top first
  */
-export function deal(cardsTopFirst, dealer, active, cards) {
+export function deal(cardsTopFirst, dealer, active, cards, direction = "clockwise") {
   const n = active.length;
   const hands = active.map(() => []);
+  const step = direction === "counter_clockwise" ? n - 1 : 1;
   const next = (s) => {
-    for (let k = 1; k <= n; k += 1) if (active[(s + k) % n]) return (s + k) % n;
+    for (let k = 1; k <= n; k += 1) if (active[(s + k * step) % n]) return (s + k * step) % n;
     return s;
   };
   let at = 0;
@@ -520,7 +524,7 @@ export async function verifyHistory(history, seen) {
         const cards = deck(ds, Boolean(settings.jokers));
         if (!sameList(cards, round.deck)) reasons.push(why("fair.deck"));
         const active = (round.hands || []).map((h) => h.length > 0);
-        const dealt = deal(cards, round.dealer, active, settings.cards);
+        const dealt = deal(cards, round.dealer, active, settings.cards, settings.direction);
         (round.hands || []).forEach((h, s) => {
           if (!sameList(h, dealt.hands[s])) reasons.push(why("fair.hand", { name: players[s] || why("seat.n", { n: s + 1 }) }));
         });

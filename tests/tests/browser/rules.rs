@@ -369,7 +369,7 @@ async fn a_counter_clockwise_table_shows_its_direction_and_plays_that_way() {
     };
     let room = room_with(
         &stage.server,
-        settings,
+        settings.clone(),
         vec![dhumbal_engine::full_deck(false)],
     )
     .await;
@@ -415,5 +415,20 @@ async fn a_counter_clockwise_table_shows_its_direction_and_plays_that_way() {
     );
     b.assert_fits_the_width("a counter-clockwise table").await;
     b.screenshot("counter-clockwise-phone").await;
+
+    // The page's deal check (fair.js) deals a counter-clockwise deck as the engine does.
+    let deck = dhumbal_engine::full_deck(false);
+    let game = dhumbal_engine::Game::with_decks(settings.clone(), vec![deck.clone()]).unwrap();
+    let engine: Vec<Vec<Card>> = (0..4).map(|s| game.hand(s).to_vec()).collect();
+    let page = b
+        .client
+        .execute(
+            "return import('/assets/fair.js').then((m) => \
+             m.deal(arguments[0], 1, [true, true, true, true], 5, 'counter_clockwise').hands);",
+            vec![json!(deck)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(page, json!(engine));
     check_and_close(vec![b]).await;
 }

@@ -284,6 +284,7 @@ async fn the_check_refuses_as_creating_the_room_would() {
         ("bad_turn_timer", Preset::Standard, |s| {
             s.turn_timer = Some(45)
         }),
+        ("guide_players", Preset::Household, |s| s.players = 6),
     ];
     let mut cases: Vec<(&str, String)> = table
         .into_iter()
