@@ -238,7 +238,7 @@ async fn the_check_refuses_as_creating_the_room_would() {
     let server = TestServer::start().await;
     // Each kind of settings the engine refuses: its code, a preset, and what is changed in it.
     type Case = (&'static str, Preset, fn(&mut Settings));
-    let table: [Case; 15] = [
+    let table: [Case; 16] = [
         ("bad_players", Preset::Standard, |s| s.players = 1),
         ("bad_players", Preset::Standard, |s| s.players = 7),
         ("bad_cards", Preset::Standard, |s| s.cards = 6),
