@@ -15,11 +15,22 @@
 //!   just discarded by the previous player (if it was a single card; sets cannot be picked up)",
 //!   runs of "three or more consecutive same-suit cards", no call limit ("if you believe your hand
 //!   has the lowest total"), a 25-point penalty, cumulative scoring where low is good, and
-//!   elimination when "total reaches or exceeds 100"; five players, five rounds.
+//!   elimination when "total reaches or exceeds 100"; a reshuffle that keeps only the pile's top
+//!   card ("reshuffle the discard pile (except the top card)"); clockwise play ("Play proceeds
+//!   clockwise in Nepalese tradition", with [`Direction::CounterClockwise`] the setting for
+//!   "counter-clockwise is also common"); five players, five rounds.
 //! - `yaniv` — the guide's "Yaniv (Israeli cousin)": throw then draw, pick-up of the first or last
 //!   card of the previous throw, J/Q/K worth 10, "a call threshold of 7", "an undercut penalty of
 //!   30" charged on top of the hand, runs, jokers that are wild in runs too, cumulative scoring
-//!   with the score reset on multiples of 50, elimination at 200.
+//!   with the score reset on multiples of 50, elimination at 200, and a reshuffle that keeps the
+//!   whole top throw (the guide is silent; Yaniv's own tables keep the last throw on the pile).
+//!
+//! The guide's tables are "for 2 to 5 players". A table that plays a rule only the guide has
+//! (throw then draw, or cumulative scores: [`Settings::plays_the_guide`]) therefore seats at most
+//! [`MAX_GUIDE_PLAYERS`] — but the check is [`Settings::validate_new_table`], asked of every new
+//! table and lobby change, not [`Settings::validate`], so that a room stored with six such seats
+//! before the rule still plays and replays exactly. The standard table (draw then throw, settled
+//! to the taker) keeps its 2 to 6.
 
 use serde::{Deserialize, Serialize};
 
@@ -246,7 +257,8 @@ impl ReshuffleKeeps {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
-    /// Seats at the table, 2 to 6.
+    /// Seats at the table, 2 to 6 (a new table with the guide's own rules: 2 to
+    /// [`MAX_GUIDE_PLAYERS`], see [`Settings::validate_new_table`]).
     pub players: u8,
     /// Cards dealt to each seat, 5 or 7.
     pub cards: u8,
