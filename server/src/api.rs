@@ -354,7 +354,7 @@ fn open_socket(
     ws: WebSocketUpgrade,
     path_room: Option<String>,
 ) -> Response {
-    let host = requested_host(client.peer.ip(), headers, &app.config.trusted_proxies);
+    let host = requested_host(client.peer.ip(), headers, app.config.forwarding());
     if !origin::allowed(headers, host.as_deref(), &app.config.allowed_origins) {
         debug!(origin = ?headers.get(axum::http::header::ORIGIN), "foreign origin refused");
         return Refusal::ForbiddenOrigin.into_response();

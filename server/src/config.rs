@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::address::TrustedProxies;
+use crate::address::{ForwardedHeader, ForwardedHostHeader, Forwarding, TrustedProxies};
 use crate::room::Timing;
 use crate::store::{RedisConfig, StoreConfig};
 
@@ -179,6 +179,26 @@ pub struct Config {
     /// and host.
     #[arg(long, env = "DHUMBAL_TRUSTED_PROXIES", default_value = "")]
     pub trusted_proxies: TrustedProxies,
+    /// The one header the trusted proxies write the client's address in: `x-forwarded-for`
+    /// (HAProxy's `option forwardfor`, nginx, Caddy) or `forwarded` (RFC 7239). Only it is read;
+    /// the other is ignored, since a proxy passes a client's own copy of it through untouched.
+    #[arg(
+        long,
+        env = "DHUMBAL_FORWARDED_HEADER",
+        value_enum,
+        default_value = "x-forwarded-for"
+    )]
+    pub forwarded_header: ForwardedHeader,
+    /// The one header the trusted proxies write the host the browser asked for in, which the
+    /// WebSocket's origin check reads: `x-forwarded-host`, `forwarded` (its `host=`), or `host`
+    /// for a proxy that passes the browser's own `Host` on (HAProxy).
+    #[arg(
+        long,
+        env = "DHUMBAL_FORWARDED_HOST_HEADER",
+        value_enum,
+        default_value = "x-forwarded-host"
+    )]
+    pub forwarded_host_header: ForwardedHostHeader,
     /// Where rooms are kept so that they survive a restart: `sqlite` (a log in `--data-dir`),
     /// `memory` (nothing kept: every room ends with the process; for tests and benchmarks), or
     /// a Redis that every node of a cluster shares, as `redis://[user:password@]host[:port][/db]`
@@ -312,6 +332,15 @@ impl Config {
         }
     }
 
+    /// How the client's address and requested host are read behind `--trusted-proxies`.
+    pub fn forwarding(&self) -> Forwarding<'_> {
+        Forwarding {
+            trusted: &self.trusted_proxies,
+            header: self.forwarded_header,
+            host_header: self.forwarded_host_header,
+        }
+    }
+
     /// The `node` label of the metrics: set with `--node-id` or a shared store.
     pub fn metrics_node(&self) -> Option<String> {
         (self.node_id.is_some() || matches!(self.store, StoreKind::Redis(_))).then(|| self.node())
@@ -359,6 +388,8 @@ impl Default for Config {
             lobby_ttl: DEFAULT_LOBBY_TTL,
             keep_matches: DEFAULT_KEEP_MATCHES,
             trusted_proxies: TrustedProxies::default(),
+            forwarded_header: ForwardedHeader::default(),
+            forwarded_host_header: ForwardedHostHeader::default(),
             store: StoreKind::Sqlite,
             data_dir: PathBuf::from(DEFAULT_DATA_DIR),
             node_id: None,
