@@ -52,6 +52,8 @@ pub const DEFAULT_HTTP_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default folder of the room log: `./data`, beside wherever the server is started.
 pub const DEFAULT_DATA_DIR: &str = "data";
+/// The default lifetime of a room nobody ever sits in.
+pub const DEFAULT_UNJOINED_ROOM_TTL: Duration = Duration::from_secs(5 * 60);
 /// The default lifetime of a room whose match never starts.
 pub const DEFAULT_LOBBY_TTL: Duration = Duration::from_secs(2 * 60 * 60);
 /// `--keep-matches`: a week.
@@ -169,6 +171,11 @@ pub struct Config {
     /// its clients are told `bye` (`room_expired`) and it closes.
     #[arg(long, env = "DHUMBAL_LOBBY_TTL", default_value = "2h", value_parser = parse_duration)]
     pub lobby_ttl: Duration,
+    /// How long a room that nobody has ever taken a seat in stays open (while nobody is
+    /// connected) before it closes and gives its place under `--max-rooms` back: rooms created
+    /// and never used do not hold the server's places for the idle TTL.
+    #[arg(long, env = "DHUMBAL_UNJOINED_ROOM_TTL", default_value = "5m", value_parser = parse_duration)]
+    pub unjoined_room_ttl: Duration,
     /// How long a finished match's hand history is kept for its players to download and
     /// verify (`GET /api/rooms/{code}/matches/{n}/history`); then it is deleted.
     #[arg(long, env = "DHUMBAL_KEEP_MATCHES", default_value = "7d", value_parser = parse_duration)]
@@ -296,6 +303,7 @@ impl Config {
             takeover_after: self.takeover_after,
             idle_ttl: self.idle_room_ttl,
             lobby_ttl: self.lobby_ttl,
+            unjoined_ttl: self.unjoined_room_ttl,
         }
     }
 
@@ -386,6 +394,7 @@ impl Default for Config {
             http_request_timeout: DEFAULT_HTTP_REQUEST_TIMEOUT,
             hello_timeout: DEFAULT_HELLO_TIMEOUT,
             lobby_ttl: DEFAULT_LOBBY_TTL,
+            unjoined_room_ttl: DEFAULT_UNJOINED_ROOM_TTL,
             keep_matches: DEFAULT_KEEP_MATCHES,
             trusted_proxies: TrustedProxies::default(),
             forwarded_header: ForwardedHeader::default(),

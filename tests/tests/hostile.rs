@@ -903,7 +903,14 @@ async fn the_addresses_of_one_ipv6_64_share_their_limits() {
 /// stays.
 #[tokio::test]
 async fn a_room_nobody_joined_gives_its_place_back_soon() {
-    let server = server(&["--max-rooms", "2", "--unjoined-room-ttl", "1s"]);
+    let server = server(&[
+        "--max-rooms",
+        "2",
+        "--unjoined-room-ttl",
+        "1s",
+        "--room-creations-per-minute",
+        "100000",
+    ]);
     let addr = server.addr;
     let joined = create_room(addr, loopback(1), &CreateRoom::default()).await;
     let _host = Client::join(addr, &joined.code, "Asha", Some(&joined.host_secret)).await;
