@@ -194,6 +194,7 @@ impl RoomCore {
         .map_err(|e| ApplyError::Invalid(e.to_string()))?;
         self.matches = number;
         self.next_seed = None;
+        self.left_match.clear();
         let difficulty = self.settings.difficulty;
         for seat in &mut self.seats {
             match seat {
@@ -274,6 +275,10 @@ impl RoomCore {
             None => Seat::Empty,
         };
         if let Seat::Human(human) = std::mem::replace(occupant, replacement) {
+            // They sat in this match: its hand history stays theirs to download.
+            if self.game.is_some() {
+                self.left_match.push(human.token_hash.clone());
+            }
             self.removed.push(Removed {
                 name: human.name,
                 token_hash: human.token_hash,

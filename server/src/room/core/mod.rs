@@ -305,6 +305,10 @@ pub struct RoomCore {
     host_token: Option<String>,
     /// The people the host removed, who may not come back until the host lets them.
     removed: Vec<Removed>,
+    /// The seat-token hashes of the people removed during the current match, who sat in it and
+    /// may download its hand history (rebuilt by a replay: the match's records follow the last
+    /// snapshot).
+    left_match: Vec<String>,
     /// Every connected client.
     clients: HashMap<ConnId, Client>,
     /// The match, once started.
@@ -370,6 +374,7 @@ impl RoomCore {
             unjoined_due: Some(now + timing.unjoined_ttl),
             host_token: None,
             removed: Vec::new(),
+            left_match: Vec::new(),
             clients: HashMap::new(),
             game: None,
             matches: 0,
