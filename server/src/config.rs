@@ -206,6 +206,11 @@ pub struct Config {
         default_value = "x-forwarded-host"
     )]
     pub forwarded_host_header: ForwardedHostHeader,
+    /// Serve `GET /metrics` on this address of its own (such as `127.0.0.1:9100`, reachable
+    /// only by the operator's scraper) and not on the public `--addr`. Unset: `/metrics` is on
+    /// `--addr`.
+    #[arg(long, env = "DHUMBAL_METRICS_ADDRESS")]
+    pub metrics_address: Option<SocketAddr>,
     /// Where rooms are kept so that they survive a restart: `sqlite` (a log in `--data-dir`),
     /// `memory` (nothing kept: every room ends with the process; for tests and benchmarks), or
     /// a Redis that every node of a cluster shares, as `redis://[user:password@]host[:port][/db]`
@@ -399,6 +404,7 @@ impl Default for Config {
             trusted_proxies: TrustedProxies::default(),
             forwarded_header: ForwardedHeader::default(),
             forwarded_host_header: ForwardedHostHeader::default(),
+            metrics_address: None,
             store: StoreKind::Sqlite,
             data_dir: PathBuf::from(DEFAULT_DATA_DIR),
             node_id: None,
