@@ -506,6 +506,42 @@ mod tests {
     }
 
     #[test]
+    fn the_edge_flags_name_one_header_and_a_metrics_address() {
+        let config = Config::try_parse_from([
+            "dhumbal-server",
+            "--forwarded-header",
+            "forwarded",
+            "--forwarded-host-header",
+            "host",
+            "--metrics-address",
+            "127.0.0.1:9100",
+            "--unjoined-room-ttl",
+            "90s",
+        ])
+        .unwrap();
+        assert_eq!(config.forwarded_header, ForwardedHeader::Forwarded);
+        assert_eq!(config.forwarded_host_header, ForwardedHostHeader::Host);
+        assert_eq!(
+            config.metrics_address,
+            Some("127.0.0.1:9100".parse().unwrap())
+        );
+        assert_eq!(config.timing().unjoined_ttl, Duration::from_secs(90));
+        let defaults = Config::default();
+        assert_eq!(defaults.forwarded_header, ForwardedHeader::XForwardedFor);
+        assert_eq!(
+            defaults.forwarded_host_header,
+            ForwardedHostHeader::XForwardedHost
+        );
+        assert_eq!(defaults.metrics_address, None);
+        for bad in ["x-real-ip", "both", ""] {
+            assert!(
+                Config::try_parse_from(["dhumbal-server", "--forwarded-header", bad]).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn durations_read_with_their_units() {
         assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
         assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
