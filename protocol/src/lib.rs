@@ -62,6 +62,10 @@ pub const CLOSE_REPLACED: u16 = 4001;
 /// big").
 pub const CLOSE_TOO_BIG: u16 = 1009;
 
+/// The WebSocket close code sent when a client's text frame is not UTF-8 ("invalid frame
+/// payload data", RFC 6455 §7.4.1).
+pub const CLOSE_INVALID_DATA: u16 = 1007;
+
 /// The WebSocket close code ("going away") sent to every client when the server shuts down,
 /// right after a `bye` with the reason `shutting_down`.
 pub const CLOSE_GOING_AWAY: u16 = 1001;
@@ -203,6 +207,7 @@ mod tests {
             CLOSE_GOING_AWAY,
             CLOSE_POLICY_VIOLATION,
             CLOSE_TOO_BIG,
+            CLOSE_INVALID_DATA,
             CLOSE_SERVICE_RESTART,
             CLOSE_REPLACED,
             CLOSE_NO_PONG,

@@ -35,6 +35,7 @@ const TIMING: Timing = Timing {
     takeover_after: Duration::from_secs(3600),
     idle_ttl: Duration::from_secs(3600),
     lobby_ttl: Duration::from_secs(3600),
+    unjoined_ttl: Duration::from_secs(3600),
 };
 
 /// How many rooms the cold-cache case plays in turn (as `loadgen play --rooms 500`).

@@ -2,12 +2,15 @@
 //!
 //! Every per-address limit (connections, room creation, failed lookups) counts by the client's
 //! address. Without a proxy that is the TCP peer. Behind a reverse proxy every peer is the
-//! proxy, so the proxy's `Forwarded` (RFC 7239) or `X-Forwarded-For` header names the client;
-//! but anyone can send those headers, so they are read only when the peer is one of
-//! `--trusted-proxies`. The chain is read from the right (the hop nearest this server) and the
-//! first address that is not itself a trusted proxy is the client's. A trusted proxy's
-//! `Forwarded: host=` or `X-Forwarded-Host` also names the host the browser asked for, which the
-//! WebSocket's origin check compares the page's origin with.
+//! proxy, so the header the proxy writes names the client: `X-Forwarded-For`, or `Forwarded`
+//! (RFC 7239), whichever `--forwarded-header` names, and only that one. Anyone can send either
+//! header, and proxies append to the one they write while passing the other through untouched
+//! (HAProxy, nginx and Caddy all pass a client's own `Forwarded` on), so the other is never
+//! read; and the named one is read only when the peer is one of `--trusted-proxies`. The chain
+//! is read from the right (the hop nearest this server) and the first address that is not itself
+//! a trusted proxy is the client's. The header named by `--forwarded-host-header`
+//! (`X-Forwarded-Host`, `Forwarded: host=`, or none: `host`) names the host the browser asked
+//! for, which the WebSocket's origin check compares the page's origin with.
 
 use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
@@ -20,6 +23,41 @@ use axum::http::request::Parts;
 use ipnet::IpNet;
 
 use crate::AppState;
+
+/// The header a trusted proxy writes the client's address in (`--forwarded-header`): the only
+/// one read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ForwardedHeader {
+    /// `X-Forwarded-For: client, proxy1, …` (HAProxy's `option forwardfor`, nginx, Caddy).
+    #[default]
+    XForwardedFor,
+    /// `Forwarded: for=client, for=proxy1` (RFC 7239).
+    Forwarded,
+}
+
+/// The header a trusted proxy writes the requested host in (`--forwarded-host-header`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ForwardedHostHeader {
+    /// `X-Forwarded-Host` (Caddy, many nginx setups).
+    #[default]
+    XForwardedHost,
+    /// `Forwarded: host=` (RFC 7239).
+    Forwarded,
+    /// None: the proxy passes the browser's own `Host` on (HAProxy), which is read.
+    Host,
+}
+
+/// How the client's address and host are read: which peers are proxies, and the headers they
+/// write.
+#[derive(Clone, Copy, Debug)]
+pub struct Forwarding<'a> {
+    /// The proxies whose headers are believed.
+    pub trusted: &'a TrustedProxies,
+    /// The header naming the client's address.
+    pub header: ForwardedHeader,
+    /// The header naming the requested host.
+    pub host_header: ForwardedHostHeader,
+}
 
 /// The networks whose peers are reverse proxies whose forwarding headers are believed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -62,17 +100,16 @@ fn canonical(ip: IpAddr) -> IpAddr {
 }
 
 /// The client's address: the peer's, or when the peer is a trusted proxy, the nearest untrusted
-/// address its forwarding headers name (`Forwarded` first, then `X-Forwarded-For`).
-pub fn client_ip(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxies) -> IpAddr {
+/// address the proxy's header ([`ForwardedHeader`], and only that one) names.
+pub fn client_ip(peer: IpAddr, headers: &HeaderMap, forwarding: Forwarding<'_>) -> IpAddr {
+    let trusted = forwarding.trusted;
     let peer = canonical(peer);
     if !trusted.contains(peer) {
         return peer;
     }
-    let chain = forwarded_for(headers);
-    let chain = if chain.is_empty() {
-        x_forwarded_for(headers)
-    } else {
-        chain
+    let chain = match forwarding.header {
+        ForwardedHeader::Forwarded => forwarded_for(headers),
+        ForwardedHeader::XForwardedFor => x_forwarded_for(headers),
     };
     // From the nearest hop outwards: the first that is not a proxy of ours is the client. A
     // header we cannot read ends the walk at the last address we could trust.
@@ -145,21 +182,24 @@ fn parse_node(text: &str) -> Option<IpAddr> {
     inner.parse().ok()
 }
 
-/// The host the browser asked for: a trusted proxy's `Forwarded: host=` or `X-Forwarded-Host`
-/// (the nearest), else the `Host` header.
+/// The host the browser asked for: a trusted proxy's header ([`ForwardedHostHeader`], the
+/// nearest value, and only that header), else the `Host` header.
 pub fn requested_host(
     peer: IpAddr,
     headers: &HeaderMap,
-    trusted: &TrustedProxies,
+    forwarding: Forwarding<'_>,
 ) -> Option<String> {
-    if trusted.contains(peer) {
-        let forwarded = forwarded_params(headers, "host").pop();
-        let x_forwarded = || {
-            let header = headers.get_all("x-forwarded-host").iter().next_back()?;
-            let last = header.to_str().ok()?.split(',').next_back()?;
-            Some(last.trim().to_owned())
+    if forwarding.trusted.contains(peer) {
+        let host = match forwarding.host_header {
+            ForwardedHostHeader::Forwarded => forwarded_params(headers, "host").pop(),
+            ForwardedHostHeader::XForwardedHost => (|| {
+                let header = headers.get_all("x-forwarded-host").iter().next_back()?;
+                let last = header.to_str().ok()?.split(',').next_back()?;
+                Some(last.trim().to_owned())
+            })(),
+            ForwardedHostHeader::Host => None,
         };
-        if let Some(host) = forwarded.filter(|h| !h.is_empty()).or_else(x_forwarded) {
+        if let Some(host) = host.filter(|h| !h.is_empty()) {
             return Some(host);
         }
     }
@@ -167,7 +207,7 @@ pub fn requested_host(
 }
 
 /// The client's address, as an extractor: [`client_ip`] of the connection's peer under the
-/// server's `--trusted-proxies`.
+/// server's `--trusted-proxies` and `--forwarded-header`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClientAddr {
     /// The client's address.
@@ -189,7 +229,7 @@ impl FromRequestParts<Arc<AppState>> for ClientAddr {
             .extensions
             .get::<ConnectInfo<SocketAddr>>()
             .map_or(SocketAddr::from(([127, 0, 0, 1], 0)), |info| info.0);
-        let ip = client_ip(peer.ip(), &parts.headers, &app.config.trusted_proxies);
+        let ip = client_ip(peer.ip(), &parts.headers, app.config.forwarding());
         Ok(ClientAddr { ip, peer })
     }
 }
@@ -211,6 +251,37 @@ mod tests {
         text.parse().unwrap()
     }
 
+    /// Reading `header` and `host_header` from the proxies `trusted`.
+    fn via(
+        trusted: &TrustedProxies,
+        header: ForwardedHeader,
+        host_header: ForwardedHostHeader,
+    ) -> Forwarding<'_> {
+        Forwarding {
+            trusted,
+            header,
+            host_header,
+        }
+    }
+
+    /// The defaults: `X-Forwarded-For` and `X-Forwarded-Host`.
+    fn xff(trusted: &TrustedProxies) -> Forwarding<'_> {
+        via(
+            trusted,
+            ForwardedHeader::default(),
+            ForwardedHostHeader::default(),
+        )
+    }
+
+    /// RFC 7239 `Forwarded` for both.
+    fn rfc(trusted: &TrustedProxies) -> Forwarding<'_> {
+        via(
+            trusted,
+            ForwardedHeader::Forwarded,
+            ForwardedHostHeader::Forwarded,
+        )
+    }
+
     #[test]
     fn forwarding_headers_from_an_untrusted_peer_are_ignored() {
         let trusted: TrustedProxies = "10.0.0.0/8".parse().unwrap();
@@ -218,9 +289,12 @@ mod tests {
             ("x-forwarded-for", "203.0.113.9"),
             ("forwarded", "for=198.51.100.1"),
         ]);
-        assert_eq!(client_ip(ip("192.0.2.7"), &h, &trusted), ip("192.0.2.7"));
+        for forwarding in [xff(&trusted), rfc(&trusted)] {
+            assert_eq!(client_ip(ip("192.0.2.7"), &h, forwarding), ip("192.0.2.7"));
+        }
+        let nobody = TrustedProxies::default();
         assert_eq!(
-            client_ip(ip("192.0.2.7"), &h, &TrustedProxies::default()),
+            client_ip(ip("192.0.2.7"), &h, xff(&nobody)),
             ip("192.0.2.7")
         );
     }
@@ -230,7 +304,10 @@ mod tests {
         let trusted: TrustedProxies = "10.0.0.0/8, 192.0.2.1".parse().unwrap();
         // The client forged the first entry; the proxies appended the rest.
         let h = headers(&[("x-forwarded-for", "1.2.3.4, 203.0.113.9, 10.1.1.1")]);
-        assert_eq!(client_ip(ip("10.0.0.5"), &h, &trusted), ip("203.0.113.9"));
+        assert_eq!(
+            client_ip(ip("10.0.0.5"), &h, xff(&trusted)),
+            ip("203.0.113.9")
+        );
         let h = headers(&[
             ("forwarded", "for=1.2.3.4"),
             (
@@ -238,23 +315,76 @@ mod tests {
                 "for=\"[2001:db8::7]:4711\";proto=https, for=192.0.2.1",
             ),
         ]);
-        assert_eq!(client_ip(ip("10.0.0.5"), &h, &trusted), ip("2001:db8::7"));
+        assert_eq!(
+            client_ip(ip("10.0.0.5"), &h, rfc(&trusted)),
+            ip("2001:db8::7")
+        );
         // No header: the proxy itself.
         assert_eq!(
-            client_ip(ip("10.0.0.5"), &HeaderMap::new(), &trusted),
+            client_ip(ip("10.0.0.5"), &HeaderMap::new(), xff(&trusted)),
             ip("10.0.0.5")
         );
         // An unreadable hop stops the walk at the last trusted one.
         let h = headers(&[("forwarded", "for=203.0.113.9, for=unknown")]);
-        assert_eq!(client_ip(ip("10.0.0.5"), &h, &trusted), ip("10.0.0.5"));
+        assert_eq!(client_ip(ip("10.0.0.5"), &h, rfc(&trusted)), ip("10.0.0.5"));
         // IPv4 written as IPv6.
         assert_eq!(
             client_ip(
                 ip("::ffff:10.0.0.5"),
                 &headers(&[("x-forwarded-for", "203.0.113.9")]),
-                &trusted
+                xff(&trusted)
             ),
             ip("203.0.113.9")
+        );
+    }
+
+    /// Regression (issue 35, item 1): `Forwarded: for=` was read ahead of `X-Forwarded-For`,
+    /// and HAProxy, nginx and Caddy pass a client's own `Forwarded` through untouched while they
+    /// append to `X-Forwarded-For`: the client chose its address. Only the named header is read.
+    #[test]
+    fn only_the_header_the_proxy_writes_is_read() {
+        let trusted: TrustedProxies = "10.0.0.0/8".parse().unwrap();
+        // The client sent its own `Forwarded`; HAProxy appended the client's real address.
+        let h = headers(&[
+            ("forwarded", "for=198.51.100.1"),
+            ("x-forwarded-for", "203.0.113.9"),
+        ]);
+        assert_eq!(
+            client_ip(ip("10.0.0.5"), &h, xff(&trusted)),
+            ip("203.0.113.9")
+        );
+        // A proxy that writes `Forwarded` and passes a client's `X-Forwarded-For` on.
+        let h = headers(&[
+            ("x-forwarded-for", "198.51.100.1"),
+            ("forwarded", "for=203.0.113.9"),
+        ]);
+        assert_eq!(
+            client_ip(ip("10.0.0.5"), &h, rfc(&trusted)),
+            ip("203.0.113.9")
+        );
+        // The named header missing: the proxy itself, never the other header.
+        let h = headers(&[("forwarded", "for=198.51.100.1")]);
+        assert_eq!(client_ip(ip("10.0.0.5"), &h, xff(&trusted)), ip("10.0.0.5"));
+        // The same for the host.
+        let h = headers(&[
+            ("host", "dhumbal.example"),
+            ("forwarded", "host=evil.example"),
+            ("x-forwarded-host", "evil.example"),
+        ]);
+        let host = |forwarding| requested_host(ip("10.0.0.5"), &h, forwarding);
+        let only_host = via(
+            &trusted,
+            ForwardedHeader::XForwardedFor,
+            ForwardedHostHeader::Host,
+        );
+        assert_eq!(host(only_host).as_deref(), Some("dhumbal.example"));
+        let h = headers(&[
+            ("host", "dhumbal.example"),
+            ("forwarded", "host=evil.example"),
+        ]);
+        assert_eq!(
+            requested_host(ip("10.0.0.5"), &h, xff(&trusted)).as_deref(),
+            Some("dhumbal.example")
         );
     }
 
@@ -266,11 +396,11 @@ mod tests {
             ("x-forwarded-host", "dhumbal.example"),
         ]);
         assert_eq!(
-            requested_host(ip("10.0.0.5"), &h, &trusted).as_deref(),
+            requested_host(ip("10.0.0.5"), &h, xff(&trusted)).as_deref(),
             Some("dhumbal.example")
         );
         assert_eq!(
-            requested_host(ip("192.0.2.7"), &h, &trusted).as_deref(),
+            requested_host(ip("192.0.2.7"), &h, xff(&trusted)).as_deref(),
             Some("backend:8080")
         );
         let h = headers(&[
@@ -278,7 +408,7 @@ mod tests {
             ("forwarded", "host=play.example;proto=https"),
         ]);
         assert_eq!(
-            requested_host(ip("10.0.0.5"), &h, &trusted).as_deref(),
+            requested_host(ip("10.0.0.5"), &h, rfc(&trusted)).as_deref(),
             Some("play.example")
         );
     }

@@ -251,21 +251,21 @@ async fn room_summary(
 
 /// `GET /api/rooms/{code}/matches/{number}/history`: a finished match's hand history, for
 /// someone who sat in it (`Authorization: Bearer <seat token>`) or saw its end (`Bearer <the
-/// revealed match seed>`). `401 unauthorized` without a credential that fits, `404
-/// unknown_match` when none is kept (see `docs/fairness.md`).
+/// revealed match seed>`). `401 unauthorized` without any credential, whatever the room; with one,
+/// `404 unknown_match` alike for a credential that does not fit and for a match (or room) that is
+/// not kept, so that the answer never says whether a room exists. Each of those counts as a
+/// failed lookup of the caller's address ([`crate::limits::JoinAttempts`]), and an address
+/// blocked for failing too often is refused (`429 too_many_attempts`) as at every lookup. See
+/// `docs/fairness.md`.
 async fn match_history(
     State(app): State<Arc<AppState>>,
+    client: ClientAddr,
     Path((code, number)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    let unauthorized = || {
-        let mut response = Refusal::Unauthorized.into_response();
-        response.headers_mut().insert(
-            axum::http::header::WWW_AUTHENTICATE,
-            axum::http::HeaderValue::from_static("Bearer"),
-        );
-        response
-    };
+    if app.join_attempts.check(client.ip).is_err() {
+        return Refusal::TooManyAttempts.into_response();
+    }
     let Some(credential) = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -273,16 +273,25 @@ async fn match_history(
         .map(str::trim)
         .filter(|c| !c.is_empty())
     else {
-        return unauthorized();
+        let mut response = Refusal::Unauthorized.into_response();
+        response.headers_mut().insert(
+            axum::http::header::WWW_AUTHENTICATE,
+            axum::http::HeaderValue::from_static("Bearer"),
+        );
+        return response;
     };
-    let unknown = || Refusal::UnknownMatch.into_response();
+    // No such match, and a credential that does not fit it: one answer, and one failure.
+    let refused = || {
+        app.join_attempts.fail(client.ip);
+        Refusal::UnknownMatch.into_response()
+    };
     let Ok(number) = number.parse::<u32>() else {
-        return unknown();
+        return refused();
     };
     let code = normalize(&code);
     let kept = match app.rooms.store().find_match(&code, number).await {
         Ok(Some(kept)) => kept,
-        Ok(None) => return unknown(),
+        Ok(None) => return refused(),
         Err(e) => {
             return Refusal::store(
                 &format!("room {code}: reading hand history {number} failed"),
@@ -296,7 +305,7 @@ async fn match_history(
         .parse::<dhumbal_engine::Hex32>()
         .is_ok_and(|seed| dhumbal_engine::fair::commitment(&seed.0).to_string() == kept.commitment);
     if !sat && !saw_the_end {
-        return unauthorized();
+        return refused();
     }
     let disposition = format!("attachment; filename=\"dhumbal-{code}-{number}.json\"");
     (
@@ -354,7 +363,7 @@ fn open_socket(
     ws: WebSocketUpgrade,
     path_room: Option<String>,
 ) -> Response {
-    let host = requested_host(client.peer.ip(), headers, &app.config.trusted_proxies);
+    let host = requested_host(client.peer.ip(), headers, app.config.forwarding());
     if !origin::allowed(headers, host.as_deref(), &app.config.allowed_origins) {
         debug!(origin = ?headers.get(axum::http::header::ORIGIN), "foreign origin refused");
         return Refusal::ForbiddenOrigin.into_response();

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::address::TrustedProxies;
+use crate::address::{ForwardedHeader, ForwardedHostHeader, Forwarding, TrustedProxies};
 use crate::room::Timing;
 use crate::store::{RedisConfig, StoreConfig};
 
@@ -52,6 +52,8 @@ pub const DEFAULT_HTTP_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default folder of the room log: `./data`, beside wherever the server is started.
 pub const DEFAULT_DATA_DIR: &str = "data";
+/// The default lifetime of a room nobody ever sits in.
+pub const DEFAULT_UNJOINED_ROOM_TTL: Duration = Duration::from_secs(5 * 60);
 /// The default lifetime of a room whose match never starts.
 pub const DEFAULT_LOBBY_TTL: Duration = Duration::from_secs(2 * 60 * 60);
 /// `--keep-matches`: a week.
@@ -169,6 +171,11 @@ pub struct Config {
     /// its clients are told `bye` (`room_expired`) and it closes.
     #[arg(long, env = "DHUMBAL_LOBBY_TTL", default_value = "2h", value_parser = parse_duration)]
     pub lobby_ttl: Duration,
+    /// How long a room that nobody has ever taken a seat in stays open (while nobody is
+    /// connected) before it closes and gives its place under `--max-rooms` back: rooms created
+    /// and never used do not hold the server's places for the idle TTL.
+    #[arg(long, env = "DHUMBAL_UNJOINED_ROOM_TTL", default_value = "5m", value_parser = parse_duration)]
+    pub unjoined_room_ttl: Duration,
     /// How long a finished match's hand history is kept for its players to download and
     /// verify (`GET /api/rooms/{code}/matches/{n}/history`); then it is deleted.
     #[arg(long, env = "DHUMBAL_KEEP_MATCHES", default_value = "7d", value_parser = parse_duration)]
@@ -179,6 +186,31 @@ pub struct Config {
     /// and host.
     #[arg(long, env = "DHUMBAL_TRUSTED_PROXIES", default_value = "")]
     pub trusted_proxies: TrustedProxies,
+    /// The one header the trusted proxies write the client's address in: `x-forwarded-for`
+    /// (HAProxy's `option forwardfor`, nginx, Caddy) or `forwarded` (RFC 7239). Only it is read;
+    /// the other is ignored, since a proxy passes a client's own copy of it through untouched.
+    #[arg(
+        long,
+        env = "DHUMBAL_FORWARDED_HEADER",
+        value_enum,
+        default_value = "x-forwarded-for"
+    )]
+    pub forwarded_header: ForwardedHeader,
+    /// The one header the trusted proxies write the host the browser asked for in, which the
+    /// WebSocket's origin check reads: `x-forwarded-host`, `forwarded` (its `host=`), or `host`
+    /// for a proxy that passes the browser's own `Host` on (HAProxy).
+    #[arg(
+        long,
+        env = "DHUMBAL_FORWARDED_HOST_HEADER",
+        value_enum,
+        default_value = "x-forwarded-host"
+    )]
+    pub forwarded_host_header: ForwardedHostHeader,
+    /// Serve `GET /metrics` on this address of its own (such as `127.0.0.1:9100`, reachable
+    /// only by the operator's scraper) and not on the public `--addr`. Unset: `/metrics` is on
+    /// `--addr`.
+    #[arg(long, env = "DHUMBAL_METRICS_ADDRESS")]
+    pub metrics_address: Option<SocketAddr>,
     /// Where rooms are kept so that they survive a restart: `sqlite` (a log in `--data-dir`),
     /// `memory` (nothing kept: every room ends with the process; for tests and benchmarks), or
     /// a Redis that every node of a cluster shares, as `redis://[user:password@]host[:port][/db]`
@@ -276,6 +308,7 @@ impl Config {
             takeover_after: self.takeover_after,
             idle_ttl: self.idle_room_ttl,
             lobby_ttl: self.lobby_ttl,
+            unjoined_ttl: self.unjoined_room_ttl,
         }
     }
 
@@ -309,6 +342,15 @@ impl Config {
         match hostname() {
             Some(host) => format!("{host}:{}", self.addr.port()),
             None => uuid::Uuid::new_v4().to_string(),
+        }
+    }
+
+    /// How the client's address and requested host are read behind `--trusted-proxies`.
+    pub fn forwarding(&self) -> Forwarding<'_> {
+        Forwarding {
+            trusted: &self.trusted_proxies,
+            header: self.forwarded_header,
+            host_header: self.forwarded_host_header,
         }
     }
 
@@ -357,8 +399,12 @@ impl Default for Config {
             http_request_timeout: DEFAULT_HTTP_REQUEST_TIMEOUT,
             hello_timeout: DEFAULT_HELLO_TIMEOUT,
             lobby_ttl: DEFAULT_LOBBY_TTL,
+            unjoined_room_ttl: DEFAULT_UNJOINED_ROOM_TTL,
             keep_matches: DEFAULT_KEEP_MATCHES,
             trusted_proxies: TrustedProxies::default(),
+            forwarded_header: ForwardedHeader::default(),
+            forwarded_host_header: ForwardedHostHeader::default(),
+            metrics_address: None,
             store: StoreKind::Sqlite,
             data_dir: PathBuf::from(DEFAULT_DATA_DIR),
             node_id: None,
@@ -457,6 +503,42 @@ mod tests {
         let plain = Config::default();
         assert_eq!(plain.metrics_node(), None);
         assert!(plain.node().ends_with(":8080"), "{}", plain.node());
+    }
+
+    #[test]
+    fn the_edge_flags_name_one_header_and_a_metrics_address() {
+        let config = Config::try_parse_from([
+            "dhumbal-server",
+            "--forwarded-header",
+            "forwarded",
+            "--forwarded-host-header",
+            "host",
+            "--metrics-address",
+            "127.0.0.1:9100",
+            "--unjoined-room-ttl",
+            "90s",
+        ])
+        .unwrap();
+        assert_eq!(config.forwarded_header, ForwardedHeader::Forwarded);
+        assert_eq!(config.forwarded_host_header, ForwardedHostHeader::Host);
+        assert_eq!(
+            config.metrics_address,
+            Some("127.0.0.1:9100".parse().unwrap())
+        );
+        assert_eq!(config.timing().unjoined_ttl, Duration::from_secs(90));
+        let defaults = Config::default();
+        assert_eq!(defaults.forwarded_header, ForwardedHeader::XForwardedFor);
+        assert_eq!(
+            defaults.forwarded_host_header,
+            ForwardedHostHeader::XForwardedHost
+        );
+        assert_eq!(defaults.metrics_address, None);
+        for bad in ["x-real-ip", "both", ""] {
+            assert!(
+                Config::try_parse_from(["dhumbal-server", "--forwarded-header", bad]).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

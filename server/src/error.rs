@@ -182,8 +182,11 @@ pub enum Refusal {
         "send the seat token you played this match with, or its revealed seed, as `Authorization: Bearer …`"
     )]
     Unauthorized,
-    /// No hand history of that match is kept.
-    #[error("this server keeps no hand history of that match")]
+    /// No hand history of that match is kept for this credential: none is kept, or the
+    /// credential is not one of its seat tokens or its seed (one answer for both).
+    #[error(
+        "this server keeps no hand history of that match for that credential: send the seat token you played it with, or its revealed seed"
+    )]
     UnknownMatch,
 
     /// Something failed inside the server. Its detail was logged where it happened (see

@@ -19,7 +19,8 @@
 //! - [`error`] — [`Refusal`](error::Refusal): every refusal, with its protocol code, sentence and
 //!   HTTP status, used by the room, the connection and the API; internal failures are logged,
 //!   never shown.
-//! - [`metrics`] — `GET /metrics`: the server's own Prometheus metrics.
+//! - [`metrics`] — `GET /metrics`: the server's own Prometheus metrics (on `--metrics-address`
+//!   instead, when it is set).
 //! - [`echo`] — `GET /ws-echo`, a diagnostic echo for WebSocket conformance (`--ws-echo` only).
 //! - [`conn`] — one WebSocket connection: a writer (the queue onto the socket, pings), a reader
 //!   (size, rate and shape checks, `bye` as each ending requires) and the `hello` step, generic
@@ -136,10 +137,11 @@ const MATCH_UPKEEP_INTERVAL: std::time::Duration = std::time::Duration::from_sec
 
 /// The whole application: every route, with its state.
 pub fn app(state: Arc<AppState>) -> Router {
-    let mut router = api::routes()
-        .merge(web::routes())
-        .merge(health::routes())
-        .merge(metrics::routes());
+    let mut router = api::routes().merge(web::routes()).merge(health::routes());
+    // With `--metrics-address`, `/metrics` is served there ([`run`]) and not here.
+    if state.config.metrics_address.is_none() {
+        router = router.merge(metrics::routes());
+    }
     if state.config.ws_echo {
         router = router.merge(echo::routes());
     }
@@ -148,6 +150,26 @@ pub fn app(state: Arc<AppState>) -> Router {
         state.config.http_request_timeout,
     );
     router.layer(timeout).with_state(state)
+}
+
+/// Serves `GET /metrics` alone on `addr` (`--metrics-address`) until shutdown begins. Fails
+/// when the address cannot be bound, so that the server does not start without its metrics.
+async fn serve_metrics(addr: std::net::SocketAddr, state: &Arc<AppState>) -> std::io::Result<()> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| std::io::Error::new(e.kind(), format!("the metrics address {addr}: {e}")))?;
+    tracing::info!(addr = %listener.local_addr()?, "metrics listening");
+    let router = metrics::routes().with_state(Arc::clone(state));
+    let stop = state.shutdown.token();
+    state.shutdown.spawn(async move {
+        let served = axum::serve(listener, router)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
+        if let Err(e) = served {
+            tracing::warn!(error = %e, "the metrics address stopped serving");
+        }
+    });
+    Ok(())
 }
 
 /// Serves the application on `listener` until `shutdown` completes, then shuts down gracefully:
@@ -181,6 +203,9 @@ pub async fn run(
         draining.shutdown.begin();
     };
     let router = app(Arc::clone(&state));
+    if let Some(addr) = state.config.metrics_address {
+        serve_metrics(addr, &state).await?;
+    }
     // The histogram's recorded values wait in memory until they are drained: drain them on a
     // timer, so that a server nobody scrapes does not grow with every action.
     // Hand histories past `--keep-matches` are deleted at start and every hour.

@@ -3,6 +3,10 @@
 //! ([`PerAddress`]), room creation per address ([`RoomCreations`]), and the lookups of unknown
 //! rooms per address ([`JoinAttempts`]).
 //!
+//! Every per-address limit counts by [`address_key`]: an IPv4 address is itself, and an IPv6
+//! address stands for its /64, since one host (one home, one phone, one cloud machine) is given a
+//! whole /64 and may use any address in it.
+//!
 //! Every clock here is tokio's, so that tests on paused time can let a minute pass at once.
 
 use std::collections::HashMap;
@@ -12,6 +16,21 @@ use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
+
+/// The key an address is counted under by every per-address limit: an IPv4 address (also when
+/// written as `::ffff:a.b.c.d`) is itself; an IPv6 address is its /64 network (the low 64 bits
+/// zero).
+pub fn address_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(
+                u128::from(v6) & !u128::from(u64::MAX),
+            )),
+        },
+    }
+}
 
 /// What the rate limit says about one message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,7 +146,7 @@ pub struct AddressSlot {
 }
 
 impl AddressSlot {
-    /// The address it counts for.
+    /// The address it counts for ([`address_key`]: an IPv6 address's /64).
     pub fn ip(&self) -> IpAddr {
         self.ip
     }
@@ -149,6 +168,7 @@ impl PerAddress {
 
     /// A place for one more connection from `ip`, or `None` when it holds as many as it may.
     pub fn acquire(&self, ip: IpAddr) -> Option<AddressSlot> {
+        let ip = address_key(ip);
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
         let count = held.entry(ip).or_insert(0);
         if *count >= self.max {
@@ -164,6 +184,7 @@ impl PerAddress {
 
     /// How many connections `ip` holds now.
     pub fn held(&self, ip: IpAddr) -> usize {
+        let ip = address_key(ip);
         let held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
         held.get(&ip).copied().unwrap_or(0)
     }
@@ -215,6 +236,7 @@ impl RoomCreations {
 
     /// Whether `ip` may create a room now; if so, the slot it holds until the room closes.
     pub fn admit(&self, ip: IpAddr) -> Result<AddressSlot, CreationRefused> {
+        let ip = address_key(ip);
         let now = Instant::now();
         let burst = f64::from(self.per_minute);
         let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
@@ -267,6 +289,7 @@ impl JoinAttempts {
 
     /// Whether `ip` may look a room up now.
     pub fn check(&self, ip: IpAddr) -> Result<(), Blocked> {
+        let ip = address_key(ip);
         let now = Instant::now();
         let windows = self.windows.lock().unwrap_or_else(PoisonError::into_inner);
         match windows.get(&ip) {
@@ -279,6 +302,7 @@ impl JoinAttempts {
 
     /// Counts a lookup by `ip` of a room that does not exist.
     pub fn fail(&self, ip: IpAddr) {
+        let ip = address_key(ip);
         let now = Instant::now();
         let mut windows = self.windows.lock().unwrap_or_else(PoisonError::into_inner);
         if windows.len() > PRUNE_ABOVE {
@@ -370,5 +394,48 @@ mod tests {
         assert_eq!(attempts.check(a), Ok(()));
         attempts.fail(a);
         assert_eq!(attempts.check(a), Ok(()));
+    }
+
+    /// Regression (issue 35, item 2): every per-address limit keyed the full address, and one
+    /// IPv6 host holds a whole /64 of them. The addresses of one /64 count as one.
+    #[test]
+    fn an_ipv6_address_is_keyed_by_its_64() {
+        let ip = |text: &str| text.parse::<IpAddr>().unwrap();
+        assert_eq!(
+            address_key(ip("2001:db8:1:2:3:4:5:6")),
+            ip("2001:db8:1:2::")
+        );
+        assert_eq!(address_key(ip("2001:db8:1:2::")), ip("2001:db8:1:2::"));
+        assert_eq!(address_key(ip("::1")), ip("::"));
+        assert_eq!(address_key(ip("203.0.113.9")), ip("203.0.113.9"));
+        assert_eq!(address_key(ip("::ffff:203.0.113.9")), ip("203.0.113.9"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_addresses_of_one_ipv6_64_are_one_address() {
+        let ip = |text: &str| text.parse::<IpAddr>().unwrap();
+        let (a, b) = (
+            ip("2001:db8:1:2::1"),
+            ip("2001:db8:1:2:ffff:ffff:ffff:ffff"),
+        );
+        let next = ip("2001:db8:1:3::1");
+        let per = PerAddress::new(1);
+        let _held = per.acquire(a).unwrap();
+        assert!(per.acquire(b).is_none());
+        assert_eq!(per.held(b), 1);
+        assert!(per.acquire(next).is_some());
+        let creations = RoomCreations::new(1, 5);
+        let _room = creations.admit(a).unwrap();
+        assert_eq!(creations.admit(b).unwrap_err(), CreationRefused::TooFast);
+        assert!(creations.admit(next).is_ok());
+        let attempts = JoinAttempts::new(1);
+        attempts.fail(a);
+        assert_eq!(attempts.check(b), Err(Blocked));
+        assert_eq!(attempts.check(next), Ok(()));
+        // IPv4 keeps its whole address, written either way.
+        let per = PerAddress::new(1);
+        let _v4 = per.acquire(ip("192.0.2.1")).unwrap();
+        assert!(per.acquire(ip("::ffff:192.0.2.1")).is_none());
+        assert!(per.acquire(ip("192.0.2.2")).is_some());
     }
 }

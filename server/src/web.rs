@@ -193,6 +193,8 @@ fn serve(i: usize, headers: &HeaderMap) -> Response {
             header::REFERRER_POLICY,
             HeaderValue::from_static("no-referrer"),
         );
+        // The CSP's `frame-ancestors` for browsers that do not read it: never in a frame.
+        h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     }
     response
 }

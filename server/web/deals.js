@@ -30,7 +30,8 @@ async function historyText(session) {
       session.histories.set(n, text);
       return text;
     }
-    if (res.status !== 401) break;
+    // A credential that does not fit is answered as a match not kept (404): try the next.
+    if (res.status !== 401 && res.status !== 404) break;
   }
   throw status === 401 || status === 404 ? failure(`history.${status}`) : failure("history.status", { status });
 }

@@ -6,9 +6,10 @@
 //! with `--store` the given Redis and a node id of its own) and [`Haproxy`] in front, opens
 //! rooms of all three presets through HAProxy (one to three people each, bots in the other
 //! seats; more than asked for, up to three times as many, until every node holds one), and lets every person play random legal moves, asking for a rematch after each
-//! match. Each person reconnects through HAProxy whenever its socket closes, and each
-//! reconnection is checked exactly as the crash harness checks one ([`crate::crash`]: what the
-//! client had received must come back). Meanwhile:
+//! match. Each person behaves like the web page: it sends no WebSocket pings of its own (it
+//! answers the server's, as a browser does), and it reconnects through HAProxy whenever its
+//! socket closes; each reconnection is checked exactly as the crash harness checks one
+//! ([`crate::crash`]: what the client had received must come back). Meanwhile:
 //!
 //! 1. **Spread**: every node holds some of the rooms (read from each node's `/metrics`).
 //! 2. **SIGKILL** the node holding the most rooms: only its rooms move, claimed by the nodes
@@ -16,9 +17,14 @@
 //! 3. **Restart** it on the same address: once HAProxy sees it healthy, a spectator knocks on
 //!    every room through HAProxy, so the rooms whose hash is the node's come back to it (their
 //!    other node is fenced and closes their sockets with 4006, `room_moved`).
-//! 4. **SIGSTOP** another node for longer than its lease, knock on every room while it is
-//!    paused (its rooms are claimed elsewhere), then **SIGCONT**: its next write is fenced, or
-//!    its lease renewal fails, and it closes those rooms' sockets with 4006.
+//! 4. **SIGSTOP** another node for longer than its lease. While it is still paused, every
+//!    person must be sent a new state: the paused node's people too, which only happens if
+//!    HAProxy, seeing the node down, shuts their sockets (`on-marked-down shutdown-sessions`)
+//!    so that they reconnect to the room's new node, which claims it. (Without that, a page
+//!    that sends no pings of its own stays frozen for the whole stall.) Then knock on every
+//!    room while it is paused, then **SIGCONT**: its next write is fenced, or its lease
+//!    renewal fails, and it stops those rooms (their sockets, if any are left, closed with
+//!    4006).
 //! 5. **Restart Redis** (SIGKILL, back from its append-only file, every write fsynced): the
 //!    nodes reconnect to it and play on.
 //!
@@ -28,7 +34,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use dhumbal_engine::{Phase, Preset};
@@ -86,6 +92,11 @@ impl Cluster {
             "--lease",
             &lease,
             "--max-join-attempts",
+            "100000",
+            // Every person comes through HAProxy from 127.0.0.1, one address to every node: when
+            // a paused node's people all reconnect at once to the others, they are more than
+            // one address may hold by default.
+            "--max-connections-per-address",
             "100000",
             "--trusted-proxies",
             "127.0.0.1/32",
@@ -198,6 +209,9 @@ pub struct ClusterReport {
     /// Rooms whose log, read back from Redis at the end as a node would restore it, is one
     /// unbroken sequence after its snapshot; and the rooms read.
     pub logs_unbroken: (usize, usize),
+    /// While a node was paused: the people who were sent a new state (or got back to their
+    /// room) after it stopped and before it went on, and the people playing.
+    pub played_on_while_paused: (usize, usize),
     /// Whether the run was skipped (no `haproxy`), and why.
     pub skipped: Option<String>,
 }
@@ -260,9 +274,18 @@ async fn steps(
     out.report.rooms = room;
     out.report.people = people.len();
     let stop = Arc::new(AtomicBool::new(false));
+    let played: Vec<Arc<AtomicU64>> = people.iter().map(|_| Arc::default()).collect();
     let tasks: Vec<_> = people
         .into_iter()
-        .map(|p| tokio::spawn(keep_playing(p, front, Arc::clone(&stop))))
+        .zip(&played)
+        .map(|(p, states)| {
+            tokio::spawn(keep_playing(
+                p,
+                front,
+                Arc::clone(&stop),
+                Arc::clone(states),
+            ))
+        })
         .collect();
 
     progress(started, "opened");
@@ -340,6 +363,25 @@ async fn steps(
     let claimed_before = claims(cluster).await;
     let node = cluster.nodes[paused].as_ref().expect("the node runs");
     node.signal("STOP");
+    // What the node sent just before it stopped has arrived within a second: counted from then,
+    // a state comes to its people only from the room's new node.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before: Vec<u64> = played.iter().map(|n| n.load(Ordering::Relaxed)).collect();
+    // Every person plays on while the node is still paused: its own people once HAProxy has
+    // shut their sockets and they have come back through it to the room's new node.
+    let give_up = Instant::now() + PATIENCE / 2;
+    let played_on = || {
+        played
+            .iter()
+            .zip(&before)
+            .filter(|(now, before)| now.load(Ordering::Relaxed) > **before)
+            .count()
+    };
+    while played_on() < played.len() && Instant::now() < give_up {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    out.played_on_while_paused = (played_on(), played.len());
+    progress(started, "played on while a node is paused");
     tokio::time::sleep(options.lease * 2).await;
     let give_up = Instant::now() + PATIENCE / 2;
     loop {
@@ -468,12 +510,15 @@ async fn knock_on_every_room(front: SocketAddr, codes: &[String]) {
     }
 }
 
-/// Plays `person`'s seat through `front`, reconnecting whenever its socket closes, until
-/// `stop` is set and its match is over. Returns the person and what its reconnections found.
+/// Plays `person`'s seat through `front` as the page does (no pings of its own), reconnecting
+/// whenever its socket closes, until `stop` is set and its match is over; counts in `states`
+/// every state it is sent and every reconnection that brought it back. Returns the person and
+/// what its reconnections found.
 async fn keep_playing(
     mut person: Person,
     front: SocketAddr,
     stop: Arc<AtomicBool>,
+    states: Arc<AtomicU64>,
 ) -> (Person, Report) {
     let mut report = Report::default();
     let mut moves = 0;
@@ -495,7 +540,12 @@ async fn keep_playing(
             return (person, report);
         }
         match person.read().await {
-            Read::Message(message) => person.handle(message).await,
+            Read::Message(message) => {
+                if matches!(message, ServerMessage::State { .. }) {
+                    states.fetch_add(1, Ordering::Relaxed);
+                }
+                person.handle(message).await;
+            }
             Read::Closed => {
                 moves += 1;
                 let lost = report.not_restored;
@@ -503,6 +553,7 @@ async fn keep_playing(
                 if report.not_restored > lost {
                     return (person, report);
                 }
+                states.fetch_add(1, Ordering::Relaxed);
             }
             Read::Stalled => {
                 let failure = format!("{person}: nothing received for {PATIENCE:?}");

@@ -49,6 +49,21 @@ pub fn environment(front: SocketAddr, nodes: &[SocketAddr]) -> Vec<(String, Stri
 }
 
 impl Haproxy {
+    /// [`Haproxy::start`], or `None` after saying that `test` is skipped and why when the program
+    /// is missing; with `CI=true` a missing `haproxy` fails the test instead.
+    pub fn start_or_skip(nodes: &[SocketAddr], test: &str) -> Option<Haproxy> {
+        let started = Haproxy::start(nodes);
+        if started.is_none() {
+            let reason = "haproxy is not installed (apt-get install haproxy)";
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "{reason}: with CI=true {test} must run"
+            );
+            eprintln!("skipped {test}: {reason}");
+        }
+        started
+    }
+
     /// Starts `haproxy` in front of `nodes` on a free loopback port and waits until it accepts
     /// connections. `None` when the program is missing.
     pub fn start(nodes: &[SocketAddr]) -> Option<Haproxy> {

@@ -1,8 +1,10 @@
 //! The cluster, bounded for CI: three nodes of the real binary sharing one real `redis-server`,
 //! real `haproxy` in front, 60 rooms of people and bots played through HAProxy while the busiest
 //! node is SIGKILLed and restarted, another is paused past its lease, and Redis is restarted. Nothing a client had
-//! received may be lost, every room comes back wherever HAProxy sends its sockets, and every
-//! match ends. See [`dhumbal_tests::cluster`].
+//! received may be lost, every room comes back wherever HAProxy sends its sockets, the people
+//! (clients that behave like the page: no pings of their own, a reconnection whenever the socket
+//! closes) of the paused node get back to their rooms and play on while it is still paused, and
+//! every match ends. See [`dhumbal_tests::cluster`].
 //!
 //! Without `redis-server` or `haproxy` the test says it is skipped and why; with `CI=true` it
 //! fails instead (`.ci/run` installs both).
@@ -38,10 +40,12 @@ async fn rooms_survive_a_node_killed_restarted_and_paused_behind_haproxy() {
     let report = &out.report;
     println!("{report}");
     println!(
-        "rooms held by node: {:?} at first, {:?} after the kill, {:?} after the restart; the paused node stopped {} rooms claimed from it; {} of {} lookups through HAProxy saw every person connected; {} of {} logs unbroken in Redis",
+        "rooms held by node: {:?} at first, {:?} after the kill, {:?} after the restart; {} of {} people played on while a node was paused; the paused node stopped {} rooms claimed from it; {} of {} lookups through HAProxy saw every person connected; {} of {} logs unbroken in Redis",
         out.spread,
         out.after_kill,
         out.after_restart,
+        out.played_on_while_paused.0,
+        out.played_on_while_paused.1,
         out.fenced,
         out.lookups.1,
         out.lookups.0,
@@ -85,6 +89,11 @@ async fn rooms_survive_a_node_killed_restarted_and_paused_behind_haproxy() {
         out.after_restart.iter().all(|&n| n > 0),
         "the restarted node has its rooms back: {:?}",
         out.after_restart
+    );
+    assert_eq!(
+        out.played_on_while_paused.0, out.played_on_while_paused.1,
+        "every person, the paused node's too, played on while the node was still paused \
+         (HAProxy shut its sockets and they reconnected to the room's new node)"
     );
     assert!(
         out.fenced > 0,

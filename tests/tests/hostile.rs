@@ -17,6 +17,7 @@ use dhumbal_protocol::{
     ServerMessage, codes,
 };
 use dhumbal_tests::client::Closed;
+use dhumbal_tests::haproxy::Haproxy;
 use dhumbal_tests::process::ServerProcess;
 use dhumbal_tests::{Client, answer, guarded, http};
 use futures_util::{SinkExt, StreamExt};
@@ -454,7 +455,8 @@ async fn behind_a_trusted_proxy_limits_count_the_forwarded_client() {
         (status, api_code(&body).as_str()),
         (429, codes::TOO_MANY_ATTEMPTS)
     );
-    // Another client behind the same proxy is not locked out (RFC 7239 `Forwarded` too).
+    // Another client behind the same proxy is not locked out (and a `Forwarded` header, which
+    // this server is not told its proxy writes, is not read: the proxy itself is not blocked).
     let (status, _) = get_with(addr, proxy, &real, &forwarded("203.0.113.6")).await;
     assert_eq!(status, 200);
     let (status, _) = get_with(
@@ -763,4 +765,375 @@ async fn coming_back_after_the_match_brings_its_result() {
         .await;
     assert_eq!(again, result);
     assert!(!again.seeds.is_empty(), "the seeds are revealed");
+}
+
+// ----- 10. Issue 35: the edge, round two -----
+
+/// Regression (issue 35, item 1): behind the shipped HAProxy a client's own `Forwarded: for=`
+/// was read ahead of the `X-Forwarded-For` HAProxy writes, so a client chose the address it was
+/// counted as (40 of 40 lookups past a limit of 5; 15 of 15 rooms past a limit of 3). Through
+/// the real `haproxy` with `docker/haproxy.cfg` (its three nodes all this one server), a client
+/// that sends its own `Forwarded` and `X-Forwarded-For` is still counted as itself, and cannot
+/// get another address refused.
+#[tokio::test]
+async fn behind_the_shipped_haproxy_a_client_cannot_choose_its_address() {
+    let server = server(&[
+        "--trusted-proxies",
+        "127.0.0.1",
+        "--max-join-attempts",
+        "5",
+        "--max-rooms-per-address",
+        "3",
+        "--room-creations-per-minute",
+        "100",
+    ]);
+    let Some(front) = Haproxy::start_or_skip(&[server.addr; 3], "the HAProxy spoofing test") else {
+        return;
+    };
+    let addr = front.addr;
+    // HAProxy checks the nodes before it sends them anything.
+    guarded("HAProxy to see the node up", async {
+        while http::get(addr, "/readyz").await.0 != 200 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let room = create_room(addr, loopback(9), &CreateRoom::default()).await;
+    let real = format!("/api/rooms/{}", room.code);
+    let spoof = |n: u32| {
+        format!(
+            "Forwarded: for=198.51.100.{n}\r\nX-Forwarded-For: 198.51.100.{n}\r\n\
+             X-Forwarded-Host: evil.example\r\n"
+        )
+    };
+    let guesser = loopback(2);
+    for n in 0..5 {
+        let (status, body) = get_with(addr, guesser, "/api/rooms/ZZZZZZZZZ2", &spoof(n)).await;
+        assert_eq!(
+            (status, api_code(&body).as_str()),
+            (404, codes::UNKNOWN_ROOM)
+        );
+    }
+    for n in 5..45 {
+        let (status, body) = get_with(addr, guesser, &real, &spoof(n)).await;
+        assert_eq!(
+            (status, api_code(&body).as_str()),
+            (429, codes::TOO_MANY_ATTEMPTS),
+            "lookup {n} past the limit, claiming 198.51.100.{n}"
+        );
+    }
+    // The addresses it claimed, and everyone else, are not refused.
+    let (status, _) = get_with(addr, loopback(3), &real, &spoof(99)).await;
+    assert_eq!(status, 200);
+    let (status, _) = get_with(addr, loopback(4), &real, "").await;
+    assert_eq!(status, 200);
+
+    let creator = loopback(5);
+    let body = serde_json::to_string(&CreateRoom::default()).unwrap();
+    let post = |n: u32| {
+        format!(
+            "POST /api/rooms HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             {}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            spoof(n),
+            body.len()
+        )
+    };
+    for n in 0..3 {
+        let (status, body) = raw(addr, creator, post(n)).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    for n in 3..15 {
+        let (status, body) = raw(addr, creator, post(n)).await;
+        assert_eq!(
+            (status, api_code(&body).as_str()),
+            (429, codes::TOO_MANY_OPEN_ROOMS),
+            "room {n} past the limit, claiming 198.51.100.{n}"
+        );
+    }
+    create_room(addr, loopback(6), &CreateRoom::default()).await;
+
+    // HAProxy deletes a client's own X-Forwarded-Host: a page on another site cannot name
+    // itself as the host the browser asked for.
+    let evil = [
+        ("origin", "https://evil.example"),
+        ("x-forwarded-host", "evil.example"),
+    ];
+    let Err((status, body)) = Client::connect_to_with(addr, &room.ws, loopback(7), &evil).await
+    else {
+        panic!("a client's own X-Forwarded-Host reached the node");
+    };
+    assert_eq!(
+        (status, api_code(&body).as_str()),
+        (403, codes::FORBIDDEN_ORIGIN)
+    );
+    let own = format!("http://{addr}");
+    Client::connect_to_with(addr, &room.ws, loopback(7), &[("origin", own.as_str())])
+        .await
+        .expect("the page's own origin is the host it asked HAProxy for");
+}
+
+/// Regression (issue 35, item 2): every per-address limit keyed the full address, and one IPv6
+/// host holds a whole /64. The addresses of one /64 are one address to every limit: here the
+/// join-attempt block, behind a trusted proxy that forwards IPv6 clients.
+#[tokio::test]
+async fn the_addresses_of_one_ipv6_64_share_their_limits() {
+    let server = server(&["--trusted-proxies", "127.0.0.1", "--max-join-attempts", "2"]);
+    let addr = server.addr;
+    let proxy = loopback(1);
+    let room = create_room(addr, loopback(2), &CreateRoom::default()).await;
+    let real = format!("/api/rooms/{}", room.code);
+    let from = |client: &str| format!("X-Forwarded-For: {client}\r\n");
+    for client in ["2001:db8:1:2::a", "2001:db8:1:2:ffff::b"] {
+        let (status, _) = get_with(addr, proxy, "/api/rooms/ZZZZZZZZZ2", &from(client)).await;
+        assert_eq!(status, 404);
+    }
+    let (status, body) = get_with(addr, proxy, &real, &from("2001:db8:1:2:1234:5678:9:c")).await;
+    assert_eq!(
+        (status, api_code(&body).as_str()),
+        (429, codes::TOO_MANY_ATTEMPTS)
+    );
+    // The next /64 is someone else.
+    let (status, _) = get_with(addr, proxy, &real, &from("2001:db8:1:3::a")).await;
+    assert_eq!(status, 200);
+}
+
+/// Regression (issue 35, item 2): 13 addresses filled `--max-rooms 120` with rooms nobody
+/// joined, and every visitor after them got 503 for the whole idle TTL. A room nobody ever
+/// joined now closes after `--unjoined-room-ttl`, giving its place back; a room someone joined
+/// stays.
+#[tokio::test]
+async fn a_room_nobody_joined_gives_its_place_back_soon() {
+    let server = server(&[
+        "--max-rooms",
+        "2",
+        "--unjoined-room-ttl",
+        "1s",
+        "--room-creations-per-minute",
+        "100000",
+    ]);
+    let addr = server.addr;
+    let joined = create_room(addr, loopback(1), &CreateRoom::default()).await;
+    let _host = Client::join(addr, &joined.code, "Asha", Some(&joined.host_secret)).await;
+    let unjoined = create_room(addr, loopback(2), &CreateRoom::default()).await;
+    let (status, body) = post_rooms(addr, loopback(3), Some("application/json"), "{}").await;
+    assert_eq!(
+        (status, api_code(&body).as_str()),
+        (503, codes::TOO_MANY_ROOMS)
+    );
+    let created = guarded("the unjoined room to give its place back", async {
+        loop {
+            let (status, body) =
+                post_rooms(addr, loopback(3), Some("application/json"), "{}").await;
+            if status == 201 {
+                break body;
+            }
+            assert_eq!(api_code(&body), codes::TOO_MANY_ROOMS);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    assert!(created.contains("host_secret"), "{created}");
+    let (status, _) = http::get(addr, &format!("/api/rooms/{}", unjoined.code)).await;
+    assert_eq!(status, 404, "the room nobody joined is gone");
+    let (status, _) = http::get(addr, &format!("/api/rooms/{}", joined.code)).await;
+    assert_eq!(status, 200, "the room someone joined stays");
+}
+
+/// The host plays a whole one-round match at a table of two (whatever the other seat is),
+/// answering every state; returns the result.
+async fn play_to_the_end(host: &mut Client, seed: u64) -> dhumbal_protocol::MatchResult {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut ready_for = 0;
+    loop {
+        match host.recv().await {
+            ServerMessage::State { view, .. } => {
+                if let Some(reply) = answer(&view, &mut rng, &mut ready_for) {
+                    host.send(reply).await;
+                }
+            }
+            ServerMessage::MatchResult(result) => break result,
+            ServerMessage::Error(e) => panic!("a legal action was refused: {e:?}"),
+            _ => {}
+        }
+    }
+}
+
+/// A one-round table of two.
+fn short_table() -> CreateRoom {
+    CreateRoom {
+        settings: Some(Settings {
+            players: 2,
+            rounds: Rounds::Fixed(1),
+            ..Preset::Standard.settings()
+        }),
+        ..CreateRoom::default()
+    }
+}
+
+/// A server whose host may play at machine speed, with these flags too.
+fn fast_server(args: &[&str]) -> ServerProcess {
+    let mut all = vec!["--message-burst", "100000", "--messages-per-sec", "100000"];
+    all.extend_from_slice(args);
+    server(&all)
+}
+
+/// `GET` a hand history from `from` with this `Authorization` (if any): status and error code
+/// (empty for a 200).
+async fn history_from(
+    addr: SocketAddr,
+    from: IpAddr,
+    code: &str,
+    number: u32,
+    bearer: Option<&str>,
+) -> (u16, String) {
+    let auth = bearer
+        .map(|b| format!("Authorization: Bearer {b}\r\n"))
+        .unwrap_or_default();
+    let path = format!("/api/rooms/{code}/matches/{number}/history");
+    let (status, body) = get_with(addr, from, &path, &auth).await;
+    let code = if status == 200 {
+        String::new()
+    } else {
+        api_code(&body)
+    };
+    (status, code)
+}
+
+/// Regression (issue 35, item 3): the hand-history endpoint answered 401 for a room with a kept
+/// match and 404 for none, so it told whether a room exists, and it ignored the join-attempt
+/// limit (300 lookups from a blocked address, all answered). A credential that does not fit and
+/// a match that is not there now get the same answer; each counts as a failed lookup; and a
+/// blocked address is refused as its other lookups are. The seat token still downloads it.
+#[tokio::test]
+async fn the_hand_history_says_nothing_to_a_guesser() {
+    let server = fast_server(&["--max-join-attempts", "3"]);
+    let addr = server.addr;
+    let room = create_room(addr, loopback(1), &short_table()).await;
+    let mut host = Client::join(addr, &room.code, "Asha", Some(&room.host_secret)).await;
+    let token = host.token().expect("a seat token");
+    host.send(ClientMessage::Start).await;
+    play_to_the_end(&mut host, 35).await;
+
+    let guesser = loopback(2);
+    // No credential at all: 401, whether or not there is such a room.
+    let none = history_from(addr, guesser, &room.code, 1, None).await;
+    assert_eq!(none, (401, codes::UNAUTHORIZED.to_owned()));
+    assert_eq!(
+        history_from(addr, guesser, "ZZZZZZZZZ2", 1, None).await,
+        none
+    );
+    // A credential: the kept match with a wrong one, no such match, no such room, all alike.
+    let kept = history_from(addr, guesser, &room.code, 1, Some("not-a-token")).await;
+    assert_eq!(kept, (404, codes::UNKNOWN_MATCH.to_owned()));
+    assert_eq!(
+        history_from(addr, guesser, &room.code, 9, Some("not-a-token")).await,
+        kept
+    );
+    assert_eq!(
+        history_from(addr, guesser, "ZZZZZZZZZ2", 1, Some("not-a-token")).await,
+        kept
+    );
+    // Three failures: blocked, here and at the room lookup, even with the right token.
+    for bearer in [Some("not-a-token"), Some(token.as_str()), None] {
+        assert_eq!(
+            history_from(addr, guesser, &room.code, 1, bearer).await,
+            (429, codes::TOO_MANY_ATTEMPTS.to_owned())
+        );
+    }
+    let (status, _) = get_with(addr, guesser, &format!("/api/rooms/{}", room.code), "").await;
+    assert_eq!(status, 429);
+    // From anywhere else, the seat token downloads the match.
+    let (status, body) = get_with(
+        addr,
+        loopback(3),
+        &format!("/api/rooms/{}/matches/1/history", room.code),
+        &format!("Authorization: Bearer {token}\r\n"),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(&room.code), "{body}");
+}
+
+/// Regression (issue 35, item 9): a person the host removed mid-match could no longer download
+/// the history of the match they sat in. Their seat token for that match still proves it.
+#[tokio::test]
+async fn a_person_removed_mid_match_still_downloads_its_history() {
+    let server = fast_server(&[]);
+    let addr = server.addr;
+    let room = create_room(addr, loopback(1), &short_table()).await;
+    let mut host = Client::join(addr, &room.code, "Asha", Some(&room.host_secret)).await;
+    let mut guest = Client::join(addr, &room.code, "Bina", None).await;
+    let token = guest.token().expect("a seat token");
+    host.send(ClientMessage::Start).await;
+    guest.recv_state_where(|_| true).await;
+    host.send(ClientMessage::ClearSeat { seat: 1 }).await;
+    expect_bye_and_close(&mut guest, codes::REMOVED, CLOSE_REMOVED).await;
+    play_to_the_end(&mut host, 9).await;
+    let (status, code) = history_from(addr, loopback(2), &room.code, 1, Some(&token)).await;
+    assert_eq!((status, code.as_str()), (200, ""));
+    // Someone who never sat there still cannot.
+    let (status, _) = history_from(addr, loopback(3), &room.code, 1, Some("x")).await;
+    assert_eq!(status, 404);
+}
+
+/// Regression (issue 35, item 7): a text frame that is not UTF-8 got a close frame without the
+/// 1007 code RFC 6455 asks for. It is closed with 1007 (invalid frame payload data).
+#[tokio::test]
+async fn a_text_frame_that_is_not_utf8_is_closed_with_1007() {
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    let server = server(&[]);
+    let mut client = Client::connect(server.addr).await;
+    let frame = Frame::message(vec![b'{', 0xff, 0xfe, b'}'], OpCode::Data(Data::Text), true);
+    client
+        .socket()
+        .send(Message::Frame(frame))
+        .await
+        .expect("the frame is sent");
+    assert_eq!(client.expect_closed().await, Closed::Code(1007));
+}
+
+/// Regression (issue 35, item 7): the pages had a `Content-Security-Policy` but no
+/// `X-Frame-Options`, which older browsers need to refuse framing. Every page sends `DENY`.
+#[tokio::test]
+async fn the_pages_refuse_to_be_framed() {
+    let server = server(&[]);
+    let addr = server.addr;
+    for path in ["/", "/r/ABCDEFGHJK", "/replay"] {
+        let mut stream = tcp_from(addr, loopback(2)).await;
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_until_closed(&mut stream).await;
+        let head = answer
+            .split("\r\n\r\n")
+            .next()
+            .unwrap()
+            .to_ascii_lowercase();
+        assert!(head.starts_with("http/1.1 200"), "{path}: {head}");
+        assert!(head.contains("\r\nx-frame-options: deny"), "{path}: {head}");
+        assert!(
+            head.contains("\r\ncontent-security-policy: "),
+            "{path}: {head}"
+        );
+    }
+}
+
+/// Regression (issue 35, item 7): `/metrics` could only be served on the public port. With
+/// `--metrics-address` it is served there, and not on the public port.
+#[tokio::test]
+async fn metrics_can_have_an_address_of_their_own() {
+    let server = server(&["--metrics-address", "127.0.0.1:0"]);
+    let line = server.log_line("metrics listening");
+    let metrics: SocketAddr = line["fields"]["addr"]
+        .as_str()
+        .and_then(|a| a.parse().ok())
+        .expect("the metrics line names the address");
+    assert_ne!(metrics, server.addr);
+    let (status, text) = http::get(metrics, "/metrics").await;
+    assert_eq!(status, 200);
+    assert!(text.contains("dhumbal_rooms"), "{text}");
+    let (status, _) = http::get(server.addr, "/metrics").await;
+    assert_eq!(status, 404, "not on the public port");
+    let (status, _) = http::get(server.addr, "/healthz").await;
+    assert_eq!(status, 200);
 }

@@ -173,7 +173,7 @@ where
     R: Stream<Item = Result<Message, axum::Error>> + Unpin,
 {
     match ending {
-        Ending::TooBig => tokio::time::sleep(CLOSE_LINGER).await,
+        Ending::TooBig | Ending::NotUtf8 => tokio::time::sleep(CLOSE_LINGER).await,
         Ending::Shutdown | Ending::RateAbuse | Ending::NoHello | Ending::StoreUnavailable => {
             let _ = tokio::time::timeout(CLOSE_LINGER, async {
                 while let Some(Ok(_)) = stream.next().await {}

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use axum::extract::ws::{Message, Utf8Bytes};
 use dhumbal_protocol::{
-    CLOSE_GOING_AWAY, CLOSE_NO_HELLO, CLOSE_NO_PONG, CLOSE_POLICY_VIOLATION, CLOSE_SERVICE_RESTART,
-    CLOSE_TOO_BIG, CLOSE_TRY_AGAIN_LATER, ClientMessage, MessageId, ServerMessage, codes,
-    parse_client_message,
+    CLOSE_GOING_AWAY, CLOSE_INVALID_DATA, CLOSE_NO_HELLO, CLOSE_NO_PONG, CLOSE_POLICY_VIOLATION,
+    CLOSE_SERVICE_RESTART, CLOSE_TOO_BIG, CLOSE_TRY_AGAIN_LATER, ClientMessage, MessageId,
+    ServerMessage, codes, parse_client_message,
 };
 use futures_util::{Stream, StreamExt};
 use tokio::time::Instant;
@@ -31,6 +31,8 @@ pub(super) enum Ending {
     Gone,
     /// The client sent a message over the size cap.
     TooBig,
+    /// The client sent a text frame that is not UTF-8.
+    NotUtf8,
     /// The client kept sending faster than the rate limit.
     RateAbuse,
     /// The client sent nothing, not even a pong, for two and a half ping intervals.
@@ -172,16 +174,24 @@ impl Reader {
             // The socket answers the close frame on the next read, which then ends: reading on
             // until then closes cleanly instead of dropping the connection before the answer.
             Some(Ok(Message::Close(_) | Message::Ping(_) | Message::Pong(_))) => None,
-            Some(Err(e)) => {
-                if !is_too_big(e) {
-                    return Some(Ending::Gone);
+            Some(Err(e)) => match read_error(e) {
+                ReadError::TooBig => {
+                    let _ = self
+                        .tx
+                        .queue
+                        .try_send(Outgoing::Close(CLOSE_TOO_BIG, "message too big"));
+                    Some(Ending::TooBig)
                 }
-                let _ = self
-                    .tx
-                    .queue
-                    .try_send(Outgoing::Close(CLOSE_TOO_BIG, "message too big"));
-                Some(Ending::TooBig)
-            }
+                ReadError::NotUtf8 => {
+                    self.app.metrics.rejected(codes::BAD_MESSAGE);
+                    let _ = self
+                        .tx
+                        .queue
+                        .try_send(Outgoing::Close(CLOSE_INVALID_DATA, "text is not UTF-8"));
+                    Some(Ending::NotUtf8)
+                }
+                ReadError::Other => Some(Ending::Gone),
+            },
         }
     }
 
@@ -296,7 +306,7 @@ impl Reader {
                 self.tx.close(CLOSE_NO_PONG, "no answer to pings");
                 return;
             }
-            Ending::Gone | Ending::TooBig => return,
+            Ending::Gone | Ending::TooBig | Ending::NotUtf8 => return,
         };
         debug!(conn = self.conn, reason, "saying goodbye");
         if matches!(ending, Ending::RateAbuse | Ending::NoHello) {
@@ -307,13 +317,25 @@ impl Reader {
     }
 }
 
-/// Whether a read error is the socket refusing a message over the size cap.
-fn is_too_big(error: axum::Error) -> bool {
-    matches!(
-        error
-            .into_inner()
-            .downcast::<tungstenite::Error>()
-            .map(|e| *e),
-        Ok(tungstenite::Error::Capacity(_))
-    )
+/// What a read error was, as far as the client is told.
+enum ReadError {
+    /// The socket refused a message over the size cap.
+    TooBig,
+    /// A text frame was not UTF-8.
+    NotUtf8,
+    /// Anything else: the connection is gone.
+    Other,
+}
+
+/// Sorts a read error of the socket.
+fn read_error(error: axum::Error) -> ReadError {
+    match error
+        .into_inner()
+        .downcast::<tungstenite::Error>()
+        .map(|e| *e)
+    {
+        Ok(tungstenite::Error::Capacity(_)) => ReadError::TooBig,
+        Ok(tungstenite::Error::Utf8(_)) => ReadError::NotUtf8,
+        _ => ReadError::Other,
+    }
 }

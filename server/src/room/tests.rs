@@ -234,6 +234,38 @@ async fn a_room_nobody_is_in_closes_after_its_idle_time() {
     assert!(room.summary().await.is_none());
 }
 
+/// Regression (issue 35, item 2): a room nobody joined held its place under `--max-rooms` for
+/// the whole idle time. It closes after `unjoined_ttl`; a room someone sat in keeps the idle
+/// time.
+#[tokio::test(start_paused = true)]
+async fn a_room_nobody_joined_closes_after_its_unjoined_time() {
+    let timing = Timing {
+        idle_ttl: Duration::from_secs(600),
+        unjoined_ttl: Duration::from_secs(60),
+        ..TIMING
+    };
+    let (room, _shutdown, mut closed) = memory_room(Preset::Standard.settings(), timing).await;
+    tokio::time::sleep(Duration::from_secs(59)).await;
+    assert!(
+        closed.try_recv().is_err(),
+        "open until its unjoined time is up"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(closed.await.is_ok(), "closed");
+    assert!(room.summary().await.is_none());
+
+    let (room, _shutdown, mut closed) = memory_room(Preset::Standard.settings(), timing).await;
+    let (joined, _outbox) = join_as(&room, 1, "Asha", true).await;
+    assert!(joined);
+    room.send(Command::Leave { conn: 1 }).await;
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    assert!(
+        closed.try_recv().is_err(),
+        "someone sat here: the idle time holds"
+    );
+    assert!(room.summary().await.is_some());
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_lobby_that_never_starts_expires() {
     let timing = Timing {

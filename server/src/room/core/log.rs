@@ -25,6 +25,7 @@ impl RoomCore {
                     return invalid("the seat is not empty");
                 }
                 self.seats[*seat] = Seat::Human(Human::new(name.clone(), token_hash.clone()));
+                self.unjoined_due = None;
             }
             Record::HostIs { seat } => {
                 let Some(human) = self.human(*seat) else {
@@ -123,6 +124,8 @@ impl RoomCore {
 
     /// Takes the durable state from a snapshot.
     pub(super) fn load_snapshot(&mut self, snapshot: Snapshot) {
+        // A snapshot is taken as a match ends: people have sat here.
+        self.unjoined_due = None;
         self.votes = vec![false; snapshot.seats.len()];
         self.seats = snapshot
             .seats
@@ -191,6 +194,7 @@ impl RoomCore {
         .map_err(|e| ApplyError::Invalid(e.to_string()))?;
         self.matches = number;
         self.next_seed = None;
+        self.left_match.clear();
         let difficulty = self.settings.difficulty;
         for seat in &mut self.seats {
             match seat {
@@ -271,6 +275,10 @@ impl RoomCore {
             None => Seat::Empty,
         };
         if let Seat::Human(human) = std::mem::replace(occupant, replacement) {
+            // They sat in this match: its hand history stays theirs to download.
+            if self.game.is_some() {
+                self.left_match.push(human.token_hash.clone());
+            }
             self.removed.push(Removed {
                 name: human.name,
                 token_hash: human.token_hash,

@@ -135,6 +135,9 @@ pub struct Timing {
     pub idle_ttl: Duration,
     /// How long the room stays open if its match never starts, whoever is connected.
     pub lobby_ttl: Duration,
+    /// How long a room nobody has ever sat in stays open (while nobody is connected), so that
+    /// rooms created and never used give their places back soon.
+    pub unjoined_ttl: Duration,
 }
 
 /// One input for the room.
@@ -293,12 +296,19 @@ pub struct RoomCore {
     idle_since: Option<Instant>,
     /// When the room closes if its match has not started by then.
     lobby_due: Instant,
+    /// When the room closes if nobody has sat in it by then (and nobody is connected); `None`
+    /// once someone has taken a seat.
+    unjoined_due: Option<Instant>,
     /// Every seat, `settings.players` of them.
     seats: Vec<Seat>,
     /// The hash of the host's seat token, once the host has joined.
     host_token: Option<String>,
     /// The people the host removed, who may not come back until the host lets them.
     removed: Vec<Removed>,
+    /// The seat-token hashes of the people removed during the current match, who sat in it and
+    /// may download its hand history (rebuilt by a replay: the match's records follow the last
+    /// snapshot).
+    left_match: Vec<String>,
     /// Every connected client.
     clients: HashMap<ConnId, Client>,
     /// The match, once started.
@@ -361,8 +371,10 @@ impl RoomCore {
             timing,
             idle_since: Some(now),
             lobby_due: now + timing.lobby_ttl,
+            unjoined_due: Some(now + timing.unjoined_ttl),
             host_token: None,
             removed: Vec::new(),
+            left_match: Vec::new(),
             clients: HashMap::new(),
             game: None,
             matches: 0,
@@ -463,7 +475,10 @@ impl RoomCore {
         let idle_due = self.idle_since.map(|since| since + self.timing.idle_ttl);
         // Only a room whose match never started has a lifetime of its own.
         let lobby_due = self.game.is_none().then_some(self.lobby_due);
+        // While someone is connected (a watcher, say) the room waits for them to go.
+        let unjoined_due = self.unjoined_due.filter(|_| self.clients.is_empty());
         [
+            unjoined_due,
             self.bot_due,
             self.takeover_due.map(|(_, due)| due),
             self.turn_clock.map(|(_, due)| due),
@@ -533,6 +548,11 @@ impl RoomCore {
             .is_some_and(|since| since + self.timing.idle_ttl <= now)
         {
             info!(room = %self.code, "closing a room nobody has used for a while");
+            self.ending = Some(Ending::Idle);
+            return;
+        }
+        if self.clients.is_empty() && self.unjoined_due.is_some_and(|due| due <= now) {
+            info!(room = %self.code, "closing a room nobody has joined");
             self.ending = Some(Ending::Idle);
             return;
         }

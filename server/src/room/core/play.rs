@@ -195,6 +195,7 @@ impl RoomCore {
                 Seat::Human(human) => Some(human.token_hash.clone()),
                 Seat::Empty | Seat::Bot(_) => None,
             })
+            .chain(self.left_match.iter().cloned())
             .collect();
         Some(KeptMatch {
             code: self.code.clone(),
