@@ -28,7 +28,16 @@ fn hello(name: &str, token: Option<String>, host: bool) -> Hello {
         token,
         spectator: false,
         host_secret: host.then(|| "secret".to_owned()),
-        client_seed: Some(Hex32([name.len() as u8; 32])),
+        client_seed: None,
+    }
+}
+
+/// A client seed answering the commitment the room shows now, as a page sends it.
+fn seed_for(core: &RoomCore, seed: [u8; 32]) -> SeedAnswer {
+    let (_, commitment) = core.shown_commitment().expect("a commitment is shown");
+    SeedAnswer {
+        seed: Hex32(seed),
+        commitment,
     }
 }
 
@@ -261,7 +270,9 @@ fn replay_equals_the_room(settings: Settings, seed: u64, steps: usize) -> bool {
             Phase::RoundOver => {
                 for seat in 0..2 {
                     if let Some(conn) = conn_of(seat) {
-                        let client_seed = rng.random::<bool>().then(|| Hex32(rng.random()));
+                        let client_seed = rng
+                            .random::<bool>()
+                            .then(|| seed_for(&played.core, rng.random()));
                         played.message(conn, ClientMessage::Ready { client_seed });
                     }
                 }
@@ -279,7 +290,9 @@ fn replay_equals_the_room(settings: Settings, seed: u64, steps: usize) -> bool {
                 }
                 for seat in 0..2 {
                     if let Some(conn) = conn_of(seat) {
-                        let client_seed = rng.random::<bool>().then(|| Hex32(rng.random()));
+                        let client_seed = rng
+                            .random::<bool>()
+                            .then(|| seed_for(&played.core, rng.random()));
                         played.message(conn, ClientMessage::Rematch { client_seed });
                     }
                 }
