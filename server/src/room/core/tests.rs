@@ -756,3 +756,58 @@ fn a_stand_ins_thought_is_dropped_when_its_person_takes_the_turn_back() {
         "she plays her own turn"
     );
 }
+
+/// A log written before protocol 4 keeps client seeds without the commitment they answer: it
+/// replays as it was played (the seed counts for the next deal), while a seed recorded as
+/// answering another commitment does not count.
+#[test]
+fn a_client_seed_from_an_older_log_replays_as_it_was_played() {
+    let setup = setup("TESTROOM23", Preset::Standard.settings());
+    let seed = Hex32([0x42; 32]);
+    let old: Record = serde_json::from_str(&format!(
+        r#"{{"type":"client_seed","seat":0,"seed":"{seed}"}}"#
+    ))
+    .expect("an old record reads");
+    assert_eq!(
+        old,
+        Record::ClientSeed {
+            seat: 0,
+            seed,
+            commitment: None
+        }
+    );
+    let seated = Record::Seated {
+        seat: 0,
+        name: "Asha".into(),
+        token_hash: hash_secret("t"),
+    };
+    let dealt_seeds = |client_seed: Record| {
+        let log = vec![(
+            1,
+            vec![
+                seated.clone(),
+                client_seed,
+                Record::MatchBegun { seed: setup.seed },
+            ],
+        )];
+        let core = RoomCore::restore(&setup, None, log, TIMING, Arc::default(), Instant::now())
+            .expect("the log replays");
+        match &core.game.as_ref().expect("a match").log()[0] {
+            Event::Dealt { client_seeds, .. } => client_seeds.clone(),
+            other => panic!("not a deal: {other:?}"),
+        }
+    };
+    assert_eq!(dealt_seeds(old)[0], Some(seed));
+    let other = Record::ClientSeed {
+        seat: 0,
+        seed,
+        commitment: Some(Hex32([1; 32])),
+    };
+    assert_eq!(dealt_seeds(other)[0], None);
+    let answering = Record::ClientSeed {
+        seat: 0,
+        seed,
+        commitment: Some(dhumbal_engine::fair::commitment(&setup.seed.unwrap())),
+    };
+    assert_eq!(dealt_seeds(answering)[0], Some(seed));
+}
