@@ -451,5 +451,33 @@ async fn each_seed_taken_is_acknowledged_and_a_deal_carries_the_latest_acknowled
         }
     }
     assert_eq!(order, [Ok(c), Err((2, Some(c)))]);
+    // Back mid-match with a seed in hello: its acknowledgement comes after the history and the
+    // state, so the page knows the deal it hears of there was dealt before that seed.
+    let token = host.token().unwrap();
+    host.close().await;
+    let d = Hex32([0xd4; 32]);
+    let mut host = Client::connect(server.addr).await;
+    host.send(ClientMessage::Hello(Hello {
+        token: Some(token),
+        client_seed: Some(answer(d, &shown)),
+        ..hello(&room.code, "Asha")
+    }))
+    .await;
+    let mut kinds = Vec::new();
+    loop {
+        match host.recv().await {
+            ServerMessage::Welcome(_) => kinds.push("welcome"),
+            ServerMessage::History { .. } => kinds.push("history"),
+            ServerMessage::State { .. } if !kinds.contains(&"state") => kinds.push("state"),
+            ServerMessage::ClientSeedTaken { client_seed, .. } => {
+                assert_eq!(client_seed, d);
+                kinds.push("taken");
+                break;
+            }
+            ServerMessage::Error(error) => panic!("refused: {error:?}"),
+            _ => {}
+        }
+    }
+    assert_eq!(kinds, ["welcome", "history", "state", "taken"]);
     server.stop().await;
 }
