@@ -335,12 +335,14 @@ export function deck(seed, jokers) {
 }
 
 /**
- * Deals a deck as the engine does: one card at a time from the dealer's left, skipping seats
+ * Deals a deck as the engine does: one card at a time from the dealer's next seat, skipping seats
  * out of the match, until each has `cards`; then the pile's card; the rest is the stock.
  * @param {string[]} cardsTopFirst the deck
  * @param {number} dealer the dealer's seat
  * @param {boolean[]} active which seats are in the match
  * @param {number} cards cards per hand
+ * @param {string} [direction] the table's `direction`: `clockwise` (the default) or
+ *   `counter_clockwise`
  * @returns {{hands: string[][], pileTop: string, stock: string[]}} the stock top first
  */
 export function deal(cardsTopFirst, dealer, active, cards, direction = "clockwise") {

@@ -707,3 +707,63 @@ async fn the_page_refuses_a_deal_whose_seed_is_not_its_latest_acknowledged_one()
     assert_eq!(verdicts[3], json!([true, "The deal checks out."]));
     check_and_close(vec![b]).await;
 }
+
+/// An honest match of two rounds, with the page reloaded in the middle of round 1 (its `hello`
+/// then carries a seed for the commitment it remembered, acknowledged after the history) and
+/// `Next` between rounds (a fresh seed first): the page verifies every deal against its own
+/// record, and each deal carried for its seat a seed this page sent after seeing the commitment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_match_with_a_reload_and_a_second_round_verifies_against_the_pages_own_record() {
+    let mut stage = stage!();
+    let addr = stage.addr;
+    let room = stage
+        .server
+        .create_room(&CreateRoom {
+            settings: Some(standard(2)),
+            ..CreateRoom::default()
+        })
+        .await;
+    let b = stage.browser(DESKTOP).await;
+    b.host_room(addr, &room, "Asha").await;
+    b.click("#start").await;
+    b.wait_until("the table", |s| s.screen == "table" && s.round == 1)
+        .await;
+    b.client.refresh().await.unwrap();
+    b.wait_until("the table again", |s| s.screen == "table" && s.round == 1)
+        .await;
+    play_to_the_score(&b, CALL_AT_ONCE).await;
+    b.click("#next-round").await;
+    b.wait_until("round 2", |s| !s.score_open && s.round == 2)
+        .await;
+    play_to_the_score(&b, CALL_AT_ONCE).await;
+    assert_eq!(b.text("#score-title").await, "Match over");
+    assert_eq!(
+        verdict(&b).await,
+        json!(["verdict ok", "All 2 deals check out."])
+    );
+    // Each deal carried a seed of this page's for its seat, answering the match's commitment.
+    let record = b
+        .eval(&format!(
+            "return JSON.parse(sessionStorage.getItem('dhumbal.fair.{}'));",
+            room.code
+        ))
+        .await;
+    let commitment = record["matches"]["1"]["commitment"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let taken: Vec<String> = record["seeds"][commitment.as_str()]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["state"] == "taken")
+        .map(|s| s["seed"].as_str().unwrap().to_owned())
+        .collect();
+    for round in ["1", "2"] {
+        let allowed = record["matches"]["1"]["allowed"][round]["seed"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no seed for round {round}: {record}"));
+        assert!(taken.iter().any(|s| s == allowed), "{record}");
+    }
+    check_and_close(vec![b]).await;
+}
