@@ -566,9 +566,6 @@ export async function verifyHistory(history, seen) {
   const list = (history && Array.isArray(history.rounds)) ? history.rounds : [];
   // A match of a fixed number of rounds has no more than that many.
   const fixed = settings.rounds && typeof settings.rounds === "object" ? settings.rounds.fixed : null;
-  if (seedVerdict.ok && Number.isInteger(fixed) && list.length > fixed) {
-    fail(why("fair.tooManyRounds", { count: list.length, rounds: fixed }));
-  }
   if (seedVerdict.ok) {
     const players = history.players || [];
     const direction = settings.direction || "clockwise";
@@ -579,6 +576,7 @@ export async function verifyHistory(history, seen) {
       try {
         // Rounds 1, 2, … once each, in order; the dealer moves on as the rules say.
         if (round.round !== index + 1) reasons.push(why("fair.roundNumber", { want: index + 1, got: String(round.round) }));
+        if (Number.isInteger(fixed) && index >= fixed) reasons.push(why("fair.tooManyRounds", { count: list.length, rounds: fixed }));
         const activeNow = (round.hands || []).map((h) => h.length > 0);
         const wantDealer = previousDealer === null ? firstDealer(activeNow.length, direction) : nextActive(previousDealer, activeNow, direction);
         if (round.dealer !== wantDealer) reasons.push(why("fair.dealer", { want: players[wantDealer] || why("seat.n", { n: wantDealer + 1 }), got: String(round.dealer) }));
