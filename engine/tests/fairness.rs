@@ -8,7 +8,8 @@ use common::{Rng, random_action};
 use dhumbal_engine::arbitrary::any_settings;
 use dhumbal_engine::fair::{FairDeal, commitment, deck_seed, round_secret};
 use dhumbal_engine::{
-    Event, Game, HandHistory, Hex32, Phase, Preset, Settings, full_deck, shuffle::shuffle, verify,
+    Action, Event, Game, HandHistory, Hex32, Phase, Preset, Settings, Source, full_deck,
+    shuffle::shuffle, verify,
 };
 use proptest::prelude::*;
 
@@ -289,4 +290,72 @@ proptest! {
         let results: Vec<_> = record.rounds.iter().map(|r| r.result.clone().unwrap()).collect();
         prop_assert_eq!(results.as_slice(), game.results());
     }
+}
+
+/// The forgeries the outside review fed the page's verifier (issue 35): the engine's verifier
+/// refuses each, since it replays the match rather than checking rounds one by one. One round
+/// copied many times (same number again), a round dealt by the wrong seat, a round more than the
+/// match has, and a reshuffle that shuffles less of the pile than the rule says.
+#[test]
+fn repeated_rounds_a_wrong_dealer_an_extra_round_and_a_short_reshuffle_are_refused() {
+    let record = record();
+    let mut repeated = record.clone();
+    repeated.rounds = vec![record.rounds[0].clone(); 30];
+    let why = failures(&repeated);
+    assert!(
+        why.iter()
+            .any(|w| w.contains("round 1's deal") && w.contains("its number or dealer")),
+        "{why:?}"
+    );
+
+    let mut wrong_dealer = record.clone();
+    wrong_dealer.rounds[1].dealer = record.rounds[0].dealer;
+    let why = failures(&wrong_dealer);
+    assert!(
+        why.iter()
+            .any(|w| w.contains("round 2's deal") && w.contains("its number or dealer")),
+        "{why:?}"
+    );
+
+    let mut extra = record.clone();
+    let mut fourth = record.rounds[2].clone();
+    fourth.round = 4;
+    extra.rounds.push(fourth);
+    assert!(verify(&extra).rounds[3].is_err(), "{:?}", failures(&extra));
+
+    // A match nobody calls in runs its stock out: its first reshuffle, one card short.
+    let mut game = Game::fair(Preset::Standard.settings(), vector_deal(), vec![None; 4]).unwrap();
+    while !game.is_over() {
+        if game.phase() == Phase::RoundOver {
+            game.next_round().unwrap();
+            continue;
+        }
+        let seat = game.turn();
+        let legal = game.legal_actions(seat);
+        let action = legal
+            .iter()
+            .find(|a| {
+                matches!(
+                    a,
+                    Action::Draw {
+                        from: Source::Stock
+                    }
+                )
+            })
+            .or_else(|| legal.iter().find(|a| matches!(a, Action::Throw { .. })))
+            .unwrap_or(&legal[0])
+            .clone();
+        game.apply(seat, action).unwrap();
+    }
+    let mut short = game.hand_history().unwrap();
+    assert!(verify(&short).is_ok());
+    let step = short
+        .rounds
+        .iter_mut()
+        .flat_map(|r| r.steps.iter_mut())
+        .find(|s| s.reshuffled.is_some())
+        .expect("a reshuffle");
+    step.reshuffled.as_mut().unwrap().remove(0);
+    let why = failures(&short);
+    assert!(why.iter().any(|w| w.contains("does not follow")), "{why:?}");
 }

@@ -5,7 +5,7 @@
 //! object, no `type`, or fields that do not fit) or `unknown_type` (a `type` the protocol does
 //! not have). Permission and the rules are checked later, by the room.
 
-use dhumbal_engine::{Card, ClientSeed, Difficulty, Preset, Settings, Source};
+use dhumbal_engine::{Card, ClientSeed, Difficulty, Hex32, Preset, Settings, Source};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -55,10 +55,29 @@ pub struct Hello {
     /// The secret from `POST /api/rooms`, which makes this player the room's host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_secret: Option<String>,
-    /// Randomness of this person's own for the deals (64 hex digits), in force from the next
-    /// deal while they hold a seat (see `docs/fairness.md`). Ignored when watching.
+    /// Randomness of this person's own for the deals, with the commitment it answers, in force
+    /// from the next deal while they hold a seat (see [`SeedAnswer`] and `docs/fairness.md`).
+    /// It counts only if it names the commitment the room shows now; otherwise the seat still
+    /// joins, the seed is not taken, and an `error` `stale_commitment` says so. Ignored when
+    /// watching.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_seed: Option<ClientSeed>,
+    pub client_seed: Option<SeedAnswer>,
+}
+
+/// A client seed and the commitment it answers: `{"seed": "<64 hex>", "commitment": "<64 hex>"}`.
+///
+/// The server takes it only if `commitment` is the one the room shows now (`room.fairness`:
+/// the match being played's, or in the lobby and after a match the next one's), and then says
+/// so to this socket with `client_seed_taken`, in order with everything else it sends. So a
+/// seed always comes after the commitment it counts for, and the page knows which of its
+/// seeds is the latest the server took: the one the next deal must carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeedAnswer {
+    /// 32 bytes of the person's own randomness, as 64 hex digits.
+    pub seed: ClientSeed,
+    /// The commitment (64 hex digits) the page was shown before it chose the seed.
+    pub commitment: Hex32,
 }
 
 /// The quick reactions: a fixed set, so that a reaction carries no text of its own.
@@ -181,16 +200,17 @@ pub enum ClientMessage {
     },
     /// Between rounds: this seat has read the result and is ready for the next deal.
     Ready {
-        /// A fresh client seed for the next deal (see `hello`).
+        /// A fresh client seed for the next deal, with the commitment it answers (see
+        /// [`SeedAnswer`]). One naming another commitment refuses the whole message.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        client_seed: Option<ClientSeed>,
+        client_seed: Option<SeedAnswer>,
     },
     /// Any time while seated: randomness of your own for the deals, in force from the next deal
     /// (see `hello`). The web client sends a fresh one whenever the room shows a new
     /// commitment, so that its seed is chosen after the server's.
     ClientSeed {
-        /// The seed.
-        client_seed: ClientSeed,
+        /// The seed, with the commitment it answers (see [`SeedAnswer`]).
+        client_seed: SeedAnswer,
     },
     /// A seated person says something at the table: 1 to 200 characters, plain text.
     Chat {
@@ -215,9 +235,11 @@ pub enum ClientMessage {
     ToLobby,
     /// After the match: this seat wants another match in the same room.
     Rematch {
-        /// A fresh client seed for the next match's first deal (see `hello`).
+        /// A fresh client seed for the next match's first deal, answering the next match's
+        /// commitment (see [`SeedAnswer`]). One naming another commitment refuses the whole
+        /// message.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        client_seed: Option<ClientSeed>,
+        client_seed: Option<SeedAnswer>,
     },
 }
 

@@ -120,5 +120,10 @@ pub const STORE_UNAVAILABLE: &str = "store_unavailable";
 /// Sent by a cluster's HAProxy (`docker/haproxy.cfg`), never by a server: a socket opened at
 /// `/ws` is refused with HTTP 421, because only `/ws/{code}` reaches the node that holds the room.
 pub const ROOM_PATH_REQUIRED: &str = "room_path_required";
+/// A client seed named a commitment that is not the one the room shows now (the match moved on,
+/// or the seed was chosen before the page saw the commitment): the seed was not taken, and a
+/// `ready` or `rematch` carrying it changed nothing. Send a fresh seed for the commitment in the
+/// latest `room`.
+pub const STALE_COMMITMENT: &str = "stale_commitment";
 /// Something went wrong inside the server; it has been logged.
 pub const INTERNAL: &str = "internal";

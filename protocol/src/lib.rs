@@ -40,7 +40,7 @@ pub mod server;
 
 pub use client::{
     CHAT_KEPT_LINES, CHAT_MAX_CHARS, ClientEnvelope, ClientMessage, DrawFrom, Hello, MessageId,
-    ParseError, Reaction, clean_chat, draw_source, parse_client_message,
+    ParseError, Reaction, SeedAnswer, clean_chat, draw_source, parse_client_message,
 };
 pub use history::History;
 pub use http::{ApiError, CheckedSettings, CreateRoom, CreatedRoom, Presets, RoomSummary};
@@ -51,8 +51,9 @@ pub use server::{
 };
 
 /// The protocol's version. A `hello` carrying another version is refused with
-/// [`codes::UNSUPPORTED_PROTOCOL`].
-pub const PROTOCOL_VERSION: u32 = 3;
+/// [`codes::UNSUPPORTED_PROTOCOL`]. Version 4: a client seed names the commitment it answers
+/// ([`SeedAnswer`]) and the server acknowledges each one it takes (`client_seed_taken`).
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The WebSocket close code sent to a connection whose seat was taken back by another connection
 /// presenting the same seat token (the newer connection wins).
@@ -171,6 +172,19 @@ mod tests {
                 PROTOCOL_VERSION.to_string(),
                 "near {}",
                 &docs[at..at + 20]
+            );
+        }
+        // Regression (issue 35): the table of `hello`'s fields said `protocol` is `2` while the
+        // server spoke 3. Every table row for a `protocol` field names the version too.
+        let rows: Vec<&str> = docs
+            .lines()
+            .filter(|l| l.starts_with("| `protocol` |"))
+            .collect();
+        assert!(!rows.is_empty(), "no row for hello's protocol field");
+        for row in rows {
+            assert!(
+                row.starts_with(&format!("| `protocol` | `{PROTOCOL_VERSION}`")),
+                "docs/protocol.md says: {row}"
             );
         }
     }

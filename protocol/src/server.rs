@@ -13,7 +13,9 @@
 //! [`crate::History`]). [`StateFrames`] builds one change's `state` for every client at once,
 //! serialising what they share once.
 
-use dhumbal_engine::{Card, Difficulty, Event, Game, RoundResult, SeatView, Settings, Standing};
+use dhumbal_engine::{
+    Card, ClientSeed, Difficulty, Event, Game, Hex32, RoundResult, SeatView, Settings, Standing,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -83,6 +85,19 @@ pub enum ServerMessage {
     /// Sent to a person when their seat comes back to them: what a stand-in bot did for them
     /// while they were away (their turns, what it threw, whether it called).
     WhileAway(WhileAway),
+    /// To this socket only: the server took this client seed (sent by this socket in `hello`,
+    /// `ready`, `rematch` or `client_seed`), answering this commitment. It is the seat's seed in
+    /// force from the next deal of that match, until a later `client_seed_taken`. Sent in order
+    /// with everything else, so a `dealt` event after it carries this seed (or a later taken
+    /// one) for the seat, and one before it does not (see `docs/fairness.md`).
+    ClientSeedTaken {
+        /// The match the commitment is for.
+        match_number: u32,
+        /// The commitment the seed answers.
+        commitment: Hex32,
+        /// The seed taken.
+        client_seed: ClientSeed,
+    },
     /// A message was refused; nothing changed.
     Error(ErrorMessage),
     /// The server is about to close this socket, and why (the close frame follows).

@@ -147,6 +147,13 @@ fn verdicts(
         lines.push(line(&format!("round {}", round.round), verdict));
     }
     lines.push(line("standings", &verification.end));
+    // The file holds the seeds the server says it used; only each page knows what it sent.
+    lines.push(
+        "not checked here: whether each seat's client seed was the latest its page sent after it \
+         saw the commitment and the server acknowledged (only that page's own record can tell: \
+         its Verify the deals checks it; see docs/fairness.md)"
+            .to_owned(),
+    );
     lines.push(if verification.is_ok() {
         "verdict: every deal checks out".to_owned()
     } else {

@@ -88,6 +88,11 @@ pub enum Refusal {
     RoomFull,
 
     // ----- Permission and the room's stage -----
+    /// A client seed named a commitment other than the one the room shows now.
+    #[error(
+        "this client seed answers a commitment the room does not show now; send a fresh seed for the commitment in the latest room"
+    )]
+    StaleCommitment,
     /// A spectator tried what only a seated person may do.
     #[error("you are watching; only seated players can do that")]
     NotSeated,
@@ -234,6 +239,7 @@ impl Refusal {
             Refusal::Removed => codes::REMOVED,
             Refusal::RoomFull => codes::ROOM_FULL,
             Refusal::NotSeated => codes::NOT_SEATED,
+            Refusal::StaleCommitment => codes::STALE_COMMITMENT,
             Refusal::NotHost => codes::NOT_HOST,
             Refusal::NoSuchSeat(_) => codes::NO_SUCH_SEAT,
             Refusal::SeatTaken(_) => codes::SEAT_TAKEN,
@@ -314,7 +320,8 @@ impl Refusal {
             | Refusal::StandInPlaying
             | Refusal::NotAway
             | Refusal::AlreadyStandIn(_)
-            | Refusal::NotRemoved(_) => StatusCode::CONFLICT,
+            | Refusal::NotRemoved(_)
+            | Refusal::StaleCommitment => StatusCode::CONFLICT,
         }
     }
 

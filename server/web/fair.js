@@ -335,25 +335,20 @@ export function deck(seed, jokers) {
 }
 
 /**
- * Deals a deck as the engine does: one card at a time from the seat after the dealer in the
- * table's direction (docs/fairness.md), skipping seats out of the match, until each has `cards`;
- * then the pile's card; the rest is the stock.
+ * Deals a deck as the engine does: one card at a time from the dealer's next seat, skipping seats
+ * out of the match, until each has `cards`; then the pile's card; the rest is the stock.
  * @param {string[]} cardsTopFirst the deck
  * @param {number} dealer the dealer's seat
  * @param {boolean[]} active which seats are in the match
  * @param {number} cards cards per hand
- * @param {string} [direction] the settings' `direction`: `clockwise` (seat i's next is i + 1,
- *   also for settings without it) or `counter_clockwise` (i − 1)
+ * @param {string} [direction] the table's `direction`: `clockwise` (the default) or
+ *   `counter_clockwise`
  * @returns {{hands: string[][], pileTop: string, stock: string[]}} the stock top first
  */
 export function deal(cardsTopFirst, dealer, active, cards, direction = "clockwise") {
   const n = active.length;
   const hands = active.map(() => []);
-  const step = direction === "counter_clockwise" ? n - 1 : 1;
-  const next = (s) => {
-    for (let k = 1; k <= n; k += 1) if (active[(s + k * step) % n]) return (s + k * step) % n;
-    return s;
-  };
+  const next = (s) => nextActive(s, active, direction);
   let at = 0;
   const first = next(dealer);
   for (let i = 0; i < cards; i += 1) {
@@ -365,6 +360,47 @@ export function deal(cardsTopFirst, dealer, active, cards, direction = "clockwis
     } while (seat !== first);
   }
   return { hands, pileTop: cardsTopFirst[at], stock: cardsTopFirst.slice(at + 1) };
+}
+
+/**
+ * The next seat after `seat` in the table's direction still in the match: `clockwise` (the
+ * default) is seat + 1, `counter_clockwise` seat − 1 (mod the number of seats).
+ * @param {number} seat
+ * @param {boolean[]} active which seats are in the match
+ * @param {string} [direction] the `direction` setting
+ * @returns {number}
+ */
+export function nextActive(seat, active, direction = "clockwise") {
+  const n = active.length;
+  const step = direction === "counter_clockwise" ? n - 1 : 1;
+  for (let k = 1; k <= n; k += 1) {
+    const s = (seat + k * step) % n;
+    if (active[s]) return s;
+  }
+  return seat;
+}
+
+/**
+ * Round 1's dealer: the seat before seat 0 in the table's direction (the last seat clockwise,
+ * seat 1 counter-clockwise), so that seat 0 leads.
+ * @param {number} seats
+ * @param {string} [direction]
+ * @returns {number}
+ */
+export function firstDealer(seats, direction = "clockwise") {
+  return direction === "counter_clockwise" ? 1 % seats : seats - 1;
+}
+
+/**
+ * What a reshuffle keeps on the pile at this table: `top_card` or `top_throw` (the
+ * `reshuffle_keeps` setting; without it, as before the setting: the top card at draw-then-throw
+ * tables, the whole top throw at throw-then-draw tables).
+ * @param {object} settings
+ * @returns {"top_card"|"top_throw"}
+ */
+export function reshuffleKeeps(settings) {
+  if (settings.reshuffle_keeps === "top_card" || settings.reshuffle_keeps === "top_throw") return settings.reshuffle_keeps;
+  return settings.turn_order === "throw_then_draw" ? "top_throw" : "top_card";
 }
 
 // ----- Checking a hand history -----
@@ -390,13 +426,16 @@ function removeOne(list, card) {
  * pick-up and throw, and compares the hands at the show.
  * @returns {object[]} what does not check out, as reasons (empty when all does)
  */
-function checkPlay(round, deckSeedHex, dealt, players) {
+function checkPlay(round, deckSeedHex, dealt, players, settings) {
   const problems = [];
   const name = (s) => players[s] || why("seat.n", { n: s + 1 });
   const hands = dealt.hands.map((h) => h.slice());
   // A stack whose top is its last card, as the engine keeps it.
   let stack = dealt.stock.slice().reverse();
   const pile = [dealt.pileTop];
+  // The last throw still on the pile (the card turned up, before anyone throws).
+  let topThrow = [dealt.pileTop];
+  const keeps = reshuffleKeeps(settings);
   let reshuffles = 0;
   const steps = Array.isArray(round.steps) ? round.steps : [];
   for (let k = 0; k < steps.length; k += 1) {
@@ -412,15 +451,22 @@ function checkPlay(round, deckSeedHex, dealt, players) {
         if (stack.length > 0) problems.push(why("fair.reshuffleEarly", { where, count: stack.length }));
         const sorted = cards.slice().sort((a, b) => ORDER.get(a) - ORDER.get(b));
         if (!sameList(sorted, cards)) problems.push(why("fair.reshuffleOrder", { where }));
-        const rest = pile.slice();
-        const missing = cards.filter((c) => !removeOne(rest, c));
+        // Exactly what the table's rule keeps stays on top; everything under it is shuffled.
+        const keep = keeps === "top_throw" ? Math.max(1, topThrow.length) : 1;
+        const rest = pile.slice(Math.max(0, pile.length - keep));
+        const under = pile.slice(0, Math.max(0, pile.length - keep));
+        const missing = cards.filter((c) => !removeOne(under, c));
         if (missing.length > 0 || rest.length === 0) {
           problems.push(why("fair.reshuffleNotPile", { where, cards: missing.length > 0 ? missing.join(" ") : why("fair.nothingOnTop") }));
+        } else if (under.length > 0) {
+          problems.push(why("fair.reshuffleKept", { where, cards: under.join(" ") }));
         }
+        if (problems.length > 0) return problems;
         reshuffles += 1;
         stack = shuffle(cards, deckSeedHex, reshuffles);
         pile.length = 0;
         pile.push(...rest);
+        if (keeps === "top_card") topThrow = topThrow.slice(-1);
         if (event.stock !== undefined && event.stock !== stack.length) {
           problems.push(why("fair.reshuffleSize", { where, size: stack.length, said: event.stock }));
         }
@@ -437,16 +483,21 @@ function checkPlay(round, deckSeedHex, dealt, players) {
         hands[event.seat].push(top);
       } else if (event.type === "took_from_pile") {
         if (!removeOne(pile, event.card)) problems.push(why("fair.notOnPile", { where, card: event.card }));
+        removeOne(topThrow, event.card);
         hands[event.seat].push(event.card);
       } else if (event.type === "threw") {
         for (const c of event.cards) {
           if (!removeOne(hands[event.seat], c)) problems.push(why("fair.notInHand", { where, card: c }));
         }
         pile.push(...event.cards);
+        topThrow = event.cards.slice();
       }
     }
     if (problems.length > 0) return problems;
   }
+  // Every card of the pack is somewhere, once: in a hand, on the pile or in the stock.
+  const everywhere = hands.flat().concat(pile, stack);
+  if (!sameCards(everywhere, canonicalPack(Boolean(settings.jokers)))) problems.push(why("fair.cardsAccounted"));
   if (round.result && Array.isArray(round.result.hands)) {
     round.result.hands.forEach((shown, s) => {
       if (!sameCards(shown, hands[s])) problems.push(why("fair.showHand", { name: name(s) }));
@@ -461,7 +512,8 @@ function checkPlay(round, deckSeedHex, dealt, players) {
  * @property {string|null} commitment the commitment shown before the first deal
  * @property {boolean} commitmentBeforeDeal whether it was seen before round 1 was dealt
  * @property {number|null} seat this page's seat
- * @property {string[]} sent the client seeds this page sent in this room
+ * @property {Object<string, Allowed>} allowed what this seat's client seed may be at each
+ *   round's deal, by round (see {@link Memory#sawDeal})
  * @property {Object<string, string[]>} hands this seat's hand at each round's deal, by round
  * @property {Object<string, (string|null)[]>} dealtSeeds the client seeds each `dealt` event
  *   announced, by round
@@ -510,12 +562,25 @@ export async function verifyHistory(history, seen) {
       fail(why("fair.lateCommitment"));
     }
   }
+  const settings = (history && history.settings) || {};
+  const list = (history && Array.isArray(history.rounds)) ? history.rounds : [];
+  // A match of a fixed number of rounds has no more than that many.
+  const fixed = settings.rounds && typeof settings.rounds === "object" ? settings.rounds.fixed : null;
   if (seedVerdict.ok) {
-    const settings = history.settings || {};
     const players = history.players || [];
-    for (const round of history.rounds || []) {
+    const direction = settings.direction || "clockwise";
+    let previousDealer = null;
+    for (let index = 0; index < list.length; index += 1) {
+      const round = list[index];
       const reasons = [];
       try {
+        // Rounds 1, 2, … once each, in order; the dealer moves on as the rules say.
+        if (round.round !== index + 1) reasons.push(why("fair.roundNumber", { want: index + 1, got: String(round.round) }));
+        if (Number.isInteger(fixed) && index >= fixed) reasons.push(why("fair.tooManyRounds", { count: list.length, rounds: fixed }));
+        const activeNow = (round.hands || []).map((h) => h.length > 0);
+        const wantDealer = previousDealer === null ? firstDealer(activeNow.length, direction) : nextActive(previousDealer, activeNow, direction);
+        if (round.dealer !== wantDealer) reasons.push(why("fair.dealer", { want: players[wantDealer] || why("seat.n", { n: wantDealer + 1 }), got: String(round.dealer) }));
+        previousDealer = Number.isInteger(round.dealer) ? round.dealer : wantDealer;
         const seeds = round.client_seeds || [];
         const ds = await deckSeed(history.seed, history.room, history.match_number, round.round, seeds);
         if (ds !== String(round.deck_seed).toLowerCase()) {
@@ -523,8 +588,8 @@ export async function verifyHistory(history, seen) {
         }
         const cards = deck(ds, Boolean(settings.jokers));
         if (!sameList(cards, round.deck)) reasons.push(why("fair.deck"));
-        const active = (round.hands || []).map((h) => h.length > 0);
-        const dealt = deal(cards, round.dealer, active, settings.cards, settings.direction);
+        const active = activeNow;
+        const dealt = deal(cards, round.dealer, active, settings.cards, direction);
         (round.hands || []).forEach((h, s) => {
           if (!sameList(h, dealt.hands[s])) reasons.push(why("fair.hand", { name: players[s] || why("seat.n", { n: s + 1 }) }));
         });
@@ -534,12 +599,18 @@ export async function verifyHistory(history, seen) {
           if (announced && !sameList(announced.map((s) => (s ? s.toLowerCase() : null)), seeds.map((s) => (s ? s.toLowerCase() : null)))) {
             reasons.push(why("fair.clientSeeds"));
           }
-          // Only for a deal this page saw: every page says hello with a fresh seed before it sees
-          // a deal, so the seed in force at such a deal must be one it sent.
-          if (announced && seen.seat !== null && seen.seat !== undefined && seen.sent && seen.sent.length > 0) {
-            const mine = seeds[seen.seat];
-            if (!mine || !seen.sent.includes(mine.toLowerCase())) {
-              reasons.push(why("fair.mySeed"));
+          // This seat's seed in force at each deal must be exactly the latest one this page sent
+          // after it was shown the match's commitment and the server acknowledged before the
+          // deal (null if none was), or one whose acknowledgement a dropped connection lost.
+          if (seen.commitment && seen.seat !== null && seen.seat !== undefined && seen.allowed) {
+            const mine = seeds[seen.seat] ? String(seeds[seen.seat]).toLowerCase() : null;
+            const allowed = seen.allowed[round.round];
+            if (!allowed) {
+              reasons.push(why("fair.mySeedUnseen"));
+            } else if (mine !== allowed.seed && !(mine && allowed.lost.includes(mine))) {
+              reasons.push(allowed.seed
+                ? why("fair.mySeed", { want: shortHex(allowed.seed), got: mine ? shortHex(mine) : why("fair.none") })
+                : why("fair.mySeedNone", { got: mine ? shortHex(mine) : why("fair.none") }));
             }
           }
           const myHand = seen.hands && seen.hands[round.round];
@@ -547,7 +618,7 @@ export async function verifyHistory(history, seen) {
             reasons.push(why("fair.myHand"));
           }
         }
-        if (reasons.length === 0) reasons.push(...checkPlay(round, ds, dealt, players));
+        if (reasons.length === 0) reasons.push(...checkPlay(round, ds, dealt, players, settings));
       } catch (e) {
         reasons.push(why("fair.unchecked", { why: e.reason || e.message }));
       }
@@ -577,12 +648,39 @@ const inMemory = new Map();
 
 function readStore(room) {
   // Storage may be refused (or hold something else): then what this page holds in memory.
-  return tab.getJson(memoryKey(room)) || inMemory.get(room) || { sent: [], matches: {} };
+  const data = tab.getJson(memoryKey(room)) || inMemory.get(room) || {};
+  if (!data.matches || typeof data.matches !== "object") data.matches = {};
+  if (!data.seeds || typeof data.seeds !== "object") data.seeds = {};
+  return data;
 }
 
 function writeStore(room, data) {
   inMemory.set(room, data);
   tab.setJson(memoryKey(room), data);
+}
+
+/**
+ * The seeds this page sent answering one commitment, in the order sent: each `sent` (no answer
+ * yet), `taken` (the server acknowledged it), or `lost` (its socket closed before an answer).
+ * @typedef {{seed: string, state: "sent"|"taken"|"lost"}} SentSeed
+ */
+
+/**
+ * What this seat's seed may be at a deal: the latest this page sent after it was shown the
+ * commitment and the server acknowledged before the deal (`null`: none), or one sent after it
+ * whose answer a dropped connection lost.
+ * @typedef {{seed: string|null, lost: string[]}} Allowed
+ */
+function allowedNow(list) {
+  const sent = Array.isArray(list) ? list : [];
+  let at = -1;
+  sent.forEach((s, i) => {
+    if (s.state === "taken") at = i;
+  });
+  return {
+    seed: at >= 0 ? sent[at].seed : null,
+    lost: sent.slice(at + 1).filter((s) => s.state === "lost").map((s) => s.seed),
+  };
 }
 
 /**
@@ -603,23 +701,73 @@ export class Memory {
   }
 
   /**
-   * Makes and remembers a fresh client seed to send.
-   * @returns {string}
+   * Makes and remembers a fresh client seed answering a commitment this page was shown.
+   * @param {string|null|undefined} commitment the commitment the room shows now
+   * @returns {{seed: string, commitment: string}|null} the seed as the protocol sends it (null
+   *   without a commitment: a seed chosen before the page saw one never counts)
    */
-  freshSeed() {
+  freshSeed(commitment) {
+    if (!isHex32(commitment)) return null;
+    const key = commitment.toLowerCase();
     const seed = newClientSeed();
     this.update((d) => {
-      d.sent.push(seed);
-      // The latest hundred are plenty for a match's rounds and rematches.
-      if (d.sent.length > 100) d.sent.splice(0, d.sent.length - 100);
+      const list = d.seeds[key] || (d.seeds[key] = []);
+      list.push({ seed, state: "sent" });
+      // The latest hundred are plenty for a match's rounds.
+      if (list.length > 100) list.splice(0, list.length - 100);
+      d.last = key;
     });
-    return seed;
+    return { seed, commitment: key };
+  }
+
+  /**
+   * A seed for `hello`: only for the commitment this page last saw in this room (the room still
+   * shows it, or the server says `stale_commitment` and the page sends another once it sees the
+   * new one).
+   * @returns {{seed: string, commitment: string}|null}
+   */
+  helloSeed() {
+    return this.freshSeed(readStore(this.room).last);
+  }
+
+  /**
+   * The server acknowledged a seed this page sent (`client_seed_taken`): it is the seat's seed
+   * in force from the next deal of that commitment's match.
+   * @param {string} commitment
+   * @param {string} seed
+   */
+  taken(commitment, seed) {
+    if (!isHex32(commitment) || !isHex32(seed)) return;
+    const key = commitment.toLowerCase();
+    const mine = seed.toLowerCase();
+    this.update((d) => {
+      const list = d.seeds[key] || (d.seeds[key] = []);
+      let at = -1;
+      list.forEach((s, i) => {
+        if (s.seed === mine) at = i;
+      });
+      if (at < 0) return;
+      // The same seed acknowledged again is the latest again.
+      const [entry] = list.splice(at, 1);
+      entry.state = "taken";
+      list.push(entry);
+    });
+  }
+
+  /** A new socket: seeds sent on the last one and never answered may or may not have been taken. */
+  newConnection() {
+    this.update((d) => {
+      for (const list of Object.values(d.seeds)) {
+        for (const s of list) if (s.state === "sent") s.state = "lost";
+      }
+    });
   }
 
   /** @param {number} match */
   matchOf(data, match) {
     const key = String(match);
-    if (!data.matches[key]) data.matches[key] = { commitment: null, commitmentBeforeDeal: false, dealt: false, hands: {}, dealtSeeds: {}, seat: null };
+    if (!data.matches[key]) data.matches[key] = { commitment: null, commitmentBeforeDeal: false, dealt: false, hands: {}, dealtSeeds: {}, allowed: {}, seat: null };
+    if (!data.matches[key].allowed) data.matches[key].allowed = {};
     return data.matches[key];
   }
 
@@ -633,6 +781,7 @@ export class Memory {
     let fresh = false;
     this.update((d) => {
       const m = this.matchOf(d, match);
+      d.last = String(value).toLowerCase();
       if (m.commitment === value) return;
       m.commitment = value;
       m.commitmentBeforeDeal = !m.dealt;
@@ -642,7 +791,7 @@ export class Memory {
   }
 
   /**
-   * Remembers a `dealt` event's client seeds.
+   * Remembers a `dealt` event's client seeds, and what this seat's seed may be in it.
    * @param {number} match
    * @param {object} event the `dealt` event
    */
@@ -651,6 +800,23 @@ export class Memory {
       const m = this.matchOf(d, match);
       m.dealt = true;
       if (Array.isArray(event.client_seeds)) m.dealtSeeds[event.round] = event.client_seeds;
+      if (m.commitment && !m.allowed[event.round]) m.allowed[event.round] = allowedNow(d.seeds[m.commitment.toLowerCase()]);
+    });
+  }
+
+  /**
+   * Arriving in a match (`history`): the rounds up to `round` this page did not see dealt were
+   * dealt while it was away, after everything it had sent before.
+   * @param {number} match
+   * @param {number} round the round being played
+   */
+  caughtUp(match, round) {
+    this.update((d) => {
+      const m = this.matchOf(d, match);
+      if (!m.commitment) return;
+      for (let r = 1; r <= round; r += 1) {
+        if (!m.allowed[r]) m.allowed[r] = allowedNow(d.seeds[m.commitment.toLowerCase()]);
+      }
     });
   }
 
@@ -678,14 +844,14 @@ export class Memory {
    */
   seen(match, seat) {
     const d = readStore(this.room);
-    const m = d.matches[String(match)] || { commitment: null, commitmentBeforeDeal: false, hands: {}, dealtSeeds: {}, seat: null };
+    const m = d.matches[String(match)] || { commitment: null, commitmentBeforeDeal: false, hands: {}, dealtSeeds: {}, allowed: {}, seat: null };
     return {
       commitment: m.commitment,
       commitmentBeforeDeal: m.commitmentBeforeDeal,
       seat: m.seat !== null ? m.seat : seat,
-      sent: d.sent,
       hands: m.hands,
       dealtSeeds: m.dealtSeeds,
+      allowed: m.allowed || {},
     };
   }
 }

@@ -5,7 +5,7 @@
 // "reconnecting…".
 
 /** The protocol version this client speaks. */
-export const PROTOCOL = 3;
+export const PROTOCOL = 4;
 
 /** The close code the server uses when another connection takes this seat. */
 export const CLOSE_REPLACED = 4001;

@@ -153,15 +153,19 @@ function connect(spectator) {
   session.conn = new Connection(session.code, {
     hello: () => {
       session.joined = false;
+      // Seeds sent on the last socket and never answered: their fate is unknown.
+      session.fair.newConnection();
       const hello = {
         type: "hello",
         protocol: PROTOCOL,
         room: session.code,
         name: session.stored.name || lastName() || t("seat.defaultName"),
         token: session.stored.token || null,
-        // Randomness of this page's own in every deal while it holds a seat (docs/fairness.md).
-        client_seed: session.fair.freshSeed(),
       };
+      // Randomness of this page's own in every deal while it holds a seat, answering the
+      // commitment this page last saw (docs/fairness.md); none before it has seen one.
+      const seed = session.stored.token ? session.fair.helloSeed() : null;
+      if (seed) hello.client_seed = seed;
       if (session.spectator && !session.stored.token) hello.spectator = true;
       if (session.stored.host_secret) hello.host_secret = session.stored.host_secret;
       return hello;
@@ -204,6 +208,12 @@ function onMessage(msg) {
       break;
     case "history":
       session.history = { log: msg.log, results: msg.results, standIn: (msg.stand_in || []).slice() };
+      // Arriving in a match: the deals this page missed came after all it had sent before.
+      if (msg.log.length > 0 && msg.log[0].type === "dealt" && session.room && session.room.fairness) {
+        const over = session.room.stage === "match_over";
+        session.dealMatch = session.room.fairness.match_number - (over ? 1 : 0);
+        session.fair.caughtUp(session.dealMatch, msg.log[0].round);
+      }
       // Notices heard before a reconnection stay only if they were of this same round.
       session.notes = session.notes.filter((n) => msg.log.length > 0 && n.round === msg.log[0].round && n.at <= msg.log.length);
       break;
@@ -228,7 +238,15 @@ function onMessage(msg) {
     case "reaction":
       session.chat.reaction(msg);
       break;
+    case "client_seed_taken":
+      session.fair.taken(msg.commitment, msg.client_seed);
+      break;
     case "error":
+      if (msg.code === "stale_commitment") {
+        // The room has moved on to another commitment: a fresh seed for the one it shows.
+        sendSeed();
+        break;
+      }
       onError(msg);
       break;
     case "bye":
@@ -249,12 +267,18 @@ function onRoom(msg) {
     const fresh = session.fair.sawCommitment(msg.fairness.match_number, msg.fairness.commitment);
     // A seed chosen after the server's commitment: the server cannot have picked its seed to
     // suit ours (docs/fairness.md).
-    if (fresh && msg.your_seat !== null && msg.your_seat !== undefined) {
-      send({ type: "client_seed", client_seed: session.fair.freshSeed() });
-    }
+    if (fresh && msg.your_seat !== null && msg.your_seat !== undefined) sendSeed();
   }
   if (session.welcome) session.welcome.seat = msg.your_seat;
   paint();
+}
+
+/** A fresh client seed answering the commitment the room shows, while this page holds a seat. */
+function sendSeed() {
+  const room = session.room;
+  if (!room || !room.fairness || room.your_seat === null || room.your_seat === undefined) return;
+  const seed = session.fair.freshSeed(room.fairness.commitment);
+  if (seed) send({ type: "client_seed", client_seed: seed });
 }
 
 /**
@@ -435,8 +459,15 @@ function paintScore() {
       onDownload: () => downloadHistory(session),
     } : null,
   }, {
-    onNext: () => send({ type: "ready", client_seed: session.fair.freshSeed() }),
-    onRematch: () => send({ type: "rematch", client_seed: session.fair.freshSeed() }),
+    // A fresh seed first, on its own: should the room have moved on, the vote still counts.
+    onNext: () => {
+      sendSeed();
+      send({ type: "ready" });
+    },
+    onRematch: () => {
+      sendSeed();
+      send({ type: "rematch" });
+    },
     onLeave: leaveRoom,
     onToLobby: () => send({ type: "to_lobby" }),
     onChangeSettings: () => {

@@ -68,6 +68,14 @@ fn a_played_match_checks_out_and_a_tampered_one_does_not() {
     assert!(out.contains("players Asha, Bot 2, Chandra, Bot 4"), "{out}");
     assert_eq!(out.matches(": checks out").count(), rounds + 2, "{out}");
     assert!(out.contains("verdict: every deal checks out"), "{out}");
+    // What a file alone cannot prove is said, not implied.
+    assert!(
+        out.contains(
+            "not checked here: whether each seat's client seed was the latest its page sent after \
+             it saw the commitment and the server acknowledged"
+        ),
+        "{out}"
+    );
 
     // One card of round 2's deal moved from seat 0 to seat 1.
     let mut moved = history.clone();

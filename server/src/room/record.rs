@@ -11,7 +11,7 @@
 //! What is not recorded, on purpose: connections, stand-in bots and timers. After a restart
 //! every person is away until they reconnect, and the takeover grace starts afresh.
 
-use dhumbal_engine::{Action, Card, ClientSeed, Difficulty, Settings};
+use dhumbal_engine::{Action, Card, ClientSeed, Difficulty, Hex32, Settings};
 use dhumbal_protocol::ChatLine;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -81,6 +81,10 @@ pub enum SeatRecord {
         /// Their client seed in force, if they sent one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         client_seed: Option<ClientSeed>,
+        /// The commitment that seed answers (absent in snapshots from before protocol 4, whose
+        /// seed counted for the next deal whatever it answered).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_seed_answers: Option<Hex32>,
         /// Whether the host muted them.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         muted: bool,
@@ -190,12 +194,17 @@ pub enum Record {
         /// Whether they are muted now.
         muted: bool,
     },
-    /// The person in this seat sent a client seed, in force from the next deal.
+    /// The person in this seat sent a client seed, in force from the next deal of the match
+    /// whose commitment it answers.
     ClientSeed {
         /// The seat.
         seat: usize,
         /// The seed.
         seed: ClientSeed,
+        /// The commitment it answers (absent in logs from before protocol 4, whose seed counted
+        /// for the next deal whatever it answered).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        commitment: Option<Hex32>,
     },
 }
 

@@ -425,3 +425,347 @@ async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
     );
     check_and_close(vec![b]).await;
 }
+
+/// A match played from the vector seed where nobody calls (every seat draws from the stock and
+/// throws its first legal group), so the stock runs out and is reshuffled: every round is
+/// played to the throw cap. Its client seeds: `seat0` for seat 0, none for the others.
+fn reshuffling_history(seat0: Option<dhumbal_engine::Hex32>) -> dhumbal_engine::HandHistory {
+    use dhumbal_engine::{Action, FairDeal, Game, Phase, Source};
+    let deal = FairDeal {
+        seed: std::array::from_fn(|i| i as u8),
+        room: "ABCDE".into(),
+        match_number: 1,
+    };
+    let settings = Settings {
+        rounds: Rounds::Fixed(2),
+        ..Preset::Standard.settings()
+    };
+    let mut game = Game::fair(settings, deal, vec![seat0, None, None, None]).unwrap();
+    while !game.is_over() {
+        if game.phase() == Phase::RoundOver {
+            game.set_client_seeds(vec![seat0, None, None, None]);
+            game.next_round().unwrap();
+        } else {
+            let seat = game.turn();
+            let legal = game.legal_actions(seat);
+            let action = legal
+                .iter()
+                .find(|a| {
+                    matches!(
+                        a,
+                        Action::Draw {
+                            from: Source::Stock
+                        }
+                    )
+                })
+                .or_else(|| legal.iter().find(|a| matches!(a, Action::Throw { .. })))
+                .unwrap_or(&legal[0])
+                .clone();
+            game.apply(seat, action).unwrap();
+        }
+    }
+    game.hand_history().unwrap()
+}
+
+/// Runs the page's own verifier (`fair.js`'s `verifyHistory`) on each history, with nothing
+/// seen: each one's `[ok, summary]`. A history with a `repeat` of `n` has its first round copied
+/// to make `n` rounds first (in the page, to keep the request small).
+async fn page_verdicts(b: &Browser, histories: Vec<Value>) -> Vec<Value> {
+    let got = b
+        .client
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; \
+             import('/assets/fair.js').then(async (f) => { \
+               const out = []; \
+               for (const h of arguments[0]) { \
+                 if (h.repeat) { h.rounds = Array.from({ length: h.repeat }, () => h.rounds[0]); delete h.repeat; } \
+                 const v = await f.verifyHistory(h, null); out.push([v.ok, v.summary]); } \
+               done(out); \
+             }).catch((e) => done([[null, String(e)]]));",
+            vec![Value::Array(histories)],
+        )
+        .await
+        .unwrap();
+    got.as_array().unwrap().clone()
+}
+
+/// Forged hand histories that follow the deck seeds card for card but break the match's shape
+/// are refused by the page's verifier, as by the engine's: one round copied many times (the same
+/// round number again and again), a dealer who did not move on as the rules say, a reshuffle
+/// that left more of the pile on top than the table's rule keeps, and one more round than the
+/// match has. The honest record checks out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_verifier_refuses_repeated_rounds_a_wrong_dealer_and_a_reshuffle_keeping_too_much()
+ {
+    use dhumbal_engine::{Card, Event, shuffle::shuffle};
+    let mut stage = stage!();
+    let b = stage.browser(DESKTOP).await;
+    b.open_home(stage.addr).await;
+    let honest = reshuffling_history(None);
+    assert!(dhumbal_engine::verify(&honest).is_ok());
+
+    // 1. Round 1 copied 3,000 times (a table of one fixed round, so no count gives it away).
+    let mut repeated = honest.clone();
+    repeated.settings.rounds = Rounds::Fixed(3000);
+    repeated.rounds.truncate(1);
+    let mut repeated = serde_json::to_value(repeated).unwrap();
+    repeated["repeat"] = json!(3000);
+
+    // 2. Round 2 dealt by the same seat as round 1 (its deal, from that dealer, is consistent;
+    // the round stops before play).
+    let mut wrong_dealer = honest.clone();
+    {
+        let r1 = wrong_dealer.rounds[0].dealer;
+        let r2 = &mut wrong_dealer.rounds[1];
+        r2.dealer = r1;
+        let mut hands = vec![Vec::new(); 4];
+        let mut at = 0;
+        for _ in 0..5 {
+            for k in 1..=4 {
+                hands[(r1 + k) % 4].push(r2.deck[at]);
+                at += 1;
+            }
+        }
+        r2.hands = hands;
+        r2.pile_top = r2.deck[at];
+        r2.steps.clear();
+        r2.result = None;
+    }
+    assert!(dhumbal_engine::verify(&wrong_dealer).rounds[1].is_err());
+
+    // 3. The first reshuffle shuffles one card fewer, which stays on the pile under its top;
+    // the round stops at that draw, whose card is the top of that smaller stock.
+    let mut kept_too_much = honest.clone();
+    {
+        let (r, k) = kept_too_much
+            .rounds
+            .iter()
+            .enumerate()
+            .find_map(|(r, round)| {
+                round
+                    .steps
+                    .iter()
+                    .position(|s| s.reshuffled.is_some())
+                    .map(|k| (r, k))
+            })
+            .expect("a reshuffle in a match nobody calls");
+        let round = &mut kept_too_much.rounds[r];
+        let step = &mut round.steps[k];
+        let mut cards: Vec<Card> = step.reshuffled.clone().unwrap();
+        cards.remove(0);
+        step.reshuffled = Some(cards.clone());
+        let seed = round.deck_seed.unwrap().0;
+        shuffle(&mut cards, &seed, 1);
+        step.card = Some(*cards.last().unwrap());
+        for e in &mut step.events {
+            if let Event::Reshuffled { stock } = e {
+                *stock = cards.len();
+            }
+        }
+        round.steps.truncate(k + 1);
+        round.result = None;
+        kept_too_much.rounds.truncate(r + 1);
+    }
+    assert!(!dhumbal_engine::verify(&kept_too_much).is_ok());
+
+    // 4. One round more than the match has: round 2 again, numbered 3.
+    let mut extra = honest.clone();
+    let mut third = extra.rounds[1].clone();
+    third.round = 3;
+    extra.rounds.push(third);
+
+    let mut histories = [&honest, &wrong_dealer, &kept_too_much, &extra]
+        .map(|h| serde_json::to_value(h).unwrap())
+        .to_vec();
+    histories.insert(1, repeated);
+    let verdicts = page_verdicts(&b, histories).await;
+    assert_eq!(
+        verdicts[0],
+        json!([true, "All 2 deals check out."]),
+        "{verdicts:?}"
+    );
+    let said = |i: usize| verdicts[i][1].as_str().unwrap_or_default().to_owned();
+    assert_eq!(verdicts[1][0], false, "{}", said(1));
+    assert!(
+        said(1).starts_with("Round 1 does not check out: it is numbered 1 where round 2 should be"),
+        "{}",
+        said(1)
+    );
+    assert_eq!(verdicts[2][0], false, "{}", said(2));
+    assert!(
+        said(2).contains("Round 2 does not check out: its dealer is seat"),
+        "{}",
+        said(2)
+    );
+    assert_eq!(verdicts[3][0], false, "{}", said(3));
+    assert!(
+        said(3).contains("the reshuffle left cards on the pile that the table's rule shuffles in"),
+        "{}",
+        said(3)
+    );
+    assert_eq!(verdicts[4][0], false, "{}", said(4));
+    assert!(
+        said(4).starts_with(
+            "Round 3 does not check out: the record has 3 rounds, but the match has 2"
+        ),
+        "{}",
+        said(4)
+    );
+    check_and_close(vec![b]).await;
+}
+
+/// A ground match: a dishonest server dealt this seat with a seed other than the latest one the
+/// page sent after it was shown the match's commitment and the server acknowledged. The page's
+/// memory is made as the page makes it: a `hello` seed answering the commitment it remembered
+/// (which the room no longer showed), then the match's commitment, then two seeds sent and
+/// acknowledged. Dealt with the hello seed, the first acknowledged seed, or none, the page
+/// refuses the match and says why; dealt with the latest acknowledged seed, it checks out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_refuses_a_deal_whose_seed_is_not_its_latest_acknowledged_one() {
+    use dhumbal_engine::{FairDeal, Game, Hex32, Phase};
+    let mut stage = stage!();
+    let b = stage.browser(DESKTOP).await;
+    b.open_home(stage.addr).await;
+    let committed = dhumbal_engine::fair::commitment(&std::array::from_fn(|i| i as u8));
+    let seeds = b
+        .client
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; \
+             import('/assets/fair.js').then((f) => { \
+               const m = new f.Memory('GROUND'); \
+               m.sawCommitment(1, 'ab'.repeat(32)); \
+               const hello = m.helloSeed(); \
+               m.newConnection(); \
+               m.sawCommitment(1, arguments[0]); \
+               const first = m.freshSeed(arguments[0]); m.taken(first.commitment, first.seed); \
+               const latest = m.freshSeed(arguments[0]); m.taken(latest.commitment, latest.seed); \
+               m.sawDeal(1, { round: 1 }); \
+               done([hello.seed, hello.commitment, first.seed, latest.seed, f.isHex32(hello.seed)]); \
+             }).catch((e) => done([String(e)]));",
+            vec![json!(committed.to_string())],
+        )
+        .await
+        .unwrap();
+    assert_eq!(seeds[4], true, "{seeds}");
+    assert_eq!(
+        seeds[1],
+        "ab".repeat(32),
+        "the hello seed answers what the page remembered"
+    );
+    let seed_of = |i: usize| -> Option<Hex32> { Some(seeds[i].as_str().unwrap().parse().unwrap()) };
+    // A one-round match from the vector seed, dealing seat 0 with `seat0`.
+    let history = |seat0: Option<Hex32>| {
+        let deal = FairDeal {
+            seed: std::array::from_fn(|i| i as u8),
+            room: "ABCDE".into(),
+            match_number: 1,
+        };
+        let settings = Settings {
+            rounds: Rounds::Fixed(1),
+            ..Preset::Standard.settings()
+        };
+        let mut game = Game::fair(settings, deal, vec![seat0, None, None, None]).unwrap();
+        while game.phase() != Phase::MatchOver {
+            let seat = game.turn();
+            let action = game.legal_actions(seat).remove(0);
+            game.apply(seat, action).unwrap();
+        }
+        serde_json::to_value(game.hand_history().unwrap()).unwrap()
+    };
+    let cases = [seed_of(0), seed_of(2), None, seed_of(3)];
+    let mut verdicts = Vec::new();
+    for seat0 in cases {
+        let got = b
+            .client
+            .execute_async(
+                "const done = arguments[arguments.length - 1]; \
+                 import('/assets/fair.js').then(async (f) => { \
+                   const v = await f.verifyHistory(arguments[0], new f.Memory('GROUND').seen(1, 0)); \
+                   done([v.ok, v.summary]); \
+                 }).catch((e) => done([null, String(e)]));",
+                vec![history(seat0)],
+            )
+            .await
+            .unwrap();
+        verdicts.push(got);
+    }
+    let short = |i: usize| {
+        let s = seeds[i].as_str().unwrap();
+        format!("{}\u{2026}{}", &s[..4], &s[60..])
+    };
+    for (i, want) in [(0, short(0)), (1, short(2)), (2, "none".to_owned())] {
+        assert_eq!(verdicts[i][0], false, "case {i}: {}", verdicts[i]);
+        assert_eq!(
+            verdicts[i][1],
+            format!(
+                "Round 1 does not check out: your seat's client seed is {want}, not {}, the latest \
+                 one this page sent after it was shown the commitment and the server acknowledged \
+                 before this deal.",
+                short(3)
+            ),
+            "case {i}"
+        );
+    }
+    assert_eq!(verdicts[3], json!([true, "The deal checks out."]));
+    check_and_close(vec![b]).await;
+}
+
+/// An honest match of two rounds, with the page reloaded in the middle of round 1 (its `hello`
+/// then carries a seed for the commitment it remembered, acknowledged after the history) and
+/// `Next` between rounds (a fresh seed first): the page verifies every deal against its own
+/// record, and each deal carried for its seat a seed this page sent after seeing the commitment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_match_with_a_reload_and_a_second_round_verifies_against_the_pages_own_record() {
+    let mut stage = stage!();
+    let addr = stage.addr;
+    let room = stage
+        .server
+        .create_room(&CreateRoom {
+            settings: Some(standard(2)),
+            ..CreateRoom::default()
+        })
+        .await;
+    let b = stage.browser(DESKTOP).await;
+    b.host_room(addr, &room, "Asha").await;
+    b.click("#start").await;
+    b.wait_until("the table", |s| s.screen == "table" && s.round == 1)
+        .await;
+    b.client.refresh().await.unwrap();
+    b.wait_until("the table again", |s| s.screen == "table" && s.round == 1)
+        .await;
+    play_to_the_score(&b, CALL_AT_ONCE).await;
+    b.click("#next-round").await;
+    b.wait_until("round 2", |s| !s.score_open && s.round == 2)
+        .await;
+    play_to_the_score(&b, CALL_AT_ONCE).await;
+    assert_eq!(b.text("#score-title").await, "Match over");
+    assert_eq!(
+        verdict(&b).await,
+        json!(["verdict ok", "All 2 deals check out."])
+    );
+    // Each deal carried a seed of this page's for its seat, answering the match's commitment.
+    let record = b
+        .eval(&format!(
+            "return JSON.parse(sessionStorage.getItem('dhumbal.fair.{}'));",
+            room.code
+        ))
+        .await;
+    let commitment = record["matches"]["1"]["commitment"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let taken: Vec<String> = record["seeds"][commitment.as_str()]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["state"] == "taken")
+        .map(|s| s["seed"].as_str().unwrap().to_owned())
+        .collect();
+    for round in ["1", "2"] {
+        let allowed = record["matches"]["1"]["allowed"][round]["seed"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no seed for round {round}: {record}"));
+        assert!(taken.iter().any(|s| s == allowed), "{record}");
+    }
+    check_and_close(vec![b]).await;
+}

@@ -65,11 +65,25 @@ async fn a_match_survives_a_restart_in_the_same_seats_with_the_same_views() {
     let mut asha = Client::connect(server.addr).await;
     asha.send(ClientMessage::Hello(Hello {
         host_secret: Some(room.host_secret.clone()),
-        client_seed: Some(asha_seed),
         ..dhumbal_tests::client::hello(&room.code, "Asha")
     }))
     .await;
     asha.expect_welcome().await;
+    let shown = asha
+        .recv_until(|m| match m {
+            ServerMessage::Room(room) => room.fairness.clone(),
+            _ => None,
+        })
+        .await;
+    asha.send(ClientMessage::ClientSeed {
+        client_seed: dhumbal_protocol::SeedAnswer {
+            seed: asha_seed,
+            commitment: shown.commitment.parse().unwrap(),
+        },
+    })
+    .await;
+    asha.recv_until(|m| matches!(m, ServerMessage::ClientSeedTaken { .. }).then_some(()))
+        .await;
     let bina = Client::join(server.addr, &room.code, "Bina", None).await;
     asha.send(ClientMessage::Start).await;
     // Each plays its own turns, six actions at most, and then lets the table come to rest.

@@ -5,7 +5,7 @@
 
 use dhumbal_engine::fair::commitment;
 use dhumbal_engine::{Event, HandHistory, Hex32, Phase, Rounds, verify};
-use dhumbal_protocol::{ClientMessage, Hello, MatchResult, ServerMessage, codes};
+use dhumbal_protocol::{ClientMessage, Hello, MatchResult, SeedAnswer, ServerMessage, codes};
 use dhumbal_tests::client::hello;
 use dhumbal_tests::http::{get, get_with};
 use dhumbal_tests::{Client, TestServer, random_action};
@@ -29,9 +29,37 @@ fn dealt_client_seeds(client: &Client, round: u32) -> Vec<Option<Hex32>> {
         .expect("the round was dealt")
 }
 
-/// Plays the client's seat to the end, sending `ready` with `next_seed` between rounds (after
-/// first trying a client seed that is not hex, which is refused and changes nothing).
-async fn play_with_seeds(mut client: Client, next_seed: Hex32) -> (Client, MatchResult) {
+/// `seed` answering `commitment`, as a page sends it.
+fn answer(seed: Hex32, commitment: &str) -> SeedAnswer {
+    SeedAnswer {
+        seed,
+        commitment: commitment.parse().expect("a commitment is 64 hex digits"),
+    }
+}
+
+/// The next `client_seed_taken` the client receives: its commitment and seed.
+async fn next_taken(client: &mut Client) -> (Hex32, Hex32) {
+    client
+        .recv_until(|m| match m {
+            ServerMessage::ClientSeedTaken {
+                commitment,
+                client_seed,
+                ..
+            } => Some((*commitment, *client_seed)),
+            ServerMessage::Error(error) => panic!("a client seed was refused: {error:?}"),
+            _ => None,
+        })
+        .await
+}
+
+/// Plays the client's seat to the end, sending `ready` with `next_seed` (answering
+/// `commitment`) between rounds (after first trying a client seed that is not hex, which is
+/// refused and changes nothing).
+async fn play_with_seeds(
+    mut client: Client,
+    next_seed: Hex32,
+    commitment: &str,
+) -> (Client, MatchResult) {
     let mut rng = StdRng::seed_from_u64(11);
     let mut ready_for_round = 0;
     loop {
@@ -42,13 +70,23 @@ async fn play_with_seeds(mut client: Client, next_seed: Hex32) -> (Client, Match
                 } else if view.phase == Phase::RoundOver && ready_for_round < view.round {
                     ready_for_round = view.round;
                     client
-                        .send_text(r#"{"type":"ready","client_seed":"not hex"}"#)
+                        .send_text(&format!(
+                            r#"{{"type":"ready","client_seed":{{"seed":"not hex","commitment":"{commitment}"}}}}"#
+                        ))
+                        .await;
+                    let error = client.expect_error_skipping_play().await;
+                    assert_eq!(error.code, codes::BAD_MESSAGE);
+                    // A bare seed, as protocol 3 sent it, is not a message of protocol 4.
+                    client
+                        .send_text(&format!(
+                            r#"{{"type":"ready","client_seed":"{next_seed}"}}"#
+                        ))
                         .await;
                     let error = client.expect_error_skipping_play().await;
                     assert_eq!(error.code, codes::BAD_MESSAGE);
                     client
                         .send(ClientMessage::Ready {
-                            client_seed: Some(next_seed),
+                            client_seed: Some(answer(next_seed, commitment)),
                         })
                         .await;
                 }
@@ -74,7 +112,6 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
     let mut host = Client::connect(addr).await;
     host.send(ClientMessage::Hello(Hello {
         host_secret: Some(room.host_secret.clone()),
-        client_seed: Some(first_seed),
         ..hello(&room.code, "Asha")
     }))
     .await;
@@ -91,11 +128,20 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
     assert_eq!(in_the_lobby.stage, dhumbal_protocol::Stage::Lobby);
     let lobby_commitment = in_the_lobby.fairness.expect("a commitment in the lobby");
     assert_eq!(lobby_commitment.match_number, 1);
+    // A seed answering it is taken, and the server says so.
+    host.send(ClientMessage::ClientSeed {
+        client_seed: answer(first_seed, &lobby_commitment.commitment),
+    })
+    .await;
+    assert_eq!(
+        next_taken(&mut host).await,
+        (lobby_commitment.commitment.parse().unwrap(), first_seed)
+    );
     let mut watcher = Client::connect(addr).await;
     watcher
         .send(ClientMessage::Hello(Hello {
             spectator: true,
-            client_seed: Some(Hex32([1; 32])),
+            client_seed: Some(answer(Hex32([1; 32]), &lobby_commitment.commitment)),
             ..hello(&room.code, "Wangmo")
         }))
         .await;
@@ -121,8 +167,8 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
         "not before the end"
     );
 
-    let (host, result) = play_with_seeds(host, second_seed).await;
-    // Round 1 was dealt with the seed from hello; round 2 with the one sent with ready. The
+    let (host, result) = play_with_seeds(host, second_seed, &published.commitment).await;
+    // Round 1 was dealt with the seed sent in the lobby; round 2 with the one sent with ready. The
     // spectator's seed counts for nothing, and bots send none.
     assert_eq!(
         dealt_client_seeds(&host, 1),
@@ -218,10 +264,26 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
     assert_eq!(next.match_number, 2);
     assert_ne!(next.commitment, published.commitment);
     let third_seed = Hex32([0x77; 32]);
+    // A seed answering the last match's commitment is refused, and a rematch carrying one
+    // changes nothing (no vote).
     host.send(ClientMessage::ClientSeed {
-        client_seed: third_seed,
+        client_seed: answer(third_seed, &published.commitment),
     })
     .await;
+    assert_eq!(host.expect_error().await.code, codes::STALE_COMMITMENT);
+    host.send(ClientMessage::Rematch {
+        client_seed: Some(answer(third_seed, &published.commitment)),
+    })
+    .await;
+    assert_eq!(host.expect_error().await.code, codes::STALE_COMMITMENT);
+    host.send(ClientMessage::ClientSeed {
+        client_seed: answer(third_seed, &next.commitment),
+    })
+    .await;
+    assert_eq!(
+        next_taken(&mut host).await,
+        (next.commitment.parse().unwrap(), third_seed)
+    );
     host.send(ClientMessage::Rematch { client_seed: None })
         .await;
     let seeds = host
@@ -233,13 +295,13 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
     assert_eq!(seeds, [Some(third_seed), None, None, None]);
     assert_eq!(
         host.room.as_ref().and_then(|r| r.fairness.clone()),
-        Some(next),
+        Some(next.clone()),
         "match 2 is dealt under the commitment shown when match 1 ended"
     );
     // A spectator's client seed is refused.
     watcher
         .send(ClientMessage::ClientSeed {
-            client_seed: third_seed,
+            client_seed: answer(third_seed, &next.commitment),
         })
         .await;
     let refused = watcher
@@ -250,5 +312,173 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
         .await;
     assert_eq!(refused, codes::NOT_SEATED);
     watcher.close().await;
+    server.stop().await;
+}
+
+/// A seed sent in `hello` that does not answer the commitment the room shows (a page that had
+/// not seen it yet, or a server-chosen one) never counts: a server that saw it could have
+/// ground its match seed against it. The seat is taken all the same, and `stale_commitment`
+/// says why the seed was not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seed_sent_before_the_commitment_was_shown_never_counts() {
+    let server = TestServer::start().await;
+    let settings = dhumbal_engine::Settings {
+        rounds: Rounds::Fixed(1),
+        ..standard_for(4)
+    };
+    let room = server.create_room(&room_with(settings)).await;
+    let mut host = Client::connect(server.addr).await;
+    host.send(ClientMessage::Hello(Hello {
+        host_secret: Some(room.host_secret.clone()),
+        client_seed: Some(answer(Hex32([0x5a; 32]), &Hex32([0; 32]).to_string())),
+        ..hello(&room.code, "Asha")
+    }))
+    .await;
+    host.expect_welcome().await;
+    let refused = host
+        .recv_until(|m| match m {
+            ServerMessage::Error(error) => Some(error.code.clone()),
+            ServerMessage::ClientSeedTaken { .. } => panic!("a stale seed was taken"),
+            _ => None,
+        })
+        .await;
+    assert_eq!(refused, codes::STALE_COMMITMENT);
+    host.send(ClientMessage::Start).await;
+    let seeds = host
+        .recv_event(|e| match e {
+            Event::Dealt { client_seeds, .. } => Some(client_seeds.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(seeds, [None, None, None, None], "the hello seed counted");
+    server.stop().await;
+}
+
+/// Every seed taken is acknowledged to its socket, in order, and a deal carries the latest one
+/// acknowledged before it: a `hello` seed answering the commitment counts like any other, a
+/// later `client_seed` replaces it, and a seed taken after a deal counts only from the next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_seed_taken_is_acknowledged_and_a_deal_carries_the_latest_acknowledged() {
+    let server = TestServer::start().await;
+    let settings = dhumbal_engine::Settings {
+        rounds: Rounds::Fixed(2),
+        ..standard_for(4)
+    };
+    let room = server.create_room(&room_with(settings)).await;
+    let mut host = Client::connect(server.addr).await;
+    host.send(ClientMessage::Hello(Hello {
+        host_secret: Some(room.host_secret.clone()),
+        ..hello(&room.code, "Asha")
+    }))
+    .await;
+    host.expect_welcome().await;
+    let token = host.token().unwrap();
+    let shown = host
+        .recv_until(|m| match m {
+            ServerMessage::Room(room) => room.fairness.clone(),
+            _ => None,
+        })
+        .await
+        .commitment;
+    host.close().await;
+    // Back with a seed in hello that answers the commitment this page saw: taken, after the
+    // welcome and the room.
+    let (a, b, c) = (Hex32([0xa1; 32]), Hex32([0xb2; 32]), Hex32([0xc3; 32]));
+    let mut host = Client::connect(server.addr).await;
+    host.send(ClientMessage::Hello(Hello {
+        token: Some(token),
+        client_seed: Some(answer(a, &shown)),
+        ..hello(&room.code, "Asha")
+    }))
+    .await;
+    host.expect_welcome().await;
+    assert_eq!(next_taken(&mut host).await.1, a);
+    host.send(ClientMessage::ClientSeed {
+        client_seed: answer(b, &shown),
+    })
+    .await;
+    assert_eq!(next_taken(&mut host).await.1, b);
+    // The same seed again is acknowledged again (it is still the one in force).
+    host.send(ClientMessage::ClientSeed {
+        client_seed: answer(b, &shown),
+    })
+    .await;
+    assert_eq!(next_taken(&mut host).await.1, b);
+    host.send(ClientMessage::Start).await;
+    let seeds = host
+        .recv_event(|e| match e {
+            Event::Dealt { client_seeds, .. } => Some(client_seeds.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(seeds, [Some(b), None, None, None]);
+    // Mid-round: taken now, in force from round 2's deal, which comes after its ack.
+    host.send(ClientMessage::ClientSeed {
+        client_seed: answer(c, &shown),
+    })
+    .await;
+    let mut order = Vec::new();
+    let mut rng = StdRng::seed_from_u64(5);
+    // Round 1 is seat 0's to lead.
+    let first = host.view().clone();
+    if first.my_turn() {
+        host.send(random_action(&first, &mut rng)).await;
+    }
+    loop {
+        match host.recv().await {
+            ServerMessage::ClientSeedTaken { client_seed, .. } => order.push(Ok(client_seed)),
+            ServerMessage::State { events, view, .. } => {
+                for e in &events {
+                    if let Event::Dealt {
+                        round,
+                        client_seeds,
+                        ..
+                    } = e
+                    {
+                        order.push(Err((*round, client_seeds[0])));
+                    }
+                }
+                if order.len() == 2 {
+                    break;
+                }
+                if view.my_turn() {
+                    host.send(random_action(&view, &mut rng)).await;
+                } else if view.phase == Phase::RoundOver {
+                    host.send(ClientMessage::Ready { client_seed: None }).await;
+                }
+            }
+            ServerMessage::Error(error) => panic!("refused: {error:?}"),
+            _ => {}
+        }
+    }
+    assert_eq!(order, [Ok(c), Err((2, Some(c)))]);
+    // Back mid-match with a seed in hello: its acknowledgement comes after the history and the
+    // state, so the page knows the deal it hears of there was dealt before that seed.
+    let token = host.token().unwrap();
+    host.close().await;
+    let d = Hex32([0xd4; 32]);
+    let mut host = Client::connect(server.addr).await;
+    host.send(ClientMessage::Hello(Hello {
+        token: Some(token),
+        client_seed: Some(answer(d, &shown)),
+        ..hello(&room.code, "Asha")
+    }))
+    .await;
+    let mut kinds = Vec::new();
+    loop {
+        match host.recv().await {
+            ServerMessage::Welcome(_) => kinds.push("welcome"),
+            ServerMessage::History { .. } => kinds.push("history"),
+            ServerMessage::State { .. } if !kinds.contains(&"state") => kinds.push("state"),
+            ServerMessage::ClientSeedTaken { client_seed, .. } => {
+                assert_eq!(client_seed, d);
+                kinds.push("taken");
+                break;
+            }
+            ServerMessage::Error(error) => panic!("refused: {error:?}"),
+            _ => {}
+        }
+    }
+    assert_eq!(kinds, ["welcome", "history", "state", "taken"]);
     server.stop().await;
 }

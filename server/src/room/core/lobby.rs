@@ -4,34 +4,70 @@
 use super::*;
 
 impl RoomCore {
-    /// The client seeds in force, in seat order (`None` for bots, empty seats and people who
-    /// sent none).
-    pub(super) fn client_seeds(&self) -> Vec<Option<ClientSeed>> {
+    /// The client seeds in force for a deal of the match with this commitment, in seat order:
+    /// each person's latest seed that answers it (`None` for bots, empty seats and people who
+    /// sent none after they were shown it). A seed from a log older than protocol 4 answers
+    /// nothing recorded and counts as it did then.
+    pub(super) fn client_seeds_for(&self, commitment: Hex32) -> Vec<Option<ClientSeed>> {
         self.seats
             .iter()
             .map(|seat| match seat {
-                Seat::Human(human) => human.client_seed,
-                Seat::Empty | Seat::Bot(_) => None,
+                Seat::Human(human)
+                    if human
+                        .seed_answers
+                        .is_none_or(|answers| answers == commitment) =>
+                {
+                    human.client_seed
+                }
+                Seat::Human(_) | Seat::Empty | Seat::Bot(_) => None,
             })
             .collect()
     }
 
-    /// Takes a person's client seed, if they sent one and it is new.
+    /// Checks that a client seed answers the commitment the room shows now: a seed chosen
+    /// before its page saw that commitment (or for another match) never counts.
+    pub(super) fn check_client_seed(&self, answer: Option<&SeedAnswer>) -> Result<(), Refusal> {
+        match (answer, self.shown_commitment()) {
+            (None, _) => Ok(()),
+            (Some(answer), Some((_, shown))) if answer.commitment == shown => Ok(()),
+            (Some(_), _) => Err(Refusal::StaleCommitment),
+        }
+    }
+
+    /// Takes a person's client seed (already checked with [`RoomCore::check_client_seed`]),
+    /// logs it if it is new, and tells the socket that sent it that it is the seat's seed in
+    /// force (`client_seed_taken`).
     pub(super) fn take_client_seed(
         &mut self,
+        conn: ConnId,
         seat: usize,
-        seed: Option<ClientSeed>,
+        answer: Option<SeedAnswer>,
     ) -> Result<(), Refusal> {
-        let Some(seed) = seed else { return Ok(()) };
-        if self
-            .human(seat)
-            .is_some_and(|h| h.client_seed == Some(seed))
-        {
-            return Ok(());
+        let Some(answer) = answer else { return Ok(()) };
+        self.check_client_seed(Some(&answer))?;
+        let Some((match_number, commitment)) = self.shown_commitment() else {
+            return Err(Refusal::StaleCommitment);
+        };
+        let in_force = self.human(seat).is_some_and(|h| {
+            h.client_seed == Some(answer.seed) && h.seed_answers == Some(commitment)
+        });
+        if !in_force {
+            self.commit(Record::ClientSeed {
+                seat,
+                seed: answer.seed,
+                commitment: Some(commitment),
+            })
+            .map_err(|e| self.internal(e))?;
         }
-        self.commit(Record::ClientSeed { seat, seed })
-            .map(drop)
-            .map_err(|e| self.internal(e))
+        self.send_to(
+            conn,
+            &ServerMessage::ClientSeedTaken {
+                match_number,
+                commitment,
+                client_seed: answer.seed,
+            },
+        );
+        Ok(())
     }
 
     /// A connection's `hello`: its seat back by token, a free seat in the lobby, or a place to
@@ -40,6 +76,7 @@ impl RoomCore {
         &mut self,
         conn: ConnId,
         hello: Hello,
+        hello_id: Option<MessageId>,
         token_only: bool,
         entropy: &mut dyn Entropy,
     ) -> Result<(), Refusal> {
@@ -77,12 +114,17 @@ impl RoomCore {
                     .map_err(|e| self.internal(e))?;
             }
         }
-        if let Some(seat) = seat {
-            self.take_client_seed(seat, hello.client_seed)?;
-        }
         info!(room = %self.code, conn, ?seat, "joined");
         self.clients.insert(conn, Client { seat, name });
         self.greet(conn, seat, token);
+        // The seed after everything the newcomer is told of the room: a deal it hears of in
+        // `history` was dealt before this seed was taken.
+        if let (Some(seat), Some(answer)) = (seat, hello.client_seed) {
+            if let Err(refusal) = self.take_client_seed(conn, seat, Some(answer)) {
+                // The seat is theirs all the same; only the seed is not taken.
+                self.send_to(conn, &refusal.message(hello_id));
+            }
+        }
         Ok(())
     }
 

@@ -76,11 +76,16 @@ impl RoomCore {
                 };
                 human.muted = *muted;
             }
-            Record::ClientSeed { seat, seed } => {
+            Record::ClientSeed {
+                seat,
+                seed,
+                commitment,
+            } => {
                 let Some(Seat::Human(human)) = self.seats.get_mut(*seat) else {
                     return invalid("no person sits there");
                 };
                 human.client_seed = Some(*seed);
+                human.seed_answers = *commitment;
             }
         }
         Ok(Vec::new())
@@ -100,6 +105,7 @@ impl RoomCore {
                         name: human.name.clone(),
                         token_hash: human.token_hash.clone(),
                         client_seed: human.client_seed,
+                        client_seed_answers: human.seed_answers,
                         muted: human.muted,
                     },
                     Seat::Bot(bot) => SeatRecord::Bot {
@@ -136,9 +142,11 @@ impl RoomCore {
                     name,
                     token_hash,
                     client_seed,
+                    client_seed_answers,
                     muted,
                 } => Seat::Human(Human {
                     client_seed,
+                    seed_answers: client_seed_answers,
                     muted,
                     ..Human::new(name, token_hash)
                 }),
@@ -183,7 +191,8 @@ impl RoomCore {
                     room: self.code.clone(),
                     match_number: number,
                 };
-                Game::fair(self.settings.clone(), deal, self.client_seeds())
+                let seeds = self.client_seeds_for(dhumbal_engine::fair::commitment(&seed));
+                Game::fair(self.settings.clone(), deal, seeds)
             }
             (None, None) => {
                 return Err(ApplyError::Invalid(
@@ -234,6 +243,7 @@ impl RoomCore {
             for seat in &mut self.seats {
                 if let Seat::Human(human) = seat {
                     human.client_seed = None;
+                    human.seed_answers = None;
                 }
             }
         }
@@ -289,7 +299,10 @@ impl RoomCore {
 
     /// Everyone present agreed: the next round is dealt, with the client seeds in force.
     fn apply_next_round(&mut self) -> Result<Vec<Event>, ApplyError> {
-        let seeds = self.client_seeds();
+        let Some(commitment) = self.game.as_ref().map(Game::commitment) else {
+            return Err(ApplyError::Invalid("no match is being played".to_owned()));
+        };
+        let seeds = commitment.map_or_else(Vec::new, |c| self.client_seeds_for(c));
         let Some(game) = &mut self.game else {
             return Err(ApplyError::Invalid("no match is being played".to_owned()));
         };

@@ -56,7 +56,8 @@ impl RoomCore {
                 if self.stage() != Stage::BetweenRounds {
                     return Err(Refusal::NotBetweenRounds);
                 }
-                self.take_client_seed(seat, client_seed)?;
+                self.check_client_seed(client_seed.as_ref())?;
+                self.take_client_seed(conn, seat, client_seed)?;
                 self.vote(seat)
             }
             ClientMessage::Chat { text } => {
@@ -70,7 +71,7 @@ impl RoomCore {
             ClientMessage::Mute { seat: at, muted } => self.mute(seat, at, muted),
             ClientMessage::ClientSeed { client_seed } => {
                 let seat = self.require_seated(seat)?;
-                self.take_client_seed(seat, Some(client_seed))
+                self.take_client_seed(conn, seat, Some(client_seed))
             }
             ClientMessage::ToLobby => self.back_to_lobby(seat),
             ClientMessage::Rematch { client_seed } => {
@@ -78,7 +79,8 @@ impl RoomCore {
                 if self.stage() != Stage::MatchOver {
                     return Err(Refusal::MatchNotOver);
                 }
-                self.take_client_seed(seat, client_seed)?;
+                self.check_client_seed(client_seed.as_ref())?;
+                self.take_client_seed(conn, seat, client_seed)?;
                 self.vote(seat)
             }
         }

@@ -37,8 +37,8 @@ use dhumbal_engine::{
 use dhumbal_protocol::{
     CHAT_KEPT_LINES, CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ChatLine, ClientMessage,
     Fairness, Hello, MatchResult, MessageId, Notice, PROTOCOL_VERSION, RoomState, RoomSummary,
-    SeatInfo, SeatKind, ServerMessage, Stage, StateFrames, TurnClock, Welcome, WhileAway,
-    clean_chat, codes, draw_source, seed_hex,
+    SeatInfo, SeatKind, SeedAnswer, ServerMessage, Stage, StateFrames, TurnClock, Welcome,
+    WhileAway, clean_chat, codes, draw_source, seed_hex,
 };
 use rand::TryRngCore;
 use rand::rngs::OsRng;
@@ -188,8 +188,13 @@ struct Human {
     /// The bot playing the seat while the person is away, from when their turn waited longer
     /// than the grace period until the start of their first turn after they return.
     stand_in: Option<Box<dyn Bot>>,
-    /// The randomness they added to the deals, in force from the next deal.
+    /// The randomness they added to the deals, in force from the next deal of the match whose
+    /// commitment it answers.
     client_seed: Option<ClientSeed>,
+    /// The commitment `client_seed` answers: it counts only for that match's deals. `None` only
+    /// for a seed from a log written before protocol 4, which counted for the next deal
+    /// whatever it answered (so that such a log replays as it was played).
+    seed_answers: Option<Hex32>,
     /// Whether the host muted them: they read the chat but may not write in it.
     muted: bool,
     /// Marked away: they ran out of time on two turns in a row, or the host handed their seat to
@@ -212,6 +217,7 @@ impl Human {
             conn: None,
             stand_in: None,
             client_seed: None,
+            seed_answers: None,
             muted: false,
             away: false,
             timed_out_turn: false,
@@ -506,7 +512,7 @@ impl RoomCore {
                 hello,
                 id,
                 token_only,
-            } => match self.join(conn, hello, token_only, entropy) {
+            } => match self.join(conn, hello, id.clone(), token_only, entropy) {
                 Ok(()) => true,
                 Err(refusal) => {
                     self.metrics.rejected(refusal.code());

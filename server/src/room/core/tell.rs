@@ -96,16 +96,22 @@ impl RoomCore {
     /// The commitment the room shows: the match being played's, or (in the lobby and after a
     /// match) the next one's.
     pub(super) fn fairness(&self) -> Option<Fairness> {
-        let playing = self.game.as_ref().filter(|g| !g.is_over());
-        let (number, commitment) = match (playing, self.next_seed) {
-            (Some(game), _) => (self.matches, game.commitment()?),
-            (None, Some(seed)) => (self.matches + 1, dhumbal_engine::fair::commitment(&seed)),
-            (None, None) => return None,
-        };
+        let (number, commitment) = self.shown_commitment()?;
         Some(Fairness {
             match_number: number,
             commitment: commitment.to_string(),
         })
+    }
+
+    /// The match number and commitment the room shows (see [`RoomCore::fairness`]): the only
+    /// commitment a client seed may answer now.
+    pub(super) fn shown_commitment(&self) -> Option<(u32, Hex32)> {
+        let playing = self.game.as_ref().filter(|g| !g.is_over());
+        match (playing, self.next_seed) {
+            (Some(game), _) => Some((self.matches, game.commitment()?)),
+            (None, Some(seed)) => Some((self.matches + 1, dhumbal_engine::fair::commitment(&seed))),
+            (None, None) => None,
+        }
     }
 
     pub(super) fn broadcast_room(&mut self) {

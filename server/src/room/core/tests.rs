@@ -28,7 +28,16 @@ fn hello(name: &str, token: Option<String>, host: bool) -> Hello {
         token,
         spectator: false,
         host_secret: host.then(|| "secret".to_owned()),
-        client_seed: Some(Hex32([name.len() as u8; 32])),
+        client_seed: None,
+    }
+}
+
+/// A client seed answering the commitment the room shows now, as a page sends it.
+fn seed_for(core: &RoomCore, seed: [u8; 32]) -> SeedAnswer {
+    let (_, commitment) = core.shown_commitment().expect("a commitment is shown");
+    SeedAnswer {
+        seed: Hex32(seed),
+        commitment,
     }
 }
 
@@ -261,7 +270,9 @@ fn replay_equals_the_room(settings: Settings, seed: u64, steps: usize) -> bool {
             Phase::RoundOver => {
                 for seat in 0..2 {
                     if let Some(conn) = conn_of(seat) {
-                        let client_seed = rng.random::<bool>().then(|| Hex32(rng.random()));
+                        let client_seed = rng
+                            .random::<bool>()
+                            .then(|| seed_for(&played.core, rng.random()));
                         played.message(conn, ClientMessage::Ready { client_seed });
                     }
                 }
@@ -279,7 +290,9 @@ fn replay_equals_the_room(settings: Settings, seed: u64, steps: usize) -> bool {
                 }
                 for seat in 0..2 {
                     if let Some(conn) = conn_of(seat) {
-                        let client_seed = rng.random::<bool>().then(|| Hex32(rng.random()));
+                        let client_seed = rng
+                            .random::<bool>()
+                            .then(|| seed_for(&played.core, rng.random()));
                         played.message(conn, ClientMessage::Rematch { client_seed });
                     }
                 }
@@ -775,4 +788,59 @@ fn a_six_seat_guide_table_is_refused_but_one_stored_before_still_replays() {
     assert!(join(&mut stored, 1, hello("Asha", None, true)).0);
     stored.message(1, ClientMessage::Start);
     assert_eq!(stored.restored().durable(), stored.core.durable());
+}
+
+/// A log written before protocol 4 keeps client seeds without the commitment they answer: it
+/// replays as it was played (the seed counts for the next deal), while a seed recorded as
+/// answering another commitment does not count.
+#[test]
+fn a_client_seed_from_an_older_log_replays_as_it_was_played() {
+    let setup = setup("TESTROOM23", Preset::Standard.settings());
+    let seed = Hex32([0x42; 32]);
+    let old: Record = serde_json::from_str(&format!(
+        r#"{{"type":"client_seed","seat":0,"seed":"{seed}"}}"#
+    ))
+    .expect("an old record reads");
+    assert_eq!(
+        old,
+        Record::ClientSeed {
+            seat: 0,
+            seed,
+            commitment: None
+        }
+    );
+    let seated = Record::Seated {
+        seat: 0,
+        name: "Asha".into(),
+        token_hash: hash_secret("t"),
+    };
+    let dealt_seeds = |client_seed: Record| {
+        let log = vec![(
+            1,
+            vec![
+                seated.clone(),
+                client_seed,
+                Record::MatchBegun { seed: setup.seed },
+            ],
+        )];
+        let core = RoomCore::restore(&setup, None, log, TIMING, Arc::default(), Instant::now())
+            .expect("the log replays");
+        match &core.game.as_ref().expect("a match").log()[0] {
+            Event::Dealt { client_seeds, .. } => client_seeds.clone(),
+            other => panic!("not a deal: {other:?}"),
+        }
+    };
+    assert_eq!(dealt_seeds(old)[0], Some(seed));
+    let other = Record::ClientSeed {
+        seat: 0,
+        seed,
+        commitment: Some(Hex32([1; 32])),
+    };
+    assert_eq!(dealt_seeds(other)[0], None);
+    let answering = Record::ClientSeed {
+        seat: 0,
+        seed,
+        commitment: Some(dhumbal_engine::fair::commitment(&setup.seed.unwrap())),
+    };
+    assert_eq!(dealt_seeds(answering)[0], Some(seed));
 }
