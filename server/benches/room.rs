@@ -35,6 +35,7 @@ const TIMING: Timing = Timing {
     takeover_after: Duration::from_secs(3600),
     idle_ttl: Duration::from_secs(3600),
     lobby_ttl: Duration::from_secs(3600),
+    max_watchers: 20,
 };
 
 /// How many rooms the cold-cache case plays in turn (as `loadgen play --rooms 500`).
@@ -68,6 +69,7 @@ fn room() -> RoomCore {
                 },
                 id: None,
                 token_only: false,
+                address: std::net::Ipv4Addr::LOCALHOST.into(),
             },
             now,
             &mut OsEntropy,

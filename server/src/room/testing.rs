@@ -13,6 +13,7 @@ pub(crate) const TIMING: Timing = Timing {
     takeover_after: Duration::from_secs(30),
     idle_ttl: Duration::from_secs(900),
     lobby_ttl: Duration::from_secs(7200),
+    max_watchers: 20,
 };
 
 /// The setup of a room with this code and these settings, whose host secret is `secret`.

@@ -202,3 +202,47 @@ async fn the_host_arranges_the_table_and_others_take_seats() {
     assert!(view.seat.is_none() && view.hand.is_empty());
     server.stop().await;
 }
+
+/// Names are compared as they look (their Unicode TR39 skeletons): a name that reads like a
+/// seated person's, or like a bot's, is refused, whatever script its letters come from.
+#[tokio::test]
+async fn look_alike_names_do_not_take_seats() {
+    let server = TestServer::start().await;
+    let room = server
+        .create_room(&dhumbal_protocol::CreateRoom::default())
+        .await;
+    let mut host = Client::join(server.addr, &room.code, "Asha", Some(&room.host_secret)).await;
+    // Cyrillic А; Greek Α and Cyrillic ѕ; fullwidth.
+    for taken in ["\u{410}sha", "\u{391}\u{455}ha", "\u{FF21}SHA"] {
+        let mut client = Client::connect(server.addr).await;
+        client.hello(&room.code, taken).await;
+        assert_eq!(
+            client.expect_error().await.code,
+            codes::NAME_TAKEN,
+            "{taken:?}"
+        );
+    }
+    // Cyrillic о; a digit zero; Cyrillic В.
+    for bot in ["B\u{43E}t 2", "B0t 3", "\u{412}ot"] {
+        let mut client = Client::connect(server.addr).await;
+        client.hello(&room.code, bot).await;
+        assert_eq!(client.expect_error().await.code, codes::BAD_NAME, "{bot:?}");
+    }
+    // Nobody sat down meanwhile; a name of its own still does.
+    let mut bina = Client::connect(server.addr).await;
+    bina.hello(&room.code, "Bina").await;
+    assert_eq!(bina.expect_welcome().await.seat, Some(1));
+    let room_state = host
+        .recv_until(|m| match m {
+            ServerMessage::Room(r) if r.seats[1].name.is_some() => Some(r.clone()),
+            _ => None,
+        })
+        .await;
+    let names: Vec<_> = room_state
+        .seats
+        .iter()
+        .filter_map(|s| s.name.clone())
+        .collect();
+    assert_eq!(names, ["Asha", "Bina"]);
+    server.stop().await;
+}
