@@ -25,7 +25,8 @@ function paintJoinInfo() {
 
 function paintGone() {
   const { code, why } = shown;
-  const title = why.code === "removed" ? "gone.removedTitle" : "gone.title";
+  const titles = { removed: "gone.removedTitle", watching_off: "gone.watchingTitle", watchers_full: "gone.watchingTitle" };
+  const title = titles[why.code] || "gone.title";
   $("gone-title").replaceChildren(...tNodes(title, { code: codeSpan(code, "gone-code") }));
   $("gone-why").textContent = errorText(why);
 }
