@@ -21,6 +21,7 @@ function paintJoinInfo() {
   info.append(el("p", "", people.length ? t("join.atTable", { names: people.join(", ") }) : t("join.nobody")));
   if (room.settings) info.append(el("p", "note", summary(room.settings).join(" \u00b7 ")));
   if (room.started) info.append(el("p", "note", t("join.started")));
+  if (room.watching === false) info.append(el("p", "note", t("watchers.off")));
 }
 
 function paintGone() {
@@ -47,8 +48,11 @@ export function joinForm(code, room, name, onJoin) {
   const full = Boolean(room && room.free_seats === 0);
   $("join-sit").hidden = full;
   $("join-full").hidden = !full;
-  // A full table has one way in, to watch ("The table is full: watch"), not two.
-  $("join-watch").hidden = full;
+  // A full table has one way in, to watch ("The table is full: watch"), not two; none to watch
+  // while the host has turned watching off.
+  const watching = !room || room.watching !== false;
+  $("join-full").hidden = !full || !watching;
+  $("join-watch").hidden = full || !watching;
   const go = (spectator) => {
     const who = typedName(input);
     if (who) onJoin(who, spectator);

@@ -1,5 +1,6 @@
 //! Watchers as the pages see them: the host's list of who watches, Remove and Let back, and the
-//! "Allow watchers" switch; the watcher's page says why it was sent away.
+//! "Allow watchers" switch; the watcher's page says why it was sent away, and the room's link
+//! offers no way to watch while watching is off.
 
 use crate::harness::*;
 
@@ -105,15 +106,14 @@ async fn the_host_removes_a_watcher_and_turns_watching_off() {
         .eval("return document.querySelector('#lobby-watchers input[data-watching]').checked;")
         .await;
     assert_eq!(checked, json!(false));
-    // A new watcher is refused while it is off.
+    // The room's link offers no way to watch while it is off, and says why.
     dev.open_join_form(&invite).await;
-    dev.join_as("Dev", "#join-watch").await;
-    dev.wait_until("refused while off", |s| s.screen == "gone")
+    dev.until_text("#join-info", "The host has turned watching off.")
         .await;
-    assert_eq!(
-        dev.text("#gone-why").await,
-        "The host has turned watching off for this room."
-    );
+    let offered = dev
+        .eval("return ['#join-watch', '#join-full'].filter((s) => !document.querySelector(s).hidden);")
+        .await;
+    assert_eq!(offered, json!([]));
     asha.screenshot("watchers-off-phone").await;
     asha.assert_no_console_errors().await;
     dev.close().await;

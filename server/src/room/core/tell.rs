@@ -145,6 +145,7 @@ impl RoomCore {
             },
             seats: self.seat_infos(),
             settings: self.settings.clone(),
+            watching: self.watching,
         }
     }
 
