@@ -104,17 +104,73 @@ pub const CHAT_MAX_CHARS: usize = 200;
 /// How many chat lines a room keeps (and sends in `welcome`).
 pub const CHAT_KEPT_LINES: usize = 50;
 
-/// A chat message's text made fit for the table: trimmed, 1 to [`CHAT_MAX_CHARS`] characters,
-/// with no control, bidirectional-control or line-breaking character (a line is one line of
-/// plain text). `None` when nothing fit is left.
-pub fn clean_chat(text: &str) -> Option<String> {
+/// Why a chat line was refused; every reason answers `bad_chat`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChatError {
+    /// Nothing visible is left.
+    Blank,
+    /// Longer than [`CHAT_MAX_CHARS`].
+    TooLong,
+    /// A line break: a chat line is one line.
+    LineBreak,
+    /// A control, bidirectional control or invisible character (the names' rules,
+    /// [`crate::text`]).
+    Invisible,
+}
+
+impl std::fmt::Display for ChatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if *self == ChatError::TooLong {
+            return write!(
+                f,
+                "a chat message may be at most {CHAT_MAX_CHARS} characters"
+            );
+        }
+        f.write_str(match self {
+            ChatError::Blank | ChatError::TooLong => {
+                "a chat message needs at least one visible character"
+            }
+            ChatError::LineBreak => "a chat message is one line of plain text",
+            ChatError::Invisible => {
+                "a chat message may not hold invisible or direction-changing characters"
+            }
+        })
+    }
+}
+
+impl std::error::Error for ChatError {}
+
+/// A chat message's text made fit for the table, or why it is refused: trimmed, 1 to
+/// [`CHAT_MAX_CHARS`] characters on one line, under the same character rules as names (no
+/// control, bidirectional-control or invisible character, [`crate::text`]), and showing at
+/// least one visible character.
+pub fn check_chat(text: &str) -> Result<String, ChatError> {
     let text = text.trim();
-    let fits = !text.is_empty()
-        && text.chars().count() <= CHAT_MAX_CHARS
-        && !text.chars().any(|c| {
-            c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
-        });
-    fits.then(|| text.to_owned())
+    if text.chars().count() > CHAT_MAX_CHARS {
+        return Err(ChatError::TooLong);
+    }
+    let mut previous = None;
+    for c in text.chars() {
+        if matches!(
+            c,
+            '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+        ) {
+            return Err(ChatError::LineBreak);
+        }
+        if crate::text::hides(c, previous) {
+            return Err(ChatError::Invisible);
+        }
+        previous = Some(c);
+    }
+    if !crate::text::shows_something(text) {
+        return Err(ChatError::Blank);
+    }
+    Ok(text.to_owned())
+}
+
+/// [`check_chat`]'s text, `None` when nothing fit is left.
+pub fn clean_chat(text: &str) -> Option<String> {
+    check_chat(text).ok()
 }
 
 /// Where a `draw` takes its card from.
@@ -230,6 +286,26 @@ pub enum ClientMessage {
         /// `true` to mute, `false` to let them speak again.
         muted: bool,
     },
+    /// Host only: remove a watcher (a spectator) from the room. Every watcher from that address
+    /// gets a `bye` with the reason `removed` and is closed with 4005, and nobody new comes in
+    /// from the address (to watch or to sit) until the host lets them back
+    /// (`readmit_watcher`).
+    RemoveWatcher {
+        /// The watcher's number in the room's `watchers` list (its `id`).
+        watcher: u32,
+    },
+    /// Host only: let a removed watcher's address back in.
+    ReadmitWatcher {
+        /// Their place in the room's `removed_watchers` list, from 0.
+        removed: usize,
+    },
+    /// Host only: allow watchers, or turn watching off. Off, every watcher gets a `bye` with
+    /// the reason `watching_off` and is closed with 4007, and a `hello` to watch is refused with
+    /// `watching_off`, until the host allows watchers again.
+    SetWatching {
+        /// `true` to allow watchers, `false` to turn watching off.
+        allowed: bool,
+    },
     /// After the match, host only: back to the lobby with the same people, where the settings
     /// and seats can be changed before the next match (`start` begins it).
     ToLobby,
@@ -245,7 +321,7 @@ pub enum ClientMessage {
 
 impl ClientMessage {
     /// Every `type` a client may send.
-    pub const TYPES: [&'static str; 20] = [
+    pub const TYPES: [&'static str; 23] = [
         "hello",
         "take_seat",
         "set_settings",
@@ -264,6 +340,9 @@ impl ClientMessage {
         "chat",
         "react",
         "mute",
+        "remove_watcher",
+        "readmit_watcher",
+        "set_watching",
         "to_lobby",
         "rematch",
     ];
@@ -289,6 +368,9 @@ impl ClientMessage {
             ClientMessage::Chat { .. } => "chat",
             ClientMessage::React { .. } => "react",
             ClientMessage::Mute { .. } => "mute",
+            ClientMessage::RemoveWatcher { .. } => "remove_watcher",
+            ClientMessage::ReadmitWatcher { .. } => "readmit_watcher",
+            ClientMessage::SetWatching { .. } => "set_watching",
             ClientMessage::ToLobby => "to_lobby",
             ClientMessage::Rematch { .. } => "rematch",
         }

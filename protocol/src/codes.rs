@@ -125,5 +125,15 @@ pub const ROOM_PATH_REQUIRED: &str = "room_path_required";
 /// `ready` or `rematch` carrying it changed nothing. Send a fresh seed for the commitment in the
 /// latest `room`.
 pub const STALE_COMMITMENT: &str = "stale_commitment";
+/// The room has as many watchers as it may (`--max-watchers`): a `hello` to watch is refused.
+pub const WATCHERS_FULL: &str = "watchers_full";
+/// The host turned watching off for this room: a `hello` to watch is refused, and as the reason
+/// in `bye` (close code 4007) it ends every watcher's socket when the host turns it off.
+pub const WATCHING_OFF: &str = "watching_off";
+/// No watcher of the room has that number (`remove_watcher`).
+pub const NO_SUCH_WATCHER: &str = "no_such_watcher";
+/// The room is getting more reactions than the table can follow just now (a room-wide limit,
+/// with a smaller share for its watchers): this one was not shown.
+pub const TOO_MANY_REACTIONS: &str = "too_many_reactions";
 /// Something went wrong inside the server; it has been logged.
 pub const INTERNAL: &str = "internal";

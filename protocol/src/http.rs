@@ -70,6 +70,14 @@ pub struct RoomSummary {
     pub free_seats: usize,
     /// The table's settings.
     pub settings: Settings,
+    /// Whether the room lets people watch (its host may turn watching off).
+    #[serde(default = "watching_allowed")]
+    pub watching: bool,
+}
+
+/// A room lets people watch unless its host turned watching off.
+fn watching_allowed() -> bool {
+    true
 }
 
 /// The answer to `GET /api/presets`: what a settings form offers, straight from the engine.

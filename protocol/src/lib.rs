@@ -27,6 +27,7 @@
 //!   ([`History::follow`]), since a `state` does not repeat them.
 //! - [`http`] — the JSON bodies of the HTTP API (`POST /api/rooms`, `GET /api/rooms/{code}`,
 //!   `GET /api/presets`, `POST /api/settings/check`).
+//! - [`text`] — the character rules for names and chat lines.
 //! - [`codes`] — the stable error codes of the protocol itself (the engine adds its rule codes).
 //! - `schema` — the JSON Schema ([`json_schema`]), generated from the messages and the engine's own
 //!   wire types (its `schemars` feature).
@@ -37,17 +38,19 @@ pub mod history;
 pub mod http;
 mod schema;
 pub mod server;
+pub mod text;
 
 pub use client::{
-    CHAT_KEPT_LINES, CHAT_MAX_CHARS, ClientEnvelope, ClientMessage, DrawFrom, Hello, MessageId,
-    ParseError, Reaction, SeedAnswer, clean_chat, draw_source, parse_client_message,
+    CHAT_KEPT_LINES, CHAT_MAX_CHARS, ChatError, ClientEnvelope, ClientMessage, DrawFrom, Hello,
+    MessageId, ParseError, Reaction, SeedAnswer, check_chat, clean_chat, draw_source,
+    parse_client_message,
 };
 pub use history::History;
 pub use http::{ApiError, CheckedSettings, CreateRoom, CreatedRoom, Presets, RoomSummary};
 pub use schema::json_schema;
 pub use server::{
     Bye, ChatLine, ErrorMessage, Fairness, MatchResult, Notice, RoomState, SeatInfo, SeatKind,
-    ServerMessage, Stage, StateFrames, TurnClock, Welcome, WhileAway,
+    ServerMessage, Stage, StateFrames, TurnClock, Watcher, Welcome, WhileAway,
 };
 
 /// The protocol's version. A `hello` carrying another version is refused with
@@ -96,6 +99,10 @@ pub const CLOSE_ROOM_EXPIRED: u16 = 4004;
 /// The WebSocket close code sent to a person the host removed from the room, right after a
 /// `bye` with the reason `removed`.
 pub const CLOSE_REMOVED: u16 = 4005;
+
+/// The WebSocket close code sent to every watcher of a room whose host turned watching off,
+/// right after a `bye` with the reason `watching_off`.
+pub const CLOSE_WATCHING_OFF: u16 = 4007;
 
 /// The WebSocket close code sent to every client of a room this node no longer holds (in a
 /// cluster, another node has claimed it), right after a `bye` with the reason `room_moved`: the

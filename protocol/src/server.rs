@@ -286,6 +286,32 @@ pub struct RoomState {
     /// fixed test decks.
     #[serde(default)]
     pub fairness: Option<Fairness>,
+    /// Whether the room lets people watch (the host's `set_watching`); `true` unless the host
+    /// turned watching off.
+    #[serde(default = "watching_allowed")]
+    pub watching: bool,
+    /// Who is watching now, in the order they came (the host's `remove_watcher` names one by
+    /// its `id`).
+    #[serde(default)]
+    pub watchers: Vec<Watcher>,
+    /// The names of the watchers the host removed, whose address may not come back until the
+    /// host lets it (`readmit_watcher` names one by its place here).
+    #[serde(default)]
+    pub removed_watchers: Vec<String>,
+}
+
+/// A room lets people watch unless its host turned watching off.
+fn watching_allowed() -> bool {
+    true
+}
+
+/// Someone watching the room (a spectator).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Watcher {
+    /// The watcher's number in the room, from 1, for as long as they watch.
+    pub id: u32,
+    /// The name they gave (checked like a person's: no look-alike of anyone in the room).
+    pub name: String,
 }
 
 /// A match's commitment, as the room shows it from its start.
@@ -631,6 +657,37 @@ mod tests {
             &"a".repeat(201),
         ] {
             assert_eq!(clean_chat(bad), None, "{bad:?}");
+        }
+    }
+
+    /// Chat follows the names' character rules: no bidirectional control, no character that
+    /// renders as nothing, and a line shows at least one visible character.
+    #[test]
+    fn chat_refuses_hidden_and_direction_changing_characters() {
+        use crate::clean_chat;
+        for bad in [
+            "\u{200F}hi",
+            "hi\u{061C}",
+            "\u{200E}",
+            "\u{200B}",
+            "\u{200B}\u{200B}\u{200B}",
+            "a\u{200B}b",
+            "hi\u{E0041}\u{E0042}",
+            "\u{E0001}",
+            "\u{FEFF}",
+            "\u{3164}",
+            "\u{2800}",
+            "\u{2066}hi\u{2069}",
+            "\u{200D}",
+            "\u{FE0F}",
+            "line\u{2028}break",
+        ] {
+            assert_eq!(clean_chat(bad), None, "{bad:?}");
+        }
+        // Emoji built with joiners and selectors, and text in any script, stay.
+        for good in ["👨‍👩‍👧 ❤️", "नमस्ते", "مرحبا", "שלום", "ok 👍🏽"]
+        {
+            assert_eq!(clean_chat(good).as_deref(), Some(good), "{good:?}");
         }
     }
 }

@@ -36,6 +36,7 @@ const TIMING: Timing = Timing {
     idle_ttl: Duration::from_secs(3600),
     lobby_ttl: Duration::from_secs(3600),
     unjoined_ttl: Duration::from_secs(3600),
+    max_watchers: 20,
 };
 
 /// How many rooms the cold-cache case plays in turn (as `loadgen play --rooms 500`).
@@ -69,6 +70,7 @@ fn room() -> RoomCore {
                 },
                 id: None,
                 token_only: false,
+                address: std::net::Ipv4Addr::LOCALHOST.into(),
             },
             now,
             &mut OsEntropy,

@@ -50,6 +50,8 @@ pub const DEFAULT_HTTP_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_HTTP_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default time a WebSocket has to say `hello`.
 pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default cap on watchers (spectators) in one room at once.
+pub const DEFAULT_MAX_WATCHERS: usize = 20;
 /// The default folder of the room log: `./data`, beside wherever the server is started.
 pub const DEFAULT_DATA_DIR: &str = "data";
 /// The default lifetime of a room nobody ever sits in.
@@ -167,6 +169,10 @@ pub struct Config {
     /// (`hello_timeout`) and closed with 4003. `0s` waits for ever.
     #[arg(long, env = "DHUMBAL_HELLO_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
     pub hello_timeout: Duration,
+    /// The most watchers (spectators) one room lets in at once; the next `hello` to watch is
+    /// refused with `watchers_full`. `0` lets nobody watch.
+    #[arg(long, env = "DHUMBAL_MAX_WATCHERS", default_value_t = DEFAULT_MAX_WATCHERS)]
+    pub max_watchers: usize,
     /// How long a room whose match never starts stays open, however many are connected; then
     /// its clients are told `bye` (`room_expired`) and it closes.
     #[arg(long, env = "DHUMBAL_LOBBY_TTL", default_value = "2h", value_parser = parse_duration)]
@@ -309,6 +315,7 @@ impl Config {
             idle_ttl: self.idle_room_ttl,
             lobby_ttl: self.lobby_ttl,
             unjoined_ttl: self.unjoined_room_ttl,
+            max_watchers: self.max_watchers,
         }
     }
 
@@ -398,6 +405,7 @@ impl Default for Config {
             http_header_timeout: DEFAULT_HTTP_HEADER_TIMEOUT,
             http_request_timeout: DEFAULT_HTTP_REQUEST_TIMEOUT,
             hello_timeout: DEFAULT_HELLO_TIMEOUT,
+            max_watchers: DEFAULT_MAX_WATCHERS,
             lobby_ttl: DEFAULT_LOBBY_TTL,
             unjoined_room_ttl: DEFAULT_UNJOINED_ROOM_TTL,
             keep_matches: DEFAULT_KEEP_MATCHES,

@@ -14,7 +14,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use dhumbal_engine::{RuleError, SettingsError};
 use dhumbal_protocol::{
-    ApiError, CHAT_MAX_CHARS, MessageId, PROTOCOL_VERSION, ParseError, ServerMessage, codes,
+    ApiError, ChatError, MessageId, PROTOCOL_VERSION, ParseError, ServerMessage, codes,
 };
 
 /// Why a request was refused. Nothing changed; only the sender is told.
@@ -83,6 +83,12 @@ pub enum Refusal {
     /// The host removed this person.
     #[error("the host removed you from this room; ask them to let you back")]
     Removed,
+    /// The room has as many watchers as it may.
+    #[error("this room has as many watchers as it may; try again later")]
+    WatchersFull,
+    /// The host turned watching off.
+    #[error("the host has turned watching off for this room")]
+    WatchingOff,
     /// Every seat is taken.
     #[error("every seat is taken; you can still watch (spectator: true)")]
     RoomFull,
@@ -139,12 +145,18 @@ pub enum Refusal {
     /// Nobody removed has that number.
     #[error("nobody removed from this room is number {0}")]
     NotRemoved(usize),
+    /// No watcher has that number.
+    #[error("nobody watching this room is number {0}")]
+    NoSuchWatcher(u32),
+    /// The room-wide reaction limit.
+    #[error("the table is getting more reactions than it can follow; this one was not shown")]
+    TooManyReactions,
     /// The host muted this person.
     #[error("the host has muted you: you can read the chat but not write in it")]
     Muted,
-    /// A chat line that is not one line of plain text of the right length.
-    #[error("a chat message is 1 to {CHAT_MAX_CHARS} characters of plain text on one line")]
-    BadChat,
+    /// A chat line that is not one line of visible plain text of the right length.
+    #[error("{0}")]
+    BadChat(ChatError),
 
     // ----- The rules and the settings -----
     /// The engine refused the move.
@@ -238,6 +250,10 @@ impl Refusal {
             Refusal::NameTaken => codes::NAME_TAKEN,
             Refusal::Removed => codes::REMOVED,
             Refusal::RoomFull => codes::ROOM_FULL,
+            Refusal::WatchersFull => codes::WATCHERS_FULL,
+            Refusal::WatchingOff => codes::WATCHING_OFF,
+            Refusal::NoSuchWatcher(_) => codes::NO_SUCH_WATCHER,
+            Refusal::TooManyReactions => codes::TOO_MANY_REACTIONS,
             Refusal::NotSeated => codes::NOT_SEATED,
             Refusal::StaleCommitment => codes::STALE_COMMITMENT,
             Refusal::NotHost => codes::NOT_HOST,
@@ -255,7 +271,7 @@ impl Refusal {
             Refusal::AlreadyStandIn(_) => codes::ALREADY_STAND_IN,
             Refusal::NotRemoved(_) => codes::NOT_REMOVED,
             Refusal::Muted => codes::MUTED,
-            Refusal::BadChat => codes::BAD_CHAT,
+            Refusal::BadChat(_) => codes::BAD_CHAT,
             Refusal::Rule(e) => e.code(),
             Refusal::Settings(e) => e.code(),
             Refusal::TestDecksDisabled => codes::TEST_DECKS_DISABLED,
@@ -282,7 +298,7 @@ impl Refusal {
             | Refusal::HelloFirst
             | Refusal::RoomMismatch
             | Refusal::BadName(_)
-            | Refusal::BadChat
+            | Refusal::BadChat(_)
             | Refusal::NoSuchSeat(_)
             | Refusal::Rule(_)
             | Refusal::Settings(_) => StatusCode::BAD_REQUEST,
@@ -290,7 +306,8 @@ impl Refusal {
             Refusal::RateLimited
             | Refusal::CreatingTooFast
             | Refusal::TooManyAttempts
-            | Refusal::TooManyOpenRooms => StatusCode::TOO_MANY_REQUESTS,
+            | Refusal::TooManyOpenRooms
+            | Refusal::TooManyReactions => StatusCode::TOO_MANY_REQUESTS,
             Refusal::UnknownRoom | Refusal::UnknownMatch => StatusCode::NOT_FOUND,
             Refusal::Unauthorized => StatusCode::UNAUTHORIZED,
             Refusal::BadHostSecret
@@ -299,6 +316,7 @@ impl Refusal {
             | Refusal::NotSeated
             | Refusal::NotHost
             | Refusal::Muted
+            | Refusal::WatchingOff
             | Refusal::ForbiddenOrigin
             | Refusal::TestDecksDisabled => StatusCode::FORBIDDEN,
             Refusal::TooManyRooms
@@ -309,6 +327,8 @@ impl Refusal {
             Refusal::AlreadyJoined
             | Refusal::NameTaken
             | Refusal::RoomFull
+            | Refusal::WatchersFull
+            | Refusal::NoSuchWatcher(_)
             | Refusal::SeatTaken(_)
             | Refusal::SeatsOccupied
             | Refusal::OwnSeat

@@ -4,12 +4,19 @@
 //! ends are trimmed. It is refused when it has no visible character, holds a control character,
 //! a bidirectional control (which can make a name read backwards, or make the text after it
 //! do so), or a character that renders as nothing (U+200B, U+FEFF, U+3164, U+2800, tag
-//! characters, …), or is longer than [`MAX_NAME_GRAPHEMES`] user-perceived characters
+//! characters, …: the rules of [`dhumbal_protocol::text`], which chat follows too), or is longer than [`MAX_NAME_GRAPHEMES`] user-perceived characters
 //! (graphemes, so that an emoji made of several code points counts as one). The names the
-//! server gives its bots ("Bot 2") are reserved, whatever their case and spacing. Joiners and
-//! variation selectors are kept inside emoji, where they belong.
+//! server gives its bots ("Bot 2") are reserved, whatever their case and spacing, and so is
+//! anything that looks like one. Joiners and variation selectors are kept inside emoji, where
+//! they belong.
+//!
+//! Two names are the same name when they fold alike (case, compatibility forms, spaces) or
+//! look alike: when their confusable skeletons (Unicode TR39, from the `unicode-security`
+//! crate) agree, so "Аsha" with a Cyrillic А is "Asha" ([`same_name`]).
 
+use dhumbal_protocol::text;
 use unicode_normalization::UnicodeNormalization;
+use unicode_security::skeleton;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// The longest name, in graphemes.
@@ -38,30 +45,21 @@ pub fn clean_name(raw: &str) -> Result<String, NameError> {
     let mut name = String::with_capacity(normal.len());
     let mut previous: Option<char> = None;
     for c in normal.chars() {
-        if c.is_whitespace() && !is_blank_letter(c) {
+        if c.is_whitespace() && !text::is_blank_letter(c) {
             if !name.is_empty() && !name.ends_with(' ') {
                 name.push(' ');
             }
             previous = Some(' ');
             continue;
         }
-        if c.is_control() || is_direction_control(c) || is_blank_letter(c) {
+        if text::hides(c, previous) {
             return Err(NameError::Invisible);
-        }
-        if is_ignorable(c) {
-            // A joiner or a variation selector belongs after a visible character (inside an
-            // emoji); anywhere else it only hides something.
-            let after_visible =
-                previous.is_some_and(|p| p != ' ' && !is_ignorable(p) && !is_blank_letter(p));
-            if !(is_emoji_glue(c) && after_visible) {
-                return Err(NameError::Invisible);
-            }
         }
         name.push(c);
         previous = Some(c);
     }
     let name = name.trim_end().to_owned();
-    if !name.chars().any(|c| !c.is_whitespace() && !is_ignorable(c)) {
+    if !text::shows_something(&name) {
         return Err(NameError::Blank);
     }
     if name.graphemes(true).count() > MAX_NAME_GRAPHEMES {
@@ -82,40 +80,53 @@ pub fn folded(name: &str) -> String {
         .collect()
 }
 
-/// Whether the name is one the server gives its bots: "bot" alone or followed by a number.
+/// A name as it looks: its confusable skeleton (Unicode TR39), folded, so that names that
+/// read alike have the same key ("Аsha" with a Cyrillic А, "ΑSHA" with a Greek Α and "Asha").
+/// For comparing only, never for showing.
+pub fn look(name: &str) -> String {
+    let skeleton: String = skeleton(&folded(name)).collect();
+    folded(&skeleton)
+}
+
+/// Whether two names would pass for each other at a table: the same when folded
+/// ([`folded`]: case, compatibility forms and spaces), or when they look alike ([`look`]).
+pub fn same_name(a: &str, b: &str) -> bool {
+    folded(a) == folded(b) || look(a) == look(b) || look_unfolded(a) == look_unfolded(b)
+}
+
+/// The skeleton taken before case is folded: a capital I reads as a small l ("LiIa", "Lila"),
+/// which folding the case first would hide.
+fn look_unfolded(name: &str) -> String {
+    let skeleton: String = skeleton(name).collect();
+    folded(&skeleton)
+}
+
+/// Whether the name is one the server gives its bots, or looks like one: "bot" alone or
+/// followed by a number ("Bоt 2" with a Cyrillic о, "B0t 3", "Bot l").
 fn is_reserved(name: &str) -> bool {
-    let folded = folded(name);
-    folded
+    let bot = look("bot");
+    let digits: Vec<String> = ('0'..='9').map(|d| look(&d.to_string())).collect();
+    let looks_like_a_number = |rest: &str| {
+        let mut rest = rest;
+        while !rest.is_empty() {
+            let Some(digit) = digits
+                .iter()
+                .find(|d| !d.is_empty() && rest.starts_with(d.as_str()))
+            else {
+                return false;
+            };
+            rest = &rest[digit.len()..];
+        }
+        true
+    };
+    let plain = folded(name);
+    plain
         .strip_prefix("bot")
         .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()))
-}
-
-/// Bidirectional formatting characters: embeddings, overrides, isolates and marks.
-fn is_direction_control(c: char) -> bool {
-    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-}
-
-/// Letters that render as blank space: the Hangul fillers and the blank braille pattern.
-fn is_blank_letter(c: char) -> bool {
-    matches!(
-        c,
-        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
-    )
-}
-
-/// Default-ignorable code points: characters that render as nothing.
-fn is_ignorable(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}' | '\u{034F}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'..='\u{180F}'
-        | '\u{200B}'..='\u{200D}' | '\u{2060}'..='\u{2064}' | '\u{206A}'..='\u{206F}'
-        | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFF0}'..='\u{FFF8}'
-        | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E0FFF}')
-}
-
-/// The ignorable characters that emoji are built with: the zero-width joiner and the text and
-/// emoji presentation selectors.
-fn is_emoji_glue(c: char) -> bool {
-    matches!(c, '\u{200D}' | '\u{FE0E}' | '\u{FE0F}')
+        || [look(name), look_unfolded(name)].iter().any(|key| {
+            key.strip_prefix(bot.as_str())
+                .is_some_and(looks_like_a_number)
+        })
 }
 
 #[cfg(test)]
@@ -181,6 +192,43 @@ mod tests {
         }
         assert!(clean_name("Bottle").is_ok());
         assert!(clean_name("Robot 2").is_ok());
+    }
+
+    #[test]
+    fn look_alike_bot_names_are_reserved() {
+        // Cyrillic о, Greek Ο, a digit zero for the o, Cyrillic В, a Latin l for the 1.
+        for bot in [
+            "B\u{43E}t 2",
+            "B\u{39F}T",
+            "B0t 3",
+            "\u{412}ot 4",
+            "Bot l",
+            "B\u{43E}t 1",
+        ] {
+            assert_eq!(clean_name(bot).unwrap_err(), NameError::Reserved, "{bot:?}");
+        }
+        assert!(clean_name("B\u{43E}ttle").is_ok());
+    }
+
+    #[test]
+    fn look_alike_names_are_the_same_name() {
+        // Cyrillic А, Cyrillic а and с, Greek Α, fullwidth, a capital I for an l.
+        for (a, b) in [
+            ("Asha", "\u{410}sha"),
+            ("Asha", "\u{430}sha"),
+            ("Ascha", "As\u{441}ha"),
+            ("Asha", "\u{391}SHA"),
+            ("Asha", "\u{FF21}sha"),
+            ("Lila", "LiIa"),
+            ("Asha", "ASHA"),
+            ("Ram Bahadur", "rambahadur"),
+        ] {
+            assert!(same_name(a, b), "{a:?} and {b:?}");
+            assert!(same_name(b, a), "{b:?} and {a:?}");
+        }
+        for (a, b) in [("Asha", "Asa"), ("Asha", "Asha 2"), ("राम", "रामा")] {
+            assert!(!same_name(a, b), "{a:?} and {b:?}");
+        }
     }
 
     #[test]

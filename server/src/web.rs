@@ -71,6 +71,7 @@ const ASSETS: &[Asset] = &[
     asset!("table-seats.js", "text/javascript; charset=utf-8"),
     asset!("table-state.js", "text/javascript; charset=utf-8"),
     asset!("table.js", "text/javascript; charset=utf-8"),
+    asset!("watchers.js", "text/javascript; charset=utf-8"),
     asset!("icon.svg", "image/svg+xml"),
 ];
 

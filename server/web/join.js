@@ -21,11 +21,13 @@ function paintJoinInfo() {
   info.append(el("p", "", people.length ? t("join.atTable", { names: people.join(", ") }) : t("join.nobody")));
   if (room.settings) info.append(el("p", "note", summary(room.settings).join(" \u00b7 ")));
   if (room.started) info.append(el("p", "note", t("join.started")));
+  if (room.watching === false) info.append(el("p", "note", t("watchers.off")));
 }
 
 function paintGone() {
   const { code, why } = shown;
-  const title = why.code === "removed" ? "gone.removedTitle" : "gone.title";
+  const titles = { removed: "gone.removedTitle", watching_off: "gone.watchingTitle", watchers_full: "gone.watchingTitle" };
+  const title = titles[why.code] || "gone.title";
   $("gone-title").replaceChildren(...tNodes(title, { code: codeSpan(code, "gone-code") }));
   $("gone-why").textContent = errorText(why);
 }
@@ -46,8 +48,11 @@ export function joinForm(code, room, name, onJoin) {
   const full = Boolean(room && room.free_seats === 0);
   $("join-sit").hidden = full;
   $("join-full").hidden = !full;
-  // A full table has one way in, to watch ("The table is full: watch"), not two.
-  $("join-watch").hidden = full;
+  // A full table has one way in, to watch ("The table is full: watch"), not two; none to watch
+  // while the host has turned watching off.
+  const watching = !room || room.watching !== false;
+  $("join-full").hidden = !full || !watching;
+  $("join-watch").hidden = full || !watching;
   const go = (spectator) => {
     const who = typedName(input);
     if (who) onJoin(who, spectator);

@@ -6,9 +6,13 @@ import { $, button, codeSpan, el, seatName } from "./dom.js";
 import { t, tNodes } from "./i18n.js";
 import { notice } from "./page.js";
 import { settingsForm, summary } from "./settings.js";
+import { paintWatchers, wireWatchers } from "./watchers.js";
 
 /** The bots' levels, in the order of the host's choice. */
 const LEVELS = ["easy", "medium", "hard", "expert"];
+
+/** How the lobby's watcher controls send (the latest `send` it was painted with). */
+let watchersSend = null;
 
 /** The host's settings form, while this page is the host. */
 let form = null;
@@ -123,6 +127,11 @@ export function paintLobby(room, { host, offer, send, openSettings }) {
     removedBox.append(li);
   });
   removedBox.hidden = removedBox.childElementCount === 0;
+  // Who watches, whether watching is on, and the host's controls over it.
+  const watchersBox = $("lobby-watchers");
+  if (!watchersSend) wireWatchers(watchersBox, () => watchersSend);
+  watchersSend = send;
+  paintWatchers(watchersBox, room, host);
   const settingsBox = $("lobby-settings");
   paintSettings(settingsBox, room, host, offer, send);
   const empty = room.seats.filter((s) => s.kind === "empty").length;

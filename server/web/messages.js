@@ -90,6 +90,15 @@ export const EN = {
   "lobby.moveHere": "Move here",
   "lobby.removed": "{name} \u00b7 removed",
   "lobby.letBack": "Let back",
+  "watchers.heading": "Watchers ({count})",
+  "watchers.allow": "Allow watchers",
+  "watchers.on": "Anyone with the link may watch.",
+  "watchers.off": "The host has turned watching off.",
+  "watchers.list": "Watching now",
+  "watchers.remove": "Remove",
+  "watchers.removeLabel": "Remove {name} from watching",
+  "watchers.removedList": "Watchers removed by the host",
+  "watchers.removed": "{name} \u00b7 removed from watching",
 
   // ----- Seats, at the table and in the lobby -----
   "seat.n": "Seat {n}",
@@ -631,6 +640,7 @@ export const EN = {
   "host.removeYes": "Remove {name}",
   "host.cancel": "Cancel",
   "gone.removedTitle": "Removed from room {code}",
+  "gone.watchingTitle": "Not watching room {code}",
 
   // ----- What the server's error codes mean -----
   "error.unknown": "That didn't work.",
@@ -676,6 +686,10 @@ export const EN = {
   "error.name_taken": "Someone at this table already goes by that name; choose another.",
   "error.removed": "The host removed you from this room. You can come back only if they let you.",
   "error.not_removed": "That person is not on the removed list.",
+  "error.watchers_full": "This room has as many watchers as it may. Try again later.",
+  "error.watching_off": "The host has turned watching off for this room.",
+  "error.no_such_watcher": "That watcher has already left.",
+  "error.too_many_reactions": "Too many reactions at the table just now; yours wasn't shown.",
   "error.room_expired": "This room's match never started, and the room has closed.",
   "error.hello_timeout": "The connection took too long to say hello; reconnecting.",
   "error.too_many_open_rooms": "You already have many open rooms; play in one of them, or wait for them to close.",
@@ -793,6 +807,15 @@ export const NE = {
   "lobby.moveHere": "यहाँ सर्नुहोस्",
   "lobby.removed": "{name} \u00b7 हटाइएको",
   "lobby.letBack": "फर्किन दिनुहोस्",
+  "watchers.heading": "हेर्नेहरू ({count})",
+  "watchers.allow": "हेर्न दिनुहोस्",
+  "watchers.on": "लिङ्क भएका जो कोही हेर्न सक्नुहुन्छ।",
+  "watchers.off": "आयोजकले हेर्ने सुविधा बन्द गर्नुभएको छ।",
+  "watchers.list": "अहिले हेर्दै",
+  "watchers.remove": "हटाउनुहोस्",
+  "watchers.removeLabel": "{name}लाई हेर्नेहरूबाट हटाउनुहोस्",
+  "watchers.removedList": "आयोजकले हटाएका हेर्नेहरू",
+  "watchers.removed": "{name} \u00b7 हेर्नेहरूबाट हटाइयो",
 
   // ----- Seats, at the table and in the lobby -----
   "seat.n": "ठाउँ {n}",
@@ -1334,6 +1357,7 @@ export const NE = {
   "host.removeYes": "{name}लाई हटाउनुहोस्",
   "host.cancel": "रद्द गर्नुहोस्",
   "gone.removedTitle": "कोठा {code} बाट हटाइयो",
+  "gone.watchingTitle": "कोठा {code} हेर्न मिल्दैन",
 
   // ----- What the server's error codes mean -----
   "error.unknown": "त्यो भएन।",
@@ -1379,6 +1403,10 @@ export const NE = {
   "error.name_taken": "यो खेलमा कोही त्यही नामले चिनिन्छ; अर्को नाम छान्नुहोस्।",
   "error.removed": "आयोजकले तपाईंलाई यो कोठाबाट हटाउनुभयो। उहाँले दिनुभए मात्र तपाईं फर्किन सक्नुहुन्छ।",
   "error.not_removed": "त्यो व्यक्ति हटाइएकाको सूचीमा छैन।",
+  "error.watchers_full": "यो कोठामा हेर्नेहरू भरिए। पछि फेरि प्रयास गर्नुहोस्।",
+  "error.watching_off": "आयोजकले यो कोठामा हेर्ने सुविधा बन्द गर्नुभएको छ।",
+  "error.no_such_watcher": "ती हेर्ने व्यक्ति गइसक्नुभयो।",
+  "error.too_many_reactions": "अहिले टेबलमा धेरै प्रतिक्रिया आइरहेका छन्; तपाईंको देखाइएन।",
   "error.room_expired": "यो कोठाको खेल कहिल्यै सुरु भएन, र कोठा बन्द भयो।",
   "error.hello_timeout": "जडानले नमस्कार भन्न धेरै समय लगायो; फेरि जोडिँदै छ।",
   "error.too_many_open_rooms": "तपाईंका धेरै कोठा खुला छन्; तीमध्ये एउटामा खेल्नुहोस्, वा ती बन्द नहुन्जेल पर्खनुहोस्।",

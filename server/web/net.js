@@ -16,6 +16,9 @@ export const CLOSE_ROOM_EXPIRED = 4004;
 /** The close code sent to a person the host removed from the room. */
 export const CLOSE_REMOVED = 4005;
 
+/** The close code sent to a watcher when the host turns watching off. */
+export const CLOSE_WATCHING_OFF = 4007;
+
 /** The close code of a room that moved to another server of a cluster: come back at once. */
 export const CLOSE_ROOM_MOVED = 4006;
 
@@ -79,7 +82,7 @@ export class Connection {
         this.handlers.replaced();
         return;
       }
-      if (event.code === CLOSE_ROOM_EXPIRED || event.code === CLOSE_REMOVED) {
+      if (event.code === CLOSE_ROOM_EXPIRED || event.code === CLOSE_REMOVED || event.code === CLOSE_WATCHING_OFF) {
         this.closed = true;
         this.handlers.ended(event.code);
         return;

@@ -4,7 +4,7 @@
 // stand-in's doings); each message updates it and paints the screen it belongs to: the lobby
 // (lobby.js), the table (table.js) with its dock (dock.js), the score dialog (score.js).
 
-import { CLOSE_REMOVED, Connection, PROTOCOL } from "./net.js";
+import { CLOSE_REMOVED, CLOSE_WATCHING_OFF, Connection, PROTOCOL } from "./net.js";
 import { Memory } from "./fair.js";
 import { loadCatalogue } from "./settings.js";
 import { openRules } from "./rules.js";
@@ -178,7 +178,8 @@ function connect(spectator) {
     }),
     ended: (code) => {
       banner(null);
-      roomGone({ code: code === CLOSE_REMOVED ? "removed" : "room_expired" });
+      const why = { [CLOSE_REMOVED]: "removed", [CLOSE_WATCHING_OFF]: "watching_off" }[code];
+      roomGone({ code: why || "room_expired" });
     },
   });
   session.conn.open();
@@ -253,7 +254,7 @@ function onMessage(msg) {
       // The socket closes next; the connection comes back by itself with the seat token.
       // (Removed by the host: the page that follows says so, and why. Moved to another server:
       // back at once, with no more than the "reconnecting…" banner.)
-      if (msg.reason === "removed" || msg.reason === "room_moved") break;
+      if (msg.reason === "removed" || msg.reason === "room_moved" || msg.reason === "watching_off") break;
       notice(msg.reason === "shutting_down" || msg.reason === "restarting" ? t("conn.restarting") : errorText({ code: msg.reason, message: msg.message }), "error");
       break;
     default:
@@ -382,7 +383,7 @@ function onRefusedHello(err) {
     enterRoom(session.code);
     return true;
   }
-  if (err.code === "unknown_room" || err.code === "removed") {
+  if (err.code === "unknown_room" || err.code === "removed" || err.code === "watching_off" || err.code === "watchers_full") {
     session.conn.close();
     roomGone(err);
     return true;

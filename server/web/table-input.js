@@ -9,6 +9,7 @@ import { cardElement, cardLabel } from "./cards.js";
 import { t } from "./i18n.js";
 import { alertOn, primeAudio, setAlert } from "./alert.js";
 import { paintAlert } from "./table-paint.js";
+import { wireWatchers } from "./watchers.js";
 
 /**
  * Wires the table's controls.
@@ -84,6 +85,7 @@ export function bindTableInput(p, state, hooks, redraw) {
     const cardEl = event.target.closest("button.card");
     if (cardEl) drawPile(cardEl.dataset.card);
   });
+  wireWatchers(p.watchers, () => hooks.send);
   p.removedList.addEventListener("click", (event) => {
     const back = event.target.closest("button[data-removed]");
     if (back) hooks.send({ type: "readmit", removed: Number(back.dataset.removed) });

@@ -9,6 +9,7 @@ import { el, totalText } from "./dom.js";
 import { label, t, tNodes } from "./i18n.js";
 import { describeEvent, noticeText } from "./log.js";
 import { alertOn } from "./alert.js";
+import { paintWatchers } from "./watchers.js";
 import { roundOver } from "./table-state.js";
 
 /** A `<button type="button">` with a class, an id and a text that follows the language. */
@@ -66,7 +67,9 @@ export function buildTable(root) {
   p.mine.append(p.status, p.hand, p.actions);
   // The host's list of the people removed during the match, each with Let back.
   p.removedList = label(el("ul", "table-removed", undefined, { id: "table-removed", hidden: true }), "lobby.removedList", "aria-label");
-  root.append(header, p.seats, middle, p.prompt, p.mine, p.log, p.removedList);
+  // Who watches: everyone sees it; the host may remove a watcher or turn watching off.
+  p.watchers = el("div", "watchers table-watchers", undefined, { id: "table-watchers" });
+  root.append(header, p.seats, middle, p.prompt, p.mine, p.log, p.removedList, p.watchers);
   paintAlert(p);
   return p;
 }
@@ -112,6 +115,10 @@ export function paintTable(p, state) {
   paintPrompt(p, state);
   paintLog(p, state);
   paintRemoved(p, state);
+  if (state.room) {
+    const host = view.seat !== null && state.room.host === view.seat;
+    paintWatchers(p.watchers, state.room, host);
+  }
 }
 
 /**

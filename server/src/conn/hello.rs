@@ -59,6 +59,7 @@ pub(super) async fn join(
         id,
         client: tx.clone(),
         token_only: blocked,
+        address: ip,
         reply,
     };
     if !handle.send(join).await {

@@ -163,6 +163,7 @@ impl Actor {
                 id,
                 client,
                 token_only,
+                address,
                 reply,
             } => {
                 self.clients.insert(conn, client);
@@ -172,6 +173,7 @@ impl Actor {
                         hello,
                         id,
                         token_only,
+                        address,
                     },
                     Instant::now(),
                     entropy,

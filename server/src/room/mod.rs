@@ -56,6 +56,8 @@ pub enum Command {
         /// The client's address failed too many lookups: only a valid seat token gets in, and
         /// any other hello is refused with `too_many_attempts`.
         token_only: bool,
+        /// The client's address (a watcher the host removes is kept out by it).
+        address: std::net::IpAddr,
         /// Whether the client joined.
         reply: oneshot::Sender<bool>,
     },

@@ -64,6 +64,27 @@ pub struct Snapshot {
     /// The table's last chat lines, oldest first.
     #[serde(default)]
     pub chat: Vec<ChatLine>,
+    /// Whether the room lets people watch (a snapshot from before the setting: it does).
+    #[serde(default = "watching_allowed")]
+    pub watching: bool,
+    /// The watchers the host removed, whose address may not come back until let back.
+    #[serde(default)]
+    pub removed_watchers: Vec<RemovedWatcherRecord>,
+}
+
+/// A room lets people watch unless its host turned watching off.
+fn watching_allowed() -> bool {
+    true
+}
+
+/// A removed watcher as a snapshot keeps them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemovedWatcherRecord {
+    /// The name they watched under.
+    pub name: String,
+    /// The SHA-256 of the room's code and the address they watched from (hex): only the hash
+    /// is kept.
+    pub address_hash: String,
 }
 
 /// A seat as a snapshot keeps it.
@@ -193,6 +214,23 @@ pub enum Record {
         seat: usize,
         /// Whether they are muted now.
         muted: bool,
+    },
+    /// The host removed a watcher: nobody new comes in from their address until let back.
+    WatcherRemoved {
+        /// The name they watched under.
+        name: String,
+        /// The SHA-256 of the room's code and their address (hex).
+        address_hash: String,
+    },
+    /// The host let a removed watcher's address back.
+    WatcherReadmitted {
+        /// Its place in the removed watchers' list.
+        index: usize,
+    },
+    /// The host allowed watchers, or turned watching off.
+    WatchingSet {
+        /// Whether people may watch.
+        allowed: bool,
     },
     /// The person in this seat sent a client seed, in force from the next deal of the match
     /// whose commitment it answers.

@@ -14,6 +14,7 @@ pub(crate) const TIMING: Timing = Timing {
     idle_ttl: Duration::from_secs(900),
     lobby_ttl: Duration::from_secs(7200),
     unjoined_ttl: Duration::from_secs(900),
+    max_watchers: 20,
 };
 
 /// The setup of a room with this code and these settings, whose host secret is `secret`.

@@ -44,6 +44,7 @@ async fn join_as(
         id: None,
         client,
         token_only: false,
+        address: std::net::Ipv4Addr::LOCALHOST.into(),
         reply,
     })
     .await;

@@ -78,3 +78,4 @@ mod nepali;
 mod play;
 mod polish;
 mod rules;
+mod watchers;

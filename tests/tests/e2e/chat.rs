@@ -182,3 +182,53 @@ async fn chat_lines_reach_the_table_as_text_and_the_host_can_mute() {
     );
     server.stop().await;
 }
+
+/// Chat follows the names' character rules: a line with a bidirectional control, a character
+/// that renders as nothing, or nothing visible at all is refused with `bad_chat` to the sender
+/// alone, and nobody hears anything; the next good line is the next one everyone gets.
+#[tokio::test]
+async fn hidden_and_direction_changing_characters_stay_out_of_the_chat() {
+    let server = TestServer::with_config(unlimited_rate()).await;
+    let addr = server.addr;
+    let room = server.create_room(&room_with(standard_for(3))).await;
+    let mut host = Client::join(addr, &room.code, "Asha", Some(&room.host_secret)).await;
+    let mut guest = Client::join(addr, &room.code, "Bina", None).await;
+    for bad in [
+        "\u{200F}hello",
+        "abc\u{061C}",
+        "\u{200B}",
+        "\u{200B}\u{200B}",
+        "gg\u{E0067}\u{E0067}",
+        "\u{2067}evil\u{2069}",
+        "\u{3164}",
+    ] {
+        guest.send(ClientMessage::Chat { text: bad.into() }).await;
+        // The answer is the refusal, never the line said to the table.
+        let answer = guest
+            .recv_until(|m| match m {
+                ServerMessage::Error(error) => Some(Ok(error.code.clone())),
+                ServerMessage::Chat { line } => Some(Err(line.text.clone())),
+                _ => None,
+            })
+            .await;
+        assert_eq!(answer, Ok(codes::BAD_CHAT.to_owned()), "{bad:?}");
+    }
+    guest
+        .send(ClientMessage::Chat {
+            text: "नमस्ते 👋🏽".into(),
+        })
+        .await;
+    let line = next_line(&mut host).await;
+    assert_eq!(line.text, "नमस्ते 👋🏽");
+    // The refused lines were never kept: a newcomer's welcome has only the good one.
+    let mut late = Client::connect(addr).await;
+    late.send(ClientMessage::Hello(Hello {
+        spectator: true,
+        ..hello(&room.code, "Ek")
+    }))
+    .await;
+    let welcome = late.expect_welcome().await;
+    let kept: Vec<&str> = welcome.chat.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(kept, ["नमस्ते 👋🏽"]);
+    server.stop().await;
+}

@@ -202,3 +202,199 @@ async fn the_host_arranges_the_table_and_others_take_seats() {
     assert!(view.seat.is_none() && view.hand.is_empty());
     server.stop().await;
 }
+
+/// Names are compared as they look (their Unicode TR39 skeletons): a name that reads like a
+/// seated person's, or like a bot's, is refused, whatever script its letters come from.
+#[tokio::test]
+async fn look_alike_names_do_not_take_seats() {
+    let server = TestServer::start().await;
+    let room = server
+        .create_room(&dhumbal_protocol::CreateRoom::default())
+        .await;
+    let mut host = Client::join(server.addr, &room.code, "Asha", Some(&room.host_secret)).await;
+    // Cyrillic А; Greek Α and Cyrillic ѕ; fullwidth.
+    for taken in ["\u{410}sha", "\u{391}\u{455}ha", "\u{FF21}SHA"] {
+        let mut client = Client::connect(server.addr).await;
+        client.hello(&room.code, taken).await;
+        assert_eq!(
+            client.expect_error().await.code,
+            codes::NAME_TAKEN,
+            "{taken:?}"
+        );
+    }
+    // Cyrillic о; a digit zero; Cyrillic В.
+    for bot in ["B\u{43E}t 2", "B0t 3", "\u{412}ot"] {
+        let mut client = Client::connect(server.addr).await;
+        client.hello(&room.code, bot).await;
+        assert_eq!(client.expect_error().await.code, codes::BAD_NAME, "{bot:?}");
+    }
+    // Nobody sat down meanwhile; a name of its own still does.
+    let mut bina = Client::connect(server.addr).await;
+    bina.hello(&room.code, "Bina").await;
+    assert_eq!(bina.expect_welcome().await.seat, Some(1));
+    let room_state = host
+        .recv_until(|m| match m {
+            ServerMessage::Room(r) if r.seats[1].name.is_some() => Some(r.clone()),
+            _ => None,
+        })
+        .await;
+    let names: Vec<_> = room_state
+        .seats
+        .iter()
+        .filter_map(|s| s.name.clone())
+        .collect();
+    assert_eq!(names, ["Asha", "Bina"]);
+    server.stop().await;
+}
+
+/// A watcher of `code` named `name`, from the loopback address `127.0.0.{from}`: its answer to
+/// `hello`, and the client.
+async fn watcher(
+    addr: std::net::SocketAddr,
+    code: &str,
+    name: &str,
+    from: u8,
+) -> (Result<u32, String>, Client) {
+    let ip = std::net::IpAddr::from([127, 0, 0, from]);
+    let mut client = Client::connect_from(addr, ip, None)
+        .await
+        .expect("the socket opens");
+    client
+        .send(ClientMessage::Hello(Hello {
+            spectator: true,
+            ..dhumbal_tests::client::hello(code, name)
+        }))
+        .await;
+    let answer = client
+        .recv_until(|m| match m {
+            ServerMessage::Welcome(_) => Some(Ok(())),
+            ServerMessage::Error(e) => Some(Err(e.code.clone())),
+            _ => None,
+        })
+        .await;
+    let answer = match answer {
+        Ok(()) => {
+            let room = next_room(&mut client).await;
+            let me = room.watchers.iter().rev().find(|w| w.name == name);
+            Ok(me.expect("the room lists its new watcher").id)
+        }
+        Err(code) => Err(code),
+    };
+    (answer, client)
+}
+
+/// The `bye` reason and the close code that end a client's socket.
+async fn ended(client: &mut Client) -> (String, Closed) {
+    let reason = client
+        .recv_until(|m| match m {
+            ServerMessage::Bye(bye) => Some(bye.reason.clone()),
+            _ => None,
+        })
+        .await;
+    (reason, client.expect_closed().await)
+}
+
+/// Watchers: at most `--max-watchers` at once, named like people, removed by the host (with
+/// their address, until let back), and all sent away when the host turns watching off.
+#[tokio::test]
+async fn the_host_keeps_the_watchers_in_hand() {
+    let server = TestServer::with_config(dhumbal_server::config::Config {
+        max_watchers: 2,
+        ..dhumbal_tests::server::unlimited_rate()
+    })
+    .await;
+    let addr = server.addr;
+    let room = server
+        .create_room(&dhumbal_protocol::CreateRoom::default())
+        .await;
+    let mut host = Client::join(addr, &room.code, "Asha", Some(&room.host_secret)).await;
+    let mut guest = Client::join(addr, &room.code, "Bina", None).await;
+
+    // Named like people: not a look-alike of a seated person, nor of another watcher.
+    let (answer, _) = watcher(addr, &room.code, "\u{410}sha", 2).await;
+    assert_eq!(answer, Err(codes::NAME_TAKEN.to_owned()));
+    let (dev, mut dev_client) = watcher(addr, &room.code, "Dev", 2).await;
+    let dev = dev.expect("Dev watches");
+    let (answer, _) = watcher(addr, &room.code, "D\u{435}v", 3).await;
+    assert_eq!(answer, Err(codes::NAME_TAKEN.to_owned()));
+    let (other, mut other_client) = watcher(addr, &room.code, "Dev's friend", 2).await;
+    assert!(other.is_ok());
+    // The cap.
+    let (answer, _) = watcher(addr, &room.code, "Ek", 3).await;
+    assert_eq!(answer, Err(codes::WATCHERS_FULL.to_owned()));
+
+    // Only the host removes a watcher; Dev and the other watcher from Dev's address go.
+    guest
+        .send(ClientMessage::RemoveWatcher { watcher: dev })
+        .await;
+    assert_eq!(guest.expect_error().await.code, codes::NOT_HOST);
+    host.send(ClientMessage::RemoveWatcher { watcher: dev })
+        .await;
+    assert_eq!(
+        ended(&mut dev_client).await,
+        (codes::REMOVED.to_owned(), Closed::Code(CLOSE_REMOVED))
+    );
+    assert_eq!(
+        ended(&mut other_client).await,
+        (codes::REMOVED.to_owned(), Closed::Code(CLOSE_REMOVED))
+    );
+    let after = host
+        .recv_until(|m| match m {
+            ServerMessage::Room(r) if !r.removed_watchers.is_empty() => Some(r.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(after.removed_watchers, ["Dev"]);
+    assert!(after.watchers.is_empty());
+    // Nobody new from that address until the host lets it back; others may watch.
+    let (answer, _) = watcher(addr, &room.code, "Someone", 2).await;
+    assert_eq!(answer, Err(codes::REMOVED.to_owned()));
+    let (ek, mut ek_client) = watcher(addr, &room.code, "Ek", 3).await;
+    assert!(ek.is_ok());
+    host.send(ClientMessage::ReadmitWatcher { removed: 0 })
+        .await;
+    host.recv_until(|m| match m {
+        ServerMessage::Room(r) if r.removed_watchers.is_empty() => Some(()),
+        _ => None,
+    })
+    .await;
+    let (dev, mut dev_client) = watcher(addr, &room.code, "Dev", 2).await;
+    assert!(dev.is_ok());
+
+    // Watching off: the watchers are told and closed, the players stay and see it.
+    guest
+        .send(ClientMessage::SetWatching { allowed: false })
+        .await;
+    assert_eq!(guest.expect_error().await.code, codes::NOT_HOST);
+    host.send(ClientMessage::SetWatching { allowed: false })
+        .await;
+    for client in [&mut ek_client, &mut dev_client] {
+        assert_eq!(
+            ended(client).await,
+            (
+                codes::WATCHING_OFF.to_owned(),
+                Closed::Code(dhumbal_protocol::CLOSE_WATCHING_OFF)
+            )
+        );
+    }
+    let off = guest
+        .recv_until(|m| match m {
+            ServerMessage::Room(r) if !r.watching => Some(r.clone()),
+            _ => None,
+        })
+        .await;
+    assert!(off.watchers.is_empty());
+    assert_eq!(off.seats[1].name.as_deref(), Some("Bina"));
+    let (answer, _) = watcher(addr, &room.code, "Late", 4).await;
+    assert_eq!(answer, Err(codes::WATCHING_OFF.to_owned()));
+    host.send(ClientMessage::SetWatching { allowed: true })
+        .await;
+    host.recv_until(|m| match m {
+        ServerMessage::Room(r) if r.watching => Some(()),
+        _ => None,
+    })
+    .await;
+    let (answer, _) = watcher(addr, &room.code, "Late", 4).await;
+    assert!(answer.is_ok());
+    server.stop().await;
+}

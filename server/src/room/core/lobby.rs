@@ -78,6 +78,7 @@ impl RoomCore {
         hello: Hello,
         hello_id: Option<MessageId>,
         token_only: bool,
+        address: IpAddr,
         entropy: &mut dyn Entropy,
     ) -> Result<(), Refusal> {
         let token_hash = hello.token.as_deref().map(hash_secret);
@@ -93,6 +94,11 @@ impl RoomCore {
                 return Err(Refusal::Removed);
             }
         }
+        let address_hash = self.address_hash(address);
+        if token_hash.is_none() && self.is_removed_watcher(&address_hash) {
+            // A removed watcher's address: nobody new from it until the host lets it back.
+            return Err(Refusal::Removed);
+        }
         let name = names::clean_name(&hello.name).map_err(|e| Refusal::BadName(e.to_string()))?;
         let claims_host = match &hello.host_secret {
             Some(secret) if hash_secret(secret) == self.host_secret_hash => true,
@@ -101,7 +107,10 @@ impl RoomCore {
         };
         let (seat, token) = match &token_hash {
             Some(hash) => (Some(self.seat_back(conn, hash)?), hello.token.clone()),
-            None if hello.spectator => (None, None),
+            None if hello.spectator => {
+                self.admit_watcher(&name)?;
+                (None, None)
+            }
             None => {
                 let (seat, token) = self.new_seat(conn, &name, entropy)?;
                 (Some(seat), Some(token))
@@ -115,7 +124,19 @@ impl RoomCore {
             }
         }
         info!(room = %self.code, conn, ?seat, "joined");
-        self.clients.insert(conn, Client { seat, name });
+        let watcher = seat.is_none().then(|| {
+            self.watchers_seen += 1;
+            self.watchers_seen
+        });
+        self.clients.insert(
+            conn,
+            Client {
+                seat,
+                name,
+                watcher,
+                address_hash,
+            },
+        );
         self.greet(conn, seat, token);
         // The seed after everything the newcomer is told of the room: a deal it hears of in
         // `history` was dealt before this seed was taken.
@@ -158,7 +179,7 @@ impl RoomCore {
             .then(|| self.seats.iter().position(|s| matches!(s, Seat::Empty)))
             .flatten()
             .ok_or(Refusal::RoomFull)?;
-        self.require_unique_name(name)?;
+        self.require_unique_name(name, None)?;
         let token = entropy.token();
         self.commit(Record::Seated {
             seat: free,
@@ -211,13 +232,21 @@ impl RoomCore {
             .is_some_and(|h| Some(&h.token_hash) == self.host_token.as_ref())
     }
 
-    /// Refuses a name another seated person already goes by.
-    pub(super) fn require_unique_name(&self, name: &str) -> Result<(), Refusal> {
-        let name = names::folded(name);
-        let taken = self
+    /// Refuses a name another seated person or another watcher (not `except`, the one asking)
+    /// already goes by, or one that looks like it.
+    pub(super) fn require_unique_name(
+        &self,
+        name: &str,
+        except: Option<ConnId>,
+    ) -> Result<(), Refusal> {
+        let seated = self
             .seats
             .iter()
-            .any(|s| matches!(s, Seat::Human(h) if names::folded(&h.name) == name));
+            .any(|s| matches!(s, Seat::Human(h) if names::same_name(&h.name, name)));
+        let watching = self.clients.iter().any(|(conn, c)| {
+            Some(*conn) != except && c.watcher.is_some() && names::same_name(&c.name, name)
+        });
+        let taken = seated || watching;
         if taken {
             return Err(Refusal::NameTaken);
         }
@@ -335,7 +364,7 @@ impl RoomCore {
             }
             None => {
                 let name = client.name.clone();
-                self.require_unique_name(&name)?;
+                self.require_unique_name(&name, Some(conn))?;
                 let token = entropy.token();
                 self.commit(Record::Seated {
                     seat: to,
@@ -351,6 +380,7 @@ impl RoomCore {
         };
         if let Some(client) = self.clients.get_mut(&conn) {
             client.seat = Some(to);
+            client.watcher = None;
         }
         if let Some(token) = token {
             // Someone who was watching sat down: they need their seat token.

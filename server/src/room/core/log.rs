@@ -76,6 +76,19 @@ impl RoomCore {
                 };
                 human.muted = *muted;
             }
+            Record::WatcherRemoved { name, address_hash } => {
+                self.removed_watchers.push(RemovedWatcher {
+                    name: name.clone(),
+                    address_hash: address_hash.clone(),
+                });
+            }
+            Record::WatcherReadmitted { index } => {
+                if *index >= self.removed_watchers.len() {
+                    return invalid("no removed watcher has that number");
+                }
+                self.removed_watchers.remove(*index);
+            }
+            Record::WatchingSet { allowed } => self.watching = *allowed,
             Record::ClientSeed {
                 seat,
                 seed,
@@ -125,6 +138,15 @@ impl RoomCore {
             matches: self.matches,
             next_seed: self.next_seed,
             chat: self.chat.iter().cloned().collect(),
+            watching: self.watching,
+            removed_watchers: self
+                .removed_watchers
+                .iter()
+                .map(|r| RemovedWatcherRecord {
+                    name: r.name.clone(),
+                    address_hash: r.address_hash.clone(),
+                })
+                .collect(),
         }
     }
 
@@ -161,6 +183,15 @@ impl RoomCore {
         self.matches = snapshot.matches;
         self.next_seed = snapshot.next_seed;
         self.chat = snapshot.chat.into();
+        self.watching = snapshot.watching;
+        self.removed_watchers = snapshot
+            .removed_watchers
+            .into_iter()
+            .map(|r| RemovedWatcher {
+                name: r.name,
+                address_hash: r.address_hash,
+            })
+            .collect();
         self.removed = snapshot
             .removed
             .into_iter()

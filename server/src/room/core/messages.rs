@@ -69,6 +69,9 @@ impl RoomCore {
                 self.react(seat, name, reaction)
             }
             ClientMessage::Mute { seat: at, muted } => self.mute(seat, at, muted),
+            ClientMessage::RemoveWatcher { watcher } => self.remove_watcher(seat, watcher),
+            ClientMessage::ReadmitWatcher { removed } => self.readmit_watcher(seat, removed),
+            ClientMessage::SetWatching { allowed } => self.set_watching(seat, allowed),
             ClientMessage::ClientSeed { client_seed } => {
                 let seat = self.require_seated(seat)?;
                 self.take_client_seed(conn, seat, Some(client_seed))
@@ -201,25 +204,6 @@ impl RoomCore {
             .map_err(|e| self.internal(e))?;
         info!(room = %self.code, %name, "let back in");
         self.broadcast_room();
-        Ok(())
-    }
-
-    /// Anyone in the room reacts: everyone sees it beside the seat (a spectator's by name).
-    fn react(
-        &mut self,
-        seat: Option<usize>,
-        watcher: String,
-        reaction: dhumbal_protocol::Reaction,
-    ) -> Result<(), Refusal> {
-        let name = match seat.and_then(|s| self.human(s)) {
-            Some(human) => human.name.clone(),
-            None => watcher,
-        };
-        self.broadcast(&ServerMessage::Reaction {
-            seat,
-            name,
-            reaction,
-        });
         Ok(())
     }
 

@@ -25,6 +25,7 @@
 //! - `tell`: sending to one client or all, and the room as each client sees it.
 
 use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,10 +36,10 @@ use dhumbal_engine::{
     SeatView, Settings,
 };
 use dhumbal_protocol::{
-    CHAT_KEPT_LINES, CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, ChatLine, ClientMessage,
-    Fairness, Hello, MatchResult, MessageId, Notice, PROTOCOL_VERSION, RoomState, RoomSummary,
-    SeatInfo, SeatKind, SeedAnswer, ServerMessage, Stage, StateFrames, TurnClock, Welcome,
-    WhileAway, clean_chat, codes, draw_source, seed_hex,
+    CHAT_KEPT_LINES, CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, CLOSE_WATCHING_OFF,
+    ChatLine, ClientMessage, Fairness, Hello, MatchResult, MessageId, Notice, PROTOCOL_VERSION,
+    RoomState, RoomSummary, SeatInfo, SeatKind, SeedAnswer, ServerMessage, Stage, StateFrames,
+    TurnClock, Watcher, Welcome, WhileAway, check_chat, codes, draw_source, seed_hex,
 };
 use rand::TryRngCore;
 use rand::rngs::OsRng;
@@ -51,10 +52,13 @@ mod messages;
 mod play;
 mod stand_ins;
 mod tell;
+mod watchers;
 
 pub use stand_ins::{ThinkJob, Thought, Ticket};
 
-use super::record::{FORMAT, Record, RemovedRecord, SeatRecord, Setup, Snapshot, hash_secret};
+use super::record::{
+    FORMAT, Record, RemovedRecord, RemovedWatcherRecord, SeatRecord, Setup, Snapshot, hash_secret,
+};
 use crate::error::Refusal;
 use crate::metrics::{Metrics, Seated};
 use crate::names;
@@ -124,9 +128,11 @@ impl Entropy for OsEntropy {
     }
 }
 
-/// The room's timings.
+/// The room's timings and limits.
 #[derive(Clone, Copy, Debug)]
 pub struct Timing {
+    /// The most watchers (spectators) the room lets in at once (`--max-watchers`).
+    pub max_watchers: usize,
     /// The delay before each bot action.
     pub bot_delay: Duration,
     /// How long a disconnected person's turn waits before a bot plays it for them.
@@ -153,6 +159,8 @@ pub enum Input {
         id: Option<MessageId>,
         /// Only a valid seat token gets in (the address failed too many lookups).
         token_only: bool,
+        /// The client's address: a watcher the host removes is kept out by it.
+        address: IpAddr,
     },
     /// A message from a joined connection (its shape already checked).
     Message(Said),
@@ -258,6 +266,19 @@ struct Client {
     seat: Option<usize>,
     /// The name it gave in `hello`, used if it takes a seat later.
     name: String,
+    /// While it watches, its number among the room's watchers.
+    watcher: Option<u32>,
+    /// The SHA-256 of the room's code and the client's address (its IPv6 /64), by which a
+    /// removed watcher is kept out.
+    address_hash: String,
+}
+
+/// A watcher the host removed: nobody new comes in from their address until let back.
+struct RemovedWatcher {
+    /// The name they watched under.
+    name: String,
+    /// The SHA-256 of the room's code and their address.
+    address_hash: String,
 }
 
 /// A person the host removed from the room.
@@ -315,6 +336,14 @@ pub struct RoomCore {
     /// may download its hand history (rebuilt by a replay: the match's records follow the last
     /// snapshot).
     left_match: Vec<String>,
+    /// Whether people may watch (the host may turn watching off).
+    watching: bool,
+    /// The watchers the host removed, whose address may not come back until let back.
+    removed_watchers: Vec<RemovedWatcher>,
+    /// How many watchers have come in (each gets the next number).
+    watchers_seen: u32,
+    /// The room-wide reaction limit.
+    reactions: watchers::Reactions,
     /// Every connected client.
     clients: HashMap<ConnId, Client>,
     /// The match, once started.
@@ -381,6 +410,10 @@ impl RoomCore {
             host_token: None,
             removed: Vec::new(),
             left_match: Vec::new(),
+            watching: true,
+            removed_watchers: Vec::new(),
+            watchers_seen: 0,
+            reactions: watchers::Reactions::new(now),
             clients: HashMap::new(),
             game: None,
             matches: 0,
@@ -512,7 +545,8 @@ impl RoomCore {
                 hello,
                 id,
                 token_only,
-            } => match self.join(conn, hello, id.clone(), token_only, entropy) {
+                address,
+            } => match self.join(conn, hello, id.clone(), token_only, address, entropy) {
                 Ok(()) => true,
                 Err(refusal) => {
                     self.metrics.rejected(refusal.code());

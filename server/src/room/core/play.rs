@@ -152,7 +152,7 @@ impl RoomCore {
         if self.human(seat).is_some_and(|h| h.muted) {
             return Err(Refusal::Muted);
         }
-        let text = clean_chat(text).ok_or(Refusal::BadChat)?;
+        let text = check_chat(text).map_err(Refusal::BadChat)?;
         self.commit(Record::Said { seat, text })
             .map_err(|e| self.internal(e))?;
         if let Some(line) = self.chat.back().cloned() {

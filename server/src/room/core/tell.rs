@@ -90,6 +90,13 @@ impl RoomCore {
             your_seat,
             removed: self.removed.iter().map(|r| r.name.clone()).collect(),
             fairness: self.fairness(),
+            watching: self.watching,
+            watchers: self.watchers(),
+            removed_watchers: self
+                .removed_watchers
+                .iter()
+                .map(|r| r.name.clone())
+                .collect(),
         }
     }
 
@@ -144,6 +151,7 @@ impl RoomCore {
             },
             seats: self.seat_infos(),
             settings: self.settings.clone(),
+            watching: self.watching,
         }
     }
 

@@ -152,6 +152,7 @@ fn join(played: &mut Played, conn: ConnId, hello: Hello) -> (bool, Vec<Effect>) 
         hello,
         id: None,
         token_only: false,
+        address: std::net::Ipv4Addr::LOCALHOST.into(),
     })
 }
 
@@ -843,4 +844,264 @@ fn a_client_seed_from_an_older_log_replays_as_it_was_played() {
         commitment: Some(dhumbal_engine::fair::commitment(&setup.seed.unwrap())),
     };
     assert_eq!(dealt_seeds(answering)[0], Some(seed));
+}
+
+// ----- Watchers -----
+
+/// A watcher's `hello` from `address`.
+fn watch(played: &mut Played, conn: ConnId, name: &str, address: [u8; 4]) -> (bool, Vec<Effect>) {
+    played.input(Input::Join {
+        conn,
+        hello: Hello {
+            spectator: true,
+            client_seed: None,
+            ..hello(name, None, false)
+        },
+        id: None,
+        token_only: false,
+        address: std::net::Ipv4Addr::from(address).into(),
+    })
+}
+
+/// The connections closed among the effects, with their close codes.
+fn closed(effects: &[Effect]) -> Vec<(ConnId, u16)> {
+    let mut closed: Vec<(ConnId, u16)> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Close { to, code, .. } => Some((*to, *code)),
+            _ => None,
+        })
+        .collect();
+    closed.sort_unstable();
+    closed
+}
+
+/// The reasons of the `bye`s sent to `conn`.
+fn byes(effects: &[Effect], conn: ConnId) -> Vec<String> {
+    sent(effects, conn)
+        .iter()
+        .filter(|m| m["type"] == "bye")
+        .map(|m| m["reason"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The watchers the last `room` sent to `conn` lists, by name.
+fn watchers_seen(effects: &[Effect], conn: ConnId) -> Vec<String> {
+    let rooms: Vec<serde_json::Value> = sent(effects, conn)
+        .into_iter()
+        .filter(|m| m["type"] == "room")
+        .collect();
+    let room = rooms.last().expect("a room message");
+    room["watchers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn watchers_are_capped_and_named_like_people() {
+    let mut played = Played::new(Preset::Standard.settings(), 7);
+    assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+    // Named like people: no look-alike of a seated person, of another watcher, or of a bot.
+    let (joined, effects) = watch(&mut played, 2, "Dev", [10, 0, 0, 2]);
+    assert!(joined);
+    assert_eq!(watchers_seen(&effects, 1), ["Dev"]);
+    for (name, code) in [
+        ("Asha", codes::NAME_TAKEN),
+        ("\u{410}sha", codes::NAME_TAKEN),
+        ("D\u{435}v", codes::NAME_TAKEN),
+        ("DEV", codes::NAME_TAKEN),
+        ("B\u{43E}t 2", codes::BAD_NAME),
+        ("\u{200F}Ek", codes::BAD_NAME),
+    ] {
+        let (joined, effects) = watch(&mut played, 3, name, [10, 0, 0, 3]);
+        assert!(!joined, "{name:?}");
+        assert_eq!(errors(&effects, 3), [code], "{name:?}");
+    }
+    // A newcomer to a seat may not pose as a watcher either; a watcher who sits down keeps
+    // their own name.
+    let (joined, effects) = join(&mut played, 4, hello("Dev", None, false));
+    assert!(!joined);
+    assert_eq!(errors(&effects, 4), [codes::NAME_TAKEN]);
+    let effects = played.message(2, ClientMessage::TakeSeat { seat: 2 });
+    assert_eq!(errors(&effects, 2), Vec::<String>::new());
+    assert_eq!(watchers_seen(&effects, 1), Vec::<String>::new());
+    // The cap: `max_watchers` at once, then `watchers_full`; a place frees when one leaves.
+    for n in 0..TIMING.max_watchers {
+        let conn = 10 + n as ConnId;
+        let (joined, _) = watch(&mut played, conn, &format!("W{n}"), [10, 0, 1, n as u8]);
+        assert!(joined, "watcher {n}");
+    }
+    let (joined, effects) = watch(&mut played, 99, "Late", [10, 0, 2, 1]);
+    assert!(!joined);
+    assert_eq!(errors(&effects, 99), [codes::WATCHERS_FULL]);
+    played.input(Input::Leave { conn: 10 });
+    assert!(watch(&mut played, 99, "Late", [10, 0, 2, 1]).0);
+}
+
+#[test]
+fn the_host_removes_a_watcher_whose_address_stays_out_until_let_back() {
+    let mut played = Played::new(Preset::Standard.settings(), 8);
+    assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+    assert!(join(&mut played, 2, hello("Bina", None, false)).0);
+    assert!(watch(&mut played, 3, "Dev", [10, 0, 0, 3]).0);
+    assert!(watch(&mut played, 4, "Dev too", [10, 0, 0, 3]).0);
+    assert!(watch(&mut played, 5, "Ek", [10, 0, 0, 5]).0);
+    // Only the host, and only a watcher there is.
+    let effects = played.message(2, ClientMessage::RemoveWatcher { watcher: 1 });
+    assert_eq!(errors(&effects, 2), [codes::NOT_HOST]);
+    let effects = played.message(1, ClientMessage::RemoveWatcher { watcher: 9 });
+    assert_eq!(errors(&effects, 1), [codes::NO_SUCH_WATCHER]);
+    let entries = played.log.len();
+    let effects = played.message(1, ClientMessage::RemoveWatcher { watcher: 1 });
+    assert_eq!(played.log.len(), entries + 1, "the removal is logged");
+    // Dev and the other watcher from Dev's address are told and closed; Ek watches on.
+    assert_eq!(byes(&effects, 3), [codes::REMOVED]);
+    assert_eq!(byes(&effects, 4), [codes::REMOVED]);
+    assert_eq!(closed(&effects), [(3, CLOSE_REMOVED), (4, CLOSE_REMOVED)]);
+    assert_eq!(watchers_seen(&effects, 1), ["Ek"]);
+    let room = sent(&effects, 5)
+        .into_iter()
+        .rfind(|m| m["type"] == "room")
+        .unwrap();
+    assert_eq!(room["removed_watchers"], serde_json::json!(["Dev"]));
+    // Nobody new from that address, to watch or to sit, until the host lets it back; a seat
+    // token still works from anywhere.
+    let (joined, effects) = watch(&mut played, 6, "Someone", [10, 0, 0, 3]);
+    assert!(!joined);
+    assert_eq!(errors(&effects, 6), [codes::REMOVED]);
+    let seat_hello = Hello {
+        client_seed: None,
+        ..hello("Someone", None, false)
+    };
+    let (joined, effects) = played.input(Input::Join {
+        conn: 6,
+        hello: seat_hello,
+        id: None,
+        token_only: false,
+        address: std::net::Ipv4Addr::new(10, 0, 0, 3).into(),
+    });
+    assert!(!joined);
+    assert_eq!(errors(&effects, 6), [codes::REMOVED]);
+    // A restored room keeps them out too.
+    let restored = played.restored();
+    assert_eq!(restored.durable(), played.core.durable());
+    assert_eq!(restored.removed_watchers.len(), 1);
+    // Let back: they may watch again.
+    let effects = played.message(1, ClientMessage::ReadmitWatcher { removed: 1 });
+    assert_eq!(errors(&effects, 1), [codes::NOT_REMOVED]);
+    played.message(1, ClientMessage::ReadmitWatcher { removed: 0 });
+    assert!(watch(&mut played, 7, "Dev", [10, 0, 0, 3]).0);
+    assert_eq!(played.restored().durable(), played.core.durable());
+}
+
+#[test]
+fn the_host_turns_watching_off_and_a_restored_room_keeps_it_off() {
+    let mut played = Played::new(Preset::Standard.settings(), 9);
+    assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+    assert!(join(&mut played, 2, hello("Bina", None, false)).0);
+    assert!(watch(&mut played, 3, "Dev", [10, 0, 0, 3]).0);
+    let effects = played.message(2, ClientMessage::SetWatching { allowed: false });
+    assert_eq!(errors(&effects, 2), [codes::NOT_HOST]);
+    let effects = played.message(1, ClientMessage::SetWatching { allowed: false });
+    assert_eq!(byes(&effects, 3), [codes::WATCHING_OFF]);
+    assert_eq!(closed(&effects), [(3, CLOSE_WATCHING_OFF)]);
+    // Everyone sees that watching is off; the players stay.
+    let room = sent(&effects, 2)
+        .into_iter()
+        .rfind(|m| m["type"] == "room")
+        .unwrap();
+    assert_eq!(room["watching"], false);
+    let (joined, effects) = watch(&mut played, 4, "Ek", [10, 0, 0, 4]);
+    assert!(!joined);
+    assert_eq!(errors(&effects, 4), [codes::WATCHING_OFF]);
+    let mut restored = played.restored();
+    assert_eq!(restored.durable(), played.core.durable());
+    let mut entropy = TestEntropy(StdRng::seed_from_u64(1));
+    let refused = restored.handle(
+        Input::Join {
+            conn: 4,
+            hello: Hello {
+                spectator: true,
+                ..hello("Ek", None, false)
+            },
+            id: None,
+            token_only: false,
+            address: std::net::Ipv4Addr::new(10, 0, 0, 4).into(),
+        },
+        played.now,
+        &mut entropy,
+    );
+    assert!(!refused, "a restored room keeps watching off");
+    // On again: people may watch.
+    played.message(1, ClientMessage::SetWatching { allowed: true });
+    assert!(watch(&mut played, 4, "Ek", [10, 0, 0, 4]).0);
+}
+
+#[test]
+fn many_watchers_cannot_flood_the_table_with_reactions() {
+    let mut played = Played::new(Preset::Standard.settings(), 10);
+    assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+    for n in 0..TIMING.max_watchers {
+        assert!(
+            watch(
+                &mut played,
+                10 + n as ConnId,
+                &format!("W{n}"),
+                [10, 0, 1, n as u8]
+            )
+            .0
+        );
+    }
+    let reactions = |effects: &[Effect]| {
+        sent(effects, 1)
+            .iter()
+            .filter(|m| m["type"] == "reaction")
+            .count()
+    };
+    // Every watcher sends 10 reactions at once: the host sees the watchers' share, no more,
+    // and the rest are refused to their senders alone.
+    let mut shown = 0;
+    let mut refused = 0;
+    for round in 0..10 {
+        for n in 0..TIMING.max_watchers {
+            let conn = 10 + n as ConnId;
+            let effects = played.message(
+                conn,
+                ClientMessage::React {
+                    reaction: dhumbal_protocol::Reaction::Laugh,
+                },
+            );
+            shown += reactions(&effects);
+            refused += errors(&effects, conn)
+                .iter()
+                .filter(|c| *c == codes::TOO_MANY_REACTIONS)
+                .count();
+            assert!(errors(&effects, 1).is_empty(), "round {round}");
+        }
+    }
+    assert_eq!(shown, 8);
+    assert_eq!(refused, 10 * TIMING.max_watchers - 8);
+    // The players' reactions still get through.
+    let effects = played.message(
+        1,
+        ClientMessage::React {
+            reaction: dhumbal_protocol::Reaction::Clap,
+        },
+    );
+    assert_eq!(reactions(&effects), 1);
+    // A second later the watchers have a little more.
+    played.now += Duration::from_secs(1);
+    let mut later = 0;
+    for n in 0..TIMING.max_watchers {
+        later += reactions(&played.message(
+            10 + n as ConnId,
+            ClientMessage::React {
+                reaction: dhumbal_protocol::Reaction::Wow,
+            },
+        ));
+    }
+    assert_eq!(later, 4);
 }
