@@ -399,6 +399,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = StoreConfig::Sqlite {
             data_dir: dir.path().to_owned(),
+            sync: crate::store::SyncMode::Normal,
         };
         let metrics = Arc::new(Metrics::new());
         let store = Store::open(&config, Arc::clone(&metrics)).unwrap();

@@ -67,6 +67,7 @@ async fn what_is_appended_is_sent_and_what_is_not_never_is() {
     let dir = tempfile::tempdir().unwrap();
     let config = StoreConfig::Sqlite {
         data_dir: dir.path().to_owned(),
+        sync: crate::store::SyncMode::Normal,
     };
     let metrics = Arc::new(Metrics::new());
     let store = Store::open(&config, Arc::clone(&metrics)).unwrap();
