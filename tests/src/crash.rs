@@ -1421,7 +1421,9 @@ impl Mount {
 
 impl Drop for Mount {
     fn drop(&mut self) {
+        // Lazily: a server the test dropped may still hold files there for a moment.
         let _ = std::process::Command::new("umount")
+            .arg("-l")
             .arg(&self.path)
             .status();
     }

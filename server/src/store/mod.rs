@@ -262,10 +262,11 @@ pub struct Creator {
 }
 
 impl StoreError {
-    /// Whether the store could not be reached (Redis down, or not answering for as long as the
-    /// store tries again): a failure that passes by itself, unlike damage or a full disk.
+    /// Whether the store could not be reached or cannot write just now (Redis down, or not
+    /// answering for as long as the store tries again; a full disk): a failure that passes by
+    /// itself, unlike damage. A client is told `store_unavailable`: try again in a moment.
     pub fn is_unreachable(&self) -> bool {
-        matches!(self, StoreError::Redis(_))
+        matches!(self, StoreError::Redis(_) | StoreError::Full)
     }
 
     /// An I/O error about `path`.
@@ -561,6 +562,29 @@ impl Store {
             Backend::Memory(store) => Pending::ready(store.forget_matches(keep)),
             Backend::Sqlite(store) => store.forget_matches(keep),
             Backend::Redis(store) => store.forget_matches(keep),
+        }
+    }
+
+    /// Whether the store can write now: false from a commit that failed for the store's own
+    /// reason (a full disk, an I/O error) until a write succeeds again, which a SQLite store
+    /// tries by itself every second. `/readyz` answers 503 while it is false, and the rooms whose
+    /// appends failed wait for it ([`crate::room`]). Always true for memory and Redis (whose
+    /// rooms stop and are claimed again instead).
+    pub fn is_writable(&self) -> bool {
+        match &*self.backend {
+            Backend::Sqlite(store) => store.is_writable(),
+            Backend::Memory(_) | Backend::Redis(_) => true,
+        }
+    }
+
+    /// One room's log as committed, to put a room back as its log has it after an append
+    /// failed (SQLite, memory), without claiming it: [`Store::peek`] in a shared store. `None`
+    /// when it is not a live room.
+    pub async fn reload(&self, code: &str) -> Result<Option<StoredRoom>, StoreError> {
+        match &*self.backend {
+            Backend::Memory(store) => Ok(store.reload(code)),
+            Backend::Sqlite(store) => store.reload(code).await,
+            Backend::Redis(store) => store.peek(code).await,
         }
     }
 

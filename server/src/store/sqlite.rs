@@ -237,6 +237,9 @@ pub struct SqliteStore {
     commands: Sender<Command>,
     /// The writer thread, taken by [`SqliteStore::close`] to join it.
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// Whether the last commit (or probe) succeeded: false from a commit that failed for the
+    /// database's own reason (a full disk, an I/O error) until a write succeeds again.
+    writable: Arc<AtomicBool>,
 }
 
 /// What the writer thread is asked.
@@ -252,6 +255,11 @@ enum Command {
         code: String,
         number: u32,
         answer: oneshot::Sender<Result<Option<KeptMatch>, StoreError>>,
+    },
+    /// Read one room's log as committed (after committing what was queued before).
+    Reload {
+        code: String,
+        answer: oneshot::Sender<Result<Option<StoredRoom>, StoreError>>,
     },
     /// Run something on the writer's connection (tests: a page cap to fill the disk).
     #[cfg(test)]
@@ -338,7 +346,7 @@ impl SqliteStore {
             }
             Err(Opening::Failed(error)) => return Err(error),
         };
-        probe_database(&conn, data_dir)?;
+        let writable = Arc::new(AtomicBool::new(probe_database(&conn, data_dir)?));
         let (commands, queue) = mpsc::channel();
         let (stop_checkpoints, stopped) = mpsc::channel();
         let checkpoint_path = path.clone();
@@ -355,6 +363,7 @@ impl SqliteStore {
                 move || checkpointer(&checkpoint_path, &file, &stopped, &restart, &metrics)
             })
             .map_err(|e| StoreError::io(&path, e))?;
+        let (shared, folder) = (Arc::clone(&writable), data_dir.to_owned());
         let writer = thread::Builder::new()
             .name("dhumbal-store".into())
             .spawn(move || {
@@ -369,6 +378,8 @@ impl SqliteStore {
                     restart,
                     file,
                     lock,
+                    writable: shared,
+                    data_dir: folder,
                 }
                 .run(&queue)
             })
@@ -376,6 +387,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             commands,
             writer: Mutex::new(Some(writer)),
+            writable,
         })
     }
 
@@ -458,6 +470,24 @@ impl SqliteStore {
         let command = Command::FindMatch {
             code: code.to_owned(),
             number,
+            answer,
+        };
+        self.commands
+            .send(command)
+            .map_err(|_| StoreError::Closed)?;
+        answered.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// See [`super::Store::is_writable`].
+    pub fn is_writable(&self) -> bool {
+        self.writable.load(Ordering::SeqCst)
+    }
+
+    /// See [`super::Store::reload`].
+    pub async fn reload(&self, code: &str) -> Result<Option<StoredRoom>, StoreError> {
+        let (answer, answered) = oneshot::channel();
+        let command = Command::Reload {
+            code: code.to_owned(),
             answer,
         };
         self.commands
@@ -777,24 +807,17 @@ fn probe_folder(data_dir: &Path) -> Result<(), StoreError> {
 /// Checks that the database can be written: a transaction that changes the schema and changes
 /// it back, committed (so written to the WAL). A database SQLite could open only read-only is
 /// [`StoreError::Unwritable`]; a full disk is not refused here.
-fn probe_database(conn: &Connection, data_dir: &Path) -> Result<(), StoreError> {
-    let probed = conn.execute_batch(
-        "BEGIN IMMEDIATE;
-         CREATE TABLE write_probe (x);
-         DROP TABLE write_probe;
-         COMMIT;",
-    );
-    let Err(error) = probed else { return Ok(()) };
-    if !conn.is_autocommit() {
-        let _ = conn.execute_batch("ROLLBACK");
-    }
+fn probe_database(conn: &Connection, data_dir: &Path) -> Result<bool, StoreError> {
+    let Err(error) = probe_write(conn) else {
+        return Ok(true);
+    };
     match error.sqlite_error_code() {
         Some(ErrorCode::DiskFull) => {
             tracing::error!(
                 dir = %data_dir.display(),
                 "the room log's disk is full: rooms will wait for space before they take a move"
             );
-            Ok(())
+            Ok(false)
         }
         Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
             Err(StoreError::Unwritable {
@@ -805,6 +828,32 @@ fn probe_database(conn: &Connection, data_dir: &Path) -> Result<(), StoreError> 
         _ => Err(error.into()),
     }
 }
+
+/// A write to the database that leaves nothing behind: a transaction that makes a table and
+/// drops it, committed (so written to the WAL).
+fn probe_write(conn: &Connection) -> rusqlite::Result<()> {
+    let probed = conn.execute_batch(
+        "BEGIN IMMEDIATE;
+         CREATE TABLE write_probe (x);
+         DROP TABLE write_probe;
+         COMMIT;",
+    );
+    if probed.is_err() && !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    probed
+}
+
+/// How much room a probe of a store that could not write asks of the disk before the store
+/// counts as writable again: some pages of WAL for the next commits, not one byte.
+const PROBE_BYTES: usize = 256 * 1024;
+
+/// How often a store that could not write tries again.
+#[cfg(not(test))]
+const PROBE_EVERY: Duration = Duration::from_secs(1);
+/// How often a store that could not write tries again (often in unit tests).
+#[cfg(test)]
+const PROBE_EVERY: Duration = Duration::from_millis(50);
 
 /// An I/O error about the data directory: [`StoreError::Unwritable`] when it says the folder
 /// (or a file in it) may not be written, else [`StoreError::Io`].
@@ -872,6 +921,10 @@ struct Writer {
     /// The data directory's lock ([`LOCK_FILE`]), held while the writer runs: let go last, once
     /// the database is closed.
     lock: std::fs::File,
+    /// Whether the last commit succeeded ([`SqliteStore::is_writable`]).
+    writable: Arc<AtomicBool>,
+    /// The data directory, where a probe makes a file to see that the disk has room.
+    data_dir: PathBuf,
 }
 
 /// How often the WAL is checkpointed into the database.
@@ -957,7 +1010,24 @@ impl Writer {
     /// is queued in batches.
     fn run(self, queue: &Receiver<Command>) {
         let mut batch = Vec::new();
-        while let Ok(command) = queue.recv() {
+        loop {
+            let command = if self.writable.load(Ordering::SeqCst) {
+                match queue.recv() {
+                    Ok(command) => command,
+                    Err(_) => break,
+                }
+            } else {
+                // The last commit failed: nothing may be waiting to be written for the store to
+                // find out that it can write again, so it tries by itself.
+                match queue.recv_timeout(PROBE_EVERY) {
+                    Ok(command) => command,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        self.probe();
+                        continue;
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            };
             // Before a batch is committed, the writer gives up its CPU once, so that the
             // appends other threads are making join this batch rather than each waking the
             // writer for one of its own. Measured (`loadgen play --store sqlite`, 2 cores):
@@ -997,6 +1067,10 @@ impl Writer {
                     } => {
                         self.commit(&mut batch);
                         let _ = answer.send(self.find_match(&code, number));
+                    }
+                    Command::Reload { code, answer } => {
+                        self.commit(&mut batch);
+                        let _ = answer.send(self.reload(&code));
                     }
                     #[cfg(test)]
                     Command::With(f) => {
@@ -1182,8 +1256,20 @@ impl Writer {
         self.metrics.store_held(Hold::Commit, started.elapsed());
         let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
         match outcome {
-            Ok(()) => self.metrics.store_commits.increment(1),
+            Ok(()) => {
+                self.metrics.store_commits.increment(1);
+                if !self.writable.swap(true, Ordering::SeqCst) {
+                    tracing::info!("the room log can be written again");
+                }
+            }
             Err(error) => {
+                if self.writable.swap(false, Ordering::SeqCst) {
+                    tracing::error!(
+                        %error,
+                        "the room log cannot be written: rooms wait (their moves refused, \
+                         `/readyz` 503) until it can; trying again every {PROBE_EVERY:?}"
+                    );
+                }
                 if !self.conn.is_autocommit() {
                     // Nothing of the batch may stay; a failed rollback leaves it uncommitted.
                     let _ = self.conn.execute_batch("ROLLBACK");
@@ -1498,6 +1584,56 @@ impl Writer {
                 .set(self.live.get().saturating_sub(last - snapshot));
         }
         dropped
+    }
+
+    /// A store that could not write tries again: the disk must take a file of [`PROBE_BYTES`]
+    /// in the data directory, and the database a committed write. Once both do, the store is
+    /// writable again, and the rooms waiting for it resume.
+    fn probe(&self) {
+        use std::io::Write;
+        let file = self
+            .data_dir
+            .join(format!(".dhumbal-probe-{}", std::process::id()));
+        let room = std::fs::File::create(&file).and_then(|mut probe| {
+            probe.write_all(&[0; PROBE_BYTES])?;
+            probe.sync_all()
+        });
+        let _ = std::fs::remove_file(&file);
+        if let Err(error) = room {
+            tracing::debug!(%error, "the room log's disk has no room yet");
+            return;
+        }
+        match probe_write(&self.conn) {
+            Ok(()) => {
+                self.forget_positions();
+                self.writable.store(true, Ordering::SeqCst);
+                tracing::info!("the room log can be written again");
+            }
+            Err(error) => tracing::debug!(%error, "the room log cannot be written yet"),
+        }
+    }
+
+    /// One room's log as committed: `None` when it is not a live room (never created, deleted,
+    /// or set aside). Reads every row of `log`, which has no index by room.
+    fn reload(&self, code: &str) -> Result<Option<StoredRoom>, StoreError> {
+        let live: bool = self
+            .conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM rooms WHERE code = ?1)
+                     AND NOT EXISTS (SELECT 1 FROM set_aside WHERE code = ?1)",
+            )?
+            .query_row([code], |row| row.get(0))?;
+        if !live {
+            return Ok(None);
+        }
+        let rows: Vec<Row> = self
+            .conn
+            .prepare_cached("SELECT seq, input FROM log WHERE code = ?1 ORDER BY id")?
+            .query_map([code], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        self.load_room(code, Ok(rows))
+            .map(Some)
+            .map_err(StoreError::Conflict)
     }
 
     /// Every live room; sets aside (and reports) the rooms whose logs do not load, and the
