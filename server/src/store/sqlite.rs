@@ -344,6 +344,18 @@ impl SqliteStore {
                 );
                 open_database(&path, sync).map_err(Opening::into_error)?
             }
+            Err(Opening::Failed(StoreError::Sqlite(error)))
+                if matches!(
+                    error.sqlite_error_code(),
+                    Some(ErrorCode::ReadOnly | ErrorCode::PermissionDenied)
+                ) =>
+            {
+                // SQLite opens a file it may not write read-only, and fails at the first write.
+                return Err(StoreError::Unwritable {
+                    dir: data_dir.to_owned(),
+                    detail: format!("writing {DB_FILE}: {error}"),
+                });
+            }
             Err(Opening::Failed(error)) => return Err(error),
         };
         let writable = Arc::new(AtomicBool::new(probe_database(&conn, data_dir)?));

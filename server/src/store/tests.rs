@@ -1407,3 +1407,40 @@ async fn sync_full_syncs_every_commit() {
     }
     assert!(SyncMode::parse("always").unwrap_err().contains("normal"));
 }
+
+/// Issue 35, item 12: a database file the server may not write (here immutable, which root
+/// cannot write either) in a folder it may write is refused at start as unwritable, not opened
+/// read-only to fail at the first move. Skipped where `chattr` cannot set the flag (but under
+/// `CI=true`).
+#[tokio::test]
+async fn an_immutable_database_is_refused_as_unwritable() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    store.create_room("FROZEN", Vec::new()).await.unwrap();
+    store.close().await;
+    let db = dir.path().join(DB_FILE);
+    let chattr = |flag: &str| {
+        std::process::Command::new("chattr")
+            .arg(flag)
+            .arg(&db)
+            .output()
+            .is_ok_and(|output| output.status.success())
+    };
+    if !chattr("+i") {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "chattr +i failed: with CI=true this test must run (as root)"
+        );
+        eprintln!("skipped an_immutable_database_is_refused_as_unwritable: chattr +i failed");
+        return;
+    }
+    let config = StoreConfig::Sqlite {
+        data_dir: dir.path().to_owned(),
+        sync: SyncMode::Normal,
+    };
+    let opened = Store::open(&config, Arc::new(Metrics::new()));
+    assert!(chattr("-i"), "chattr -i");
+    let error = opened.expect_err("an immutable database is refused");
+    assert!(matches!(error, StoreError::Unwritable { .. }), "{error:?}");
+    assert!(error.to_string().contains("cannot be written"), "{error}");
+}
