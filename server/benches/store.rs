@@ -30,6 +30,7 @@ fn open(kind: &str) -> (Store, Arc<Metrics>, Option<tempfile::TempDir>) {
         let dir = tempfile::tempdir().expect("a temp dir");
         let config = StoreConfig::Sqlite {
             data_dir: dir.path().to_owned(),
+            sync: dhumbal_server::store::SyncMode::Normal,
         };
         (config, Some(dir))
     } else {

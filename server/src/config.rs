@@ -9,7 +9,7 @@ use clap::Parser;
 
 use crate::address::{ForwardedHeader, ForwardedHostHeader, Forwarding, TrustedProxies};
 use crate::room::Timing;
-use crate::store::{RedisConfig, StoreConfig};
+use crate::store::{RedisConfig, StoreConfig, SyncMode};
 
 /// The default listen address: loopback only, so a laptop does not expose the game by accident.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
@@ -226,6 +226,12 @@ pub struct Config {
     /// The folder of the SQLite room log (`dhumbal.db`); created if missing.
     #[arg(long, env = "DHUMBAL_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
     pub data_dir: PathBuf,
+    /// What a commit of the SQLite room log survives before anyone is told of it: `normal` (a
+    /// killed process loses nothing anyone saw; a power cut or kernel crash may lose the last
+    /// half second or so of moves) or `full` (the log is synced to the disk at every commit, so
+    /// a power cut loses nothing anyone saw either, at a cost measured in the README).
+    #[arg(long, env = "DHUMBAL_SYNC", default_value = "normal", value_parser = SyncMode::parse)]
+    pub sync: SyncMode,
     /// This node's id in a cluster (a shared store): recorded as the owner of the rooms it
     /// holds, and the `node` label of every metric. Unset: `<hostname>:<port>` (a random id if
     /// the hostname cannot be read) with a shared store, and no label otherwise.
@@ -324,6 +330,7 @@ impl Config {
         match &self.store {
             StoreKind::Sqlite => StoreConfig::Sqlite {
                 data_dir: self.data_dir.clone(),
+                sync: self.sync,
             },
             StoreKind::Memory => StoreConfig::Memory,
             StoreKind::Redis(url) => StoreConfig::Redis(RedisConfig {
@@ -415,6 +422,7 @@ impl Default for Config {
             metrics_address: None,
             store: StoreKind::Sqlite,
             data_dir: PathBuf::from(DEFAULT_DATA_DIR),
+            sync: SyncMode::Normal,
             node_id: None,
             lease: DEFAULT_LEASE,
         }

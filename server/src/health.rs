@@ -3,7 +3,8 @@
 //! `GET /healthz` (in [`crate::api`]) answers `ok` whenever the process serves HTTP at all.
 //! `GET /readyz` answers `200 ready` only while the server wants new players: `503` before
 //! [`crate::run`] has started serving and from the moment shutdown begins (during
-//! `--drain-delay` the server still serves, so load balancers see it leave before it stops).
+//! `--drain-delay` the server still serves, so load balancers see it leave before it stops), and
+//! while the room log cannot be written (a full disk: [`crate::store::Store::is_writable`]).
 //!
 //! [`check`] is what `dhumbal-server healthcheck` does: one plain HTTP/1.1 `GET` of the health
 //! endpoint, with no HTTP client library, since the container image has nothing but the binary.
@@ -45,12 +46,18 @@ pub fn routes() -> Router<Arc<AppState>> {
     Router::new().route("/readyz", get(readyz))
 }
 
-/// `GET /readyz`: `200` while serving, `503` while starting or draining.
+/// `GET /readyz`: `200` while serving, `503` while starting or draining, and while the room log
+/// cannot be written (a full disk: its rooms wait, refusing moves, until it can).
 async fn readyz(State(app): State<Arc<AppState>>) -> (StatusCode, &'static str) {
-    if app.readiness.is_ready() {
-        (StatusCode::OK, "ready")
-    } else {
+    if !app.readiness.is_ready() {
         (StatusCode::SERVICE_UNAVAILABLE, "not ready")
+    } else if !app.rooms.store().is_writable() {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: the room log cannot be written",
+        )
+    } else {
+        (StatusCode::OK, "ready")
     }
 }
 

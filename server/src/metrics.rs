@@ -31,6 +31,7 @@
 //! | `dhumbal_lease_renewals_total` | counter | leases on held rooms renewed |
 //! | `dhumbal_lease_renewal_failures_total` | counter | lease renewals that failed (Redis away, or the room claimed by another node) |
 //! | `dhumbal_rooms_moved_total` | counter | rooms this node stopped because another node had claimed them (their clients told `room_moved`) |
+//! | `dhumbal_rooms_waiting_for_store` | gauge | rooms waiting for the room log to take writes again (a full disk): their moves refused |
 //!
 //! With a node id (`--node-id`, or any server on a shared store), every series carries a
 //! `node` label with it ([`Metrics::for_node`]).
@@ -143,6 +144,8 @@ pub struct Metrics {
     pub lease_failures: Counter,
     /// Rooms stopped because another node had claimed them.
     pub rooms_moved: Counter,
+    /// Rooms waiting for the room log to take writes again.
+    pub rooms_paused: Gauge,
 }
 
 impl fmt::Debug for Metrics {
@@ -266,6 +269,11 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
         "Rooms stopped here because another node had claimed them.",
     ),
     (
+        "dhumbal_rooms_waiting_for_store",
+        Kind::Gauge,
+        "Rooms waiting for the room log to take writes again (a full disk); their moves are refused.",
+    ),
+    (
         "dhumbal_store_append_seconds",
         Kind::Seconds,
         "Seconds from a room's append to the room log to its commit.",
@@ -378,6 +386,7 @@ impl Metrics {
             lease_renewals: counter("dhumbal_lease_renewals_total"),
             lease_failures: counter("dhumbal_lease_renewal_failures_total"),
             rooms_moved: counter("dhumbal_rooms_moved_total"),
+            rooms_paused: gauge(Key::from_static_name("dhumbal_rooms_waiting_for_store")),
             recorder,
             handle,
         }

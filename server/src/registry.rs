@@ -344,8 +344,13 @@ impl Registry {
     }
 }
 
-/// A stored room's core, replayed from its log.
-fn replay(stored: &StoredRoom, timing: Timing, metrics: Arc<Metrics>) -> Result<RoomCore, String> {
+/// A stored room's core, replayed from its log (at start, for a claim, and for a room whose
+/// append failed, put back as its log has it).
+pub(crate) fn replay(
+    stored: &StoredRoom,
+    timing: Timing,
+    metrics: Arc<Metrics>,
+) -> Result<RoomCore, String> {
     let setup: Setup = record::decode(&stored.setup).map_err(|e| format!("its setup is {e}"))?;
     if setup.code != stored.code {
         return Err(format!("its setup names another room, {}", setup.code));
@@ -399,6 +404,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = StoreConfig::Sqlite {
             data_dir: dir.path().to_owned(),
+            sync: crate::store::SyncMode::Normal,
         };
         let metrics = Arc::new(Metrics::new());
         let store = Store::open(&config, Arc::clone(&metrics)).unwrap();

@@ -1373,3 +1373,86 @@ pub(crate) fn finish(people: &mut [Person], report: &mut Report) {
             .unwrap_or(0);
     }
 }
+
+/// A file system mounted for a test (a small tmpfs, a read-only bind), unmounted when dropped.
+/// Mounting needs root (or `CAP_SYS_ADMIN`): where it is not allowed, [`Mount::tmpfs_or_skip`]
+/// and [`Mount::read_only_or_skip`] answer `None` and the test says it is skipped and why, but
+/// with `CI=true`, where that fails the test.
+#[derive(Debug)]
+pub struct Mount {
+    /// Where it is mounted.
+    pub path: PathBuf,
+    /// The folder it is mounted on, removed after the unmount when it was made for it.
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Mount {
+    /// A tmpfs of `bytes` bytes on a fresh folder: a disk that fills quickly.
+    pub fn tmpfs_or_skip(test: &str, bytes: u64) -> Option<Mount> {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().to_owned();
+        let size = format!("size={bytes}");
+        let mounted = mount(
+            test,
+            &["-t", "tmpfs", "-o", &size, "tmpfs", &path_str(&path)],
+        )?;
+        debug_assert!(mounted);
+        Some(Mount {
+            path,
+            _dir: Some(dir),
+        })
+    }
+
+    /// `dir` mounted read-only on itself (a bind mount, then a read-only remount): what a volume
+    /// mounted `:ro` looks like. Root cannot write it either, unlike a folder without write
+    /// permission.
+    pub fn read_only_or_skip(test: &str, dir: &Path) -> Option<Mount> {
+        let path = path_str(dir);
+        mount(test, &["--bind", &path, &path])?;
+        let remount = Mount {
+            path: dir.to_owned(),
+            _dir: None,
+        };
+        let status = std::process::Command::new("mount")
+            .args(["-o", "remount,bind,ro", &path])
+            .status()
+            .expect("run mount");
+        assert!(status.success(), "the read-only remount of {path} failed");
+        Some(remount)
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        // Lazily: a server the test dropped may still hold files there for a moment.
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.path)
+            .status();
+    }
+}
+
+/// A path as an argument.
+fn path_str(path: &Path) -> String {
+    path.to_str().expect("a UTF-8 temp path").to_owned()
+}
+
+/// Runs `mount` with `args`; `None` (the test skipped, but under `CI=true`) when it fails.
+fn mount(test: &str, args: &[&str]) -> Option<bool> {
+    let output = std::process::Command::new("mount").args(args).output();
+    let reason = match output {
+        Ok(output) if output.status.success() => return Some(true),
+        Ok(output) => format!(
+            "mount {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ),
+        Err(e) => format!("mount cannot run: {e}"),
+    };
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{reason}: with CI=true this test must run (as root, or with CAP_SYS_ADMIN)"
+    );
+    eprintln!("skipped {test}: {reason} (it needs root, or CAP_SYS_ADMIN)");
+    None
+}

@@ -2,8 +2,17 @@
 //! timers from the clock, hands each to the core, appends what the core changed for good to the
 //! room's log, and only once that append has completed delivers what the core wants sent
 //! (**validate → append → broadcast**). A client whose queue is full is dropped, which is one
-//! more input for the core. An append that fails stops the room: nothing it changed is ever
-//! shown to anyone, and its log restores the room as it was before.
+//! more input for the core.
+//!
+//! An append that fails (a full disk, an I/O error) *pauses* the room, one server's store
+//! (SQLite): nothing the failed input changed is ever shown to anyone; the person whose message
+//! it was is told `error` `store_unavailable`, and every client `bye` `store_unavailable` and
+//! close 1013 (come back after a pause); the room is put back as its log has it (the failed
+//! input not applied) and stays known. While it waits, a `hello` is answered the same way, a
+//! lookup describes the room as logged, and nothing is played (no bot, no timer). Once the store
+//! can write again ([`Store::is_writable`]) the room is put back from its log once more, its
+//! timers afresh as after a restart, and plays on as people come back. In a shared store
+//! (Redis) an append that fails stops the room instead, and the next `hello` claims it again.
 //!
 //! In a shared store (Redis) the room also renews this node's lease on it every third of the
 //! lease. When another node has claimed the room (an append is fenced, or a renewal finds the
@@ -37,9 +46,20 @@ pub(super) struct Actor {
     pub(super) thinkers: Thinkers,
     /// The way back from a thinking bot to this room.
     pub(super) thoughts: mpsc::UnboundedSender<Thought>,
-    /// Set when the log could not be written (or the room moved): the room stops.
+    /// Set when the log could not be written (or the room moved): the room stops, or waits for
+    /// its log ([`Stopped::Paused`]).
     pub(super) halted: Option<Stopped>,
+    /// The connection and `id` of the message being handled, to tell it that its move was not
+    /// made when the append fails.
+    pub(super) asking: Option<(ConnId, Option<dhumbal_protocol::MessageId>)>,
 }
+
+/// What a client of a room that waits for its log is told: the move was not made; come back.
+const PAUSED: &str = "the server cannot save moves just now (its disk is full or failing); \
+                      nothing was lost and your last move was not made: coming back in a moment";
+
+/// How often a room that waits for its log looks whether the store can write again.
+const RESUME_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// How a room's task ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +73,9 @@ pub(super) enum Stopped {
     /// Another node claimed the room (a shared store): it stopped here, its log stays, and its
     /// clients were told to reconnect.
     Moved,
+    /// Not an end: an append failed in a store of this server alone, and the room waits for
+    /// the store to write again ([`Actor::wait_for_the_log`]).
+    Paused,
 }
 
 impl Actor {
@@ -117,6 +140,18 @@ impl Actor {
                 }
             }
             self.flush(&mut entropy).await;
+            self.asking = None;
+            if self.halted == Some(Stopped::Paused) {
+                self.halted = None;
+                match self.wait_for_the_log(&mut inbox, &mut thought, &stop).await {
+                    Some(stopped) => break stopped,
+                    None => {
+                        // Put back with timers of its own: arm them afresh.
+                        armed = None;
+                        continue;
+                    }
+                }
+            }
             if let Some(halted) = self.halted {
                 break halted;
             }
@@ -140,6 +175,7 @@ impl Actor {
                 info!(room = %code, ?ending, "room closed");
             }
             Stopped::LogFailed => error!(room = %code, "room stopped: its log failed"),
+            Stopped::Paused => unreachable!("a paused room waits, it does not stop"),
             Stopped::Moved => {
                 self.core.metrics().rooms_moved.increment(1);
                 warn!(room = %code, "room stopped: another node has claimed it");
@@ -188,6 +224,7 @@ impl Actor {
                 let _ = reply.send(joined);
             }
             Command::Message(said) => {
+                self.asking = Some((said.conn, said.id.clone()));
                 self.core
                     .handle(Input::Message(said), Instant::now(), entropy);
             }
@@ -222,6 +259,11 @@ impl Actor {
                     Err(StoreError::Fenced { .. }) => {
                         self.moved();
                         self.halted = Some(Stopped::Moved);
+                        return false;
+                    }
+                    Err(_) if !self.log.store.is_shared() => {
+                        self.pause();
+                        self.halted = Some(Stopped::Paused);
                         return false;
                     }
                     Err(_) => {
@@ -292,6 +334,132 @@ impl Actor {
                 "the server could not save this room; it has stopped",
             ));
             client.close(1011, "internal error");
+        }
+    }
+
+    /// An append failed and the room will wait for its log: nobody hears of what the failed
+    /// input did; whoever sent it is told that the move was not made, and every client is told
+    /// to come back after a pause (`bye` `store_unavailable`, close 1013), as a `hello` is while
+    /// a cluster's store is away.
+    fn pause(&mut self) {
+        use dhumbal_protocol::{CLOSE_TRY_AGAIN_LATER, ServerMessage, codes};
+        self.core.take_effects();
+        let asking = self.asking.take();
+        for (conn, client) in self.clients.drain() {
+            if let Some((_, id)) = asking.as_ref().filter(|(asker, _)| *asker == conn) {
+                client.send_message(&ServerMessage::error(
+                    codes::STORE_UNAVAILABLE,
+                    PAUSED,
+                    id.clone(),
+                ));
+            }
+            client.send_message(&ServerMessage::bye(codes::STORE_UNAVAILABLE, PAUSED));
+            client.close(CLOSE_TRY_AGAIN_LATER, "store unavailable");
+        }
+    }
+
+    /// The room waits for its log: put back as its log has it (the failed input not applied),
+    /// it answers lookups, refuses every `hello` with `store_unavailable` (then `bye` and close
+    /// 1013), plays nothing, and looks every [`RESUME_EVERY`] whether the store can write again.
+    /// Answers `None` once it can (the room put back from its log afresh, to play on), or how the
+    /// room stopped meanwhile.
+    async fn wait_for_the_log(
+        &mut self,
+        inbox: &mut mpsc::Receiver<Command>,
+        thought: &mut mpsc::UnboundedReceiver<Thought>,
+        stop: &CancellationToken,
+    ) -> Option<Stopped> {
+        use dhumbal_protocol::{CLOSE_TRY_AGAIN_LATER, ServerMessage, codes};
+        let code = self.log.code.clone();
+        error!(
+            room = %code,
+            "room waiting: its log cannot be written; its moves are refused until it can"
+        );
+        self.core.metrics().rooms_paused.increment(1.0);
+        let mut stopped = match self.put_back(thought).await {
+            Err(Some(stopped)) => Some(stopped),
+            _ => None,
+        };
+        let mut ticks = tokio::time::interval_at(Instant::now() + RESUME_EVERY, RESUME_EVERY);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        while stopped.is_none() {
+            tokio::select! {
+                () = stop.cancelled() => stopped = Some(Stopped::Shutdown),
+                command = inbox.recv() => match command {
+                    None => stopped = Some(Stopped::Shutdown),
+                    Some(Command::Join { client, id, reply, .. }) => {
+                        self.core.metrics().rejected(codes::STORE_UNAVAILABLE);
+                        client.send_message(&ServerMessage::error(
+                            codes::STORE_UNAVAILABLE,
+                            PAUSED,
+                            id,
+                        ));
+                        client.send_message(&ServerMessage::bye(codes::STORE_UNAVAILABLE, PAUSED));
+                        client.close(CLOSE_TRY_AGAIN_LATER, "store unavailable");
+                        let _ = reply.send(false);
+                    }
+                    Some(Command::Summary { reply }) => {
+                        let _ = reply.send(self.core.summary());
+                    }
+                    // From connections closed already.
+                    Some(Command::Message(_) | Command::Leave { .. }) => {}
+                },
+                // A bot of the room as it was before it was put back: its move is not made.
+                Some(_) = thought.recv() => {}
+                _ = ticks.tick() => {
+                    if !self.log.store.is_writable() {
+                        continue;
+                    }
+                    match self.put_back(thought).await {
+                        Ok(()) => {
+                            info!(room = %code, "room resumed: its log can be written again");
+                            self.core.metrics().rooms_paused.decrement(1.0);
+                            return None;
+                        }
+                        Err(gone) => stopped = gone,
+                    }
+                }
+            }
+        }
+        self.core.metrics().rooms_paused.decrement(1.0);
+        stopped
+    }
+
+    /// Puts the room back as its log has it: a core replayed from the store (its timers
+    /// afresh), the log's seq, and a fresh way back for thinking bots (those of the core that
+    /// goes are not heard). `Err(None)` when the log cannot be read now (try again later);
+    /// `Err(Some(LogFailed))` when the room is not in it or does not replay.
+    async fn put_back(
+        &mut self,
+        thought: &mut mpsc::UnboundedReceiver<Thought>,
+    ) -> Result<(), Option<Stopped>> {
+        let code = self.log.code.clone();
+        let stored = match self.log.store.reload(&code).await {
+            Ok(Some(stored)) => stored,
+            Ok(None) => {
+                error!(room = %code, "a waiting room is not in its log any more");
+                return Err(Some(Stopped::LogFailed));
+            }
+            Err(e) => {
+                warn!(room = %code, error = %e, "could not read a waiting room's log; trying again");
+                return Err(None);
+            }
+        };
+        let core = crate::registry::replay(&stored, self.core.timing(), self.core.shared_metrics());
+        match core {
+            Ok(core) => {
+                self.core.close();
+                self.core = core;
+                self.log.seq = stored.last_seq();
+                let (thoughts, back) = mpsc::unbounded_channel();
+                self.thoughts = thoughts;
+                *thought = back;
+                Ok(())
+            }
+            Err(why) => {
+                error!(room = %code, why, "a waiting room's log does not replay");
+                Err(Some(Stopped::LogFailed))
+            }
         }
     }
 

@@ -137,6 +137,7 @@ pub fn spawn(
         thinkers,
         thoughts,
         halted: None,
+        asking: None,
     };
     // A child of the server's token, so that polling it takes a lock of its own.
     let stop = shutdown.token().child_token();

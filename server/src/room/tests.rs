@@ -68,6 +68,7 @@ async fn what_is_appended_is_sent_and_what_is_not_never_is() {
     let dir = tempfile::tempdir().unwrap();
     let config = StoreConfig::Sqlite {
         data_dir: dir.path().to_owned(),
+        sync: crate::store::SyncMode::Normal,
     };
     let metrics = Arc::new(Metrics::new());
     let store = Store::open(&config, Arc::clone(&metrics)).unwrap();
@@ -104,7 +105,7 @@ async fn what_is_appended_is_sent_and_what_is_not_never_is() {
     assert_eq!(loaded.rooms[0].inputs.len(), 1, "the seat is in the log");
 
     // The log fails (the store is gone): the next join's seat is never announced, and the
-    // room stops, telling its clients why.
+    // room waits for its log, telling its clients to come back after a pause.
     store.close().await;
     let (joined, mut second) = join(&room, 2, "Bina").await;
     assert!(!joined);
@@ -115,10 +116,12 @@ async fn what_is_appended_is_sent_and_what_is_not_never_is() {
     );
     let first = drain(&mut outbox);
     assert!(
-        first.iter().any(|m| m.contains(r#""reason":"internal""#)),
+        first
+            .iter()
+            .any(|m| m.contains(r#""reason":"store_unavailable""#)),
         "{first:?}"
     );
-    assert_eq!(first.last().map(String::as_str), Some("close 1011"));
+    assert_eq!(first.last().map(String::as_str), Some("close 1013"));
     assert!(
         first.iter().all(|m| !m.contains(r#""type":"room""#)),
         "nobody hears of the seat that was not logged: {first:?}"

@@ -101,6 +101,18 @@ impl MemoryStore {
         }
     }
 
+    /// See [`super::Store::reload`].
+    pub fn reload(&self, code: &str) -> Option<StoredRoom> {
+        let rooms = self.rooms();
+        let room = rooms.get(code).filter(|room| room.set_aside.is_none())?;
+        Some(StoredRoom {
+            code: code.to_owned(),
+            setup: room.setup.clone(),
+            snapshot: room.snapshot.clone(),
+            inputs: room.inputs.clone(),
+        })
+    }
+
     /// Every live room, and the rooms set aside (all in [`Loaded::kept_aside`]: nothing in
     /// memory is ever damaged).
     pub fn load(&self) -> Loaded {

@@ -63,6 +63,10 @@ use crate::metrics::Metrics;
 /// The database's file name inside `--data-dir`.
 pub const DB_FILE: &str = "dhumbal.db";
 
+/// The lock file inside `--data-dir`: held (an exclusive `flock`) by the one process that
+/// writes the room log there, for as long as its store is open; it holds that process's id.
+pub const LOCK_FILE: &str = "dhumbal.lock";
+
 /// Which store: `--store memory`, the SQLite log in `--data-dir`, or `--store redis://…`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StoreConfig {
@@ -72,9 +76,57 @@ pub enum StoreConfig {
     Sqlite {
         /// The folder that holds the database and its `-wal` and `-shm` files.
         data_dir: PathBuf,
+        /// When a commit is on the disk itself (`--sync`).
+        sync: SyncMode,
     },
     /// The log in a Redis that every node of a cluster shares ([`redis`]).
     Redis(RedisConfig),
+}
+
+/// What a SQLite commit survives when it is answered (`--sync`): SQLite's `synchronous` in WAL
+/// mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SyncMode {
+    /// `synchronous=NORMAL` (the default): a commit is in the operating system's hands when it
+    /// is answered. A killed process loses nothing answered; a machine that loses power (or
+    /// whose kernel crashes) may lose the commits since the WAL was last synced, which the
+    /// checkpointer does every half second: the last fraction of a second of moves.
+    #[default]
+    Normal,
+    /// `synchronous=FULL`: the WAL is synced to the disk at every commit before anyone is told
+    /// of it, so a power cut loses nothing answered either (on a disk that honours fsync).
+    /// Group commit shares each sync among the commit's writes.
+    Full,
+}
+
+impl SyncMode {
+    /// Reads `--sync`: `normal` or `full`.
+    pub fn parse(text: &str) -> Result<SyncMode, String> {
+        match text {
+            "normal" => Ok(SyncMode::Normal),
+            "full" => Ok(SyncMode::Full),
+            _ => Err(format!(
+                "`{text}` is not a sync setting: `normal` or `full`"
+            )),
+        }
+    }
+
+    /// SQLite's name for it.
+    fn pragma(self) -> &'static str {
+        match self {
+            SyncMode::Normal => "NORMAL",
+            SyncMode::Full => "FULL",
+        }
+    }
+}
+
+impl fmt::Display for SyncMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SyncMode::Normal => "normal",
+            SyncMode::Full => "full",
+        })
+    }
 }
 
 /// Where the Redis store is, who this node is, and how long what it writes lasts.
@@ -142,6 +194,32 @@ pub enum StoreError {
         /// The newest version this binary knows.
         known: u32,
     },
+    /// Another process holds the data directory's lock file ([`LOCK_FILE`]): two servers writing
+    /// one room log would overwrite each other's rooms, so this one does not start.
+    #[error(
+        "{dir} is in use by another dhumbal-server ({holder}, which holds {dir}/{LOCK_FILE}); two \
+         servers on one data directory would overwrite each other's rooms: stop the other one \
+         first, or give this one a --data-dir of its own"
+    )]
+    Locked {
+        /// The data directory.
+        dir: PathBuf,
+        /// Who holds it, as its lock file says (`process 1234`), for the message.
+        holder: String,
+    },
+    /// The data directory (or the database in it) cannot be written: a read-only mount, an
+    /// immutable folder, a file the server may not write. The server refuses to start rather
+    /// than say it is ready and lose the first move of every room.
+    #[error(
+        "the data directory {dir} cannot be written ({detail}); the server keeps its rooms \
+         there: make it writable, or give --data-dir a folder it can write"
+    )]
+    Unwritable {
+        /// The data directory.
+        dir: PathBuf,
+        /// What failed, for the message.
+        detail: String,
+    },
     /// The store was closed ([`Store::close`]), or its writer thread has ended.
     #[error("the store is closed")]
     Closed,
@@ -184,10 +262,11 @@ pub struct Creator {
 }
 
 impl StoreError {
-    /// Whether the store could not be reached (Redis down, or not answering for as long as the
-    /// store tries again): a failure that passes by itself, unlike damage or a full disk.
+    /// Whether the store could not be reached or cannot write just now (Redis down, or not
+    /// answering for as long as the store tries again; a full disk): a failure that passes by
+    /// itself, unlike damage. A client is told `store_unavailable`: try again in a moment.
     pub fn is_unreachable(&self) -> bool {
-        matches!(self, StoreError::Redis(_))
+        matches!(self, StoreError::Redis(_) | StoreError::Full)
     }
 
     /// An I/O error about `path`.
@@ -357,8 +436,8 @@ impl Store {
     pub fn open(config: &StoreConfig, metrics: Arc<Metrics>) -> Result<Store, StoreError> {
         let backend = match config {
             StoreConfig::Memory => Backend::Memory(memory::MemoryStore::new(metrics)),
-            StoreConfig::Sqlite { data_dir } => {
-                Backend::Sqlite(sqlite::SqliteStore::open(data_dir, metrics)?)
+            StoreConfig::Sqlite { data_dir, sync } => {
+                Backend::Sqlite(sqlite::SqliteStore::open(data_dir, *sync, metrics)?)
             }
             StoreConfig::Redis(config) => {
                 Backend::Redis(redis::RedisStore::open(config.clone(), metrics)?)
@@ -483,6 +562,29 @@ impl Store {
             Backend::Memory(store) => Pending::ready(store.forget_matches(keep)),
             Backend::Sqlite(store) => store.forget_matches(keep),
             Backend::Redis(store) => store.forget_matches(keep),
+        }
+    }
+
+    /// Whether the store can write now: false from a commit that failed for the store's own
+    /// reason (a full disk, an I/O error) until a write succeeds again, which a SQLite store
+    /// tries by itself every second. `/readyz` answers 503 while it is false, and the rooms whose
+    /// appends failed wait for it ([`crate::room`]). Always true for memory and Redis (whose
+    /// rooms stop and are claimed again instead).
+    pub fn is_writable(&self) -> bool {
+        match &*self.backend {
+            Backend::Sqlite(store) => store.is_writable(),
+            Backend::Memory(_) | Backend::Redis(_) => true,
+        }
+    }
+
+    /// One room's log as committed, to put a room back as its log has it after an append
+    /// failed (SQLite, memory), without claiming it: [`Store::peek`] in a shared store. `None`
+    /// when it is not a live room.
+    pub async fn reload(&self, code: &str) -> Result<Option<StoredRoom>, StoreError> {
+        match &*self.backend {
+            Backend::Memory(store) => Ok(store.reload(code)),
+            Backend::Sqlite(store) => store.reload(code).await,
+            Backend::Redis(store) => store.peek(code).await,
         }
     }
 

@@ -1,4 +1,5 @@
-//! The room log in SQLite: `<data-dir>/dhumbal.db`, in WAL mode with `synchronous=NORMAL`.
+//! The room log in SQLite: `<data-dir>/dhumbal.db`, in WAL mode with `synchronous=NORMAL`
+//! (`--sync normal`, the default) or `FULL` (`--sync full`: [`SyncMode`]).
 //!
 //! **One writer thread** owns the only connection. Callers queue their writes on a channel and
 //! wait on a oneshot; the thread takes whatever is queued (up to [`MAX_BATCH`] writes, having
@@ -6,8 +7,9 @@
 //! transaction and answers every write once that transaction has committed: group commit, so
 //! that many rooms writing at once cost one commit, not one each. In WAL mode with
 //! `synchronous=NORMAL` a commit is in the operating system's hands when it returns: a process
-//! killed at any moment keeps every committed write (a power cut may lose the last few, never
-//! corrupt the file). [`SqliteStore::load`] runs on the same thread, so nothing else ever writes.
+//! killed at any moment keeps every committed write (a power cut may lose the commits since the
+//! WAL was last synced, never corrupt the file). With `synchronous=FULL` the WAL is synced at
+//! every commit, before its writes are answered, so a power cut loses none of them either. [`SqliteStore::load`] runs on the same thread, so nothing else ever writes.
 //!
 //! The schema is versioned by `PRAGMA user_version`: [`MIGRATIONS`] lists the SQL steps in order,
 //! and a database at version `v` gets steps `v..` in one transaction. A database of a version
@@ -22,11 +24,14 @@
 //! room, nothing says whose inputs it held, and a room loaded without them would have gone back
 //! in time.)
 //!
-//! # Schema (version 4)
+//! # Schema (version 5)
 //!
 //! - `rooms(code, setup, created)`: one row per room, its setup.
 //! - `log(id, code, seq, input)`: every room's inputs, in the order they were appended, with no
-//!   index but the id. A commit of many rooms' appends writes the end of one table: one or two
+//!   index but the id. Since version 5 a trigger (`log_in_order`) refuses a row whose seq is not
+//!   its room's next, by `heads(code, seq)`, each room's last seq: an input logged twice (or a
+//!   gap) is impossible whoever writes it (the data directory's lock keeps a second server out;
+//!   this keeps out anything else). A commit of many rooms' appends writes the end of one table: one or two
 //!   pages of the WAL, where a table ordered by room would take a page for every room in the
 //!   commit. Nothing is ever moved. Rows die when a snapshot covers them or their room is
 //!   deleted (`DEAD`), and a pass collects them once they outnumber the live rows by
@@ -47,6 +52,19 @@
 //!   histories, for `--keep-matches`.
 //! - `snapshots(code, seq, state)`: the room's latest snapshot, covering its inputs up to `seq`.
 //! - `set_aside(code, why, at)`: the rooms not to load again, with the reason and the time.
+//! - `heads(code, seq)`: each room's last seq (a snapshot's, when no input follows it), kept by
+//!   the trigger on `log`; a row a room, so that a commit touches few pages of it.
+//! - `duplicates(id, code, seq, input)`: the second copies of inputs found by the migration to
+//!   version 5 (two processes had written one log), kept on disk; their rooms are set aside.
+//!
+//! # The data directory
+//!
+//! [`SqliteStore::open`] first takes the folder's lock ([`LOCK_FILE`], an exclusive `flock`
+//! held while the writer runs) and refuses to start ([`StoreError::Locked`]) while another
+//! process holds it; then it checks that a file can be made there and that the database can be
+//! written, refusing a read-only folder or database ([`StoreError::Unwritable`]). A `-wal`
+//! beside a database file that is missing or empty is moved aside with it as damaged, never
+//! deleted (SQLite would take the empty file for a new database and delete the WAL).
 //!
 //! The WAL is checkpointed by a thread of its own (`checkpointer`), which asks the writer to
 //! restart it when it has grown (`Writer::restart_wal`).
@@ -65,7 +83,9 @@ use rusqlite::{
 };
 use tokio::sync::oneshot;
 
-use super::{DB_FILE, KeptMatch, Loaded, Pending, StoreError, StoredRoom, check};
+use super::{
+    DB_FILE, KeptMatch, LOCK_FILE, Loaded, Pending, StoreError, StoredRoom, SyncMode, check,
+};
 use crate::metrics::{Hold, Metrics};
 
 /// The schema steps, in order: step `i` takes the database from version `i` to `i + 1`. Append
@@ -122,6 +142,42 @@ pub const MIGRATIONS: &[&str] = &[
      DROP TABLE inputs;
      ALTER TABLE recent RENAME TO log;
      CREATE TABLE deleted (code TEXT PRIMARY KEY NOT NULL) STRICT;",
+    // 5: no input logged twice (two processes once wrote one log). Any second copy there is
+    // (every copy after the first appended) moves to `duplicates`, kept on disk, and its room is
+    // set aside: which copy the players saw is not known. From here on `heads` holds each room's
+    // last seq and a trigger refuses any input that is not its room's next. (A unique index on
+    // `log (code, seq)` would do it too, but writes a page for every room in a commit; `heads`
+    // is a row a room, hundreds of rooms to a page.)
+    "CREATE TABLE duplicates (
+         id INTEGER PRIMARY KEY,
+         code TEXT NOT NULL,
+         seq INTEGER NOT NULL,
+         input BLOB NOT NULL
+     ) STRICT;
+     INSERT INTO duplicates (id, code, seq, input)
+         SELECT l.id, l.code, l.seq, l.input FROM log l
+         JOIN (SELECT code, seq, min(id) AS first FROM log
+               GROUP BY code, seq HAVING count(*) > 1) d
+             ON d.code = l.code AND d.seq = l.seq AND l.id > d.first;
+     DELETE FROM log WHERE id IN (SELECT id FROM duplicates);
+     INSERT OR IGNORE INTO set_aside (code, why, at)
+         SELECT code, 'two processes wrote its log at once: input ' || min(seq) ||
+                ' is logged twice (the later copies are kept in the table duplicates)',
+                unixepoch()
+         FROM duplicates GROUP BY code;
+     CREATE TABLE heads (code TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL) STRICT;
+     INSERT INTO heads (code, seq)
+         SELECT r.code, max(coalesce((SELECT max(seq) FROM log l WHERE l.code = r.code), 0),
+                            coalesce((SELECT seq FROM snapshots s WHERE s.code = r.code), 0))
+         FROM rooms r;
+     DELETE FROM heads WHERE seq = 0;
+     CREATE TRIGGER log_in_order BEFORE INSERT ON log
+     BEGIN
+         SELECT RAISE(ABORT, 'an input that is not its room''s next')
+         WHERE NEW.seq IS NOT coalesce((SELECT seq FROM heads WHERE code = NEW.code), 0) + 1;
+         INSERT INTO heads (code, seq) VALUES (NEW.code, NEW.seq)
+             ON CONFLICT (code) DO UPDATE SET seq = excluded.seq;
+     END;",
 ];
 
 /// What makes a row of `log` dead, as an SQL condition on it: its room was deleted, or a
@@ -181,6 +237,9 @@ pub struct SqliteStore {
     commands: Sender<Command>,
     /// The writer thread, taken by [`SqliteStore::close`] to join it.
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// Whether the last commit (or probe) succeeded: false from a commit that failed for the
+    /// database's own reason (a full disk, an I/O error) until a write succeeds again.
+    writable: Arc<AtomicBool>,
 }
 
 /// What the writer thread is asked.
@@ -196,6 +255,11 @@ enum Command {
         code: String,
         number: u32,
         answer: oneshot::Sender<Result<Option<KeptMatch>, StoreError>>,
+    },
+    /// Read one room's log as committed (after committing what was queued before).
+    Reload {
+        code: String,
+        answer: oneshot::Sender<Result<Option<StoredRoom>, StoreError>>,
     },
     /// Run something on the writer's connection (tests: a page cap to fill the disk).
     #[cfg(test)]
@@ -242,10 +306,30 @@ enum Op {
 impl SqliteStore {
     /// Opens (or creates) `<data_dir>/dhumbal.db`, moving an unusable file aside, migrates it and
     /// starts the writer thread.
-    pub fn open(data_dir: &Path, metrics: Arc<Metrics>) -> Result<SqliteStore, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|e| StoreError::io(data_dir, e))?;
+    pub fn open(
+        data_dir: &Path,
+        sync: SyncMode,
+        metrics: Arc<Metrics>,
+    ) -> Result<SqliteStore, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|e| unwritable(data_dir, "creating it", e))?;
+        // Before anything in the folder is read or changed: another process may be writing it.
+        let lock = lock(data_dir)?;
+        probe_folder(data_dir)?;
         let path = data_dir.join(DB_FILE);
-        let conn = match open_database(&path) {
+        if let Some(orphan) = orphaned_wal(&path) {
+            metrics.store_errors.increment(1);
+            let moved = move_aside(&path)?;
+            tracing::error!(
+                path = %path.display(),
+                moved_to = %moved.display(),
+                wal_bytes = orphan,
+                "the room log's database is empty or missing beside a WAL of {orphan} bytes \
+                 (saved rooms, without the database they belong to): moved both to {} and \
+                 started a fresh one; the rooms in them are not restored",
+                moved.display()
+            );
+        }
+        let conn = match open_database(&path, sync) {
             Ok(conn) => conn,
             Err(Opening::Damaged(error)) => {
                 metrics.store_errors.increment(1);
@@ -258,10 +342,23 @@ impl SqliteStore {
                      one; the rooms in it are not restored",
                     moved.display()
                 );
-                open_database(&path).map_err(Opening::into_error)?
+                open_database(&path, sync).map_err(Opening::into_error)?
+            }
+            Err(Opening::Failed(StoreError::Sqlite(error)))
+                if matches!(
+                    error.sqlite_error_code(),
+                    Some(ErrorCode::ReadOnly | ErrorCode::PermissionDenied)
+                ) =>
+            {
+                // SQLite opens a file it may not write read-only, and fails at the first write.
+                return Err(StoreError::Unwritable {
+                    dir: data_dir.to_owned(),
+                    detail: format!("writing {DB_FILE}: {error}"),
+                });
             }
             Err(Opening::Failed(error)) => return Err(error),
         };
+        let writable = Arc::new(AtomicBool::new(probe_database(&conn, data_dir)?));
         let (commands, queue) = mpsc::channel();
         let (stop_checkpoints, stopped) = mpsc::channel();
         let checkpoint_path = path.clone();
@@ -278,6 +375,7 @@ impl SqliteStore {
                 move || checkpointer(&checkpoint_path, &file, &stopped, &restart, &metrics)
             })
             .map_err(|e| StoreError::io(&path, e))?;
+        let (shared, folder) = (Arc::clone(&writable), data_dir.to_owned());
         let writer = thread::Builder::new()
             .name("dhumbal-store".into())
             .spawn(move || {
@@ -291,6 +389,9 @@ impl SqliteStore {
                     checkpoints: Some((stop_checkpoints, checkpoints)),
                     restart,
                     file,
+                    lock,
+                    writable: shared,
+                    data_dir: folder,
                 }
                 .run(&queue)
             })
@@ -298,6 +399,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             commands,
             writer: Mutex::new(Some(writer)),
+            writable,
         })
     }
 
@@ -388,6 +490,24 @@ impl SqliteStore {
         answered.await.map_err(|_| StoreError::Closed)?
     }
 
+    /// See [`super::Store::is_writable`].
+    pub fn is_writable(&self) -> bool {
+        self.writable.load(Ordering::SeqCst)
+    }
+
+    /// See [`super::Store::reload`].
+    pub async fn reload(&self, code: &str) -> Result<Option<StoredRoom>, StoreError> {
+        let (answer, answered) = oneshot::channel();
+        let command = Command::Reload {
+            code: code.to_owned(),
+            answer,
+        };
+        self.commands
+            .send(command)
+            .map_err(|_| StoreError::Closed)?;
+        answered.await.map_err(|_| StoreError::Closed)?
+    }
+
     /// See [`super::Store::forget_matches`].
     pub fn forget_matches(&self, keep: Duration) -> Pending {
         let keep_secs = i64::try_from(keep.as_secs()).unwrap_or(i64::MAX);
@@ -468,7 +588,7 @@ fn user_version(conn: &Connection) -> rusqlite::Result<u32> {
 /// Opens the database for the writer: checks it through a read-only connection first (a newer
 /// schema is refused unchanged; a damaged file is reported as such), then opens it for writing
 /// in WAL mode and migrates it.
-fn open_database(path: &Path) -> Result<Connection, Opening> {
+fn open_database(path: &Path, sync: SyncMode) -> Result<Connection, Opening> {
     let known = u32::try_from(MIGRATIONS.len()).expect("a few migrations");
     if path.exists() {
         // A read-only connection to a WAL database creates the `-wal` and `-shm` files it finds
@@ -495,7 +615,7 @@ fn open_database(path: &Path) -> Result<Connection, Opening> {
             path.display()
         ))));
     }
-    conn.pragma_update(None, "synchronous", "NORMAL")
+    conn.pragma_update(None, "synchronous", sync.pragma())
         .map_err(opening)?;
     // Measured under load (`loadgen play --store both`): with SQLite's defaults the writer spent
     // a third of its time checkpointing the WAL every 1,000 pages (and every append queued
@@ -583,6 +703,19 @@ pub(super) fn migrate(
     tx.pragma_update(None, "user_version", known)?;
     tx.commit()?;
     tracing::info!(path = %path.display(), from = found, to = known, "migrated the room log");
+    if found < 5 && known >= 5 {
+        // Step 5 set aside the rooms two processes had written at once.
+        let twice: rusqlite::Result<Vec<String>> = conn
+            .prepare("SELECT DISTINCT code FROM duplicates ORDER BY code")
+            .and_then(|mut rooms| rooms.query_map([], |row| row.get(0))?.collect());
+        for code in twice.unwrap_or_default() {
+            tracing::error!(
+                room = %code,
+                "room {code}'s log holds inputs logged twice (two processes wrote it at once): \
+                 set aside, its rows kept on disk"
+            );
+        }
+    }
     Ok(())
 }
 
@@ -599,7 +732,10 @@ fn move_aside(path: &Path) -> Result<PathBuf, StoreError> {
         n += 1;
         target = name(&format!(".damaged-{now}.{n}"));
     }
-    std::fs::rename(path, &target).map_err(|e| StoreError::io(path, e))?;
+    // An orphaned WAL may have no database beside it at all.
+    if path.exists() {
+        std::fs::rename(path, &target).map_err(|e| StoreError::io(path, e))?;
+    }
     for tail in ["-wal", "-shm"] {
         let from = name(tail);
         if from.exists() {
@@ -609,6 +745,148 @@ fn move_aside(path: &Path) -> Result<PathBuf, StoreError> {
         }
     }
     Ok(target)
+}
+
+/// Takes the data directory's lock: creates [`LOCK_FILE`] if missing, locks it (an exclusive
+/// `flock`, let go when the file is closed or the process ends, however it ends) and writes this
+/// process's id in it. [`StoreError::Locked`] when another process holds it.
+fn lock(data_dir: &Path) -> Result<std::fs::File, StoreError> {
+    use std::io::{Read, Seek, Write};
+    let path = data_dir.join(LOCK_FILE);
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| unwritable(data_dir, &format!("opening {LOCK_FILE}"), e))?;
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = match holder.trim().parse::<u32>() {
+                Ok(pid) => format!("process {pid}"),
+                Err(_) => "a process whose id its lock file does not say".to_owned(),
+            };
+            return Err(StoreError::Locked {
+                dir: data_dir.to_owned(),
+                holder,
+            });
+        }
+        Err(e) => return Err(StoreError::io(&path, e.into())),
+    }
+    let written = file
+        .set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| writeln!(file, "{}", std::process::id()));
+    written.map_err(|e| unwritable(data_dir, &format!("writing {LOCK_FILE}"), e))?;
+    Ok(file)
+}
+
+/// Checks that a file can be made in the data directory (the WAL and `-shm` are made there):
+/// creates, syncs and removes a small one. A read-only or immutable folder is
+/// [`StoreError::Unwritable`]; a full disk is not refused here (the rooms wait for space, as
+/// they would if it filled later).
+fn probe_folder(data_dir: &Path) -> Result<(), StoreError> {
+    use std::io::Write;
+    let probe = data_dir.join(format!(".dhumbal-probe-{}", std::process::id()));
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&probe)
+        .and_then(|mut file| {
+            file.write_all(b"probe")?;
+            file.sync_all()
+        });
+    let removed = std::fs::remove_file(&probe);
+    match made.and(removed) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::StorageFull => {
+            let _ = std::fs::remove_file(&probe);
+            tracing::error!(
+                dir = %data_dir.display(),
+                "the data directory's disk is full: rooms will wait for space before they \
+                 take a move"
+            );
+            Ok(())
+        }
+        Err(e) => Err(unwritable(data_dir, "making a file in it", e)),
+    }
+}
+
+/// Checks that the database can be written: a transaction that changes the schema and changes
+/// it back, committed (so written to the WAL). A database SQLite could open only read-only is
+/// [`StoreError::Unwritable`]; a full disk is not refused here.
+fn probe_database(conn: &Connection, data_dir: &Path) -> Result<bool, StoreError> {
+    let Err(error) = probe_write(conn) else {
+        return Ok(true);
+    };
+    match error.sqlite_error_code() {
+        Some(ErrorCode::DiskFull) => {
+            tracing::error!(
+                dir = %data_dir.display(),
+                "the room log's disk is full: rooms will wait for space before they take a move"
+            );
+            Ok(false)
+        }
+        Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
+            Err(StoreError::Unwritable {
+                dir: data_dir.to_owned(),
+                detail: format!("writing {DB_FILE}: {error}"),
+            })
+        }
+        _ => Err(error.into()),
+    }
+}
+
+/// A write to the database that leaves nothing behind: a transaction that makes a table and
+/// drops it, committed (so written to the WAL).
+fn probe_write(conn: &Connection) -> rusqlite::Result<()> {
+    let probed = conn.execute_batch(
+        "BEGIN IMMEDIATE;
+         CREATE TABLE write_probe (x);
+         DROP TABLE write_probe;
+         COMMIT;",
+    );
+    if probed.is_err() && !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    probed
+}
+
+/// How much room a probe of a store that could not write asks of the disk before the store
+/// counts as writable again: some pages of WAL for the next commits, not one byte.
+const PROBE_BYTES: usize = 256 * 1024;
+
+/// How often a store that could not write tries again.
+#[cfg(not(test))]
+const PROBE_EVERY: Duration = Duration::from_secs(1);
+/// How often a store that could not write tries again (often in unit tests).
+#[cfg(test)]
+const PROBE_EVERY: Duration = Duration::from_millis(50);
+
+/// An I/O error about the data directory: [`StoreError::Unwritable`] when it says the folder
+/// (or a file in it) may not be written, else [`StoreError::Io`].
+fn unwritable(data_dir: &Path, doing: &str, error: std::io::Error) -> StoreError {
+    use std::io::ErrorKind;
+    match error.kind() {
+        ErrorKind::ReadOnlyFilesystem | ErrorKind::PermissionDenied => StoreError::Unwritable {
+            dir: data_dir.to_owned(),
+            detail: format!("{doing}: {error}"),
+        },
+        _ => StoreError::io(data_dir, error),
+    }
+}
+
+/// The size of a WAL that the database `path` cannot have written: a non-empty `-wal` beside a
+/// database file that is missing or empty. SQLite would take the database for a new one and
+/// delete the WAL, and every room in it with it.
+fn orphaned_wal(path: &Path) -> Option<u64> {
+    let wal = std::fs::metadata(sidecar(path, "-wal")).ok()?.len();
+    let database = std::fs::metadata(path).map_or(0, |meta| meta.len());
+    (wal > 0 && database == 0).then_some(wal)
 }
 
 /// A seq as SQLite stores it (an `i64`).
@@ -652,6 +930,13 @@ struct Writer {
     /// file, SQLite's included, so it is closed only after the connection: this field comes after
     /// `conn`, and [`Writer::close`] closes the connection before the rest of the writer goes.
     file: Arc<std::fs::File>,
+    /// The data directory's lock ([`LOCK_FILE`]), held while the writer runs: let go last, once
+    /// the database is closed.
+    lock: std::fs::File,
+    /// Whether the last commit succeeded ([`SqliteStore::is_writable`]).
+    writable: Arc<AtomicBool>,
+    /// The data directory, where a probe makes a file to see that the disk has room.
+    data_dir: PathBuf,
 }
 
 /// How often the WAL is checkpointed into the database.
@@ -737,7 +1022,24 @@ impl Writer {
     /// is queued in batches.
     fn run(self, queue: &Receiver<Command>) {
         let mut batch = Vec::new();
-        while let Ok(command) = queue.recv() {
+        loop {
+            let command = if self.writable.load(Ordering::SeqCst) {
+                match queue.recv() {
+                    Ok(command) => command,
+                    Err(_) => break,
+                }
+            } else {
+                // The last commit failed: nothing may be waiting to be written for the store to
+                // find out that it can write again, so it tries by itself.
+                match queue.recv_timeout(PROBE_EVERY) {
+                    Ok(command) => command,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        self.probe();
+                        continue;
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            };
             // Before a batch is committed, the writer gives up its CPU once, so that the
             // appends other threads are making join this batch rather than each waking the
             // writer for one of its own. Measured (`loadgen play --store sqlite`, 2 cores):
@@ -777,6 +1079,10 @@ impl Writer {
                     } => {
                         self.commit(&mut batch);
                         let _ = answer.send(self.find_match(&code, number));
+                    }
+                    Command::Reload { code, answer } => {
+                        self.commit(&mut batch);
+                        let _ = answer.send(self.reload(&code));
                     }
                     #[cfg(test)]
                     Command::With(f) => {
@@ -944,6 +1250,8 @@ impl Writer {
         }
         // Only now: closing it drops the process's POSIX locks on the file, SQLite's too.
         drop(self.file);
+        // And the data directory is free for another process only once all of it is closed.
+        drop(self.lock);
     }
 
     /// Runs `batch` in one transaction and answers each write once it has committed (or
@@ -960,8 +1268,20 @@ impl Writer {
         self.metrics.store_held(Hold::Commit, started.elapsed());
         let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
         match outcome {
-            Ok(()) => self.metrics.store_commits.increment(1),
+            Ok(()) => {
+                self.metrics.store_commits.increment(1);
+                if !self.writable.swap(true, Ordering::SeqCst) {
+                    tracing::info!("the room log can be written again");
+                }
+            }
             Err(error) => {
+                if self.writable.swap(false, Ordering::SeqCst) {
+                    tracing::error!(
+                        %error,
+                        "the room log cannot be written: rooms wait (their moves refused, \
+                         `/readyz` 503) until it can; trying again every {PROBE_EVERY:?}"
+                    );
+                }
                 if !self.conn.is_autocommit() {
                     // Nothing of the batch may stay; a failed rollback leaves it uncommitted.
                     let _ = self.conn.execute_batch("ROLLBACK");
@@ -1026,7 +1346,15 @@ impl Writer {
                 check::next_seq(code, last, *seq)?;
                 self.conn
                     .prepare_cached("INSERT INTO log (code, seq, input) VALUES (?1, ?2, ?3)")?
-                    .execute(params![code, sql_seq(code, *seq)?, input])?;
+                    .execute(params![code, sql_seq(code, *seq)?, input])
+                    .map_err(|error| match error.sqlite_error_code() {
+                        // The schema's own guard (`log_by_input`): never reached while the
+                        // positions are right.
+                        Some(ErrorCode::ConstraintViolation) => StoreError::Conflict(format!(
+                            "room {code}: input {seq} is in the log already"
+                        )),
+                        _ => error.into(),
+                    })?;
                 self.live.set(self.live.get() + 1);
                 if let Some(position) = self
                     .positions
@@ -1058,7 +1386,7 @@ impl Writer {
                         )?
                         .execute([code])?;
                     }
-                    for table in ["snapshots", "set_aside", "rooms"] {
+                    for table in ["snapshots", "set_aside", "heads", "rooms"] {
                         conn.prepare_cached(&format!("DELETE FROM {table} WHERE code = ?1"))?
                             .execute([code])?;
                     }
@@ -1268,6 +1596,56 @@ impl Writer {
                 .set(self.live.get().saturating_sub(last - snapshot));
         }
         dropped
+    }
+
+    /// A store that could not write tries again: the disk must take a file of [`PROBE_BYTES`]
+    /// in the data directory, and the database a committed write. Once both do, the store is
+    /// writable again, and the rooms waiting for it resume.
+    fn probe(&self) {
+        use std::io::Write;
+        let file = self
+            .data_dir
+            .join(format!(".dhumbal-probe-{}", std::process::id()));
+        let room = std::fs::File::create(&file).and_then(|mut probe| {
+            probe.write_all(&[0; PROBE_BYTES])?;
+            probe.sync_all()
+        });
+        let _ = std::fs::remove_file(&file);
+        if let Err(error) = room {
+            tracing::debug!(%error, "the room log's disk has no room yet");
+            return;
+        }
+        match probe_write(&self.conn) {
+            Ok(()) => {
+                self.forget_positions();
+                self.writable.store(true, Ordering::SeqCst);
+                tracing::info!("the room log can be written again");
+            }
+            Err(error) => tracing::debug!(%error, "the room log cannot be written yet"),
+        }
+    }
+
+    /// One room's log as committed: `None` when it is not a live room (never created, deleted,
+    /// or set aside). Reads every row of `log`, which has no index by room.
+    fn reload(&self, code: &str) -> Result<Option<StoredRoom>, StoreError> {
+        let live: bool = self
+            .conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM rooms WHERE code = ?1)
+                     AND NOT EXISTS (SELECT 1 FROM set_aside WHERE code = ?1)",
+            )?
+            .query_row([code], |row| row.get(0))?;
+        if !live {
+            return Ok(None);
+        }
+        let rows: Vec<Row> = self
+            .conn
+            .prepare_cached("SELECT seq, input FROM log WHERE code = ?1 ORDER BY id")?
+            .query_map([code], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        self.load_room(code, Ok(rows))
+            .map(Some)
+            .map_err(StoreError::Conflict)
     }
 
     /// Every live room; sets aside (and reports) the rooms whose logs do not load, and the

@@ -209,3 +209,181 @@ async fn a_room_closed_for_good_is_not_restored() {
     assert_eq!(status, 200);
     server.stop().await;
 }
+
+/// Fills the file system `dir` is on: writes a file there until the disk says it is full, and
+/// answers the file (removing it frees the space).
+fn fill(dir: &Path) -> std::path::PathBuf {
+    use std::io::Write;
+    let filler = dir.join("filler");
+    let mut file = std::fs::File::create(&filler).expect("the filler");
+    let chunk = vec![0x5a; 64 * 1024];
+    loop {
+        if let Err(e) = file.write_all(&chunk).and_then(|()| file.flush()) {
+            assert_eq!(e.kind(), std::io::ErrorKind::StorageFull, "{e}");
+            break;
+        }
+    }
+    // What a smaller write still fits.
+    while file.write_all(&[0x5a; 512]).is_ok() {}
+    filler
+}
+
+/// `kept` (what a client had received) is where `restored` (what it got back) begins.
+fn begins(restored: &dhumbal_protocol::History, kept: &dhumbal_protocol::History) -> bool {
+    if restored.results.len() == kept.results.len() {
+        restored.results == kept.results && restored.log.starts_with(&kept.log)
+    } else {
+        restored.results.starts_with(&kept.results)
+    }
+}
+
+/// Issue 35, item 11: a full disk pauses a room, it does not end it. On a small tmpfs, filled
+/// while a match is played: the append that fails takes nothing back from anyone (the client is
+/// told `bye` `store_unavailable` and closed with 1013: come back after a pause), the room stays
+/// known (its lookup answers), a `hello` to it is refused with `store_unavailable` (then `bye`
+/// and 1013, as for a cluster whose store is away), and `/readyz` answers 503. Once the space is
+/// freed, `/readyz` is 200 again by itself, the person comes back to the same seat with
+/// everything they had seen, and the match plays on. Mounting needs root: the test is skipped
+/// without it (but under `CI=true`).
+#[tokio::test]
+async fn a_full_disk_pauses_rooms_and_they_resume_once_it_has_room() {
+    let Some(disk) = dhumbal_tests::crash::Mount::tmpfs_or_skip(
+        "a_full_disk_pauses_rooms_and_they_resume_once_it_has_room",
+        16 << 20,
+    ) else {
+        return;
+    };
+    let server = durable_server(&disk.path).await;
+    let room = server
+        .create_room(&CreateRoom {
+            settings: Some(Settings {
+                rounds: Rounds::Fixed(100),
+                ..Preset::Standard.settings()
+            }),
+            ..CreateRoom::default()
+        })
+        .await;
+    let mut asha = Client::join(server.addr, &room.code, "Asha", Some(&room.host_secret)).await;
+    asha.send(ClientMessage::Start).await;
+    asha.recv_state_where(|_| true).await;
+    assert_eq!(http::get(server.addr, "/readyz").await.0, 200);
+
+    let filler = fill(&disk.path);
+    // Asha and the bots play on until an append does not fit.
+    let mut rng = StdRng::seed_from_u64(35);
+    let mut ready = 0;
+    // The table may be waiting for Asha already (seat 0 leads round 1).
+    if let Some(reply) = answer(asha.view(), &mut rng, &mut ready) {
+        asha.send(reply).await;
+    }
+    let bye = dhumbal_tests::guarded("an append to fail on the full disk", async {
+        loop {
+            match asha.recv().await {
+                ServerMessage::State { view, .. } => {
+                    if let Some(reply) = answer(&view, &mut rng, &mut ready) {
+                        asha.send(reply).await;
+                    }
+                }
+                ServerMessage::Bye(bye) => break bye,
+                _ => {}
+            }
+        }
+    })
+    .await;
+    assert_eq!(bye.reason, codes::STORE_UNAVAILABLE, "{}", bye.message);
+    assert_eq!(
+        asha.expect_closed().await,
+        Closed::Code(dhumbal_protocol::CLOSE_TRY_AGAIN_LATER)
+    );
+    let kept = asha.history.clone();
+    let token = asha.token();
+
+    // While the disk is full: not ready, the room known, a hello refused to come back later.
+    assert_eq!(http::get(server.addr, "/readyz").await.0, 503);
+    let (status, summary) = http::get(server.addr, &format!("/api/rooms/{}", room.code)).await;
+    assert_eq!(status, 200, "{summary}");
+    let mut again = Client::connect(server.addr).await;
+    again
+        .send(ClientMessage::Hello(Hello {
+            token: token.clone(),
+            ..dhumbal_tests::client::hello(&room.code, "Asha")
+        }))
+        .await;
+    let refused = again.expect_error().await;
+    assert_eq!(
+        refused.code,
+        codes::STORE_UNAVAILABLE,
+        "{}",
+        refused.message
+    );
+    let bye = again
+        .recv_until(|m| match m {
+            ServerMessage::Bye(bye) => Some(bye.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(bye.reason, codes::STORE_UNAVAILABLE);
+    assert_eq!(
+        again.expect_closed().await,
+        Closed::Code(dhumbal_protocol::CLOSE_TRY_AGAIN_LATER)
+    );
+
+    // Space again: the server is ready by itself, and Asha comes back as the page would.
+    std::fs::remove_file(&filler).expect("the filler goes");
+    dhumbal_tests::guarded("/readyz to answer 200 again", async {
+        while http::get(server.addr, "/readyz").await.0 != 200 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    let asha = dhumbal_tests::guarded("the room to take Asha back", async {
+        loop {
+            let mut client = Client::connect(server.addr).await;
+            client
+                .send(ClientMessage::Hello(Hello {
+                    token: token.clone(),
+                    ..dhumbal_tests::client::hello(&room.code, "Asha")
+                }))
+                .await;
+            match client.recv().await {
+                ServerMessage::Welcome(_) => break client,
+                ServerMessage::Error(e) if e.code == codes::STORE_UNAVAILABLE => {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    })
+    .await;
+    let mut asha = asha;
+    asha.recv_state_where(|_| true).await;
+    assert!(
+        begins(&asha.history, &kept),
+        "nothing Asha had seen is lost: had {kept:?}, got back {:?}",
+        asha.history
+    );
+    // And the match plays on: Asha's move (or the next round's `ready`) is taken, and the
+    // table answers it.
+    let events = asha.history.log.len() + asha.history.results.len();
+    let mut rng = StdRng::seed_from_u64(36);
+    if let Some(reply) = answer(asha.view(), &mut rng, &mut ready) {
+        asha.send(reply).await;
+    }
+    dhumbal_tests::guarded("the match to play on", async {
+        while asha.history.log.len() + asha.history.results.len() <= events {
+            match asha.recv().await {
+                ServerMessage::State { view, .. } => {
+                    if let Some(reply) = answer(&view, &mut rng, &mut ready) {
+                        asha.send(reply).await;
+                    }
+                }
+                ServerMessage::Error(e) => panic!("a move refused after the resume: {e:?}"),
+                ServerMessage::Bye(bye) => panic!("told to go after the resume: {bye:?}"),
+                _ => {}
+            }
+        }
+    })
+    .await;
+    assert_eq!(http::get(server.addr, "/readyz").await.0, 200);
+    server.stop().await;
+}

@@ -493,6 +493,16 @@ impl RoomCore {
         self.ending
     }
 
+    /// The room's timings (for a room put back as its log has it).
+    pub fn timing(&self) -> Timing {
+        self.timing
+    }
+
+    /// The server's metrics, shared (for a room put back as its log has it).
+    pub fn shared_metrics(&self) -> Arc<Metrics> {
+        Arc::clone(&self.metrics)
+    }
+
     /// The room's code.
     pub fn code(&self) -> &str {
         &self.code
