@@ -618,4 +618,73 @@ mod tests {
             Some(5.0)
         );
     }
+
+    /// Each metric's name and label keys (`le` aside) as `name{key,…}`, from rendered text.
+    fn series_shapes(text: &str) -> std::collections::BTreeSet<String> {
+        let mut names = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let name = rest.split(' ').next().unwrap_or_default();
+                names.entry(name.to_owned()).or_default();
+            }
+        }
+        for line in text.lines().filter(|line| !line.starts_with('#')) {
+            let Some((series, _)) = line.split_once(' ') else {
+                continue;
+            };
+            let (name, labels) = series.split_once('{').unwrap_or((series, ""));
+            let name = ["_bucket", "_sum", "_count"]
+                .iter()
+                .find_map(|suffix| name.strip_suffix(suffix).filter(|n| names.contains_key(*n)))
+                .unwrap_or(name);
+            let keys = labels
+                .trim_end_matches('}')
+                .split(',')
+                .filter_map(|label| label.split_once('=').map(|(key, _)| key.to_owned()))
+                .filter(|key| key != "le");
+            names.entry(name.to_owned()).or_default().extend(keys);
+        }
+        names
+            .into_iter()
+            .map(|(name, keys)| match keys.len() {
+                0 => name,
+                _ => format!("{name}{{{}}}", keys.into_iter().collect::<Vec<_>>().join(",")),
+            })
+            .collect()
+    }
+
+    /// The metrics table of `docs/operations.md` names exactly the metrics the server
+    /// registers, with their labels: a metric added, renamed or removed fails here until the
+    /// doc says so.
+    #[test]
+    fn the_operations_doc_lists_every_metric() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/operations.md");
+        let doc = std::fs::read_to_string(path).expect("docs/operations.md");
+        let table = doc
+            .split("\n## Metrics\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .expect("docs/operations.md has a Metrics section");
+        let documented: std::collections::BTreeSet<String> = table
+            .lines()
+            .filter_map(|line| line.strip_prefix("| `")?.split('`').next())
+            .filter(|name| name.starts_with("dhumbal_"))
+            .map(str::to_owned)
+            .collect();
+        // Every labelled series shows once something is counted under it.
+        let metrics = Metrics::new();
+        metrics.rejected("not_your_turn");
+        let served = series_shapes(&metrics.render(0));
+        assert_eq!(
+            documented, served,
+            "docs/operations.md's metrics table (left) and the metrics the server serves (right)"
+        );
+        let described: std::collections::BTreeSet<&str> =
+            DESCRIPTIONS.iter().map(|(name, _, _)| *name).collect();
+        let served_names: std::collections::BTreeSet<&str> = served
+            .iter()
+            .map(|shape| shape.split('{').next().unwrap_or_default())
+            .collect();
+        assert_eq!(described, served_names, "every metric served has a description");
+    }
 }
