@@ -621,7 +621,8 @@ mod tests {
 
     /// Each metric's name and label keys (`le` aside) as `name{key,…}`, from rendered text.
     fn series_shapes(text: &str) -> std::collections::BTreeSet<String> {
-        let mut names = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+        let mut names =
+            std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
         for line in text.lines() {
             if let Some(rest) = line.strip_prefix("# TYPE ") {
                 let name = rest.split(' ').next().unwrap_or_default();
@@ -648,7 +649,10 @@ mod tests {
             .into_iter()
             .map(|(name, keys)| match keys.len() {
                 0 => name,
-                _ => format!("{name}{{{}}}", keys.into_iter().collect::<Vec<_>>().join(",")),
+                _ => format!(
+                    "{name}{{{}}}",
+                    keys.into_iter().collect::<Vec<_>>().join(",")
+                ),
             })
             .collect()
     }
@@ -685,6 +689,9 @@ mod tests {
             .iter()
             .map(|shape| shape.split('{').next().unwrap_or_default())
             .collect();
-        assert_eq!(described, served_names, "every metric served has a description");
+        assert_eq!(
+            described, served_names,
+            "every metric served has a description"
+        );
     }
 }
