@@ -229,7 +229,7 @@ pub struct Config {
     /// What a commit of the SQLite room log survives before anyone is told of it: `normal` (a
     /// killed process loses nothing anyone saw; a power cut or kernel crash may lose the last
     /// half second or so of moves) or `full` (the log is synced to the disk at every commit, so
-    /// a power cut loses nothing anyone saw either, at a cost measured in the README).
+    /// a power cut loses nothing anyone saw either, at a cost measured in docs/performance.md).
     #[arg(long, env = "DHUMBAL_SYNC", default_value = "normal", value_parser = SyncMode::parse)]
     pub sync: SyncMode,
     /// This node's id in a cluster (a shared store): recorded as the owner of the rooms it

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cluster under load (README, "Cluster"): redis-server, three nodes on 127.0.0.2-4 and
+# The cluster under load (docs/cluster.md, "Load"): redis-server, three nodes on 127.0.0.2-4 and
 # haproxy in front (docker/haproxy.cfg itself, pointed at loopback addresses), then loadgen against
 # one node directly and against HAProxy, paced and saturated, three runs each. Needs redis-server
 # and haproxy (Debian packages) and `cargo build --release -p dhumbal-server -p dhumbal-loadgen`.

@@ -5,7 +5,7 @@
 //! searches never take every core from the rooms of people. What the bot chose comes back to
 //! its room as an ordinary input, checked there against the table as it then stands.
 //!
-//! Measured (README, "Expert bots on the server"): dedicated threads at a lower priority (nice
+//! Measured (`docs/performance.md`, "Expert bots on the server"): dedicated threads at a lower priority (nice
 //! 10, 19) gave the people beside busy experts a lower median but a higher p99 than this pool,
 //! and nice 0 threads were worse on both; the pool is also the least code.
 

@@ -24,10 +24,10 @@
 //! - `loadgen idle --connections 10000` opens that many WebSockets and holds them without a
 //!   word, then prints how many are held and the server's memory per connection.
 //! - `loadgen report --runs 3 --rooms 500 --humans 4 --seconds 15` measures every figure of the
-//!   README's performance table: in each of `--runs` runs, `play --echo` saturated (no think
+//!   performance table of `docs/performance.md`: in each of `--runs` runs, `play --echo` saturated (no think
 //!   time), then `play --echo` paced (`--think-ms`, 20 by default), then `idle` at
 //!   `--idle-connections` (10000 by default), each on a fresh server and printing what it
-//!   prints alone. At the end it prints a Markdown table to paste into the README: for the game,
+//!   prints alone. At the end it prints a Markdown table to paste into `docs/performance.md`: for the game,
 //!   the relay and the echo, saturated and paced, the actions per second, the p50 and p99
 //!   latency, the server's CPU per action and its resident memory after the run, and the
 //!   ratios game / relay and game / echo of the p99 and of the CPU per action (each computed
@@ -79,7 +79,7 @@ enum Mode {
     Play(PlayArgs),
     /// Idle WebSocket connections held open: how many, and memory per connection.
     Idle(IdleArgs),
-    /// Every figure of the README's performance table, as the median and range of several runs.
+    /// Every figure of the performance table in `docs/performance.md`, as the median and range of several runs.
     Report(ReportArgs),
 }
 
