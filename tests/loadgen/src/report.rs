@@ -1,0 +1,335 @@
+//! `loadgen report`: every figure of `docs/performance.md`, over several runs, as one Markdown table.
+
+use std::time::{Duration, Instant};
+
+use crate::idle::{IdleFigures, idle};
+use crate::play::{Baselines, Run, play, ratio};
+use crate::{Bots, IDLE_HOLD_SECONDS, IdleArgs, PlayArgs, ReportArgs, StoreChoice};
+
+/// How a figure of the report's table is written.
+#[derive(Clone, Copy)]
+pub(crate) enum Unit {
+    /// A whole number, with thousands separated by commas.
+    Whole,
+    /// A figure to about three significant digits (milliseconds, microseconds).
+    Significant,
+    /// A ratio, to two decimals, with a `×`.
+    Ratio,
+}
+
+/// A measure of a play run: its row's label, how its figures are written, its figure for one
+/// workload, and whether the table gives ratios for it (the report's, the game's to the
+/// baselines; `--pairs`, SQLite's to the memory store's).
+pub(crate) type Measure = (&'static str, Unit, fn(&Run) -> f64, bool);
+
+/// The play runs' measures, one row of the table each for the saturated runs and again for the
+/// paced ones.
+pub(crate) const MEASURES: [Measure; 5] = [
+    ("actions/s", Unit::Whole, Run::actions_per_second, false),
+    ("p50 latency (ms)", Unit::Significant, Run::p50_ms, false),
+    ("p99 latency (ms)", Unit::Significant, Run::p99_ms, true),
+    (
+        "server CPU per action (µs)",
+        Unit::Whole,
+        Run::cpu_per_action_us,
+        true,
+    ),
+    (
+        "server RSS after the run (KiB)",
+        Unit::Whole,
+        Run::memory_after_kib,
+        false,
+    ),
+];
+
+/// One play run of the report: the game and its two baselines.
+pub(crate) struct Trio {
+    /// The game's workload.
+    game: Run,
+    /// The same rooms against the relay and the echo.
+    baselines: Baselines,
+}
+
+impl Trio {
+    /// The runs of the table's first three columns: game, relay, echo.
+    fn runs(&self) -> [(&'static str, &Run); 3] {
+        [
+            ("game", &self.game),
+            ("relay", &self.baselines.relay),
+            ("echo", &self.baselines.echo),
+        ]
+    }
+}
+
+/// The report mode: `--runs` times, a saturated play run, a paced one and an idle one; then
+/// the table of their medians and ranges, the command line, and what went wrong in any run.
+pub(crate) async fn report(args: ReportArgs) -> Result<(), String> {
+    if args.runs == 0 {
+        return Err("at least one run".into());
+    }
+    let play_args = |think_ms: u64| PlayArgs {
+        common: args.common.clone(),
+        rooms: args.rooms,
+        humans: args.humans,
+        seconds: args.seconds,
+        echo: true,
+        think_ms,
+        store: StoreChoice::Memory,
+        pairs: 1,
+        bot_rooms: 0,
+        bots: Bots::Expert,
+    };
+    let idle_args = || IdleArgs {
+        common: args.common.clone(),
+        connections: args.idle_connections,
+        hold: IDLE_HOLD_SECONDS,
+    };
+    // Check every flag before the first run, not halfway through the report.
+    let clients = play_args(0).clients()?;
+    idle_args().check()?;
+    let conditions = [
+        ("saturated".to_owned(), 0),
+        (
+            format!("paced (`--think-ms {}`)", args.think_ms),
+            args.think_ms,
+        ),
+    ];
+    let started = Instant::now();
+    let mut plays: [Vec<Trio>; 2] = [Vec::new(), Vec::new()];
+    let mut idles = Vec::new();
+    let mut notes = Vec::new();
+    for run in 1..=args.runs {
+        for ((name, think_ms), trios) in conditions.iter().zip(&mut plays) {
+            println!(
+                "== report: run {run} of {}, {name}: game, relay, echo ({:.0} s in)",
+                args.runs,
+                started.elapsed().as_secs_f64()
+            );
+            // Let the previous server's sockets finish closing first.
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            let figures = play(play_args(*think_ms))
+                .await
+                .map_err(|e| format!("run {run}, {name}: {e}"))?;
+            let baselines = figures
+                .baselines
+                .ok_or_else(|| format!("run {run}, {name}: no baselines"))?;
+            let trio = Trio {
+                game: figures.game,
+                baselines,
+            };
+            let mut summary = Vec::new();
+            for (workload, measured) in trio.runs() {
+                summary.push(format!(
+                    "{workload} {:.0} actions/s, p99 {:.3} ms, {:.0} us CPU",
+                    measured.actions_per_second(),
+                    measured.p99_ms(),
+                    measured.cpu_per_action_us()
+                ));
+                let t = &measured.tally;
+                if t.error_count() > 0 || t.connected < clients as u64 {
+                    notes.push(format!(
+                        "run {run}, {name}, {workload}: {} of {clients} clients connected, {} errors {:?}",
+                        t.connected,
+                        t.error_count(),
+                        t.errors
+                    ));
+                }
+            }
+            println!("report: run {run}, {name}: {}", summary.join("; "));
+            trios.push(trio);
+        }
+        println!(
+            "== report: run {run} of {}, idle: {} connections ({:.0} s in)",
+            args.runs,
+            args.idle_connections,
+            started.elapsed().as_secs_f64()
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let figures = idle(idle_args())
+            .await
+            .map_err(|e| format!("run {run}, idle: {e}"))?;
+        println!(
+            "report: run {run}, idle: {:.0} bytes per connection",
+            figures.bytes_per_connection
+        );
+        let errors: u64 = figures.errors.values().sum();
+        if errors > 0 || figures.held < args.idle_connections || figures.still_open < figures.held {
+            notes.push(format!(
+                "run {run}, idle: {} of {} connections held, {} still open, {errors} errors {:?}",
+                figures.held, args.idle_connections, figures.still_open, figures.errors
+            ));
+        }
+        idles.push(figures);
+    }
+    println!(
+        "== report: {} runs in {:.0} s",
+        args.runs,
+        started.elapsed().as_secs_f64()
+    );
+    println!();
+    println!(
+        "{} rooms x {} people = {} clients, {} s of each workload, median (min–max) of {} runs; \
+         server and loadgen on one machine of {} cores",
+        args.rooms,
+        args.humans,
+        thousands(clients as f64),
+        args.seconds,
+        args.runs,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!();
+    println!(
+        "{}",
+        report_table(&conditions, &plays, &idles, args.idle_connections)
+    );
+    println!();
+    println!("Command: `{}`", command_line());
+    println!();
+    if notes.is_empty() {
+        println!("Every client connected, and no errors, in every run.");
+    } else {
+        println!("Errors or missing clients:");
+        for note in notes {
+            println!("- {note}");
+        }
+    }
+    Ok(())
+}
+
+/// The report's Markdown table: a row per measure, saturated then paced, then idle; a column
+/// per workload, then the game's ratios to the relay and to the echo.
+pub(crate) fn report_table(
+    conditions: &[(String, u64); 2],
+    plays: &[Vec<Trio>; 2],
+    idles: &[IdleFigures],
+    idle_connections: usize,
+) -> String {
+    let mut lines = vec![
+        "| median (min–max) | game | relay | echo | game / relay | game / echo |".to_owned(),
+        "|---|---|---|---|---|---|".to_owned(),
+    ];
+    for ((name, _), trios) in conditions.iter().zip(plays) {
+        for (label, unit, measure, ratios) in MEASURES {
+            let mut cells: Vec<String> = (0..3)
+                .map(|column| {
+                    let values: Vec<f64> = trios
+                        .iter()
+                        .map(|trio| measure(trio.runs()[column].1))
+                        .collect();
+                    spread_cell(&values, unit)
+                })
+                .collect();
+            for baseline in 1..3 {
+                cells.push(if ratios {
+                    let values: Vec<f64> = trios
+                        .iter()
+                        .map(|trio| {
+                            let runs = trio.runs();
+                            ratio(measure(runs[0].1), measure(runs[baseline].1))
+                        })
+                        .collect();
+                    spread_cell(&values, Unit::Ratio)
+                } else {
+                    String::new()
+                });
+            }
+            cells.insert(0, format!("{name}: {label}"));
+            lines.push(table_row(&cells));
+        }
+    }
+    let per_connection: Vec<f64> = idles.iter().map(|f| f.bytes_per_connection).collect();
+    lines.push(table_row(&[
+        format!(
+            "idle: memory per connection at {} connections (bytes)",
+            thousands(idle_connections as f64)
+        ),
+        spread_cell(&per_connection, Unit::Whole),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    ]));
+    lines.join("\n")
+}
+
+/// A row of a Markdown table (an empty cell is written `| |`).
+pub(crate) fn table_row(cells: &[String]) -> String {
+    let mut row = "|".to_owned();
+    for cell in cells {
+        if !cell.is_empty() {
+            row.push(' ');
+            row.push_str(cell);
+        }
+        row.push_str(" |");
+    }
+    row
+}
+
+/// `median (min–max)` of `values`, written as `unit` says (empty if there are none).
+pub(crate) fn spread_cell(values: &[f64], unit: Unit) -> String {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let (Some(&min), Some(&max)) = (sorted.first(), sorted.last()) else {
+        return String::new();
+    };
+    let middle = sorted.len() / 2;
+    let median = if sorted.len() % 2 == 0 {
+        (sorted[middle - 1] + sorted[middle]) / 2.0
+    } else {
+        sorted[middle]
+    };
+    let write = |v: f64| match unit {
+        Unit::Whole => thousands(v),
+        Unit::Significant => {
+            let decimals = if v >= 100.0 {
+                0
+            } else if v >= 10.0 {
+                1
+            } else if v >= 1.0 {
+                2
+            } else {
+                3
+            };
+            format!("{v:.decimals$}")
+        }
+        Unit::Ratio => format!("{v:.2}×"),
+    };
+    format!("{} ({}–{})", write(median), write(min), write(max))
+}
+
+/// `v` rounded to a whole number, its thousands separated by commas.
+pub(crate) fn thousands(v: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    let digits = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (n, digit) in digits.chars().enumerate() {
+        if n > 0 && (digits.len() - n) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    if v.round() < 0.0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// This program's command line, each argument quoted for a POSIX shell if it needs to be.
+pub(crate) fn command_line() -> String {
+    std::env::args()
+        .map(|arg| {
+            let plain = !arg.is_empty()
+                && arg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+            if plain {
+                arg
+            } else {
+                format!("'{}'", arg.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,287 @@
+//! The server under test as a child process (or one at `--connect`), and what `/proc` and `/metrics` say of it.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dhumbal_tests::http;
+
+use crate::Common;
+
+/// The server as a child process, killed when dropped (and its data folder removed); or, with
+/// `--connect`, a server already running elsewhere.
+pub(crate) struct Server {
+    /// The process; `None` for a server this program did not start.
+    child: Option<Child>,
+    /// Where it listens.
+    pub(crate) addr: SocketAddr,
+    /// Its SQLite log's folder, if it keeps one.
+    data_dir: Option<PathBuf>,
+}
+
+/// Moves every thread of this program to the CPUs after the first (`--pin`), leaving CPU 0 to
+/// the server; once (after that this program sees only its own CPUs).
+pub(crate) fn pin_self() -> Result<(), String> {
+    static PINNED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    PINNED.get_or_init(pin_once).clone()
+}
+
+/// [`pin_self`]'s work.
+pub(crate) fn pin_once() -> Result<(), String> {
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    if cpus < 2 {
+        return Err(
+            "--pin needs two CPUs or more: one for the server, the rest for the load".into(),
+        );
+    }
+    let status = Command::new("taskset")
+        .args(["-a", "-p", "-c", &format!("1-{}", cpus - 1)])
+        .arg(std::process::id().to_string())
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| format!("--pin runs `taskset` (util-linux), which would not start: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`taskset` could not pin the load generator: {status}"
+        ))
+    }
+}
+
+impl Server {
+    /// Starts the server binary on a free loopback port with bots that wait `--bot-delay-ms`
+    /// (none by default), room for `rooms`
+    /// rooms and `clients` connections, no per-connection message rate limit (the players here
+    /// act as fast as the server answers, faster than the limit allows a person), and
+    /// warnings-only logs, and waits until it answers its readiness check.
+    pub(crate) async fn start(
+        common: &Common,
+        rooms: usize,
+        clients: usize,
+        sqlite: bool,
+    ) -> Result<Server, String> {
+        if let Some(addr) = common.connect {
+            let server = Server {
+                child: None,
+                addr,
+                data_dir: None,
+            };
+            server.until_ready().await?;
+            return Ok(server);
+        }
+        let binary = match &common.server {
+            Some(path) => path.clone(),
+            None => std::env::current_exe()
+                .map_err(|e| e.to_string())?
+                .with_file_name("dhumbal-server"),
+        };
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| e.to_string())?
+            .port();
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let data_dir = sqlite
+            .then(|| std::env::temp_dir().join(format!("loadgen-{}-{port}", std::process::id())));
+        let store: Vec<String> = match &data_dir {
+            Some(dir) => vec!["--data-dir".into(), dir.display().to_string()],
+            None => vec!["--store".into(), "memory".into()],
+        };
+        let mut command = if common.pin {
+            pin_self()?;
+            let mut taskset = Command::new("taskset");
+            taskset.args(["-c", "0"]).arg(&binary);
+            taskset
+        } else {
+            Command::new(&binary)
+        };
+        let child = command
+            .args(&store)
+            .args([
+                "--addr",
+                &addr.to_string(),
+                "--bot-delay-ms",
+                &common.bot_delay_ms.to_string(),
+                "--ws-echo",
+            ])
+            .args(["--max-rooms", &(rooms + 16).to_string()])
+            .args(["--max-connections", &(clients + 64).to_string()])
+            .args([
+                "--messages-per-sec",
+                "1000000",
+                "--message-burst",
+                "1000000",
+            ])
+            // Every client comes from a few loopback addresses, and creates rooms at machine
+            // speed: the per-address caps are for people.
+            .args([
+                "--max-connections-per-address",
+                &(clients + 64).to_string(),
+                "--room-creations-per-minute",
+                &(rooms + 16).to_string(),
+                "--max-rooms-per-address",
+                &(rooms + 16).to_string(),
+            ])
+            // The idle sockets never say hello: they are held, not closed after 10 s.
+            .args(["--hello-timeout", "0s"])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+        let server = Server {
+            child: Some(child),
+            addr,
+            data_dir,
+        };
+        server.until_ready().await?;
+        Ok(server)
+    }
+
+    /// Waits until the server answers its readiness check (30 s at most).
+    async fn until_ready(&self) -> Result<(), String> {
+        let addr = self.addr;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let up = tokio::task::spawn_blocking(move || {
+                dhumbal_server::health::check(addr, "/readyz").is_ok()
+            })
+            .await
+            .unwrap_or(false);
+            if up {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err("the server did not become ready".into());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The server's process id; 0 for a server this program did not start (whose CPU and memory
+    /// then read as 0).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// The server's resident memory now, and its peak, in KiB (from `/proc/PID/status`).
+    pub(crate) fn memory(&self) -> (u64, u64) {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(dir) = &self.data_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// The server's `/metrics` text.
+pub(crate) async fn metrics_text(server: SocketAddr) -> Result<String, String> {
+    let (status, text) = http::exchange(local(), server, "GET", "/metrics", &[], "").await?;
+    if status != 200 {
+        return Err(format!("GET /metrics: {status}"));
+    }
+    Ok(text)
+}
+
+/// The address requests to the server come from.
+pub(crate) fn local() -> std::net::IpAddr {
+    Ipv4Addr::LOCALHOST.into()
+}
+
+/// A quantile of a Prometheus histogram in the metrics text, in seconds: the upper bound of the
+/// first bucket that holds it (so an upper estimate), and how many values it holds. `series` is
+/// the histogram's name, with its labels if it has any (`name{label="value"}`).
+pub(crate) fn histogram_quantile(text: &str, series: &str, quantile: f64) -> Option<(f64, u64)> {
+    let prefix = match series.split_once('{') {
+        Some((name, labels)) => format!("{name}_bucket{{{},le=\"", labels.trim_end_matches('}')),
+        None => format!("{series}_bucket{{le=\""),
+    };
+    let mut buckets: Vec<(f64, u64)> = text
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix(&prefix)?;
+            let (le, count) = rest.split_once("\"} ")?;
+            let le = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().ok()?
+            };
+            Some((le, count.trim().parse().ok()?))
+        })
+        .collect();
+    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total = buckets.last()?.1;
+    let wanted = (total as f64 * quantile).ceil() as u64;
+    buckets
+        .iter()
+        .find(|(_, count)| *count >= wanted.max(1))
+        .map(|(le, _)| (*le, total))
+}
+
+/// The CPU time (user and system) a process has used, in seconds, from `/proc/PID/stat`
+/// (in clock ticks of 1/100 s, as on every Linux x86-64 build).
+pub(crate) fn cpu_seconds(pid: u32) -> f64 {
+    stat_cpu_seconds(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default())
+}
+
+/// The CPU time of the SQLite store's writer thread and of its checkpointer in process `pid`,
+/// in seconds, found by their names in `/proc/PID/task/*/comm` (`dhumbal-store`,
+/// `dhumbal-checkpoint` cut to 15 bytes); 0 for a thread that is not there.
+pub(crate) fn store_cpu_seconds(pid: u32) -> (f64, f64) {
+    let mut found = (0.0, 0.0);
+    if pid == 0 {
+        return found;
+    }
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return found;
+    };
+    for task in tasks.flatten() {
+        let path = task.path();
+        let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        let seconds =
+            || stat_cpu_seconds(&std::fs::read_to_string(path.join("stat")).unwrap_or_default());
+        match comm.trim_end() {
+            "dhumbal-store" => found.0 += seconds(),
+            "dhumbal-checkpo" => found.1 += seconds(),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The user and system CPU time in a `/proc/.../stat` line, in seconds.
+pub(crate) fn stat_cpu_seconds(stat: &str) -> f64 {
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .unwrap_or_default();
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) as f64 / 100.0
+}
