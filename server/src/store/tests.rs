@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-use super::sqlite::{MIGRATIONS, migrate};
+use super::sqlite::schema::{MIGRATIONS, migrate};
 use super::*;
 
 /// A SQLite store in `dir`, with its metrics.
@@ -1081,12 +1081,13 @@ async fn the_wal_is_restarted_under_commits_that_never_pause() {
     }
     let wal = dir.path().join(format!("{DB_FILE}-wal"));
     let mut largest = 0;
-    // Until the writer has committed far more than the bound below many times over.
+    // Until the writer has committed more pages than the bound below (a slow machine may take
+    // a minute or two).
     let written = |metrics: &Metrics| sample(metrics, "dhumbal_store_commits_total");
     let started = std::time::Instant::now();
     // Each look at the counter renders `/metrics`, which drains the histograms.
     let mut scrapes = 0.0;
-    while written(&metrics) < 5_000.0 && started.elapsed() < std::time::Duration::from_secs(60) {
+    while written(&metrics) < 5_000.0 && started.elapsed() < std::time::Duration::from_secs(180) {
         scrapes += 1.0;
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
@@ -1097,11 +1098,13 @@ async fn the_wal_is_restarted_under_commits_that_never_pause() {
         appended += writer.await.unwrap();
     }
     let commits = written(&metrics);
-    // Each commit writes at least one page (4 KiB) to the WAL.
+    // Each commit writes at least one page (4 KiB) to the WAL: without restarts it would hold
+    // more than the bound below.
     assert!(
         commits >= 5_000.0,
         "only {commits} commits ({appended} appends)"
     );
+    println!("largest WAL {largest} bytes over {commits} commits");
     assert!(
         largest <= 16 << 20,
         "the WAL grew to {largest} bytes over {commits} commits"
@@ -1124,10 +1127,11 @@ async fn the_wal_is_restarted_under_commits_that_never_pause() {
         timed + scrapes >= commits,
         "{timed} commits timed of {commits}, over {scrapes} renders"
     );
-    // The gauge saw it too: pages in the WAL at a checkpoint, never above the bound.
+    // The gauge saw it too: pages in the WAL at a checkpoint, never above the bound (none, when
+    // the last one came just after a restart).
     let frames = sample(&metrics, "dhumbal_store_wal_frames");
     assert!(
-        frames > 0.0 && frames <= f64::from(16 << 20) / 4096.0,
+        frames <= f64::from(16 << 20) / 4096.0,
         "{frames} frames in the WAL"
     );
     Arc::into_inner(store)
