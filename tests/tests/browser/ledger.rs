@@ -57,13 +57,10 @@ async fn the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger(
     asha.host_room(addr, &room, "Asha").await;
     bina.join_from_link(&link, "Bina", "#join-sit").await;
     asha.until_text("#lobby-seats", "Bina").await;
-    assert!(
-        asha.find("#lobby-ledger")
-            .await
-            .is_displayed()
-            .await
-            .unwrap()
-            .eq(&false),
+    assert_eq!(
+        asha.eval("return document.querySelector('#lobby-ledger').hidden;")
+            .await,
+        json!(true),
         "no ledger before a match has ended"
     );
     asha.click("#start").await;
