@@ -49,8 +49,8 @@ pub use history::History;
 pub use http::{ApiError, CheckedSettings, CreateRoom, CreatedRoom, Presets, RoomSummary};
 pub use schema::json_schema;
 pub use server::{
-    Bye, ChatLine, ErrorMessage, Fairness, MatchResult, Notice, RoomState, SeatInfo, SeatKind,
-    ServerMessage, Stage, StateFrames, TurnClock, Watcher, Welcome, WhileAway,
+    Bye, ChatLine, ErrorMessage, Fairness, LedgerRow, MatchResult, Notice, RoomState, SeatInfo,
+    SeatKind, ServerMessage, Stage, StateFrames, TurnClock, Watcher, Welcome, WhileAway,
 };
 
 /// The protocol's version. A `hello` carrying another version is refused with

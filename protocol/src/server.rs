@@ -298,6 +298,28 @@ pub struct RoomState {
     /// host lets it (`readmit_watcher` names one by its place here).
     #[serde(default)]
     pub removed_watchers: Vec<String>,
+    /// The room's running ledger: for each seat at which a match was played to its end, how
+    /// many such matches, how many it won, and its points across them, seat by seat; empty
+    /// before the first match ends. Kept with the room (through restarts) and counted per
+    /// seat: a person who moves to another seat in the lobby takes their line with them.
+    #[serde(default)]
+    pub ledger: Vec<LedgerRow>,
+}
+
+/// One seat's line of the room's ledger (see [`RoomState::ledger`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LedgerRow {
+    /// The seat, from 0.
+    pub seat: usize,
+    /// The name at the seat now (a person's or a bot's), `null` while it is empty.
+    pub name: Option<String>,
+    /// The matches played to their end at this seat.
+    pub played: u32,
+    /// The matches this seat finished in first place (a shared first place counts for each
+    /// seat that shares it).
+    pub won: u32,
+    /// The sum of its final Totals across those matches.
+    pub points: i64,
 }
 
 /// A room lets people watch unless its host turned watching off.

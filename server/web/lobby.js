@@ -1,10 +1,11 @@
 // The lobby: the room's code and invite link, its seats (the host adds and removes bots, removes
-// or mutes people, lets removed people back; the others sit or move), the table's settings (the
-// host's form, the others' summary), and Start.
+// or mutes people, lets removed people back; the others sit or move), the room's ledger of its
+// finished matches, the table's settings (the host's form, the others' summary), and Start.
 
 import { $, button, codeSpan, el, seatName } from "./dom.js";
 import { t, tNodes } from "./i18n.js";
 import { notice } from "./page.js";
+import { ledgerBox } from "./score.js";
 import { settingsForm, summary } from "./settings.js";
 import { paintWatchers, wireWatchers } from "./watchers.js";
 
@@ -132,6 +133,11 @@ export function paintLobby(room, { host, offer, send, openSettings }) {
   if (!watchersSend) wireWatchers(watchersBox, () => watchersSend);
   watchersSend = send;
   paintWatchers(watchersBox, room, host);
+  // The room's ledger: its finished matches, seat by seat.
+  const ledgerSlot = $("lobby-ledger");
+  const ledger = ledgerBox(room);
+  ledgerSlot.replaceChildren(...(ledger ? [ledger] : []));
+  ledgerSlot.hidden = !ledger;
   const settingsBox = $("lobby-settings");
   paintSettings(settingsBox, room, host, offer, send);
   const empty = room.seats.filter((s) => s.kind === "empty").length;

@@ -1,7 +1,8 @@
 // The score dialog: every hand face up, the Hand / Took / Paid (or Points) / Total rows, who called
 // and whether they were caught, a chart of every Total across the rounds, then Next round; after
-// the match, the standings (the server's), Rematch (and who asked for one), Leave, the host's Back
-// to the lobby and Change settings, and checking the deals.
+// the match, first who won it (or who shared first place) and the standings (the server's), the
+// room's ledger of its matches, Rematch (and who asked for one), Leave, the host's Back to the
+// lobby and Change settings, and checking the deals. The ledger's table is the lobby's too.
 
 import { cardElement } from "./cards.js";
 import { $, el, hideNameTip, nameCut, seatName, signed, totalText } from "./dom.js";
@@ -28,6 +29,60 @@ export function endingText(result, names, settings) {
     });
   }
   return t(settings ? "ending.nobodyCap" : "ending.nobody", { taker });
+}
+
+/**
+ * Names in a list, in the page's language: "Asha", "Asha and Bina", "Asha, Bina and Chandra".
+ * @param {string[]} names
+ */
+export function listText(names) {
+  if (names.length < 2) return names.join("");
+  return t("list.and", { first: names.slice(0, -1).join(", "), last: names[names.length - 1] });
+}
+
+/**
+ * The match's heading: who won it, or who shared first place.
+ * @param {object[]} standings the server's standings, best first
+ * @param {string[]} names seat names
+ * @param {number|null} me the viewer's seat
+ */
+export function winnerText(standings, names, me) {
+  const first = (standings || []).filter((st) => st.place === 1).map((st) => st.seat);
+  if (first.length === 0) return t("score.matchOver");
+  if (first.length === 1) return first[0] === me ? t("score.youWin") : t("score.wins", { name: names[first[0]] });
+  // You first, when you are among them.
+  const seats = first.includes(me) ? [me, ...first.filter((s) => s !== me)] : first;
+  return t("score.shareFirst", { names: listText(seats.map((s) => (s === me ? t("score.you") : names[s]))) });
+}
+
+/**
+ * The room's ledger as a table: for each seat that has finished a match here, its name now,
+ * the matches played, those won and its points across them.
+ * @param {object} room the room (its `ledger`, `seats` and `settings`)
+ * @returns {HTMLElement|null} the section, or null before the room's first match ends
+ */
+export function ledgerBox(room) {
+  const rows = room.ledger || [];
+  if (rows.length === 0) return null;
+  const section = el("section", "ledger");
+  const heading = el("h3", "", t("ledger.title"));
+  const table = el("table", "ledger-table");
+  const head = el("tr");
+  head.append(el("th", "", t("ledger.seat")), el("th", "", t("ledger.played")), el("th", "", t("ledger.won")), el("th", "", t("ledger.points")));
+  table.append(head);
+  const cumulative = room.settings && room.settings.scoring === "cumulative";
+  for (const row of rows) {
+    const tr = el("tr", row.seat === room.your_seat ? "me" : "");
+    tr.dataset.seat = String(row.seat);
+    const seat = room.seats[row.seat];
+    const name = seat && seat.kind !== "empty" ? seatName(seat) : row.name || t("seat.n", { n: row.seat + 1 });
+    const th = el("th", "");
+    th.append(nameCut(name));
+    tr.append(th, el("td", "", String(row.played)), el("td", "", String(row.won)), el("td", "", cumulative ? String(row.points) : signed(row.points)));
+    table.append(tr);
+  }
+  section.append(heading, table);
+  return section;
 }
 
 /**
@@ -115,6 +170,7 @@ export function totalsChart(results, names) {
  * @param {(() => void)|null} [opts.onToLobby] after the match, the host's Back to the lobby
  * @param {(() => void)|null} [opts.onChangeSettings] after the match, the host's Change settings
  * @param {string[]} [opts.rematchBy] the names of the others who asked for a rematch
+ * @param {object|null} [opts.room] after a match: the room, whose ledger is shown
  * @param {object|null} [opts.fairness] after a match: checking its deals
  * @param {{kind: string, text: string}|null} opts.fairness.verdict the latest verdict of Verify
  *   (`checking`, `ok` or `bad`), or null
@@ -127,10 +183,12 @@ export function renderScore(box, opts) {
   const cumulative = settings.scoring === "cumulative";
   box.replaceChildren();
   hideNameTip();
-  const title = el("h2", "", matchOver ? t("score.matchOver") : t("score.roundResult", { round: result.round }));
+  // After the match, the heading says who won it before anything else.
+  const title = el("h2", "", matchOver ? winnerText(opts.standings, names, me) : t("score.roundResult", { round: result.round }));
   title.id = "score-title";
   box.append(title);
-  box.append(el("p", "ending", endingText(result, names, settings)));
+  const ending = el("p", "ending", endingText(result, names, settings));
+  box.append(ending);
 
   const wrap = el("div", "score-wrap");
   const table = el("table", "score-table");
@@ -157,6 +215,8 @@ export function renderScore(box, opts) {
     const cards = el("div", "mini-hand");
     for (const c of hand) cards.append(cardElement(c, { small: true }));
     if (!result.active[s]) cards.append(el("span", "out", t("score.tag.out")));
+    // A hand emptied at the show (its last card thrown) says so, rather than an empty cell.
+    else if (hand.length === 0) cards.append(el("span", "no-cards", t("score.noCards")));
     td.append(cards);
     handsRow.append(td);
   });
@@ -209,8 +269,14 @@ export function renderScore(box, opts) {
       if (st.eliminated) li.append(el("span", "tag", t("score.tag.out")));
       ol.append(li);
     }
-    box.insertBefore(ol, wrap);
+    // The standings, with the final Totals, straight under the heading; then how the last
+    // round ended and its table.
+    box.insertBefore(ol, ending);
     box.insertBefore(el("h3", "", t("score.standings")), ol);
+    if (opts.room) {
+      const ledger = ledgerBox(opts.room);
+      if (ledger) box.append(ledger);
+    }
     if (opts.seeds && opts.seeds.length > 0) {
       const details = el("details", "seeds");
       details.append(el("summary", "", t("score.seeds")));
@@ -344,13 +410,19 @@ export function showScore({ room, view, matchResult, host, fairness }, actions) 
     onToLobby: host ? actions.onToLobby : null,
     onChangeSettings: host ? actions.onChangeSettings : null,
     fairness: matchOver ? fairness : null,
+    room: matchOver ? room : null,
   });
   // The buttons stand below the results, which scroll on their own: always in view, never over
-  // the results.
+  // the results. The heading stands above them, as still: scrolling the results (to Verify's
+  // verdict, say) never takes it out of view.
   const footer = box.querySelector(":scope > .dialog-actions");
   const old = dialog.querySelector(":scope > .dialog-actions");
   if (old) old.remove();
   if (footer) dialog.append(footer);
+  const heading = box.querySelector(":scope > #score-title");
+  const oldHeading = dialog.querySelector(":scope > #score-title");
+  if (oldHeading) oldHeading.remove();
+  if (heading) dialog.prepend(heading);
   if (focused && $(focused)) $(focused).focus({ preventScroll: true });
   if (!dialog.open) {
     dialog.showModal();

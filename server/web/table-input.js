@@ -1,6 +1,8 @@
 // What the player does at the table, turned into messages to the server or changes of the table's
 // state: a tap marks a card (tap again to unmark); Throw sends the marked cards; with nothing
-// marked, dragging a card onto the pile throws it alone; the stock and a takeable pile card draw;
+// marked, dragging a card onto the pile throws it alone; dragging a card sideways within the hand
+// moves it there (Shift+Left/Right moves the focused card); Sort hand turns sorted mode on and
+// off; the stock and a takeable pile card draw;
 // keys do the same (1-9, T, C, O, S, P, Esc); the host's seat menu hands a seat to a bot or
 // removes its person. Whether a move may be made now is the view's to say (`can_throw`,
 // `can_draw`, `takeable`, `can_call`); the server judges every action, and this only asks.
@@ -52,11 +54,14 @@ export function bindTableInput(p, state, hooks, redraw) {
   const doCall = () => {
     if (state.view && state.view.can_call) hooks.send({ type: "call" });
   };
+  const paintSorted = () => p.sortButton.setAttribute("aria-pressed", String(state.sorted));
   const doSort = () => {
     if (!state.view) return;
-    state.sort();
+    state.setSorted(!state.sorted);
+    paintSorted();
     redraw.all();
   };
+  paintSorted();
   const drawStock = () => {
     if (state.view && state.view.can_draw) draw("stock");
   };
@@ -91,28 +96,49 @@ export function bindTableInput(p, state, hooks, redraw) {
     if (back) hooks.send({ type: "readmit", removed: Number(back.dataset.removed) });
   });
 
-  // Dragging a card onto the pile, with nothing marked, throws it alone. Pointer events work for
-  // mouse, pen and touch alike; a short movement is still a tap.
+  // Dragging a card onto the pile, with nothing marked, throws it alone; dropping it within the
+  // hand's row moves it there. Pointer events work for mouse, pen and touch alike; a short
+  // movement is still a tap.
   let drag = null;
   p.hand.addEventListener("pointerdown", (event) => {
     const cardEl = event.target.closest(".card");
     if (!cardEl || event.button !== 0) return;
     drag = { card: cardEl.dataset.card, el: cardEl, x: event.clientX, y: event.clientY, ghost: null, id: event.pointerId };
   });
+  const inside = (r, x, y, slack = 0) => x >= r.left - slack && x <= r.right + slack && y >= r.top - slack && y <= r.bottom + slack;
+  /** The card of the hand the dragged one would go before (null: the end), or undefined when not over the hand. */
+  const placeAt = (x, y) => {
+    if (!inside(p.hand.getBoundingClientRect(), x, y, 24)) return undefined;
+    const others = [...p.hand.querySelectorAll(".card")].filter((e) => e.dataset.card !== drag.card);
+    let best = null;
+    for (const e of others) {
+      const r = e.getBoundingClientRect();
+      const d = Math.hypot(x - (r.left + r.right) / 2, y - (r.top + r.bottom) / 2);
+      if (!best || d < best.d) best = { e, r, d };
+    }
+    if (!best) return undefined;
+    if (x < (best.r.left + best.r.right) / 2) return best.e.dataset.card;
+    const next = others[others.indexOf(best.e) + 1];
+    return next ? next.dataset.card : null;
+  };
+  const clearPlace = () => {
+    for (const e of p.hand.querySelectorAll(".insert-before, .insert-after")) e.classList.remove("insert-before", "insert-after");
+  };
   const endDrag = () => {
     if (drag && drag.ghost) drag.ghost.remove();
     if (drag) drag.el.classList.remove("dragging");
     p.pile.classList.remove("drop-target");
+    clearPlace();
     drag = null;
   };
+  const mayDropOnPile = () => state.marked.length === 0 && state.view.can_throw;
   const dragMove = (event) => {
     if (!drag || event.pointerId !== drag.id) return;
     const dx = event.clientX - drag.x;
     const dy = event.clientY - drag.y;
     if (!drag.ghost && Math.hypot(dx, dy) < 10) return;
     if (!drag.ghost) {
-      if (state.marked.length > 0 || !state.view.can_throw) {
-        if (state.marked.length > 0) hooks.notice(t("table.unmarkToDrag"));
+      if (!state.view || !state.order.includes(drag.card)) {
         drag = null;
         return;
       }
@@ -123,28 +149,58 @@ export function bindTableInput(p, state, hooks, redraw) {
     }
     drag.ghost.style.left = `${event.clientX}px`;
     drag.ghost.style.top = `${event.clientY}px`;
-    const r = p.pile.getBoundingClientRect();
-    const over = event.clientX >= r.left && event.clientX <= r.right && event.clientY >= r.top && event.clientY <= r.bottom;
-    p.pile.classList.toggle("drop-target", over);
+    const overPile = inside(p.pile.getBoundingClientRect(), event.clientX, event.clientY);
+    p.pile.classList.toggle("drop-target", overPile && mayDropOnPile());
+    drag.overPile = overPile;
+    // Where in the hand it would go: a mark beside the card it would stand next to.
+    clearPlace();
+    const before = overPile ? undefined : placeAt(event.clientX, event.clientY);
+    drag.before = before;
+    if (before !== undefined) {
+      const cards = [...p.hand.querySelectorAll(".card")].filter((e) => e.dataset.card !== drag.card);
+      const mark = before === null ? cards[cards.length - 1] : cards.find((e) => e.dataset.card === before);
+      if (mark) mark.classList.add(before === null ? "insert-after" : "insert-before");
+    }
   };
   const dragEnd = (event) => {
     if (!drag || event.pointerId !== drag.id) return;
+    const { card, before } = drag;
     const wasDrag = drag.ghost !== null;
-    const card = drag.card;
-    const over = p.pile.classList.contains("drop-target");
+    const overPile = Boolean(drag.overPile);
     endDrag();
     if (!wasDrag) toggle(card);
-    else if (over && card === state.view.barred) barred(card);
-    else if (over) sendThrow([card]);
+    else if (overPile && state.marked.length > 0) hooks.notice(t("table.unmarkToDrag"));
+    else if (overPile && !state.view.can_throw) return;
+    else if (overPile && card === state.view.barred) barred(card);
+    else if (overPile) sendThrow([card]);
+    else if (before !== undefined) {
+      state.move(card, before);
+      paintSorted();
+      redraw.all();
+    }
   };
   window.addEventListener("pointermove", dragMove);
   window.addEventListener("pointerup", dragEnd);
   window.addEventListener("pointercancel", endDrag);
-  // Keyboard: Enter or Space on a card marks it (a click without a pointer).
+  // Keyboard: Enter or Space on a card marks it (a click without a pointer); Shift+Left and
+  // Shift+Right move it one place in the hand.
   p.hand.addEventListener("click", (event) => {
     if (event.detail !== 0) return;
     const cardEl = event.target.closest(".card");
     if (cardEl) toggle(cardEl.dataset.card);
+  });
+  p.hand.addEventListener("keydown", (event) => {
+    const cardEl = event.target.closest(".card");
+    if (!cardEl || !event.shiftKey || (event.key !== "ArrowLeft" && event.key !== "ArrowRight")) return;
+    const { order } = state;
+    const at = order.indexOf(cardEl.dataset.card);
+    const to = event.key === "ArrowLeft" ? at - 1 : at + 1;
+    event.preventDefault();
+    if (at < 0 || to < 0 || to >= order.length) return;
+    // Before the card now at `to` (moving left), or before the one after it (moving right).
+    state.move(order[at], event.key === "ArrowLeft" ? order[to] : order[to + 1] ?? null);
+    paintSorted();
+    redraw.all();
   });
 
   const keys = (event) => {

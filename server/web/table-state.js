@@ -3,13 +3,18 @@
 // page's own: the hand in the order the player keeps it, the marked cards, and the host's open
 // seat menu. The order and the marks are kept for a reload of this tab.
 //
+// The hand's order is the player's: in sorted mode (Sort hand turns it on and off, and this
+// device remembers it across rounds, matches and reloads) every new card goes where it sorts;
+// otherwise the player's own arrangement (cards dragged into place) stays, and a drawn card goes
+// to the end.
+//
 // Nothing here judges a move but `classify` (cards.js), which only enables the Throw button: the
 // server judges every action.
 
 import { classify, sortHand } from "./cards.js";
 import { seatName } from "./dom.js";
 import { t } from "./i18n.js";
-import { tab } from "./storage.js";
+import { flag, setFlag, tab } from "./storage.js";
 
 /** The phases in which nobody is playing a turn. */
 const OVER = ["round_over", "match_over"];
@@ -29,6 +34,9 @@ export function roundOver(view) {
 export function myTurnOf(view) {
   return view.seat !== null && view.turn === view.seat && !roundOver(view);
 }
+
+/** Where this device keeps whether the hand is kept sorted. */
+const SORTED_KEY = "dhumbal.sortedHand";
 
 /** Where this seat's hand is kept across a reload (this tab only): by room and seat. */
 const handKey = (room, view) => `dhumbal.hand.${room.code}.${view.seat}`;
@@ -59,6 +67,8 @@ export class TableState {
     this.order = [];
     /** The marked cards, in the order they were marked (the last is the new pile top). */
     this.marked = [];
+    /** Whether the hand is kept sorted: every card that comes goes where it sorts. */
+    this.sorted = flag(SORTED_KEY, false);
     /**
      * The seat whose host's menu is open, or null: `{ seat, confirm }` (`confirm`: it asks
      * whether to remove them), and `focus`, the item to focus when it is drawn next.
@@ -87,6 +97,7 @@ export class TableState {
     }
     this.order = this.order.filter((c) => view.hand.includes(c));
     for (const c of view.hand) if (!this.order.includes(c)) this.order.push(c);
+    if (this.sorted) this.sort();
     this.marked = this.marked.filter((c) => view.hand.includes(c));
     return { handChanged, wasMine };
   }
@@ -137,9 +148,35 @@ export class TableState {
     this.marked = this.marked.includes(card) ? this.marked.filter((c) => c !== card) : [...this.marked, card];
   }
 
-  /** Sorts the hand, lightest first. */
+  /** Sorts the hand, lightest first (jokers last). */
   sort() {
     this.order = sortHand(this.order, this.values());
+  }
+
+  /**
+   * Turns sorted mode on (the hand is sorted now and kept sorted) or off (the order stays as it
+   * is, and new cards go to the end); this device remembers the choice.
+   * @param {boolean} on
+   */
+  setSorted(on) {
+    this.sorted = on;
+    setFlag(SORTED_KEY, on);
+    if (on && this.view) this.sort();
+  }
+
+  /**
+   * Moves a card of the hand to just before `before` (to the end when `before` is null): the
+   * player's own arrangement, which ends sorted mode.
+   * @param {string} card
+   * @param {string|null} before
+   */
+  move(card, before) {
+    if (!this.order.includes(card) || card === before) return;
+    const rest = this.order.filter((c) => c !== card);
+    const at = before === null ? -1 : rest.indexOf(before);
+    rest.splice(at < 0 ? rest.length : at, 0, card);
+    this.order = rest;
+    if (this.sorted) this.setSorted(false);
   }
 
   /** Whether this page is the host and may hand this seat's person to a bot or remove them. */

@@ -70,6 +70,23 @@ pub struct Snapshot {
     /// The watchers the host removed, whose address may not come back until let back.
     #[serde(default)]
     pub removed_watchers: Vec<RemovedWatcherRecord>,
+    /// The room's ledger of its finished matches, seat by seat (a snapshot from before the
+    /// ledger: none counted yet).
+    #[serde(default)]
+    pub ledger: Vec<LedgerRecord>,
+}
+
+/// One seat's line of the room's ledger, as a snapshot keeps it: the name is the seat's now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerRecord {
+    /// The seat.
+    pub seat: usize,
+    /// The matches played to their end at this seat.
+    pub played: u32,
+    /// Those it finished in first place (shared or not).
+    pub won: u32,
+    /// The sum of its final Totals across them.
+    pub points: i64,
 }
 
 /// A room lets people watch unless its host turned watching off.

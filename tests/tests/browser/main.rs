@@ -64,6 +64,13 @@
 //!   hand's order and marks; joining first on the home page; controls of 44 px and text of 4.5:1;
 //!   one way to watch a full room, no stale notice, the chart's minus sign (`polish.rs`).
 //!
+//! - The table in a player's hand (issue 30): the hand keeps its order (`hand_order.rs`: sorted
+//!   mode across draws and reloads, jokers last, a card dragged into place stays there); the end
+//!   of a match (`ledger.rs`: the heading names the winner or those who share first place, the
+//!   room's ledger in the dialog and the lobby, the heading in view after Verify, the replay's
+//!   controls clear of the stock and the pile), the settings' Difficulty and a hand emptied at
+//!   the show.
+//!
 //! Every test also fails on any error in the browser's console (the restart test passes over
 //! only Chromium's own lines for the page's WebSocket attempts refused while the server is
 //! down). Screenshots go to `<target>/screenshots/` (the path is printed). Without Chromium the
@@ -73,7 +80,9 @@
 mod chat;
 mod fairness;
 mod friends;
+mod hand_order;
 mod harness;
+mod ledger;
 mod nepali;
 mod play;
 mod polish;

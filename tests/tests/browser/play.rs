@@ -860,7 +860,7 @@ async fn a_sigterm_mid_match_and_a_restart_bring_the_page_back_to_its_seat_to_fi
         b.text("#score-dialog .ending").await,
         "Asha called on 3 and took the round."
     );
-    assert_eq!(b.text("#score-title").await, "Match over");
+    assert_eq!(b.text("#score-title").await, "You win the match!");
     let standings = b.text("#score-dialog .standings").await;
     assert!(standings.starts_with("1. Asha +"), "{standings}");
     assert_eq!(standings.lines().count(), 4, "{standings}");
@@ -908,7 +908,7 @@ async fn a_one_round_match_ends_with_standings_and_a_rematch() {
     b.wait_until("the show", |s| s.score_open).await;
     let ending = b.text("#score-dialog .ending").await;
     assert_eq!(ending, "Asha called on 3 and took the round.");
-    assert_eq!(b.text("#score-title").await, "Match over");
+    assert_eq!(b.text("#score-title").await, "You win the match!");
     let standings = b.text("#score-dialog .standings").await;
     assert!(standings.starts_with("1. Asha +"), "{standings}");
     assert_eq!(standings.lines().count(), 4, "{standings}");

@@ -265,7 +265,7 @@ async fn screens_open_at_the_top_and_dialog_buttons_show(size: (u32, u32), label
     b.wait_until("round 2", |s| s.round == 2 && !s.score_open)
         .await;
     call_now(&b).await;
-    assert_eq!(b.text("#score-title").await, "Match over");
+    assert_eq!(b.text("#score-title").await, "You win the match!");
     assert_in_view(&b, "#rematch", "the match's result").await;
     b.screenshot(&format!("polish-rematch-{label}")).await;
     check_and_close(vec![b]).await;

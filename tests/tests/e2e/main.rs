@@ -26,6 +26,8 @@
 //!   host mutes, the last 50 lines in `welcome`.
 //! - `fairness` — the commitment before the first deal, client seeds bound into the deals, the
 //!   seed revealed, and the hand history downloaded and verified.
+//! - `ledger` — the room's ledger of its finished matches, counted seat by seat, after a
+//!   restart too.
 //! - `common` — helpers shared by these tests.
 
 mod api;
@@ -35,6 +37,7 @@ mod common;
 mod durable;
 mod fairness;
 mod history;
+mod ledger;
 mod limits;
 mod lobby;
 mod matches;

@@ -40,6 +40,15 @@ impl RoomCore {
                     return invalid("not a move from a person's seat to an empty one");
                 }
                 self.seats.swap(*from, *to);
+                // Their line of the ledger goes with them (the empty seat's, if any, back).
+                for row in &mut self.ledger {
+                    if row.seat == *from {
+                        row.seat = *to;
+                    } else if row.seat == *to {
+                        row.seat = *from;
+                    }
+                }
+                self.ledger.sort_by_key(|row| row.seat);
             }
             Record::SettingsSet { settings } => return self.apply_settings(settings),
             Record::BotAdded { seat, difficulty } => {
@@ -147,6 +156,7 @@ impl RoomCore {
                     address_hash: r.address_hash.clone(),
                 })
                 .collect(),
+            ledger: self.ledger.clone(),
         }
     }
 
@@ -181,6 +191,9 @@ impl RoomCore {
         self.settings = snapshot.settings;
         self.host_token = snapshot.host;
         self.matches = snapshot.matches;
+        self.ledger = snapshot.ledger;
+        self.ledger.sort_by_key(|row| row.seat);
+        self.ledger.dedup_by_key(|row| row.seat);
         self.next_seed = snapshot.next_seed;
         self.chat = snapshot.chat.into();
         self.watching = snapshot.watching;
@@ -267,6 +280,9 @@ impl RoomCore {
         for event in &events {
             if matches!(event, Event::RoundEnded { .. } | Event::MatchEnded { .. }) {
                 self.votes.fill(false);
+            }
+            if let Event::MatchEnded { standings } = event {
+                count_match(&mut self.ledger, standings);
             }
         }
         if self.stage() == Stage::MatchOver {
@@ -374,5 +390,29 @@ impl RoomCore {
         }
         self.chat.push_back(line);
         Ok(Vec::new())
+    }
+}
+
+/// Adds a finished match to the ledger: every seat played it, those in first place won it
+/// (each of them, when the place is shared), and each adds its final Total to its points.
+pub(super) fn count_match(ledger: &mut Vec<LedgerRecord>, standings: &[dhumbal_engine::Standing]) {
+    for standing in standings {
+        let at = match ledger.binary_search_by_key(&standing.seat, |row| row.seat) {
+            Ok(at) => at,
+            Err(at) => {
+                ledger.insert(
+                    at,
+                    LedgerRecord {
+                        seat: standing.seat,
+                        ..LedgerRecord::default()
+                    },
+                );
+                at
+            }
+        };
+        let row = &mut ledger[at];
+        row.played += 1;
+        row.won += u32::from(standing.place == 1);
+        row.points += standing.total;
     }
 }

@@ -37,9 +37,9 @@ use dhumbal_engine::{
 };
 use dhumbal_protocol::{
     CHAT_KEPT_LINES, CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, CLOSE_WATCHING_OFF,
-    ChatLine, ClientMessage, Fairness, Hello, MatchResult, MessageId, Notice, PROTOCOL_VERSION,
-    RoomState, RoomSummary, SeatInfo, SeatKind, SeedAnswer, ServerMessage, Stage, StateFrames,
-    TurnClock, Watcher, Welcome, WhileAway, check_chat, codes, draw_source, seed_hex,
+    ChatLine, ClientMessage, Fairness, Hello, LedgerRow, MatchResult, MessageId, Notice,
+    PROTOCOL_VERSION, RoomState, RoomSummary, SeatInfo, SeatKind, SeedAnswer, ServerMessage, Stage,
+    StateFrames, TurnClock, Watcher, Welcome, WhileAway, check_chat, codes, draw_source, seed_hex,
 };
 use rand::TryRngCore;
 use rand::rngs::OsRng;
@@ -57,7 +57,8 @@ mod watchers;
 pub use stand_ins::{ThinkJob, Thought, Ticket};
 
 use super::record::{
-    FORMAT, Record, RemovedRecord, RemovedWatcherRecord, SeatRecord, Setup, Snapshot, hash_secret,
+    FORMAT, LedgerRecord, Record, RemovedRecord, RemovedWatcherRecord, SeatRecord, Setup, Snapshot,
+    hash_secret,
 };
 use crate::error::Refusal;
 use crate::metrics::{Metrics, Seated};
@@ -350,6 +351,9 @@ pub struct RoomCore {
     game: Option<Game>,
     /// How many matches the room has begun (the current one's number, once started).
     matches: u32,
+    /// The room's ledger of its finished matches, one line per seat that has finished one, by
+    /// seat (kept in snapshots; a replay of a match that ended counts it again).
+    ledger: Vec<LedgerRecord>,
     /// The table's last chat lines, oldest first (at most [`CHAT_KEPT_LINES`]).
     chat: VecDeque<ChatLine>,
     /// The next match's seed, drawn ahead (at the room's creation, then as each match ends) so
@@ -417,6 +421,7 @@ impl RoomCore {
             clients: HashMap::new(),
             game: None,
             matches: 0,
+            ledger: Vec::new(),
             next_seed: setup.seed,
             chat: VecDeque::new(),
             bot_due: None,

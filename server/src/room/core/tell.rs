@@ -97,7 +97,23 @@ impl RoomCore {
                 .iter()
                 .map(|r| r.name.clone())
                 .collect(),
+            ledger: self.ledger_rows(),
         }
+    }
+
+    /// The ledger as the room shows it: each line with the name at its seat now.
+    pub(super) fn ledger_rows(&self) -> Vec<LedgerRow> {
+        let infos = self.seat_infos();
+        self.ledger
+            .iter()
+            .map(|row| LedgerRow {
+                seat: row.seat,
+                name: infos.get(row.seat).and_then(|info| info.name.clone()),
+                played: row.played,
+                won: row.won,
+                points: row.points,
+            })
+            .collect()
     }
 
     /// The commitment the room shows: the match being played's, or (in the lobby and after a

@@ -1,6 +1,7 @@
 //! The core without a runtime: inputs in, effects and records out, and a replay of the
 //! records that gives the same room.
 
+use super::log::count_match;
 use super::*;
 use crate::room::testing::{TIMING, setup};
 use dhumbal_engine::{Preset, Rounds};
@@ -1104,4 +1105,189 @@ fn many_watchers_cannot_flood_the_table_with_reactions() {
         ));
     }
     assert_eq!(later, 4);
+}
+
+/// The `ledger` of the last `room` message sent to `conn` among the effects, if any.
+fn ledger_sent(effects: &[Effect], conn: ConnId) -> Option<serde_json::Value> {
+    sent(effects, conn)
+        .into_iter()
+        .rev()
+        .find(|m| m["type"] == "room")
+        .map(|m| m["ledger"].clone())
+}
+
+/// Plays the match on to its end: Asha (seat 0, connection 1) calls when she may and otherwise
+/// makes her first legal move, says `ready` between rounds; the bots play on the timer. Returns
+/// the effects of the input that ended it.
+fn play_out(played: &mut Played) -> Vec<Effect> {
+    for _ in 0..20_000 {
+        let game = played.core.game.clone().expect("a match");
+        let effects = match game.phase() {
+            Phase::MatchOver => panic!("the match is already over"),
+            Phase::RoundOver => {
+                played.message(1, ClientMessage::Ready { client_seed: None });
+                played.tick()
+            }
+            _ if game.turn() == 0 && game.can_call(0) => played.message(1, ClientMessage::Call),
+            _ if game.turn() == 0 => move_for(played, 0),
+            _ => played.tick(),
+        };
+        if played.core.stage() == Stage::MatchOver {
+            return effects;
+        }
+    }
+    panic!("the match never ended");
+}
+
+/// The ledger a room should show after matches with these final standings.
+fn expected_ledger(matches: &[Vec<dhumbal_engine::Standing>], names: &[&str]) -> serde_json::Value {
+    let seats = matches[0].len();
+    let rows: Vec<serde_json::Value> = (0..seats)
+        .map(|seat| {
+            let of_seat = || matches.iter().flatten().filter(|s| s.seat == seat);
+            serde_json::json!({
+                "seat": seat,
+                "name": names[seat],
+                "played": of_seat().count(),
+                "won": of_seat().filter(|s| s.place == 1).count(),
+                "points": of_seat().map(|s| s.total).sum::<i64>(),
+            })
+        })
+        .collect();
+    serde_json::Value::from(rows)
+}
+
+#[test]
+fn the_ledger_counts_each_finished_match_and_a_replay_gives_the_same_ledger() {
+    let settings = Settings {
+        players: 3,
+        rounds: Rounds::Fixed(2),
+        ..Preset::Standard.settings()
+    };
+    let mut played = Played::new(settings, 77);
+    assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+    played.message(1, ClientMessage::Start);
+    assert!(played.core.ledger.is_empty());
+    let names = ["Asha", "Bot 2", "Bot 3"];
+    let mut finished = Vec::new();
+    for number in 1..=2 {
+        // Mid-match nothing is counted for it: the ledger is the finished matches'.
+        assert_eq!(
+            serde_json::to_value(played.core.ledger_rows()).unwrap(),
+            if finished.is_empty() {
+                serde_json::json!([])
+            } else {
+                expected_ledger(&finished, &names)
+            },
+            "during match {number}"
+        );
+        assert_eq!(played.restored().ledger, played.core.ledger);
+        let effects = play_out(&mut played);
+        finished.push(played.core.game.as_ref().unwrap().standings());
+        // Everyone hears of it in the `room` that says the match is over.
+        assert_eq!(
+            ledger_sent(&effects, 1),
+            Some(expected_ledger(&finished, &names)),
+            "after match {number}"
+        );
+        // The replay of the match counts it too.
+        assert_eq!(played.restored().ledger, played.core.ledger);
+        assert_eq!(played.restored().durable(), played.core.durable());
+        played.message(1, ClientMessage::Rematch { client_seed: None });
+        played.tick();
+        assert_eq!(
+            played.core.stage(),
+            Stage::Playing,
+            "match {number} rematched"
+        );
+        // The log restarted from a snapshot that holds the ledger.
+        let (_, snapshot) = played.snapshot.clone().expect("a rematch snapshot");
+        assert_eq!(snapshot.ledger, played.core.ledger);
+        assert_eq!(played.restored().ledger, played.core.ledger);
+    }
+    let points: i64 = played.core.ledger.iter().map(|r| r.points).sum();
+    let totals: i64 = finished.iter().flatten().map(|s| s.total).sum();
+    assert_eq!(points, totals);
+    assert!(played.core.ledger.iter().all(|r| r.played == 2));
+    assert!(played.core.ledger.iter().map(|r| r.won).sum::<u32>() >= 2);
+}
+
+#[test]
+fn a_shared_first_place_is_a_win_for_each_seat_that_shares_it() {
+    use dhumbal_engine::Standing;
+    let standing = |seat, place, total| Standing {
+        seat,
+        place,
+        total,
+        eliminated: false,
+    };
+    let mut ledger = Vec::new();
+    count_match(
+        &mut ledger,
+        &[standing(2, 1, 20), standing(0, 1, 20), standing(1, 3, -40)],
+    );
+    count_match(
+        &mut ledger,
+        &[standing(1, 1, 30), standing(0, 2, -5), standing(2, 3, -25)],
+    );
+    let line = |seat, played, won, points| LedgerRecord {
+        seat,
+        played,
+        won,
+        points,
+    };
+    assert_eq!(
+        ledger,
+        vec![line(0, 2, 1, 15), line(1, 2, 1, -10), line(2, 2, 1, -5)]
+    );
+}
+
+#[test]
+fn a_person_who_moves_seats_in_the_lobby_takes_their_line_of_the_ledger() {
+    let settings = Settings {
+        players: 3,
+        rounds: Rounds::Fixed(1),
+        ..Preset::Standard.settings()
+    };
+    let mut played = Played::new(settings, 78);
+    assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+    assert!(join(&mut played, 2, hello("Bina", None, false)).0);
+    played.message(1, ClientMessage::Start);
+    // Bina says ready whenever a round ends: only Asha's moves and votes are driven here.
+    played.message(2, ClientMessage::Ready { client_seed: None });
+    while played.core.stage() != Stage::MatchOver {
+        let game = played.core.game.clone().unwrap();
+        match game.phase() {
+            Phase::RoundOver => {
+                played.message(1, ClientMessage::Ready { client_seed: None });
+                played.message(2, ClientMessage::Ready { client_seed: None });
+            }
+            _ if game.can_call(game.turn()) && game.turn() < 2 => {
+                played.message(game.turn() as ConnId + 1, ClientMessage::Call);
+            }
+            _ if game.turn() < 2 => {
+                move_for(&mut played, game.turn());
+            }
+            _ => {
+                played.tick();
+            }
+        }
+    }
+    let bina = played.core.ledger[1];
+    played.message(1, ClientMessage::ToLobby);
+    let effects = played.message(1, ClientMessage::ClearSeat { seat: 2 });
+    assert!(errors(&effects, 1).is_empty(), "{effects:?}");
+    let effects = played.message(2, ClientMessage::TakeSeat { seat: 2 });
+    assert!(errors(&effects, 2).is_empty(), "{effects:?}");
+    let rows = played.core.ledger_rows();
+    let moved = rows.iter().find(|r| r.seat == 2).unwrap();
+    assert_eq!(moved.name.as_deref(), Some("Bina"));
+    assert_eq!(
+        (moved.played, moved.won, moved.points),
+        (bina.played, bina.won, bina.points)
+    );
+    // The seat she left has the bot's old line, and nobody's name.
+    let left = rows.iter().find(|r| r.seat == 1).unwrap();
+    assert_eq!(left.name, None);
+    assert_eq!(played.restored().ledger, played.core.ledger);
 }
