@@ -181,18 +181,17 @@ async fn serve_metrics(addr: std::net::SocketAddr, state: &Arc<AppState>) -> std
 /// Logs the address friends should open: `--public-url`, or the host's address on its network.
 fn announce_invites(config: &Config) {
     if let Some(public) = &config.public_url {
-        tracing::info!(url = %public, "invite links point to the public URL: {public}");
+        tracing::info!(url = %public, "invite links point to");
     } else if let Some(lan) = config.lan_address {
         let url = format!(
             "http://{}",
             std::net::SocketAddr::new(lan, config.addr.port())
         );
-        tracing::info!(url = %url, "friends on the same network (Wi-Fi) open {url}");
+        tracing::info!(url = %url, "friends on the same Wi-Fi open");
     } else if config.addr.ip().is_loopback() {
         tracing::info!(
-            "only this machine can open the game; to let friends on the same Wi-Fi in, start \
-             with --addr 0.0.0.0:{}",
-            config.addr.port()
+            port = config.addr.port(),
+            "only this machine can open the game: to let friends on the same Wi-Fi in, start with --addr 0.0.0.0:PORT"
         );
     }
 }

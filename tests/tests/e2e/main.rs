@@ -26,6 +26,9 @@
 //!   host mutes, the last 50 lines in `welcome`.
 //! - `fairness` — the commitment before the first deal, client seeds bound into the deals, the
 //!   seed revealed, and the hand history downloaded and verified.
+//! - `invite` — invite links that reach a friend's phone: the base for invites (`--public-url`,
+//!   the host's Wi-Fi address for a page opened on loopback, else the page's own), the room's QR
+//!   code decoded to its link, its 404 and lookup cap, and the binary's startup line.
 //! - `common` — helpers shared by these tests.
 
 mod api;
@@ -35,6 +38,7 @@ mod common;
 mod durable;
 mod fairness;
 mod history;
+mod invite;
 mod limits;
 mod lobby;
 mod matches;
