@@ -63,6 +63,11 @@
 //!   may be taken; long names cut with an ellipsis, whole on hover and focus; a reload keeps the
 //!   hand's order and marks; joining first on the home page; controls of 44 px and text of 4.5:1;
 //!   one way to watch a full room, no stale notice, the chart's minus sign (`polish.rs`).
+//! - An invite that works across the room (`invite.rs`, issue 30): a host who opened the game at
+//!   `127.0.0.1` on a phone shares a link to the host's Wi-Fi address (127.0.0.2 stands for it),
+//!   which a friend's laptop opens, sits and plays a turn from; `--public-url` makes the link the
+//!   public one; the QR code loads at 360×640 and 1280×800 and says the link; Share only where
+//!   the browser has a share sheet (sending the link), Copy says "Copied".
 //!
 //! Every test also fails on any error in the browser's console (the restart test passes over
 //! only Chromium's own lines for the page's WebSocket attempts refused while the server is
@@ -74,6 +79,7 @@ mod chat;
 mod fairness;
 mod friends;
 mod harness;
+mod invite;
 mod nepali;
 mod play;
 mod polish;
