@@ -8,7 +8,8 @@
 //!    address on its network, `http://LAN-ADDRESS:PORT`: `--lan-address`, or, when the server
 //!    listens on every address (`0.0.0.0` or `[::]`), the address this machine's route to the
 //!    internet leaves from ([`probe`]: a UDP socket connected to a documentation address, whose
-//!    local address is read; no packet is sent);
+//!    local address is read; no packet is sent), except in a container, whose own address no
+//!    phone can open;
 //! 3. otherwise the page's own origin, which friends reach already.
 //!
 //! `GET /api/invite-base` tells the page the base (`null` for its own origin), and
@@ -140,6 +141,20 @@ pub fn probe(family: IpAddr) -> Option<IpAddr> {
     let socket = UdpSocket::bind(bind).ok()?;
     socket.connect(target).ok()?;
     Some(socket.local_addr().ok()?.ip())
+}
+
+/// Whether this process runs in a container (Docker's `/.dockerenv`, Podman's
+/// `/run/.containerenv`), where the address [`probe`] finds is the container's own, which no
+/// phone can open: there `--lan-address` or `--public-url` names the host's.
+pub fn in_container() -> bool {
+    ["/.dockerenv", "/run/.containerenv"]
+        .iter()
+        .any(|p| std::path::Path::new(p).exists())
+}
+
+/// [`probe`], except in a container ([`in_container`]), where it finds nothing.
+pub fn discover(family: IpAddr) -> Option<IpAddr> {
+    if in_container() { None } else { probe(family) }
 }
 
 /// Whether a `Host` (`localhost:8080`, `127.0.0.1`, `[::1]:8080`) names this machine's loopback.

@@ -193,6 +193,10 @@ fn announce_invites(config: &Config) {
             port = config.addr.port(),
             "only this machine can open the game: to let friends on the same Wi-Fi in, start with --addr 0.0.0.0:PORT"
         );
+    } else if config.addr.ip().is_unspecified() {
+        tracing::info!(
+            "a page opened on localhost shares links to localhost: set --public-url to the address friends open (in a container, the host's: http://192.168.1.20:8080)"
+        );
     }
 }
 
@@ -210,7 +214,8 @@ pub async fn run(
     // The address it really listens on (a test binds port 0): the default node id names it.
     config.addr = listener.local_addr()?;
     // Where a lobby opened on this machine's loopback sends friends ([`invite`]).
-    config.lan_address = invite::lan_address(config.addr.ip(), config.lan_address, invite::probe);
+    config.lan_address =
+        invite::lan_address(config.addr.ip(), config.lan_address, invite::discover);
     announce_invites(&config);
     let metrics = Arc::new(metrics::Metrics::for_node(config.metrics_node().as_deref()));
     let store = store::Store::open(&config.store_config(), Arc::clone(&metrics))
