@@ -9,6 +9,9 @@
 //!   when creating a room with that body would pass every check of its request, or with the
 //!   [`ApiError`] creating the room would give.
 //!
+//! - `GET /api/invite-base` answers `200` with [`InviteBase`]: where the room links a page shares
+//!   should point.
+//!
 //! Every refusal is an [`ApiError`] with a stable code.
 
 use std::collections::BTreeMap;
@@ -156,6 +159,18 @@ pub struct CheckedSettings {
     pub ok: bool,
     /// The settings the room would have: the body's `settings`, or its preset's.
     pub settings: Settings,
+}
+
+/// The answer to `GET /api/invite-base`: the origin a page puts before `/r/{code}` in the room
+/// links it shares. A page opened on `127.0.0.1` must not share links to `127.0.0.1`, which on a
+/// friend's phone is the phone itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct InviteBase {
+    /// The server's `--public-url` (`https://cards.example.org`); for a page opened on a
+    /// loopback host, the host's address on its network (`http://192.168.1.20:8080`); `null` when
+    /// the page's own origin is right. Never ends in `/`.
+    #[serde(default)]
+    pub base: Option<String>,
 }
 
 /// A refusal by the HTTP API.

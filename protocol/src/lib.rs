@@ -26,7 +26,7 @@
 //! - [`history`] — the round's log and the match's results as a client keeps them
 //!   ([`History::follow`]), since a `state` does not repeat them.
 //! - [`http`] — the JSON bodies of the HTTP API (`POST /api/rooms`, `GET /api/rooms/{code}`,
-//!   `GET /api/presets`, `POST /api/settings/check`).
+//!   `GET /api/presets`, `POST /api/settings/check`, `GET /api/invite-base`).
 //! - [`text`] — the character rules for names and chat lines.
 //! - [`codes`] — the stable error codes of the protocol itself (the engine adds its rule codes).
 //! - `schema` — the JSON Schema ([`json_schema`]), generated from the messages and the engine's own
@@ -46,7 +46,9 @@ pub use client::{
     parse_client_message,
 };
 pub use history::History;
-pub use http::{ApiError, CheckedSettings, CreateRoom, CreatedRoom, Presets, RoomSummary};
+pub use http::{
+    ApiError, CheckedSettings, CreateRoom, CreatedRoom, InviteBase, Presets, RoomSummary,
+};
 pub use schema::json_schema;
 pub use server::{
     Bye, ChatLine, ErrorMessage, Fairness, LedgerRow, MatchResult, Notice, RoomState, SeatInfo,

@@ -17,6 +17,7 @@ pub fn json_schema() -> serde_json::Value {
     generator.subschema_for::<crate::RoomSummary>();
     generator.subschema_for::<crate::Presets>();
     generator.subschema_for::<crate::CheckedSettings>();
+    generator.subschema_for::<crate::InviteBase>();
     generator.subschema_for::<crate::ApiError>();
     let defs = generator.take_definitions(true);
     serde_json::json!({

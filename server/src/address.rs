@@ -206,6 +206,33 @@ pub fn requested_host(
     Some(headers.get(HOST)?.to_str().ok()?.to_owned())
 }
 
+/// The scheme the browser asked for: `https` when a trusted proxy says so (`Forwarded: proto=`
+/// when `--forwarded-host-header forwarded`, else `X-Forwarded-Proto`, the nearest value), else
+/// `http`, which is all this server speaks itself.
+pub fn requested_scheme(
+    peer: IpAddr,
+    headers: &HeaderMap,
+    forwarding: Forwarding<'_>,
+) -> &'static str {
+    if !forwarding.trusted.contains(peer) {
+        return "http";
+    }
+    let proto = match forwarding.host_header {
+        ForwardedHostHeader::Forwarded => forwarded_params(headers, "proto").pop(),
+        ForwardedHostHeader::XForwardedHost | ForwardedHostHeader::Host => headers
+            .get_all("x-forwarded-proto")
+            .iter()
+            .next_back()
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next_back())
+            .map(|v| v.trim().to_owned()),
+    };
+    match proto {
+        Some(p) if p.eq_ignore_ascii_case("https") => "https",
+        _ => "http",
+    }
+}
+
 /// The client's address, as an extractor: [`client_ip`] of the connection's peer under the
 /// server's `--trusted-proxies` and `--forwarded-header`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -410,6 +437,25 @@ mod tests {
         assert_eq!(
             requested_host(ip("10.0.0.5"), &h, rfc(&trusted)).as_deref(),
             Some("play.example")
+        );
+    }
+
+    #[test]
+    fn the_requested_scheme_is_https_only_when_a_trusted_proxy_says_so() {
+        let trusted: TrustedProxies = "10.0.0.0/8".parse().unwrap();
+        let h = headers(&[("x-forwarded-proto", "https")]);
+        assert_eq!(requested_scheme(ip("10.0.0.5"), &h, xff(&trusted)), "https");
+        // Anyone else's header is not believed.
+        assert_eq!(requested_scheme(ip("192.0.2.7"), &h, xff(&trusted)), "http");
+        // With `Forwarded` named, only its `proto=`.
+        assert_eq!(requested_scheme(ip("10.0.0.5"), &h, rfc(&trusted)), "http");
+        let h = headers(&[("forwarded", "host=play.example;proto=https")]);
+        assert_eq!(requested_scheme(ip("10.0.0.5"), &h, rfc(&trusted)), "https");
+        let h = headers(&[("x-forwarded-proto", "https, http")]);
+        assert_eq!(requested_scheme(ip("10.0.0.5"), &h, xff(&trusted)), "http");
+        assert_eq!(
+            requested_scheme(ip("10.0.0.5"), &HeaderMap::new(), xff(&trusted)),
+            "http"
         );
     }
 

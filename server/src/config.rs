@@ -1,13 +1,14 @@
 //! The server's configuration: command-line flags, each with an environment variable.
 
 use std::fmt;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
 
 use crate::address::{ForwardedHeader, ForwardedHostHeader, Forwarding, TrustedProxies};
+use crate::invite::{PublicUrl, parse_public_url};
 use crate::room::Timing;
 use crate::store::{RedisConfig, StoreConfig, SyncMode};
 
@@ -124,8 +125,8 @@ pub struct Config {
     /// turns pings off.
     #[arg(long, env = "DHUMBAL_PING_INTERVAL", default_value = "20s", value_parser = parse_duration)]
     pub ping_interval: Duration,
-    /// How many lookups of rooms that do not exist (`hello`, `GET /api/rooms/{code}`) one
-    /// address may make per minute; beyond it, its lookups answer `too_many_attempts` until the
+    /// How many lookups of rooms that do not exist (`hello`, `GET /api/rooms/{code}`, a room's
+    /// QR code) one address may make per minute; beyond it, its lookups answer `too_many_attempts` until the
     /// minute has passed, so room codes cannot be guessed by brute force.
     #[arg(long, env = "DHUMBAL_MAX_JOIN_ATTEMPTS", default_value_t = DEFAULT_MAX_JOIN_ATTEMPTS)]
     pub max_join_attempts: u32,
@@ -243,6 +244,16 @@ pub struct Config {
     /// for this long.
     #[arg(long, env = "DHUMBAL_LEASE", default_value = "10s", value_parser = parse_lease)]
     pub lease: Duration,
+    /// The address people open from outside, for a server behind a reverse proxy (such as
+    /// `https://cards.example.org`: a scheme and a host, no path): the lobby's invite links and
+    /// QR codes point there. Unset: see `--lan-address`.
+    #[arg(long, env = "DHUMBAL_PUBLIC_URL", value_parser = parse_public_url)]
+    pub public_url: Option<PublicUrl>,
+    /// This machine's address on its network (such as `192.168.1.20`): a lobby opened on
+    /// `localhost` or `127.0.0.1` shares invite links to `http://LAN-ADDRESS:PORT`, which friends
+    /// on the same Wi-Fi can open. Unset: found by itself when `--addr` is `0.0.0.0` or `[::]`.
+    #[arg(long, env = "DHUMBAL_LAN_ADDRESS")]
+    pub lan_address: Option<IpAddr>,
 }
 
 /// Where rooms are kept (`--store`).
@@ -425,6 +436,8 @@ impl Default for Config {
             sync: SyncMode::Normal,
             node_id: None,
             lease: DEFAULT_LEASE,
+            public_url: None,
+            lan_address: None,
         }
     }
 }

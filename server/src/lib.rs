@@ -15,6 +15,8 @@
 //! - [`api`] — the routes: `POST /api/rooms`, `GET /api/rooms/{code}`, `GET /api/presets`,
 //!   `POST /api/settings/check`, `GET /ws` and `GET /ws/{code}`, `GET /healthz`.
 //! - [`health`] — `GET /readyz` and the `healthcheck` client.
+//! - [`invite`] — where invite links point (`--public-url`, the host's address on its network,
+//!   or the page's origin): `GET /api/invite-base`, and a room's QR code at `GET /r/{code}/qr.svg`.
 //! - [`logging`] — text or JSON log lines.
 //! - [`error`] — [`Refusal`](error::Refusal): every refusal, with its protocol code, sentence and
 //!   HTTP status, used by the room, the connection and the API; internal failures are logged,
@@ -49,6 +51,7 @@ pub mod conn;
 pub mod echo;
 pub mod error;
 pub mod health;
+pub mod invite;
 pub mod limits;
 pub mod listener;
 pub mod logging;
@@ -137,7 +140,10 @@ const MATCH_UPKEEP_INTERVAL: std::time::Duration = std::time::Duration::from_sec
 
 /// The whole application: every route, with its state.
 pub fn app(state: Arc<AppState>) -> Router {
-    let mut router = api::routes().merge(web::routes()).merge(health::routes());
+    let mut router = api::routes()
+        .merge(web::routes())
+        .merge(invite::routes())
+        .merge(health::routes());
     // With `--metrics-address`, `/metrics` is served there ([`run`]) and not here.
     if state.config.metrics_address.is_none() {
         router = router.merge(metrics::routes());
@@ -172,6 +178,28 @@ async fn serve_metrics(addr: std::net::SocketAddr, state: &Arc<AppState>) -> std
     Ok(())
 }
 
+/// Logs the address friends should open: `--public-url`, or the host's address on its network.
+fn announce_invites(config: &Config) {
+    if let Some(public) = &config.public_url {
+        tracing::info!(url = %public, "invite links point to");
+    } else if let Some(lan) = config.lan_address {
+        let url = format!(
+            "http://{}",
+            std::net::SocketAddr::new(lan, config.addr.port())
+        );
+        tracing::info!(url = %url, "friends on the same Wi-Fi open");
+    } else if config.addr.ip().is_loopback() {
+        tracing::info!(
+            port = config.addr.port(),
+            "only this machine can open the game: to let friends on the same Wi-Fi in, start with --addr 0.0.0.0:PORT"
+        );
+    } else if config.addr.ip().is_unspecified() {
+        tracing::info!(
+            "a page opened on localhost shares links to localhost: set --public-url to the address friends open (in a container, the host's: http://192.168.1.20:8080)"
+        );
+    }
+}
+
 /// Serves the application on `listener` until `shutdown` completes, then shuts down gracefully:
 /// readiness turns false, the server keeps serving for `--drain-delay`, then it stops accepting,
 /// every WebSocket client is told `bye` and closed with 1001, every HTTP connection finishes its
@@ -185,6 +213,10 @@ pub async fn run(
 ) -> std::io::Result<()> {
     // The address it really listens on (a test binds port 0): the default node id names it.
     config.addr = listener.local_addr()?;
+    // Where a lobby opened on this machine's loopback sends friends ([`invite`]).
+    config.lan_address =
+        invite::lan_address(config.addr.ip(), config.lan_address, invite::discover);
+    announce_invites(&config);
     let metrics = Arc::new(metrics::Metrics::for_node(config.metrics_node().as_deref()));
     let store = store::Store::open(&config.store_config(), Arc::clone(&metrics))
         .map_err(|e| std::io::Error::other(format!("the room store: {e}")))?;

@@ -1,6 +1,7 @@
-// The lobby: the room's code and invite link, its seats (the host adds and removes bots, removes
-// or mutes people, lets removed people back; the others sit or move), the room's ledger of its
-// finished matches, the table's settings (the host's form, the others' summary), and Start.
+// The lobby: the room's code and invite link (with its QR code, Copy and Share), its seats (the
+// host adds and removes bots, removes or mutes people, lets removed people back; the others sit
+// or move), the room's ledger of its finished matches, the table's settings (the host's form,
+// the others' summary), and Start.
 
 import { $, button, codeSpan, el, seatName } from "./dom.js";
 import { t, tNodes } from "./i18n.js";
@@ -8,6 +9,36 @@ import { notice } from "./page.js";
 import { ledgerBox } from "./score.js";
 import { settingsForm, summary } from "./settings.js";
 import { paintWatchers, wireWatchers } from "./watchers.js";
+
+/**
+ * The base of the invite links, as the server names it (`GET /api/invite-base`: its public URL,
+ * or the host's address on the Wi-Fi for a page opened on `127.0.0.1`), or null: this page's own
+ * origin, which friends reach already.
+ */
+let inviteBase = null;
+/** The room whose invite the lobby shows, or null before the first paint. */
+let inviteCode = null;
+/** Puts Copy's own label back after it said "Copied". */
+let copiedTimer = 0;
+
+/** The room's invite link: the server's base for invites, else this page's origin. */
+function inviteUrl(code) {
+  return `${inviteBase || location.origin}/r/${code}`;
+}
+
+/**
+ * The invite field and its QR code (drawn by the server for the same link: the image's request
+ * goes to the same host as the page's).
+ */
+function paintInvite(code) {
+  inviteCode = code;
+  const url = inviteUrl(code);
+  $("invite").value = url;
+  const qr = $("invite-qr");
+  const src = `/r/${encodeURIComponent(code)}/qr.svg`;
+  if (qr.getAttribute("src") !== src) qr.src = src;
+  qr.alt = t("lobby.qrAlt", { url });
+}
 
 /** The bots' levels, in the order of the host's choice. */
 const LEVELS = ["easy", "medium", "hard", "expert"];
@@ -116,7 +147,7 @@ function paintSettings(box, room, host, offer, send) {
  */
 export function paintLobby(room, { host, offer, send, openSettings }) {
   $("lobby-title").replaceChildren(...tNodes("lobby.title", { code: codeSpan(room.code, "lobby-code") }));
-  $("invite").value = `${location.origin}/r/${room.code}`;
+  paintInvite(room.code);
   $("lobby-seats").replaceChildren(...room.seats.map((seat) => seatItem(seat, room, host, send)));
   // The people the host removed: only the host may let them back.
   const removedBox = $("lobby-removed");
@@ -156,6 +187,7 @@ export function paintLobby(room, { host, offer, send, openSettings }) {
 /** Draws the host's form again in the page's language. */
 export function relabelLobby() {
   if (form) form.relabel();
+  if (inviteCode) paintInvite(inviteCode);
 }
 
 /** A settings change was refused: the form shows the settings the table really has. */
@@ -166,8 +198,10 @@ export function settingsRefused(room) {
 }
 
 /**
- * Wires the lobby's lasting buttons, once, at the page's start: Start, How to play, and Copy (the
- * invite link to the clipboard, or selected where the browser does not allow that).
+ * Wires the lobby's lasting buttons, once, at the page's start: Start, How to play, Copy (the
+ * invite link to the clipboard, or selected where the browser does not allow that) and Share (the
+ * phone's share sheet, shown only where the browser has one); and asks the server where invite
+ * links point.
  * @param {() => void} onStart
  * @param {() => void} onRules
  */
@@ -178,14 +212,37 @@ export function setupLobby(onStart, onRules) {
     onStart();
   });
   $("lobby-rules").addEventListener("click", onRules);
-  $("copy").addEventListener("click", async () => {
+  const copy = async () => {
     const input = $("invite");
+    const button = $("copy");
     try {
       await navigator.clipboard.writeText(input.value);
+      button.textContent = t("lobby.copiedButton");
+      clearTimeout(copiedTimer);
+      copiedTimer = setTimeout(() => { button.textContent = t("lobby.copy"); }, 2500);
       notice(t("lobby.copied"));
     } catch {
       input.select();
       notice(t("lobby.copySelect"));
     }
+  };
+  $("copy").addEventListener("click", copy);
+  // Web Share is only on some browsers (phones), and only on https or localhost pages.
+  const share = $("share");
+  share.hidden = typeof navigator.share !== "function";
+  share.addEventListener("click", async () => {
+    try {
+      await navigator.share({ title: t("lobby.shareTitle"), text: t("lobby.shareText"), url: $("invite").value });
+    } catch (e) {
+      // Closing the share sheet is no failure; any other falls back to the clipboard.
+      if (!(e instanceof DOMException && e.name === "AbortError")) await copy();
+    }
   });
+  fetch("/api/invite-base")
+    .then((r) => (r.ok ? r.json() : null))
+    .then((answer) => {
+      inviteBase = (answer && typeof answer.base === "string" && answer.base) || null;
+      if (inviteCode) paintInvite(inviteCode);
+    })
+    .catch(() => {});
 }

@@ -10,7 +10,8 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpSocket;
 
 /// Sends one request from the loopback address `from` (any of `127.0.0.0/8`) with these extra
-/// headers and a JSON `body` (empty for none); returns the status and the body, or what failed.
+/// headers (a `Host` among them replaces the server's address) and a JSON `body` (empty for
+/// none); returns the status and the body, or what failed.
 pub async fn exchange(
     from: IpAddr,
     addr: SocketAddr,
@@ -34,8 +35,14 @@ pub async fn exchange(
     let mut request = hyper::Request::builder()
         .method(method)
         .uri(path)
-        .header(hyper::header::HOST, addr.to_string())
         .header(hyper::header::CONTENT_TYPE, "application/json");
+    // The server's address, unless the caller names another `Host`.
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
+        request = request.header(hyper::header::HOST, addr.to_string());
+    }
     for (name, value) in headers {
         request = request.header(*name, *value);
     }

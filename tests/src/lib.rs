@@ -25,6 +25,7 @@
 //!   `tests/crash.rs`.
 //! - [`haproxy`] — [`Haproxy`](haproxy::Haproxy): HAProxy in front of server nodes, routing as
 //!   `docker/haproxy.cfg` does, for the cluster test.
+//! - [`qr`] — [`qr::decode_svg`]: the link in a QR code the server drew as SVG.
 //! - [`cluster`] — [`cluster::run`]: three nodes on one Redis behind HAProxy, a node killed,
 //!   restarted and paused while rooms play; every reconnection checked as the crash harness
 //!   checks one.
@@ -37,6 +38,7 @@ pub mod http;
 pub mod leaks;
 pub mod play;
 pub mod process;
+pub mod qr;
 pub mod redis;
 pub mod server;
 pub mod watchdog;

@@ -63,6 +63,11 @@
 //!   may be taken; long names cut with an ellipsis, whole on hover and focus; a reload keeps the
 //!   hand's order and marks; joining first on the home page; controls of 44 px and text of 4.5:1;
 //!   one way to watch a full room, no stale notice, the chart's minus sign (`polish.rs`).
+//! - An invite that works across the room (`invite.rs`, issue 30): a host who opened the game at
+//!   `127.0.0.1` on a phone shares a link to the host's Wi-Fi address (127.0.0.2 stands for it),
+//!   which a friend's laptop opens, sits and plays a turn from; `--public-url` makes the link the
+//!   public one; the QR code loads at 360×640 and 1280×800 and says the link; Share only where
+//!   the browser has a share sheet (sending the link), Copy says "Copied".
 //!
 //! - The table in a player's hand (issue 30): the hand keeps its order (`hand_order.rs`: sorted
 //!   mode across draws and reloads, jokers last, a card dragged into place stays there); the end
@@ -82,6 +87,7 @@ mod fairness;
 mod friends;
 mod hand_order;
 mod harness;
+mod invite;
 mod ledger;
 mod nepali;
 mod play;

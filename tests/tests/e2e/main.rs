@@ -28,6 +28,9 @@
 //!   seed revealed, and the hand history downloaded and verified.
 //! - `ledger` — the room's ledger of its finished matches, counted seat by seat, after a
 //!   restart too.
+//! - `invite` — invite links that reach a friend's phone: the base for invites (`--public-url`,
+//!   the host's Wi-Fi address for a page opened on loopback, else the page's own), the room's QR
+//!   code decoded to its link, its 404 and lookup cap, and the binary's startup line.
 //! - `common` — helpers shared by these tests.
 
 mod api;
@@ -37,6 +40,7 @@ mod common;
 mod durable;
 mod fairness;
 mod history;
+mod invite;
 mod ledger;
 mod limits;
 mod lobby;
