@@ -74,6 +74,7 @@ mod chat;
 mod fairness;
 mod friends;
 mod harness;
+mod layout;
 mod nepali;
 mod play;
 mod polish;
