@@ -107,7 +107,9 @@ fn assert_laid_out(c: &Controls, (width, height): (u32, u32), want: &[&str], wha
     }
     for (name, b) in &c.boxes {
         if b[0] < -0.5 || b[1] < -0.5 || b[2] > w + 0.5 || b[3] > h + 0.5 || b[2] <= b[0] {
-            problems.push(format!("{name} {b:?} is not inside the {width}x{height} window"));
+            problems.push(format!(
+                "{name} {b:?} is not inside the {width}x{height} window"
+            ));
         }
     }
     let names: Vec<&String> = c.boxes.keys().collect();
@@ -134,12 +136,22 @@ async fn show_toast(b: &Browser) {
         .execute_async(
             "const done = arguments[0]; import('/assets/page.js').then((m) => { \
                m.notice('Only the top card of the pile can be taken, and this notice is a long one.'); \
-               requestAnimationFrame(() => requestAnimationFrame(() => done(true))); });",
+               done(true); });",
             vec![],
         )
         .await
         .unwrap();
+    b.until(
+        "the notice to show",
+        "return getComputedStyle(document.querySelector('#toast')).opacity === '1';",
+    )
+    .await;
 }
+
+/// Whether the table menu's Close is inside the window and not covered.
+const IN_VIEW: &str = "const e = document.querySelector('#table-menu-close'); const r = e.getBoundingClientRect(); \
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2); \
+    return r.top >= 0 && r.bottom <= innerHeight && (hit === e || e.contains(hit)) || [r.top, r.bottom, innerHeight];";
 
 /// Run before the page's scripts: the most cards in flight at once (`window.__mostFlying`), and
 /// every flight (`window.__flights`).
@@ -172,7 +184,16 @@ async fn every_control_of_a_turn_is_on_screen_at_every_size() {
         s.screen == "table" && s.my_turn && s.may_draw && s.call.is_some()
     })
     .await;
-    let start = ["hand", "stock", "pile", "call", "sort", "throw", "round info", "menu"];
+    let start = [
+        "hand",
+        "stock",
+        "pile",
+        "call",
+        "sort",
+        "throw",
+        "round info",
+        "menu",
+    ];
     for size in SIZES {
         resize(&b, size).await;
         let c: Controls = b.view(CONTROLS).await;
@@ -187,7 +208,16 @@ async fn every_control_of_a_turn_is_on_screen_at_every_size() {
         .await;
     b.tap(&heaviest(&drawn)).await;
     b.wait_until("Throw enabled", |s| s.throw_enabled).await;
-    let marked = ["hand", "stock", "pile", "sort", "throw", "round info", "menu", "toast"];
+    let marked = [
+        "hand",
+        "stock",
+        "pile",
+        "sort",
+        "throw",
+        "round info",
+        "menu",
+        "toast",
+    ];
     for size in SIZES {
         resize(&b, size).await;
         show_toast(&b).await;
@@ -197,8 +227,27 @@ async fn every_control_of_a_turn_is_on_screen_at_every_size() {
             .await;
     }
 
-    b.click("#throw").await;
+    // The table's menu on a small phone: each thing it holds explained, Close in view.
     resize(&b, (360, 640)).await;
+    open_table_menu(&b).await;
+    let menu = b.text("#table-menu").await;
+    for said in [
+        "/200",
+        "If nobody calls by 200 throws",
+        "Clockwise",
+        "Turn alert: off",
+        "A sound and a vibration",
+        "How to play",
+        "Round log",
+    ] {
+        assert!(menu.contains(said), "the menu says {said:?}: {menu}");
+    }
+    let close = b.eval(IN_VIEW).await;
+    assert_eq!(close, json!(true), "Close in view");
+    b.screenshot("layout-menu-360x640").await;
+    close_table_menu(&b).await;
+
+    b.click("#throw").await;
     b.wait_until("the next turn", |s| s.my_turn && s.call.is_some())
         .await;
     call_now(&b).await;
@@ -255,9 +304,13 @@ async fn the_whole_round_log_scrolls(size: (u32, u32), label: &str) {
     let log: Log = b.view(LOG).await;
     assert!(log.lines.len() > 32, "every line of the round: {log:#?}");
     assert!(log.lines[0].contains("dealt"), "the deal first: {log:#?}");
-    assert!(log.scrolls && log.bottom, "it scrolls, newest in view: {log:#?}");
+    assert!(
+        log.scrolls && log.bottom,
+        "it scrolls, newest in view: {log:#?}"
+    );
 
-    b.eval("document.querySelector('#log').scrollTop = 0;").await;
+    b.eval("document.querySelector('#log').scrollTop = 0;")
+        .await;
     draw_and_throw_it_back(&b).await;
     let kept: Log = b.view(LOG).await;
     assert!(
@@ -351,7 +404,11 @@ async fn a_woken_page_summarises_what_it_missed(size: (u32, u32), label: &str) {
         "return window.__held.length >= 6 || window.__held.length;",
     )
     .await;
-    let before = b.view::<Vec<String>>("return [...document.querySelectorAll('#log li')].map((l) => l.textContent);").await;
+    let before = b
+        .view::<Vec<String>>(
+            "return [...document.querySelectorAll('#log li')].map((l) => l.textContent);",
+        )
+        .await;
     b.eval("window.__mostFlying = 0; window.__wakeUp();").await;
     b.wait_until("the turn again", |s| s.my_turn && s.may_draw)
         .await;
@@ -376,7 +433,11 @@ async fn a_woken_page_summarises_what_it_missed(size: (u32, u32), label: &str) {
         most.as_u64().unwrap() <= 1,
         "at most one card in the air at once after a wake: {most}"
     );
-    let after = b.view::<Vec<String>>("return [...document.querySelectorAll('#log li')].map((l) => l.textContent);").await;
+    let after = b
+        .view::<Vec<String>>(
+            "return [...document.querySelectorAll('#log li')].map((l) => l.textContent);",
+        )
+        .await;
     assert!(
         after.iter().any(|l| l.starts_with("While you were away")) && after.len() > before.len(),
         "the log keeps the summary: {after:#?}"
@@ -420,7 +481,10 @@ async fn the_seats_say_which_one_is_the_host() {
     assert_eq!(host_seats.len(), 1, "one seat is the host's: {seen}");
     let name = host_seats[0][0].as_str().unwrap();
     assert!(name.contains("Asha"), "{seen}");
-    assert!(host_seats[0][1].as_str().unwrap().contains("host"), "{seen}");
+    assert!(
+        host_seats[0][1].as_str().unwrap().contains("host"),
+        "{seen}"
+    );
     let mine = asha
         .eval("const t = document.querySelector('#table > .mine .host-tag'); return t ? t.textContent : null;")
         .await;
