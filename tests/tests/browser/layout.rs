@@ -499,3 +499,97 @@ async fn the_seats_say_which_one_is_the_host() {
     bina.screenshot("layout-host-tag-phone").await;
     check_and_close(vec![asha, bina]).await;
 }
+
+/// Run before the page's scripts: `window.__cut()` closes the page's socket, and until
+/// `window.__online()` the socket it opens again waits before it may say hello (as one that is
+/// still connecting would), so that the page comes back once the bots have played.
+const CUT: &str = r#"
+window.__offline = false;
+window.__sockets = [];
+window.__waiting = [];
+window.WebSocket = class extends window.WebSocket {
+  constructor(...args) {
+    super(...args);
+    window.__sockets.push(this);
+    this.addEventListener('open', (e) => {
+      if (!window.__offline || e.__replayed) return;
+      e.stopImmediatePropagation();
+      window.__waiting.push(this);
+    });
+  }
+};
+window.__cut = () => { window.__offline = true; for (const s of window.__sockets) s.close(); };
+window.__online = () => {
+  window.__offline = false;
+  for (const s of window.__waiting.splice(0)) { const e = new Event('open'); e.__replayed = true; s.dispatchEvent(e); }
+};
+"#;
+
+/// Item 4: the page's connection drops after this seat's throw and comes back once the three
+/// bots have played: the view that jumps three turns is summarised in a notice naming their
+/// throws, and at most one card flies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_reconnects_summarises_what_it_missed() {
+    let mut stage = stage!(dhumbal_server::Config {
+        bot_delay_ms: 150,
+        allow_test_decks: true,
+        ..dhumbal_tests::server::unlimited_rate()
+    });
+    let addr = stage.addr;
+    let room = room_with(&stage.server, standard(1), vec![deck_for(LIGHT)]).await;
+    let b = stage.browser((360, 640)).await;
+    b.before_each_page(FLIGHTS).await;
+    b.before_each_page(CUT).await;
+    b.host_room(addr, &room, "Asha").await;
+    b.click("#start").await;
+    b.wait_until("the page's turn", |s| s.my_turn && s.may_draw)
+        .await;
+    // A watcher, to know when the bots have played.
+    let mut watcher = dhumbal_tests::Client::connect(addr).await;
+    watcher
+        .send(dhumbal_protocol::ClientMessage::Hello(
+            dhumbal_protocol::Hello {
+                spectator: true,
+                ..dhumbal_tests::client::hello(&room.code, "Dev")
+            },
+        ))
+        .await;
+    watcher.expect_welcome().await;
+
+    b.click("#stock").await;
+    let drawn = b
+        .wait_until("the drawn card", |s| s.may_throw && s.hand.len() == 6)
+        .await;
+    b.tap(&heaviest(&drawn)).await;
+    b.eval("document.querySelector('#throw').click(); window.__cut();")
+        .await;
+    watcher.recv_state_where(|v| v.turn != 0).await;
+    watcher.recv_state_where(|v| v.turn == 0).await;
+    b.until(
+        "the page's new socket to wait",
+        "return window.__waiting.length > 0 || window.__sockets.length;",
+    )
+    .await;
+    b.eval("window.__mostFlying = 0; window.__online();").await;
+    let toast = b
+        .wait_view::<String>(
+            "a summary of what happened",
+            "return document.querySelector('#toast').textContent;",
+            |t| t.starts_with("While you were away"),
+        )
+        .await;
+    assert!(
+        toast.matches("threw").count() >= 3,
+        "the summary names the bots' throws: {toast}"
+    );
+    b.wait_until("the turn again", |s| s.my_turn && s.may_draw && !s.banner)
+        .await;
+    let most = b.eval("return window.__mostFlying;").await;
+    assert!(
+        most.as_u64().unwrap() <= 1,
+        "at most one card in the air at once: {most}"
+    );
+    b.screenshot("layout-reconnected-phone").await;
+    watcher.close().await;
+    check_and_close(vec![b]).await;
+}
