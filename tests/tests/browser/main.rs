@@ -63,6 +63,13 @@
 //!   may be taken; long names cut with an ellipsis, whole on hover and focus; a reload keeps the
 //!   hand's order and marks; joining first on the home page; controls of 44 px and text of 4.5:1;
 //!   one way to watch a full room, no stale notice, the chart's minus sign (`polish.rs`).
+//! - The table in a player's hand (issue 30, `layout.rs`): at 360×640, 375×667, 390×844,
+//!   412×915, 740×360, 1280×800 and 1920×1080 every control of a turn (the hand, the stock, the
+//!   pile, Call, Sort hand, Throw, the round's line, the table's menu, the seats) is inside the
+//!   window and none covers another, a notice included; the table's menu explains what it holds
+//!   and Next round shows on a small phone; the whole round's log scrolls; a page woken from sleep
+//!   or come back after its socket dropped summarises the moves it missed and flies at most one
+//!   card at a time; the seats say which one is the host, in English and Nepali.
 //!
 //! Every test also fails on any error in the browser's console (the restart test passes over
 //! only Chromium's own lines for the page's WebSocket attempts refused while the server is
