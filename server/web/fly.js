@@ -1,6 +1,7 @@
 // Cards that fly: after a redraw, each card that moved (the stock or the pile to a hand, a hand to
 // the pile) flies from where it was to where it landed, over the page. Not when the system asks
-// for less motion, nor in a hidden tab.
+// for less motion, nor in a hidden tab. A new redraw's flights first land those still in the air,
+// so that cards never pile up over the table (a phone that wakes gets many redraws at once).
 
 import { cardBack, cardElement } from "./cards.js";
 
@@ -29,13 +30,30 @@ function fly(card, from, to, kinds, delay) {
   e.style.left = `${to.left + to.width / 2 - width / 2}px`;
   e.style.top = `${to.top + to.height / 2 - (width * 1.4) / 2}px`;
   document.body.append(e);
+  inFlight.add(e);
   const dx = from.left + from.width / 2 - (to.left + to.width / 2);
   const dy = from.top + from.height / 2 - (to.top + to.height / 2);
   const flight = e.animate([
     { transform: `translate(${dx}px, ${dy}px) scale(0.85)` },
     { transform: "translate(0, 0) scale(1)" },
   ], { duration: 360, delay, easing: "cubic-bezier(0.2, 0.7, 0.3, 1)", fill: "backwards" });
-  flight.finished.then(() => e.remove(), () => e.remove());
+  const land = () => {
+    inFlight.delete(e);
+    e.remove();
+  };
+  flight.finished.then(land, land);
+}
+
+/** The cards in the air now. */
+const inFlight = new Set();
+
+/** Lands every card still in the air at once (its animation ends, the card goes). */
+export function landAll() {
+  for (const e of [...inFlight]) {
+    for (const a of e.getAnimations()) a.finish();
+    inFlight.delete(e);
+    e.remove();
+  }
 }
 
 /** The box of the pile's top card (or of the pile). */
@@ -56,8 +74,10 @@ export function flightsFrom(parts, events) {
  * @param {object} parts the table's elements (`hand`, `pile`, `seats`)
  * @param {object} view the view just drawn
  * @param {object} before what {@link flightsFrom} read before the redraw
+ * @param {boolean} [lastOnly] only the last move flies (the page catches up on several turns)
  */
-export function flyEvents(parts, view, before) {
+export function flyEvents(parts, view, before, lastOnly = false) {
+  landAll();
   const me = view.seat;
   const seatBox = (s) => {
     const box = parts.seats.querySelector(`.seat[data-seat="${s}"]`);
@@ -69,7 +89,8 @@ export function flyEvents(parts, view, before) {
   };
   const pile = pileBoxOf(parts);
   let delay = 0;
-  for (const e of before.events) {
+  const moves = before.events.filter((e) => ["drew_from_stock", "took_from_pile", "threw"].includes(e.type));
+  for (const e of lastOnly ? moves.slice(-1) : moves) {
     const mine = e.seat === me;
     if (e.type === "drew_from_stock") {
       const drawn = mine ? view.hand.find((c) => !before.hand.has(c)) : null;
@@ -79,8 +100,6 @@ export function flyEvents(parts, view, before) {
     } else if (e.type === "threw") {
       const last = e.cards[e.cards.length - 1];
       fly(last, mine ? before.hand.get(last) : seatBox(e.seat), pile, [mine ? "hand" : "seat", "pile"], delay);
-    } else {
-      continue;
     }
     delay += 140;
   }

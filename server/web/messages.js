@@ -752,6 +752,21 @@ export const EN = {
   "score.toLobby": "Back to the lobby",
   "score.changeSettings": "Change settings",
   "score.rematchBy": "{names} asked for a rematch.",
+  // ----- The table in a player's hand (issue 30): the table's menu, the host's tag, a wake -----
+  "table.rulesMark": "?",
+  "table.menu": "\u2630 Table",
+  "table.menuTitle": "At this table",
+  "table.menuThrows": "Throws",
+  "table.menuThrowsNote": "The throws made at the table this round. If nobody calls by {cap} throws, the round ends with a show: every hand is shown and the lightest takes the round.",
+  "table.menuDirection": "Direction of play",
+  "table.menuCommitment": "Deal commitment",
+  "table.menuCommitmentNote": "Before dealing, the server fixed this match's secret seed and shows this fingerprint of it. When the match ends it reveals the seed, so that Verify the deals can check that every deal was fair.",
+  "table.menuAlert": "Turn alert",
+  "table.menuLog": "Round log",
+  "seat.hostTag": "host",
+  "seat.hostTitle": "The room's host",
+  "away.summary": "While you were away: {moves}",
+  "away.logLine": { one: "While you were away: {count} move.", other: "While you were away: {count} moves." },
 };
 
 export const NE = {
@@ -1486,6 +1501,21 @@ export const NE = {
   "score.toLobby": "कोठामा फर्किनुहोस्",
   "score.changeSettings": "नियम बदल्नुहोस्",
   "score.rematchBy": "{names}ले फेरि खेल्न भन्नुभयो।",
+  // ----- The table in a player's hand (issue 30): the table's menu, the host's tag, a wake -----
+  "table.rulesMark": "?",
+  "table.menu": "\u2630 टेबल",
+  "table.menuTitle": "यो टेबलमा",
+  "table.menuThrows": "फालाइ",
+  "table.menuThrowsNote": "यो बाजीमा टेबलमा भएका फालाइ। {cap} फालाइसम्म कसैले कल नगरे बाजी सकिन्छ: सबैको हात देखाइन्छ र सबैभन्दा हलुका हातले बाजी लिन्छ।",
+  "table.menuDirection": "खेल्ने दिशा",
+  "table.menuCommitment": "बाँडको प्रतिबद्धता",
+  "table.menuCommitmentNote": "पत्ती बाँड्नुअघि सर्भरले यो खेलको गोप्य बीउ तय गरेर त्यसको यो छाप देखाउँछ। खेल सकिएपछि बीउ खोलिन्छ, ताकि बाँड जाँच्नुहोस् थिचेर हरेक बाँड निष्पक्ष थियो भनी जाँच्न सकियोस्।",
+  "table.menuAlert": "पालोको सङ्केत",
+  "table.menuLog": "बाजीको विवरण",
+  "seat.hostTag": "आयोजक",
+  "seat.hostTitle": "कोठाको आयोजक",
+  "away.summary": "तपाईं नहुँदा: {moves}",
+  "away.logLine": "तपाईं नहुँदा: {count} चाल।",
 };
 
 /**

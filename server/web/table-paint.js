@@ -23,18 +23,17 @@ const labelled = (cls, id, key) => label(el("button", cls, undefined, { type: "b
 export function buildTable(root) {
   root.replaceChildren();
   const p = { root };
+  // One compact line above the seats: the round and the limit, How to play and the table's menu.
+  // The rest (the throws, the direction, the deal commitment, the turn alert, the log) is in
+  // the menu, each with a sentence saying what it is (a phone cannot hover a tooltip).
   const header = el("div", "table-head");
-  p.roundInfo = el("span", "round-info");
-  // Which way play goes round the table (the seats are drawn in that order).
-  p.direction = el("span", "play-direction", undefined, { id: "play-direction" });
-  // The server's commitment to the match's secret seed, shown from the first deal: after the
-  // match the seed is revealed and the page checks every deal against it (fair.js).
-  p.commitment = el("span", "commitment", undefined, { id: "commitment", tabIndex: 0, hidden: true });
-  // The turn alert: a tone and a vibration when this seat's turn comes (alert.js).
-  p.alertButton = el("button", "link turn-alert", undefined, { type: "button", id: "turn-alert" });
-  p.rulesButton = labelled("link", "open-rules", "rules.open");
-  header.append(p.roundInfo, p.direction, p.commitment, p.alertButton, p.rulesButton);
-
+  p.roundInfo = el("span", "round-info", undefined, { id: "round-info" });
+  p.rulesButton = label(labelled("rules-mark", "open-rules", "table.rulesMark"), "rules.open", "aria-label");
+  p.menuButton = labelled("menu-open", "table-menu-open", "table.menu");
+  p.menuButton.setAttribute("aria-haspopup", "dialog");
+  p.menuButton.setAttribute("aria-controls", "table-menu");
+  header.append(p.roundInfo, p.rulesButton, p.menuButton);
+  buildMenu(p);
   p.seats = el("div", "seats", undefined, { id: "seats" });
   const middle = el("div", "middle");
   const stockBox = el("div", "stock-box");
@@ -47,7 +46,7 @@ export function buildTable(root) {
   middle.append(stockBox, p.pile);
   p.prompt = el("p", "prompt", undefined, { id: "prompt" });
   p.prompt.setAttribute("aria-live", "polite");
-  p.log = label(el("ol", "log", undefined, { id: "log" }), "table.log", "aria-label");
+  p.log = label(el("ol", "log", undefined, { id: "log", tabIndex: 0 }), "table.log", "aria-label");
 
   p.mine = el("div", "mine");
   p.status = el("p", "status", undefined, { id: "status" });
@@ -69,9 +68,65 @@ export function buildTable(root) {
   p.removedList = label(el("ul", "table-removed", undefined, { id: "table-removed", hidden: true }), "lobby.removedList", "aria-label");
   // Who watches: everyone sees it; the host may remove a watcher or turn watching off.
   p.watchers = el("div", "watchers table-watchers", undefined, { id: "table-watchers" });
-  root.append(header, p.seats, middle, p.prompt, p.mine, p.log, p.removedList, p.watchers);
+  root.append(header, p.seats, middle, p.prompt, p.mine, p.log, p.removedList, p.watchers, p.menu);
   paintAlert(p);
   return p;
+}
+
+/** A titled part of the table's menu: its heading, what it shows and a sentence saying what it is. */
+function menuItem(key, shown, note) {
+  const item = el("section", "menu-item");
+  item.append(label(el("h3", ""), key), shown);
+  if (note) item.append(note);
+  return item;
+}
+
+/**
+ * The table's menu, a dialog: the throws this round, which way play goes, the deal commitment
+ * and the turn alert, each explained; How to play and the round's log; Close at its foot.
+ */
+function buildMenu(p) {
+  p.menu = el("dialog", "table-menu", undefined, { id: "table-menu" });
+  p.menu.setAttribute("aria-labelledby", "table-menu-title");
+  const body = el("div", "table-menu-body");
+  body.append(label(el("h2", "", undefined, { id: "table-menu-title" }), "table.menuTitle"));
+  p.throwCount = el("p", "menu-value", undefined, { id: "throw-count" });
+  p.throwNote = el("p", "note", undefined, { id: "throw-note" });
+  // Which way play goes round the table (the seats are drawn in that order).
+  p.direction = el("p", "menu-value play-direction", undefined, { id: "play-direction" });
+  p.directionNote = el("p", "note");
+  // The server's commitment to the match's secret seed, shown from the first deal: after the
+  // match the seed is revealed and the page checks every deal against it (fair.js).
+  p.commitment = el("p", "menu-value commitment", undefined, { id: "commitment", tabIndex: 0, hidden: true });
+  p.commitmentNote = el("p", "note");
+  p.commitmentItem = menuItem("table.menuCommitment", p.commitment, p.commitmentNote);
+  // The turn alert: a tone and a vibration when this seat's turn comes (alert.js).
+  p.alertButton = el("button", "turn-alert", undefined, { type: "button", id: "turn-alert" });
+  p.alertNote = label(el("p", "note"), "alert.title");
+  const more = el("div", "menu-more");
+  p.menuRules = labelled("", "table-menu-rules", "rules.open");
+  p.menuLog = labelled("", "table-menu-log", "table.menuLog");
+  more.append(p.menuRules, p.menuLog);
+  body.append(
+    menuItem("table.menuThrows", p.throwCount, p.throwNote),
+    menuItem("table.menuDirection", p.direction, p.directionNote),
+    p.commitmentItem,
+    menuItem("table.menuAlert", p.alertButton, p.alertNote),
+    more,
+  );
+  const foot = el("div", "dialog-actions");
+  p.menuClose = labelled("primary", "table-menu-close", "dialog.close");
+  foot.append(p.menuClose);
+  p.menu.append(body, foot);
+}
+
+/** The host's tag: a crown, and the word for a screen reader (and on hover). */
+export function hostTag() {
+  const tag = el("span", "host-tag", undefined, { title: t("seat.hostTitle") });
+  const crown = el("span", "", "\u265b");
+  crown.setAttribute("aria-hidden", "true");
+  tag.append(crown, el("span", "sr-only", t("seat.hostTag")));
+  return tag;
 }
 
 /** The turn alert's button: on or off. */
@@ -87,12 +142,14 @@ export function paintCommitment(p, room) {
   const value = room && room.fairness ? room.fairness.commitment : null;
   const { commitment } = p;
   commitment.hidden = !value;
+  p.commitmentItem.hidden = !value;
   if (!value) return;
   commitment.dataset.commitment = value;
   const hex = el("span", "", `${value.slice(0, 4)}\u2026${value.slice(-4)}`, { translate: false });
   commitment.replaceChildren(...tNodes("table.commitment", { hex }));
   commitment.title = t("table.commitmentTitle", { hex: value });
   commitment.setAttribute("aria-label", commitment.title);
+  p.commitmentNote.textContent = t("table.menuCommitmentNote");
 }
 
 /**
@@ -239,6 +296,7 @@ function paintActions(p, state) {
   const limit = el("span", "limit", limitText(s));
   const mineTotal = el("span", "limit", t("seat.total", { total: totalText(view.totals[view.seat], s) }));
   status.replaceChildren(holding, limit, mineTotal);
+  if (state.room && view.seat !== null && state.room.host === view.seat) status.append(hostTag());
   if (marked.length > 0) {
     const kind = classify(marked, s);
     status.append(el("span", `marked-note${kind ? "" : " bad"}`,
@@ -278,25 +336,36 @@ function paintPrompt(p, state) {
   const round = s.rounds === "until_one_remains"
     ? t("table.round", { round: view.round })
     : t("table.roundOf", { round: view.round, rounds: s.rounds.fixed });
-  const throws = t("table.throws", { throws: view.throws, cap: view.throw_cap });
-  p.roundInfo.textContent = [round, limitText(s), throws].join(" \u00b7 ");
+  p.roundInfo.textContent = [round, limitText(s)].join(" \u00b7 ");
+  p.throwCount.textContent = t("table.throws", { throws: view.throws, cap: view.throw_cap });
+  p.throwNote.textContent = t("table.menuThrowsNote", { cap: view.throw_cap });
   const direction = s.direction || "clockwise";
   p.direction.textContent = t(`table.direction.${direction}`);
   p.direction.title = t(`rules.turn.direction.${direction}`);
+  p.directionNote.textContent = p.direction.title;
 }
 
-/** The last lines of the round: its events, a stand-in's naming the bot, and the notices in place. */
+/**
+ * The whole round's log: its events, a stand-in's naming the bot, the notices and what this page
+ * summarised after a wake (`p.awayNotes`), each in its place. It scrolls; the newest line shows
+ * unless the player scrolled up to read back, and then it stays where they are.
+ */
 function paintLog(p, state) {
   const { view, names } = state;
-  p.log.replaceChildren();
+  const log = p.log;
+  const atBottom = log.childElementCount === 0 || log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+  const keep = log.scrollTop;
+  log.replaceChildren();
   const marks = new Set(view.standIn || []);
-  const notes = view.notes || [];
+  const notes = [
+    ...(view.notes || []).map((n) => ({ at: n.at, text: noticeText(n.notice, view.seat) })),
+    ...(p.awayNotes || []).filter((n) => n.round === view.round).map((n) => ({ at: n.at, text: n.text })),
+  ].sort((a, b) => a.at - b.at);
   const lines = [];
   let next = 0;
   const notesUpTo = (at) => {
     for (; next < notes.length && notes[next].at <= at; next += 1) {
-      const text = noticeText(notes[next].notice, view.seat);
-      if (text) lines.push({ text, cls: "log-notice" });
+      if (notes[next].text) lines.push({ text: notes[next].text, cls: "log-notice" });
     }
   };
   view.log.forEach((e, i) => {
@@ -305,7 +374,8 @@ function paintLog(p, state) {
     if (text) lines.push({ text, cls: marks.has(i) ? "log-stand-in" : "" });
   });
   notesUpTo(Infinity);
-  for (const line of lines.slice(-6)) p.log.append(el("li", line.cls, line.text));
+  for (const line of lines) log.append(el("li", line.cls, line.text));
+  log.scrollTop = atBottom ? log.scrollHeight : keep;
 }
 
 /** The host's list of the people removed, each with Let back (`data-removed`: its place). */

@@ -7,6 +7,7 @@ import { el, totalText } from "./dom.js";
 import { label, t } from "./i18n.js";
 import { lastTurns } from "./log.js";
 import { roundOver } from "./table-state.js";
+import { hostTag } from "./table-paint.js";
 
 /**
  * Marks a person's seat as opening the host's menu (by click, Enter, Space or Down).
@@ -64,16 +65,21 @@ function seatBox(state, s, lastTurn) {
   const dot = el("span", `conn ${info && !info.connected ? "off" : "on"}`);
   dot.title = t(info && !info.connected ? "seat.away" : "seat.here");
   name.append(dot, el("span", "", state.seatName(s)));
+  if (room && room.host === s) name.append(hostTag());
   if (s === view.dealer) name.append(el("span", "dealer", t("seat.dealerMark"), { title: t("seat.dealer") }));
+  // Its cards and its Total on one line; then the latest turn (or "playing…", over which the
+  // turn's clock shows), only when there is one: the box is as tall as what it says.
   const count = el("div", "seat-count");
   const backs = el("span", "backs");
+  backs.setAttribute("aria-hidden", "true");
   for (let i = 0; i < Math.min(view.card_counts[s], 7); i += 1) backs.append(el("i"));
-  count.append(backs, el("span", "count", t("seat.cards", { count: view.card_counts[s] })));
-  const score = el("div", "seat-total", t("seat.total", { total: totalText(view.totals[s], view.settings) }));
-  box.append(name, seatMeta(box, info, view.settings), count, score);
-  if (lastTurn) box.append(el("div", "seat-last", lastTurn));
-  if (playing) box.append(el("div", "seat-turn", t("seat.playing")));
-  if (view.eliminated[s]) box.append(el("div", "seat-turn", t("seat.out")));
+  const score = el("span", "seat-total", t("seat.total", { total: totalText(view.totals[s], view.settings) }));
+  count.append(backs, el("span", "count", t("seat.cards", { count: view.card_counts[s] })), score);
+  box.append(name, seatMeta(box, info, view.settings), count);
+  const last = view.eliminated[s] ? el("div", "seat-turn", t("seat.out"))
+    : playing ? el("div", "seat-turn", t("seat.playing"))
+      : lastTurn ? el("div", "seat-last", lastTurn, { title: lastTurn }) : null;
+  if (last) box.append(last);
   if (state.hostMay(info)) menuTrigger(box, state.seatName(s), Boolean(state.menu && state.menu.seat === s), name);
   return box;
 }
@@ -99,6 +105,7 @@ export function paintSeats(parts, state, clock) {
   const n = view.card_counts.length;
   const order = view.play_order && view.play_order.length === n ? view.play_order : [...Array(n).keys()];
   const at = view.seat === null ? -1 : order.indexOf(view.seat);
+  seats.style.setProperty("--others", String(Math.max(1, n - (view.seat === null ? 0 : 1))));
   for (let k = 1; k <= n; k += 1) {
     const s = order[(at + k) % n];
     if (s !== view.seat) seats.append(seatBox(state, s, turns[s]));

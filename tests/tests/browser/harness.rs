@@ -905,6 +905,27 @@ pub(crate) async fn check_and_close(pages: Vec<Browser>) {
     }
 }
 
+/// Opens the table's menu (the throws, the direction, the deal commitment and the turn alert,
+/// each explained) and waits for it.
+pub(crate) async fn open_table_menu(b: &Browser) {
+    b.click("#table-menu-open").await;
+    b.until(
+        "the table's menu",
+        "return document.querySelector('#table-menu').open;",
+    )
+    .await;
+}
+
+/// Closes the table's menu with its Close button.
+pub(crate) async fn close_table_menu(b: &Browser) {
+    b.click("#table-menu-close").await;
+    b.until(
+        "the table's menu to close",
+        "return !document.querySelector('#table-menu').open;",
+    )
+    .await;
+}
+
 /// The standard table with jokers (so that a hand of five can be worth as little as the fixed
 /// decks need), over `rounds` rounds.
 pub(crate) fn standard(rounds: u32) -> Settings {

@@ -63,18 +63,26 @@
 //!   may be taken; long names cut with an ellipsis, whole on hover and focus; a reload keeps the
 //!   hand's order and marks; joining first on the home page; controls of 44 px and text of 4.5:1;
 //!   one way to watch a full room, no stale notice, the chart's minus sign (`polish.rs`).
-//! - An invite that works across the room (`invite.rs`, issue 30): a host who opened the game at
+//! - An invite that works across the room (`invite.rs`): a host who opened the game at
 //!   `127.0.0.1` on a phone shares a link to the host's Wi-Fi address (127.0.0.2 stands for it),
 //!   which a friend's laptop opens, sits and plays a turn from; `--public-url` makes the link the
 //!   public one; the QR code loads at 360×640 and 1280×800 and says the link; Share only where
 //!   the browser has a share sheet (sending the link), Copy says "Copied".
 //!
-//! - The table in a player's hand (issue 30): the hand keeps its order (`hand_order.rs`: sorted
+//! - The hand keeps its order (`hand_order.rs`: sorted
 //!   mode across draws and reloads, jokers last, a card dragged into place stays there); the end
 //!   of a match (`ledger.rs`: the heading names the winner or those who share first place, the
 //!   room's ledger in the dialog and the lobby, the heading in view after Verify, the replay's
 //!   controls clear of the stock and the pile), the settings' Difficulty and a hand emptied at
 //!   the show.
+//!
+//! - The table in a player's hand (`layout.rs`): at 360×640, 375×667, 390×844,
+//!   412×915, 740×360, 1280×800 and 1920×1080 every control of a turn (the hand, the stock, the
+//!   pile, Call, Sort hand, Throw, the round's line, the table's menu, the seats) is inside the
+//!   window and none covers another, a notice included; the table's menu explains what it holds
+//!   and Next round shows on a small phone; the whole round's log scrolls; a page woken from sleep
+//!   or come back after its socket dropped summarises the moves it missed and flies at most one
+//!   card at a time; the seats say which one is the host, in English and Nepali.
 //!
 //! Every test also fails on any error in the browser's console (the restart test passes over
 //! only Chromium's own lines for the page's WebSocket attempts refused while the server is
@@ -89,6 +97,8 @@ mod hand_order;
 mod harness;
 mod invite;
 mod ledger;
+//!
+mod layout;
 mod nepali;
 mod play;
 mod polish;

@@ -347,7 +347,8 @@ async fn your_turn_shows_in_the_title_and_by_an_optional_alert(size: (u32, u32),
     )
     .await;
 
-    // The alert on: the next turn sounds and vibrates.
+    // The alert on (from the table's menu): the next turn sounds and vibrates.
+    open_table_menu(&b).await;
     b.click("#turn-alert").await;
     let on = b
         .eval(
@@ -355,6 +356,7 @@ async fn your_turn_shows_in_the_title_and_by_an_optional_alert(size: (u32, u32),
         )
         .await;
     assert_eq!(on, json!(["true", "on"]));
+    close_table_menu(&b).await;
     b.wait_until("the next turn", |s| s.my_turn && s.may_draw)
         .await;
     b.until(

@@ -379,6 +379,8 @@ async fn a_counter_clockwise_table_shows_its_direction_and_plays_that_way() {
         s.screen == "table" && s.my_turn && s.may_draw
     })
     .await;
+    // The direction is in the table's menu, said in a sentence there too.
+    open_table_menu(&b).await;
     assert_eq!(
         b.text("#play-direction").await,
         "\u{21ba} Counter-clockwise"
@@ -388,6 +390,13 @@ async fn a_counter_clockwise_table_shows_its_direction_and_plays_that_way() {
         title.as_deref(),
         Some("Play goes counter-clockwise: after you, the seat on your right plays.")
     );
+    assert!(
+        b.text("#table-menu")
+            .await
+            .contains(title.as_deref().unwrap()),
+        "the menu explains the direction"
+    );
+    close_table_menu(&b).await;
     assert_eq!(seat_order(&b).await, json!([3, 2, 1]));
     // Seat 1 dealt the first round.
     let dealer = b
@@ -403,8 +412,14 @@ async fn a_counter_clockwise_table_shows_its_direction_and_plays_that_way() {
     let back = b
         .wait_until("Asha's next turn", |s| s.my_turn && s.may_draw)
         .await;
+    // From Asha's throw on (the whole round's log says who dealt first).
+    let from = back
+        .log
+        .find("You threw")
+        .expect("Asha's throw is in the log");
+    let after = &back.log[from..];
     let at = |name: &str| {
-        back.log
+        after
             .find(name)
             .unwrap_or_else(|| panic!("{name} is not in the log: {}", back.log))
     };
