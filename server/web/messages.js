@@ -752,7 +752,7 @@ export const EN = {
   "score.toLobby": "Back to the lobby",
   "score.changeSettings": "Change settings",
   "score.rematchBy": "{names} asked for a rematch.",
-  // ----- The table in a player's hand (issue 30): the table's menu, the host's tag, a wake -----
+  // ----- The table in a player's hand: the table's menu, the host's tag, a wake -----
   "table.rulesMark": "?",
   "table.menu": "\u2630 Table",
   "table.menuTitle": "At this table",
@@ -1501,7 +1501,7 @@ export const NE = {
   "score.toLobby": "कोठामा फर्किनुहोस्",
   "score.changeSettings": "नियम बदल्नुहोस्",
   "score.rematchBy": "{names}ले फेरि खेल्न भन्नुभयो।",
-  // ----- The table in a player's hand (issue 30): the table's menu, the host's tag, a wake -----
+  // ----- The table in a player's hand: the table's menu, the host's tag, a wake -----
   "table.rulesMark": "?",
   "table.menu": "\u2630 टेबल",
   "table.menuTitle": "यो टेबलमा",

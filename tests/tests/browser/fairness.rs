@@ -326,7 +326,7 @@ async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
 
     // Play the round: call when allowed, else draw from the stock and throw the heaviest card.
     play_to_the_score(&b, CALL_AT_ONCE).await;
-    // The match's heading says who won it (issue 30).
+    // The match's heading says who won it.
     let title = b.text("#score-title").await;
     assert!(
         title.contains("win") || title.contains("share first place"),
@@ -743,7 +743,7 @@ async fn a_match_with_a_reload_and_a_second_round_verifies_against_the_pages_own
     b.wait_until("round 2", |s| !s.score_open && s.round == 2)
         .await;
     play_to_the_score(&b, CALL_AT_ONCE).await;
-    // The match's heading says who won it (issue 30).
+    // The match's heading says who won it.
     let title = b.text("#score-title").await;
     assert!(
         title.contains("win") || title.contains("share first place"),

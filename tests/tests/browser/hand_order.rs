@@ -1,4 +1,4 @@
-//! The hand keeps its order (issue 30, item 3), on a phone (360×640) and a laptop (1280×800):
+//! The hand keeps its order, on a phone (360×640) and a laptop (1280×800):
 //! Sort hand turns on sorted mode, in which a drawn card goes where it sorts (jokers last), and
 //! the mode is remembered across a reload; a card dragged sideways within the hand stays where
 //! it was dropped (sorted mode ends), a drawn card then goes to the end, and Shift+Left moves

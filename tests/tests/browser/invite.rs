@@ -1,4 +1,4 @@
-//! An invite that works across the room (issue 30, item 2): a host who opened the game at
+//! An invite that works across the room: a host who opened the game at
 //! `127.0.0.1` shares a link to the host's Wi-Fi address (127.0.0.2 stands for it here: a
 //! forwarder on `127.0.0.2:PORT` to the server, as the Wi-Fi interface would be), which a second
 //! browser opens, sits and plays a turn from; `--public-url` makes the link the public one; the

@@ -1,4 +1,4 @@
-//! The end of a match is a moment (issue 30, items 5 and 6), on a phone (360×640) and a laptop
+//! The end of a match is a moment, on a phone (360×640) and a laptop
 //! (1280×800): the match-over dialog's heading says who won (or who shared first place) before
 //! anything else, and the room's ledger (played, won, points per seat) shows in the dialog and
 //! in the lobby; after Verify the heading is still in view; the replay page's controls never

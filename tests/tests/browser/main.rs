@@ -96,9 +96,8 @@ mod friends;
 mod hand_order;
 mod harness;
 mod invite;
-mod ledger;
-//!
 mod layout;
+mod ledger;
 mod nepali;
 mod play;
 mod polish;

@@ -195,7 +195,7 @@ async fn a_round_in_nepali(size: (u32, u32), label: &str) {
     // The score dialog.
     let title = b.text("#score-title").await;
     if one_round {
-        // The match's heading says who won it (issue 30).
+        // The match's heading says who won it.
         assert!(
             ["विजेता", "जित्नुभयो", "बराबर"]
                 .iter()
