@@ -219,6 +219,53 @@ mod tests {
         assert_eq!(ASSETS[REPLAY].name, "replay.html");
     }
 
+    /// A block left open swallows every rule after it (a merge once left the laptop's
+    /// `@media` block open, and the replay page's rules, written after it, never applied).
+    #[test]
+    fn the_stylesheet_closes_every_block_it_opens() {
+        let css = ASSETS.iter().find(|a| a.name == "style.css").unwrap();
+        let text = std::str::from_utf8(css.body).unwrap();
+        let (mut depth, mut line, mut in_comment, mut quote) = (0i32, 1, false, None);
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (c, in_comment, quote) {
+                ('\n', ..) => line += 1,
+                ('*', true, _) if chars.peek() == Some(&'/') => {
+                    chars.next();
+                    in_comment = false;
+                }
+                (_, true, _) => {}
+                ('/', false, None) if chars.peek() == Some(&'*') => {
+                    chars.next();
+                    in_comment = true;
+                }
+                ('"' | '\'', false, None) => quote = Some(c),
+                ('\\', false, Some(_)) => {
+                    chars.next();
+                }
+                (q, false, Some(open)) if q == open => quote = None,
+                (_, false, Some(_)) => {}
+                ('{', false, None) => depth += 1,
+                ('}', false, None) => {
+                    depth -= 1;
+                    assert!(
+                        depth >= 0,
+                        "style.css closes a block it never opened, line {line}"
+                    );
+                }
+                _ => {}
+            }
+        }
+        assert!(
+            !in_comment && quote.is_none(),
+            "style.css ends inside a comment or a string"
+        );
+        assert_eq!(
+            depth, 0,
+            "style.css leaves {depth} block(s) open at its end"
+        );
+    }
+
     #[test]
     fn content_types_follow_the_extension() {
         for a in ASSETS {
