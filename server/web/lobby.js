@@ -5,7 +5,6 @@
 
 import { $, button, codeSpan, el, seatName } from "./dom.js";
 import { t, tNodes } from "./i18n.js";
-import { notice } from "./page.js";
 import { ledgerBox } from "./score.js";
 import { settingsForm, summary } from "./settings.js";
 import { paintWatchers, wireWatchers } from "./watchers.js";
@@ -18,8 +17,19 @@ import { paintWatchers, wireWatchers } from "./watchers.js";
 let inviteBase = null;
 /** The room whose invite the lobby shows, or null before the first paint. */
 let inviteCode = null;
-/** Puts Copy's own label back after it said "Copied". */
+/** Puts Copy's own label back after it said "Copied", and clears the line under the link. */
 let copiedTimer = 0;
+
+/** Says what Copy did on the line under the invite link, for a few seconds. */
+function copyStatus(text) {
+  const status = $("invite-status");
+  status.textContent = text;
+  clearTimeout(copiedTimer);
+  copiedTimer = setTimeout(() => {
+    status.textContent = "";
+    $("copy").textContent = t("lobby.copy");
+  }, 4500);
+}
 
 /** The room's invite link: the server's base for invites, else this page's origin. */
 function inviteUrl(code) {
@@ -218,12 +228,10 @@ export function setupLobby(onStart, onRules) {
     try {
       await navigator.clipboard.writeText(input.value);
       button.textContent = t("lobby.copiedButton");
-      clearTimeout(copiedTimer);
-      copiedTimer = setTimeout(() => { button.textContent = t("lobby.copy"); }, 2500);
-      notice(t("lobby.copied"));
+      copyStatus(t("lobby.copied"));
     } catch {
       input.select();
-      notice(t("lobby.copySelect"));
+      copyStatus(t("lobby.copySelect"));
     }
   };
   $("copy").addEventListener("click", copy);

@@ -144,6 +144,19 @@ async fn a_friend_opens_the_wifi_link_sits_and_plays() {
     asha.click("#copy").await;
     asha.until_text("#copy", "Copied").await;
     assert_eq!(asha.eval("return window.__copied;").await, json!([link]));
+    // What Copy did is said on the line under the link, where it covers nothing (a floating
+    // notice covered the room's title on a phone).
+    asha.until_text("#invite-status", "Link copied").await;
+    let covered = asha
+        .eval(
+            "const r = (s) => document.querySelector(s).getBoundingClientRect();              const hit = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;              const status = r('#invite-status');              const over = ['#lobby-title', '#invite', '#copy', '#invite-qr'].filter((s) => hit(status, r(s)));              return { toast: document.querySelector('#toast').classList.contains('show'), over, inside: status.top >= 0 && status.bottom <= innerHeight };",
+        )
+        .await;
+    assert_eq!(
+        covered,
+        json!({ "toast": false, "over": [], "inside": true }),
+        "the copy notice covers nothing"
+    );
     asha.screenshot("invite-lobby-phone-360x640").await;
 
     // The friend opens the shared link: the Wi-Fi address, not 127.0.0.1.
