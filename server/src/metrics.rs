@@ -6,32 +6,14 @@
 //! recorder has no upkeep task of its own; [`crate::run`] calls [`Metrics::upkeep`] every
 //! [`UPKEEP_INTERVAL`], so that memory stays flat whether or not anyone scrapes.
 //!
-//! | metric | type | what it counts |
-//! | --- | --- | --- |
-//! | `dhumbal_rooms` | gauge | rooms open (read from the registry when scraped) |
-//! | `dhumbal_connections` | gauge | WebSocket connections open |
-//! | `dhumbal_seated{kind="human"\|"bot"}` | gauge | seats held by people and by bots, over all rooms |
-//! | `dhumbal_messages_in_total` | counter | WebSocket messages received from clients |
-//! | `dhumbal_messages_out_total` | counter | WebSocket messages sent to clients |
-//! | `dhumbal_rejected_messages_total{code}` | counter | client messages answered with an `error`, by its code |
-//! | `dhumbal_slow_clients_dropped_total` | counter | clients disconnected because their queue was full |
-//! | `dhumbal_bot_takeovers_total` | counter | away people's turns handed to a stand-in bot |
-//! | `dhumbal_matches_finished_total` | counter | matches played to the end |
-//! | `dhumbal_action_seconds` | histogram | time a room takes to handle one client message |
-//! | `dhumbal_bot_think_seconds` | histogram | time a bot thinking away from its room (an expert) took to choose |
-//! | `dhumbal_store_append_seconds` | histogram | time from a room's append to its commit ([`crate::store`]) |
-//! | `dhumbal_store_hold_seconds{step}` | histogram | time the SQLite log's writer spent on one step during which no append commits: `commit` (a batch's transaction), `pass` (a step of a pass deleting dead inputs), `restart` (a RESTART checkpoint of the WAL) |
-//! | `dhumbal_store_commits_total` | counter | transactions the store's writer committed (each carries one or more writes) |
-//! | `dhumbal_store_collected_total` | counter | dead inputs (covered by a snapshot, or of a deleted room) the SQLite log's passes deleted |
-//! | `dhumbal_store_wal_frames` | gauge | pages in the SQLite log's WAL at its last checkpoint (a steady climb means it is never restarted) |
-//! | `dhumbal_store_errors_total` | counter | store writes that failed, rooms set aside at load, and damaged database files moved aside |
-//! | `dhumbal_room_restores_total` | counter | rooms restored from the store (at start, and each room claimed) |
-//! | `dhumbal_room_claims_total` | counter | rooms this node claimed from a shared store (Redis) |
-//! | `dhumbal_fenced_appends_total` | counter | appends refused because another node had claimed the room |
-//! | `dhumbal_lease_renewals_total` | counter | leases on held rooms renewed |
-//! | `dhumbal_lease_renewal_failures_total` | counter | lease renewals that failed (Redis away, or the room claimed by another node) |
-//! | `dhumbal_rooms_moved_total` | counter | rooms this node stopped because another node had claimed them (their clients told `room_moved`) |
-//! | `dhumbal_rooms_waiting_for_store` | gauge | rooms waiting for the room log to take writes again (a full disk): their moves refused |
+//! Every series it serves, with its type and what it counts, is in the metrics table of
+//! `docs/operations.md`; `tests::the_operations_doc_lists_every_metric` holds that table equal to
+//! what `/metrics` serves, so there is one list and it cannot drift.
+//!
+//! A histogram value recorded at the very instant a scrape drains the histogram can be lost
+//! (metrics-util's `AtomicBucket::clear_with` reads a block a writer may still push into);
+//! counters and gauges never lose one. A histogram's `_count` is therefore at most a few below
+//! the counter of the same events under frequent scrapes.
 //!
 //! With a node id (`--node-id`, or any server on a shared store), every series carries a
 //! `node` label with it ([`Metrics::for_node`]).
