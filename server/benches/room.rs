@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput};
 use dhumbal_engine::{Action, Phase, Preset, Source};
 use dhumbal_protocol::{ClientMessage, DrawFrom, Hello, PROTOCOL_VERSION, parse_client_message};
-use dhumbal_server::room::core::{Effect, Input, OsEntropy, Said};
+use dhumbal_server::room::core::{Effect, Handled, Input, OsEntropy, Request};
 use dhumbal_server::room::record::{Entry, FORMAT, Setup, encode, hash_secret};
 use dhumbal_server::room::{RoomCore, Timing};
 use rand::rngs::StdRng;
@@ -75,7 +75,7 @@ fn room() -> RoomCore {
             now,
             &mut OsEntropy,
         );
-        assert!(joined, "seat {conn} joined");
+        assert_eq!(joined, Handled::Joined, "seat {conn} joined");
     }
     send(&mut core, 0, &text(&ClientMessage::Start));
     core
@@ -116,7 +116,7 @@ fn send(core: &mut RoomCore, conn: u64, text: &str) -> Vec<Effect> {
     let envelope = parse_client_message(text).expect("a well-formed message");
     let now = tokio::time::Instant::now();
     core.handle(
-        Input::Message(Said {
+        Input::Message(Request {
             conn,
             id: envelope.id,
             message: envelope.message,

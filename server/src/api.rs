@@ -384,11 +384,7 @@ fn open_socket(
     };
     // The socket outlives the HTTP connection: it keeps the TCP connection's places.
     let tcp = tcp.and_then(|Extension(slot)| slot.take());
-    let places = conn::Places {
-        _server: slot,
-        _address: address,
-        _tcp: tcp,
-    };
+    let places = conn::Places::new(slot, address, tcp);
     ws_limits(ws, &app.config).on_upgrade(move |socket| {
         let shutdown = app.shutdown.clone();
         shutdown.track(conn::serve(socket, app, client.ip, path_room, places))

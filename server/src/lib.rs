@@ -33,7 +33,8 @@
 //! - [`shutdown`] — graceful shutdown: the signal every connection and room hears, and the
 //!   tracker [`run`] waits on.
 //! - [`registry`] — room codes to room handles.
-//! - [`store`] — the room log (setup, numbered inputs, snapshots), in SQLite or in memory.
+//! - [`store`] — the room log (setup, numbered inputs, snapshots), in SQLite, in a Redis that
+//!   several nodes share, or in memory.
 //! - [`room`] — a room: its synchronous core (seats, host, lobby, the
 //!   [`Game`](dhumbal_engine::Game), bots, rounds and rematches; permission and rule checks;
 //!   per-seat views), the records of its log, the actor that does its IO, and the pool where

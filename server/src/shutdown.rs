@@ -4,8 +4,9 @@
 //! axum's graceful shutdown waits for HTTP requests, but not for WebSocket connections (an
 //! upgraded connection is no longer the HTTP server's) nor for room tasks. So every connection's
 //! task and every room's task is spawned through [`Shutdown`]: when [`Shutdown::begin`] is
-//! called, each connection tells its client `bye` (`shutting_down`) and closes with 1001, each
-//! room stops, and [`Shutdown::wait`] returns once they all have (or a grace period has passed).
+//! called, each connection tells its client `bye` and closes (`restarting` and 1012 when the
+//! store keeps the rooms for the next start, `shutting_down` and 1001 with `--store memory`),
+//! each room stops, and [`Shutdown::wait`] returns once they all have (or a grace period has passed).
 //!
 //! The order in [`crate::run`]: the signal arrives; readiness turns false
 //! ([`crate::health::Readiness`]) and the server keeps serving for `--drain-delay`; then

@@ -38,7 +38,7 @@ use crate::code::normalize;
 use crate::limits::{AddressSlot, Slot};
 use crate::listener::Held;
 use crate::room::Command;
-use reader::{Ending, Reader};
+use reader::{Reader, ReaderEnd};
 
 /// What a connection's writer task sends on the socket.
 #[derive(Debug)]
@@ -84,15 +84,31 @@ impl ClientTx {
     }
 }
 
-/// A WebSocket's places under the caps, given back when it ends.
+/// A WebSocket's places under the caps, given back when it ends: held, never read (dropping
+/// them frees the places).
 #[derive(Debug)]
 pub struct Places {
     /// Its place under `--max-connections`.
-    pub _server: Slot,
+    #[expect(dead_code, reason = "held until the connection ends")]
+    server: Slot,
     /// Its place in its client address's count.
-    pub _address: AddressSlot,
+    #[expect(dead_code, reason = "held until the connection ends")]
+    address: AddressSlot,
     /// Its TCP connection's places ([`crate::listener`]), when it came through the listener.
-    pub _tcp: Option<Held>,
+    #[expect(dead_code, reason = "held until the connection ends")]
+    tcp: Option<Held>,
+}
+
+impl Places {
+    /// The places a WebSocket holds: under `--max-connections`, in its address's count, and its
+    /// TCP connection's when it came through the listener.
+    pub fn new(server: Slot, address: AddressSlot, tcp: Option<Held>) -> Places {
+        Places {
+            server,
+            address,
+            tcp,
+        }
+    }
 }
 
 /// How long a socket closed on purpose stays open so that the client can read the close frame.
@@ -147,7 +163,7 @@ pub(crate) async fn serve_streams<S, R>(
     reader.farewell(ending);
     let Reader { room, tx, .. } = reader;
     // A room that is stopping for the shutdown need not hear of it.
-    if let (Some(room), false) = (room, ending == Ending::Shutdown) {
+    if let (Some(room), false) = (room, ending == ReaderEnd::Shutdown) {
         room.send(Command::Leave { conn }).await;
     }
     // Once the room has let go of the queue, the writer sends what is left (a close frame, say)
@@ -168,18 +184,21 @@ pub(crate) async fn serve_streams<S, R>(
 /// After a close the server sent on purpose, gives the client time to read the close frame: the
 /// rest of a refused message over the cap is still unread (closing now would reset the
 /// connection under the frame), and a client told `bye` is read on until it answers the close.
-async fn linger<R>(ending: Ending, stream: &mut R)
+async fn linger<R>(ending: ReaderEnd, stream: &mut R)
 where
     R: Stream<Item = Result<Message, axum::Error>> + Unpin,
 {
     match ending {
-        Ending::TooBig | Ending::NotUtf8 => tokio::time::sleep(CLOSE_LINGER).await,
-        Ending::Shutdown | Ending::RateAbuse | Ending::NoHello | Ending::StoreUnavailable => {
+        ReaderEnd::TooBig | ReaderEnd::NotUtf8 => tokio::time::sleep(CLOSE_LINGER).await,
+        ReaderEnd::Shutdown
+        | ReaderEnd::RateAbuse
+        | ReaderEnd::NoHello
+        | ReaderEnd::StoreUnavailable => {
             let _ = tokio::time::timeout(CLOSE_LINGER, async {
                 while let Some(Ok(_)) = stream.next().await {}
             })
             .await;
         }
-        Ending::Gone | Ending::Silent => {}
+        ReaderEnd::Gone | ReaderEnd::Silent => {}
     }
 }

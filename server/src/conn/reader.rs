@@ -22,11 +22,11 @@ use super::{ClientTx, Outgoing, hello};
 use crate::AppState;
 use crate::error::Refusal;
 use crate::limits::{RateLimit, Verdict};
-use crate::room::{Command, RoomHandle, Said};
+use crate::room::{Command, Request, RoomHandle};
 
 /// How a connection's reader ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Ending {
+pub(super) enum ReaderEnd {
     /// The client went, or fell behind, or its seat was taken by another connection.
     Gone,
     /// The client sent a message over the size cap.
@@ -92,7 +92,7 @@ impl Reader {
 
     /// Reads until the client goes, misbehaves, falls silent, never says `hello`, is kicked,
     /// or the server shuts down.
-    pub(super) async fn run<R>(&mut self, stream: &mut R, kick: &CancellationToken) -> Ending
+    pub(super) async fn run<R>(&mut self, stream: &mut R, kick: &CancellationToken) -> ReaderEnd
     where
         R: Stream<Item = Result<Message, axum::Error>> + Unpin,
     {
@@ -122,18 +122,18 @@ impl Reader {
             let frame = tokio::select! {
                 biased;
                 frame = stream.next() => frame,
-                () = &mut stopping => return Ending::Shutdown,
-                () = &mut kicked => return Ending::Gone,
+                () = &mut stopping => return ReaderEnd::Shutdown,
+                () = &mut kicked => return ReaderEnd::Gone,
                 () = &mut quiet, if !silence.is_zero() => {
                     let until = heard + silence;
                     if until <= Instant::now() {
-                        return Ending::Silent;
+                        return ReaderEnd::Silent;
                     }
                     quiet.as_mut().reset(until);
                     continue;
                 }
                 () = &mut no_hello, if self.room.is_none() && !hello_timeout.is_zero() => {
-                    return Ending::NoHello;
+                    return ReaderEnd::NoHello;
                 }
             };
             if !silence.is_zero() {
@@ -147,7 +147,7 @@ impl Reader {
 
     /// One frame (or the end of the stream): counted against the rate, then handled. Returns
     /// how the connection ends, if it does.
-    async fn on_frame(&mut self, frame: Option<Result<Message, axum::Error>>) -> Option<Ending> {
+    async fn on_frame(&mut self, frame: Option<Result<Message, axum::Error>>) -> Option<ReaderEnd> {
         // Every frame but a close counts against the rate: pings too, or a client could make
         // the server answer pongs as fast as it sends pings.
         if let Some(Ok(
@@ -161,11 +161,11 @@ impl Reader {
                     self.refuse(&Refusal::RateLimited, None);
                     return None;
                 }
-                Verdict::Close => return Some(Ending::RateAbuse),
+                Verdict::Close => return Some(ReaderEnd::RateAbuse),
             }
         }
         match frame {
-            None => Some(Ending::Gone),
+            None => Some(ReaderEnd::Gone),
             Some(Ok(Message::Text(text))) => self.on_text(text).await,
             Some(Ok(Message::Binary(_))) => {
                 self.refuse(&Refusal::Binary, None);
@@ -180,7 +180,7 @@ impl Reader {
                         .tx
                         .queue
                         .try_send(Outgoing::Close(CLOSE_TOO_BIG, "message too big"));
-                    Some(Ending::TooBig)
+                    Some(ReaderEnd::TooBig)
                 }
                 ReadError::NotUtf8 => {
                     self.app.metrics.rejected(codes::BAD_MESSAGE);
@@ -188,15 +188,15 @@ impl Reader {
                         .tx
                         .queue
                         .try_send(Outgoing::Close(CLOSE_INVALID_DATA, "text is not UTF-8"));
-                    Some(Ending::NotUtf8)
+                    Some(ReaderEnd::NotUtf8)
                 }
-                ReadError::Other => Some(Ending::Gone),
+                ReadError::Other => Some(ReaderEnd::Gone),
             },
         }
     }
 
     /// A text message: parsed, then `hello` joins a room and anything else goes to it.
-    async fn on_text(&mut self, text: Utf8Bytes) -> Option<Ending> {
+    async fn on_text(&mut self, text: Utf8Bytes) -> Option<ReaderEnd> {
         let envelope = match parse_client_message(text.as_str()) {
             Ok(envelope) => envelope,
             Err(e) => {
@@ -226,7 +226,7 @@ impl Reader {
                     Err(refusal) => {
                         self.refuse(&refusal, id);
                         if matches!(refusal, Refusal::StoreUnavailable) {
-                            return Some(Ending::StoreUnavailable);
+                            return Some(ReaderEnd::StoreUnavailable);
                         }
                     }
                 }
@@ -243,16 +243,16 @@ impl Reader {
             (message, Some(room)) => {
                 let conn = self.conn;
                 if room
-                    .send(Command::Message(Said { conn, id, message }))
+                    .send(Command::Message(Request { conn, id, message }))
                     .await
                 {
                     return None;
                 }
                 // The room has closed (it stops when the server shuts down).
                 Some(if self.app.shutdown.has_begun() {
-                    Ending::Shutdown
+                    ReaderEnd::Shutdown
                 } else {
-                    Ending::Gone
+                    ReaderEnd::Gone
                 })
             }
         }
@@ -266,39 +266,39 @@ impl Reader {
 
     /// Tells the client why the server ends the connection (`bye`, then the close frame), where
     /// the ending calls for it.
-    pub(super) fn farewell(&self, ending: Ending) {
+    pub(super) fn farewell(&self, ending: ReaderEnd) {
         let (reason, sentence, code, close) = match ending {
-            Ending::Shutdown if self.app.rooms.store().is_durable() => (
+            ReaderEnd::Shutdown if self.app.rooms.store().is_durable() => (
                 codes::RESTARTING,
                 "the server is restarting; you will be back in your seat in a moment",
                 CLOSE_SERVICE_RESTART,
                 "server restarting",
             ),
-            Ending::Shutdown => (
+            ReaderEnd::Shutdown => (
                 codes::SHUTTING_DOWN,
                 "the server is shutting down; reconnect with your seat token in a moment",
                 CLOSE_GOING_AWAY,
                 "server shutting down",
             ),
-            Ending::RateAbuse => (
+            ReaderEnd::RateAbuse => (
                 codes::RATE_LIMITED,
                 "too many messages too fast, for too long",
                 CLOSE_POLICY_VIOLATION,
                 "rate limit exceeded",
             ),
-            Ending::StoreUnavailable => (
+            ReaderEnd::StoreUnavailable => (
                 codes::STORE_UNAVAILABLE,
                 "the server cannot reach the store that keeps the rooms just now; coming back in a moment",
                 CLOSE_TRY_AGAIN_LATER,
                 "store unavailable",
             ),
-            Ending::NoHello => (
+            ReaderEnd::NoHello => (
                 codes::HELLO_TIMEOUT,
                 "say hello first, within a few seconds of connecting",
                 CLOSE_NO_HELLO,
                 "no hello",
             ),
-            Ending::Silent => {
+            ReaderEnd::Silent => {
                 debug!(
                     conn = self.conn,
                     "closing a connection that answers no pings"
@@ -306,10 +306,10 @@ impl Reader {
                 self.tx.close(CLOSE_NO_PONG, "no answer to pings");
                 return;
             }
-            Ending::Gone | Ending::TooBig | Ending::NotUtf8 => return,
+            ReaderEnd::Gone | ReaderEnd::TooBig | ReaderEnd::NotUtf8 => return,
         };
         debug!(conn = self.conn, reason, "saying goodbye");
-        if matches!(ending, Ending::RateAbuse | Ending::NoHello) {
+        if matches!(ending, ReaderEnd::RateAbuse | ReaderEnd::NoHello) {
             self.app.metrics.rejected(reason);
         }
         self.tx.send_message(&ServerMessage::bye(reason, sentence));

@@ -27,7 +27,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
-use super::core::{ConnId, Effect, Ending, Input, OsEntropy, RoomCore, Thought};
+use super::core::{Closing, ConnId, Effect, Handled, Input, OsEntropy, RoomCore, Thought};
 use super::record::{Entry, FORMAT, encode};
 use super::think::Thinkers;
 use super::{Command, RoomLog};
@@ -67,7 +67,7 @@ pub(super) enum Stopped {
     /// The server is shutting down: the room's log stays, to be restored.
     Shutdown,
     /// The room closed for good; its log is deleted.
-    Ended(Ending),
+    Ended(Closing),
     /// The room's log could not be written; the room stopped as its log has it.
     LogFailed,
     /// Another node claimed the room (a shared store): it stopped here, its log stays, and its
@@ -213,7 +213,7 @@ impl Actor {
                     },
                     Instant::now(),
                     entropy,
-                );
+                ) == Handled::Joined;
                 if !self.flush(entropy).await {
                     let _ = reply.send(false);
                     return;
@@ -223,10 +223,10 @@ impl Actor {
                 }
                 let _ = reply.send(joined);
             }
-            Command::Message(said) => {
-                self.asking = Some((said.conn, said.id.clone()));
+            Command::Message(request) => {
+                self.asking = Some((request.conn, request.id.clone()));
                 self.core
-                    .handle(Input::Message(said), Instant::now(), entropy);
+                    .handle(Input::Message(request), Instant::now(), entropy);
             }
             Command::Leave { conn } => {
                 // The connection's writer sends what is still queued for it (a `bye`, a close

@@ -28,7 +28,7 @@ use futures_util::future::Either;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-pub use self::core::{ConnId, RoomCore, Said, Timing};
+pub use self::core::{ConnId, Request, RoomCore, Timing};
 use self::record::Setup;
 use crate::conn::ClientTx;
 use crate::metrics::Metrics;
@@ -62,7 +62,7 @@ pub enum Command {
         reply: oneshot::Sender<bool>,
     },
     /// A message from a joined connection (its shape already checked).
-    Message(Said),
+    Message(Request),
     /// A connection has gone.
     Leave {
         /// The connection.

@@ -206,7 +206,7 @@ async fn two_people_playing(
     assert!(joined);
     let (joined, mut bina) = join(&room, 2, "Bina").await;
     assert!(joined);
-    room.send(Command::Message(Said {
+    room.send(Command::Message(Request {
         conn: 1,
         id: None,
         message: ClientMessage::Start,
@@ -358,7 +358,7 @@ fn from_the_stock() -> ClientMessage {
 
 /// Sends `message` for Asha (conn 1) and lets the room handle it.
 async fn asha_says(room: &RoomHandle, message: ClientMessage) {
-    room.send(Command::Message(Said {
+    room.send(Command::Message(Request {
         conn: 1,
         id: None,
         message,

@@ -397,7 +397,7 @@ impl Future for Pending {
     }
 }
 
-/// The room log, in SQLite or in memory. Cheap to clone; every clone is the same store.
+/// The room log, in SQLite, in Redis or in memory. Cheap to clone; every clone is the same store.
 #[derive(Clone)]
 pub struct Store {
     /// The store behind the API, shared by the clones. The SQLite writer thread ends once the

@@ -269,7 +269,7 @@ impl RoomCore {
             });
         }
         self.clients.clear();
-        self.ending = Some(Ending::LobbyExpired);
+        self.ending = Some(Closing::LobbyExpired);
     }
 
     pub(super) fn remove_client(&mut self, conn: ConnId) {

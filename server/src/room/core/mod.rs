@@ -7,9 +7,10 @@
 //!
 //! Every durable change goes through one function, `RoomCore::apply`, live and in a replay alike: the live
 //! path validates, draws what is random, and commits a record (apply it, keep it for the log);
-//! [`RoomCore::restore`] applies the logged records, with no randomness, clock or bot. Bots play
-//! in the core; their choices are logged as [`Record::Acted`] like anyone's, so a replay never
-//! runs a bot.
+//! [`RoomCore::restore`] applies the logged records, with no clock and no bot's decision. Bots
+//! play in the core; their choices are logged as [`Record::Acted`] like anyone's, so a replay
+//! never runs a bot. (A bot a record seats still gets a fresh seed of its own, from
+//! `rand::random`, for the moves it will choose later; nothing replayed depends on it.)
 //!
 //! The room checks permission (a seat, the host, the stage) and then the rules (the engine),
 //! and answers a refusal with an `error` to that client only, changing nothing.
@@ -95,9 +96,18 @@ pub enum Effect {
     Think(Box<ThinkJob>),
 }
 
+/// What [`RoomCore::handle`] did with an input, for the caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handled {
+    /// A join, and the connection is in the room now (seated or watching): the caller keeps it.
+    Joined,
+    /// Anything else: the input was taken or refused (a refused join included).
+    Taken,
+}
+
 /// Why a room is closing for good (its log is deleted).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ending {
+pub enum Closing {
     /// Nobody was connected for `--idle-room-ttl`.
     Idle,
     /// The match never started within `--lobby-ttl`.
@@ -164,7 +174,7 @@ pub enum Input {
         address: IpAddr,
     },
     /// A message from a joined connection (its shape already checked).
-    Message(Said),
+    Message(Request),
     /// A connection has gone (it closed, or fell behind and was dropped).
     Leave {
         /// The connection.
@@ -177,7 +187,7 @@ pub enum Input {
 
 /// A message a joined connection sent, as the room takes it.
 #[derive(Debug)]
-pub struct Said {
+pub struct Request {
     /// The connection.
     pub conn: ConnId,
     /// The message's `id`, echoed by an error.
@@ -382,7 +392,7 @@ pub struct RoomCore {
     /// change's `state` has gone out.
     while_away: Vec<(ConnId, WhileAway)>,
     /// Why the room is closing for good, once it is.
-    ending: Option<Ending>,
+    ending: Option<Closing>,
     /// The server's metrics.
     metrics: Arc<Metrics>,
     /// The seats held by people and by bots as last added to the metrics.
@@ -443,8 +453,8 @@ impl RoomCore {
     }
 
     /// The room its log describes: the setup, the latest snapshot, then every entry's records
-    /// in order. No randomness, clock or bot is used; nobody is connected, and the timers start
-    /// afresh from `now`. Fails, naming the entry, when a record does not apply.
+    /// in order. No clock is read and no bot decides (the bots seated get fresh seeds for their
+    /// later moves); nobody is connected, and the timers start afresh from `now`. Fails, naming the entry, when a record does not apply.
     pub fn restore(
         setup: &Setup,
         snapshot: Option<Snapshot>,
@@ -494,7 +504,7 @@ impl RoomCore {
     }
 
     /// Why the room is closing for good, once it is.
-    pub fn ending(&self) -> Option<Ending> {
+    pub fn ending(&self) -> Option<Closing> {
         self.ending
     }
 
@@ -544,12 +554,16 @@ impl RoomCore {
         .min()
     }
 
-    /// Handles one input, at `now`. For a join, returns whether the connection joined.
-    pub fn handle(&mut self, input: Input, now: Instant, entropy: &mut dyn Entropy) -> bool {
+    /// Handles one input, at `now`: whether it seated (or let watch) a joining connection.
+    pub fn handle(&mut self, input: Input, now: Instant, entropy: &mut dyn Entropy) -> Handled {
         self.now = self.now.max(now);
         let joined = self.take_input(input, entropy);
         self.go_on_if_agreed(entropy);
-        joined
+        if joined {
+            Handled::Joined
+        } else {
+            Handled::Taken
+        }
     }
 
     /// One input, before the room goes on to what it made due.
@@ -572,7 +586,7 @@ impl RoomCore {
                     false
                 }
             },
-            Input::Message(Said { conn, id, message }) => {
+            Input::Message(Request { conn, id, message }) => {
                 let kind = message.type_name();
                 let started = std::time::Instant::now();
                 let handled = self.on_message(conn, message, entropy);
@@ -603,12 +617,12 @@ impl RoomCore {
             .is_some_and(|since| since + self.timing.idle_ttl <= now)
         {
             info!(room = %self.code, "closing a room nobody has used for a while");
-            self.ending = Some(Ending::Idle);
+            self.ending = Some(Closing::Idle);
             return;
         }
         if self.clients.is_empty() && self.unjoined_due.is_some_and(|due| due <= now) {
             info!(room = %self.code, "closing a room nobody has joined");
-            self.ending = Some(Ending::Idle);
+            self.ending = Some(Closing::Idle);
             return;
         }
         if self.game.is_none() && self.lobby_due <= now {

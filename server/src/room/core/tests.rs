@@ -98,12 +98,12 @@ impl Played {
     }
 
     fn input(&mut self, input: Input) -> (bool, Vec<Effect>) {
-        let joined = self.core.handle(input, self.now, &mut self.entropy);
+        let joined = self.core.handle(input, self.now, &mut self.entropy) == Handled::Joined;
         (joined, self.step())
     }
 
     fn message(&mut self, conn: ConnId, message: ClientMessage) -> Vec<Effect> {
-        self.input(Input::Message(Said {
+        self.input(Input::Message(Request {
             conn,
             id: None,
             message,
@@ -1035,7 +1035,11 @@ fn the_host_turns_watching_off_and_a_restored_room_keeps_it_off() {
         played.now,
         &mut entropy,
     );
-    assert!(!refused, "a restored room keeps watching off");
+    assert_eq!(
+        refused,
+        Handled::Taken,
+        "a restored room keeps watching off"
+    );
     // On again: people may watch.
     played.message(1, ClientMessage::SetWatching { allowed: true });
     assert!(watch(&mut played, 4, "Ek", [10, 0, 0, 4]).0);
