@@ -118,11 +118,7 @@ pub const CLOSE_TRY_AGAIN_LATER: u16 = 1013;
 
 /// Writes a 32-byte seed as 64 lowercase hex digits, the way `match_result` reveals seeds.
 pub fn seed_hex(seed: &[u8; 32]) -> String {
-    use std::fmt::Write;
-    seed.iter().fold(String::with_capacity(64), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    dhumbal_engine::Hex32(*seed).to_string()
 }
 
 #[cfg(test)]

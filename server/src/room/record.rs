@@ -274,12 +274,7 @@ pub struct Entry {
 
 /// The SHA-256 of a secret (a seat token or a host secret), as lowercase hex.
 pub fn hash_secret(secret: &str) -> String {
-    let digest = Sha256::digest(secret.as_bytes());
-    digest.iter().fold(String::with_capacity(64), |mut hex, b| {
-        use std::fmt::Write;
-        let _ = write!(hex, "{b:02x}");
-        hex
-    })
+    Hex32(Sha256::digest(secret.as_bytes()).into()).to_string()
 }
 
 /// A blob of the log as JSON.
