@@ -1,7 +1,19 @@
 //! Seats and the lobby: joining and leaving, taking seats, the host's checks, the settings,
 //! removing people, and the client seeds people bring.
 
-use super::*;
+use std::net::IpAddr;
+
+use dhumbal_engine::{ClientSeed, Hex32, Settings};
+use dhumbal_protocol::{
+    CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, Hello, MessageId, PROTOCOL_VERSION,
+    SeedAnswer, ServerMessage, Stage, Welcome, codes,
+};
+use tracing::info;
+
+use super::{Client, Closing, ConnId, Effect, Entropy, Human, RoomCore, Seat, match_result};
+use crate::error::Refusal;
+use crate::names;
+use crate::room::record::{Record, hash_secret};
 
 impl RoomCore {
     /// The client seeds in force for a deal of the match with this commitment, in seat order:

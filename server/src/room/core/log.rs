@@ -1,6 +1,14 @@
 //! The log: every durable change goes through `apply`, live and in a replay; snapshots.
 
-use super::*;
+use dhumbal_bots::new_bot;
+use dhumbal_engine::{Action, Event, FairDeal, Game, Settings};
+use dhumbal_protocol::{CHAT_KEPT_LINES, ChatLine, Stage};
+
+use super::{ApplyError, BotSeat, Human, Removed, RemovedWatcher, RoomCore, Seat, bot_knowing};
+use crate::error::Refusal;
+use crate::room::record::{
+    FORMAT, LedgerRecord, Record, RemovedRecord, RemovedWatcherRecord, SeatRecord, Snapshot,
+};
 
 impl RoomCore {
     /// Applies a record and keeps it for the log. The live path's only way to change the

@@ -1,6 +1,12 @@
 //! Client messages: permission first (a seat, the host, the stage), then the rules.
 
-use super::*;
+use dhumbal_engine::{Action, Difficulty, Settings};
+use dhumbal_protocol::{ClientMessage, Notice, ServerMessage, Stage, draw_source};
+use tracing::info;
+
+use super::{ConnId, Entropy, RoomCore, Seat, bot_knowing};
+use crate::error::Refusal;
+use crate::room::record::Record;
 
 impl RoomCore {
     /// One message from a joined client: permission first, then the rules.

@@ -32,20 +32,14 @@ use std::time::Duration;
 
 use axum::extract::ws::Utf8Bytes;
 use dhumbal_bots::{Bot, new_bot};
-use dhumbal_engine::{
-    Action, ClientSeed, Difficulty, Event, FairDeal, Game, Hex32, Phase, PublicHistory, RuleError,
-    SeatView, Settings,
-};
+use dhumbal_engine::{ClientSeed, Difficulty, Game, Hex32, Phase, RuleError, Settings};
 use dhumbal_protocol::{
-    CHAT_KEPT_LINES, CLOSE_REMOVED, CLOSE_REPLACED, CLOSE_ROOM_EXPIRED, CLOSE_WATCHING_OFF,
-    ChatLine, ClientMessage, Fairness, Hello, LedgerRow, MatchResult, MessageId, Notice,
-    PROTOCOL_VERSION, RoomState, RoomSummary, SeatInfo, SeatKind, SeedAnswer, ServerMessage, Stage,
-    StateFrames, TurnClock, Watcher, Welcome, WhileAway, check_chat, codes, draw_source, seed_hex,
+    ChatLine, ClientMessage, Hello, MatchResult, MessageId, Stage, WhileAway, seed_hex,
 };
 use rand::TryRngCore;
 use rand::rngs::OsRng;
 use tokio::time::Instant;
-use tracing::{debug, info, warn};
+use tracing::{debug, info};
 
 mod lobby;
 mod log;
@@ -57,13 +51,8 @@ mod watchers;
 
 pub use stand_ins::{ThinkJob, Thought, Ticket};
 
-use super::record::{
-    FORMAT, LedgerRecord, Record, RemovedRecord, RemovedWatcherRecord, SeatRecord, Setup, Snapshot,
-    hash_secret,
-};
-use crate::error::Refusal;
-use crate::metrics::{Metrics, Seated};
-use crate::names;
+use super::record::{LedgerRecord, Record, Setup, Snapshot};
+use crate::metrics::Metrics;
 use crate::store::KeptMatch;
 
 /// A connection's number, unique for the server's lifetime.

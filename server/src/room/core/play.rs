@@ -1,7 +1,14 @@
 //! The match: beginning it, moves, what every change tells everyone, chat, votes between rounds
 //! and after the match, and the kept hand history.
 
-use super::*;
+use dhumbal_engine::{Action, Event, Phase};
+use dhumbal_protocol::{ServerMessage, Stage, StateFrames, check_chat};
+use tracing::{info, warn};
+
+use super::{ApplyError, BotSeat, Effect, Entropy, Human, RoomCore, Seat, match_result};
+use crate::error::Refusal;
+use crate::room::record::Record;
+use crate::store::KeptMatch;
 
 impl RoomCore {
     /// Begins a match (the first, or a rematch): draws its seed, deals, tells everyone.

@@ -1,7 +1,16 @@
 //! Bots and stand-ins: the bot whose turn it is, a person's stand-in when they are away or out of
 //! time, the turn's clock, seats handed back, and the seat metrics.
 
-use super::*;
+use std::time::Duration;
+
+use dhumbal_bots::Bot;
+use dhumbal_engine::{Action, Difficulty, Event, Game, Phase, PublicHistory, SeatView};
+use dhumbal_protocol::{Notice, ServerMessage, Stage, TurnClock};
+use tracing::{debug, info, warn};
+
+use super::{BotSeat, Effect, Entropy, Human, RoomCore, Seat, bot_knowing, millis};
+use crate::metrics::Seated;
+use crate::room::record::Record;
 
 impl RoomCore {
     /// Tells each person who got their seat back what the stand-in did for them.

@@ -1,6 +1,12 @@
 //! Telling clients: one client or all, the room as everyone sees it, and the room's summary.
 
-use super::*;
+use axum::extract::ws::Utf8Bytes;
+use dhumbal_engine::Hex32;
+use dhumbal_protocol::{
+    Fairness, LedgerRow, RoomState, RoomSummary, SeatInfo, SeatKind, ServerMessage, Stage,
+};
+
+use super::{ConnId, Effect, RoomCore, Seat};
 
 impl RoomCore {
     pub(super) fn send_to(&mut self, conn: ConnId, message: &ServerMessage) {
@@ -174,7 +180,14 @@ impl RoomCore {
     /// The room's durable state in a comparable form (for the replay tests): settings, seats,
     /// host, removed people, stage, votes and the game.
     #[cfg(test)]
-    pub(super) fn durable(&self) -> (Snapshot, Stage, Vec<bool>, Option<Game>) {
+    pub(super) fn durable(
+        &self,
+    ) -> (
+        crate::room::record::Snapshot,
+        Stage,
+        Vec<bool>,
+        Option<dhumbal_engine::Game>,
+    ) {
         (
             self.snapshot_now(),
             self.stage(),

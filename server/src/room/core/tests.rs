@@ -1,12 +1,15 @@
 //! The core without a runtime: inputs in, effects and records out, and a replay of the
 //! records that gives the same room.
 
-use super::log::count_match;
-use super::*;
-use crate::room::testing::{TIMING, setup};
-use dhumbal_engine::{Preset, Rounds};
+use dhumbal_engine::{Action, Event, Preset, Rounds};
+use dhumbal_protocol::{CLOSE_REMOVED, CLOSE_WATCHING_OFF, PROTOCOL_VERSION, SeedAnswer, codes};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+
+use super::log::count_match;
+use super::*;
+use crate::room::record::hash_secret;
+use crate::room::testing::{TIMING, setup};
 
 /// Randomness from a seed, for tests that replay.
 struct TestEntropy(StdRng);

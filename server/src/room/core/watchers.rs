@@ -1,7 +1,15 @@
 //! Watchers (spectators): how many a room lets in, their names, the host's power to remove one
 //! or to turn watching off, and the room-wide limit on reactions.
 
-use super::*;
+use std::net::IpAddr;
+
+use dhumbal_protocol::{CLOSE_REMOVED, CLOSE_WATCHING_OFF, ServerMessage, Watcher, codes};
+use tokio::time::Instant;
+use tracing::info;
+
+use super::{ConnId, Effect, RoomCore};
+use crate::error::Refusal;
+use crate::room::record::{Record, hash_secret};
 
 /// Reactions the whole room may show per second, and at most at once.
 const ROOM_REACTIONS: (f64, f64) = (8.0, 16.0);
