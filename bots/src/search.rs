@@ -36,8 +36,7 @@
 use std::time::{Duration, Instant};
 
 use dhumbal_engine::{
-    Card, PenaltyMode, ReshuffleKeeps, Scoring, SeatView, Settings, THROW_CAP, TurnOrder,
-    pickup_choices,
+    Card, Scoring, SeatView, Settings, THROW_CAP, TurnOrder, charges, pickup_choices,
 };
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -407,12 +406,10 @@ impl<'a> Sim<'a> {
             .unwrap_or(seat)
     }
 
-    /// How many cards stay on the pile at a reshuffle: the table's [`ReshuffleKeeps`].
+    /// How many cards stay on the pile at a reshuffle, as the engine keeps them
+    /// ([`dhumbal_engine::ReshuffleKeeps::kept`]).
     fn kept(&self) -> usize {
-        match self.settings.reshuffle_keeps {
-            ReshuffleKeeps::TopCard => 1,
-            ReshuffleKeeps::TopThrow => self.top_throw.len().max(1),
-        }
+        self.settings.reshuffle_keeps.kept(self.top_throw.len())
     }
 
     fn stock_drawable(&self) -> bool {
@@ -581,50 +578,19 @@ impl<'a> Sim<'a> {
     }
 
     /// `seat`'s score for the round that ended so, higher better (Paid, or minus the points
-    /// added at a cumulative table).
+    /// added at a cumulative table, before any score reset), charged by the engine's own
+    /// [`charges`].
     fn score(&self, seat: usize, end: End) -> f64 {
         let s = self.settings;
-        let n = self.hands.len();
         let hand: Vec<u32> = self.hands.iter().map(|h| total(h, s)).collect();
-        let lightest = |skip: Option<usize>| {
-            s.direction
-                .seats_after(self.dealer, n)
-                .filter(|&x| self.active[x] && Some(x) != skip)
-                .min_by_key(|&x| hand[x])
+        let caller = match end {
+            End::Call(caller) => Some(caller),
+            End::Cap => None,
         };
-        let mut took = vec![0u32; n];
-        let (taker, caught) = match end {
-            End::Call(caller) => match lightest(Some(caller)) {
-                Some(best) if hand[best] <= hand[caller] => {
-                    let margin = hand[caller] - hand[best];
-                    let base = match s.double_penalty {
-                        Some(d) if margin > d.margin => d.amount,
-                        _ => s.penalty,
-                    };
-                    took[caller] = match s.penalty_mode {
-                        PenaltyMode::Instead => base,
-                        PenaltyMode::OnTop => hand[caller] + base,
-                    };
-                    (best, Some(caller))
-                }
-                _ => (caller, None),
-            },
-            End::Cap => (lightest(None).unwrap_or(seat), None),
-        };
-        if caught.is_none() || s.scoring == Scoring::Settlement {
-            for x in (0..n).filter(|&x| self.active[x] && x != taker && Some(x) != caught) {
-                took[x] = hand[x];
-            }
-        }
+        let charged = charges(s, &hand, self.dealer, &self.active, caller);
         match s.scoring {
-            Scoring::Settlement => {
-                if seat == taker {
-                    took.iter().map(|&t| f64::from(t)).sum()
-                } else {
-                    -f64::from(took[seat])
-                }
-            }
-            Scoring::Cumulative => -f64::from(took[seat]),
+            Scoring::Settlement => charged.settlement_paid(seat) as f64,
+            Scoring::Cumulative => -f64::from(charged.took[seat]),
         }
     }
 }
