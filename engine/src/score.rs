@@ -4,6 +4,10 @@
 //! At the show the game turns the hands into the rows of the score dialog, a [`RoundResult`]:
 //! Hand (what each seat holds), Took (what each seat is charged), and the change to each Total —
 //! the zero-sum Paid row in settlement scoring, or the points added in cumulative scoring.
+//!
+//! The charges themselves — who takes the round and the Took row ([`charges`]), and what a
+//! caught caller pays ([`caught_charge`]) — are public pure functions of the hand totals, so that
+//! the bots' play-outs and call values charge a round exactly as the show does.
 
 use serde::{Deserialize, Serialize};
 
