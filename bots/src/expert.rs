@@ -31,8 +31,8 @@
 //! arena's decision times and `cargo bench -p dhumbal-bots --bench decide`.
 
 use dhumbal_engine::{
-    Action, Difficulty, Event, PenaltyMode, PublicHistory, Rounds, Scoring, SeatView, Settings,
-    Source, TurnOrder,
+    Action, Difficulty, Event, PublicHistory, Rounds, Scoring, SeatView, Settings, Source,
+    TurnOrder, caught_charge,
 };
 
 use crate::Bot;
@@ -227,18 +227,22 @@ impl ExpertBot {
     }
 }
 
-/// The charge of a caught call with `mine` (before the hand, when the penalty is on top).
-fn caught_charge(settings: &Settings, belief: &Belief, mine: u32, lightest: f64) -> f64 {
+/// The expected charge of a caught call with `mine`, under `belief`: the chance of being caught
+/// times the penalty, the chance of being undercut by more than the double-penalty margin times
+/// what doubling adds, and, when the penalty is on top, the chance of being caught times the
+/// hand — every amount the engine's own [`caught_charge`].
+fn expected_caught_charge(settings: &Settings, belief: &Belief, mine: u32, lightest: f64) -> f64 {
     let caught = 1.0 - lightest;
-    let mut charge = caught * f64::from(settings.penalty);
+    let penalty = caught_charge(settings, 0, 0);
+    let mut charge = caught * f64::from(penalty);
     if let Some(double) = settings.double_penalty {
         let far = belief.chance_undercut_by_more_than(mine, double.margin);
-        charge += far * f64::from(double.amount - settings.penalty);
+        let doubled = caught_charge(settings, 0, double.margin.saturating_add(1));
+        charge += far * (f64::from(doubled) - f64::from(penalty));
     }
-    if settings.penalty_mode == PenaltyMode::OnTop {
-        charge += caught * f64::from(mine);
-    }
-    charge
+    // The hand on top (nothing when the penalty is instead of the hand).
+    let on_top = caught_charge(settings, mine, 0) - penalty;
+    charge + caught * f64::from(on_top)
 }
 
 /// Whether `view` is the match's last round (as far as can be known: a fixed number of rounds).
@@ -254,7 +258,7 @@ fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallVa
     let settings = &view.settings;
     let mine = view.hand_total;
     let lightest = belief.chance_lightest(mine);
-    let caught = caught_charge(settings, belief, mine, lightest);
+    let caught = expected_caught_charge(settings, belief, mine, lightest);
     let seat = me(view);
     let my_total = view.totals.get(seat).copied().unwrap_or(0);
     match settings.scoring {
@@ -294,10 +298,8 @@ fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallVa
             let mut call = -caught;
             if let Some(threshold) = settings.elimination {
                 let threshold = i64::from(threshold);
-                let charged = match settings.penalty_mode {
-                    PenaltyMode::Instead => i64::from(settings.penalty),
-                    PenaltyMode::OnTop => i64::from(settings.penalty + mine),
-                };
+                // A caught call's charge, undoubled.
+                let charged = i64::from(caught_charge(settings, mine, 0));
                 if my_total + charged >= threshold {
                     call -= (1.0 - lightest) * params.elimination_cost;
                 }

@@ -36,8 +36,7 @@
 use std::time::{Duration, Instant};
 
 use dhumbal_engine::{
-    Card, PenaltyMode, ReshuffleKeeps, Scoring, SeatView, Settings, THROW_CAP, TurnOrder,
-    pickup_choices,
+    Card, Scoring, SeatView, Settings, THROW_CAP, TurnOrder, charges, pickup_choices,
 };
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -407,12 +406,10 @@ impl<'a> Sim<'a> {
             .unwrap_or(seat)
     }
 
-    /// How many cards stay on the pile at a reshuffle: the table's [`ReshuffleKeeps`].
+    /// How many cards stay on the pile at a reshuffle, as the engine keeps them
+    /// ([`dhumbal_engine::ReshuffleKeeps::kept`]).
     fn kept(&self) -> usize {
-        match self.settings.reshuffle_keeps {
-            ReshuffleKeeps::TopCard => 1,
-            ReshuffleKeeps::TopThrow => self.top_throw.len().max(1),
-        }
+        self.settings.reshuffle_keeps.kept(self.top_throw.len())
     }
 
     fn stock_drawable(&self) -> bool {
@@ -581,50 +578,19 @@ impl<'a> Sim<'a> {
     }
 
     /// `seat`'s score for the round that ended so, higher better (Paid, or minus the points
-    /// added at a cumulative table).
+    /// added at a cumulative table, before any score reset), charged by the engine's own
+    /// [`charges`].
     fn score(&self, seat: usize, end: End) -> f64 {
         let s = self.settings;
-        let n = self.hands.len();
         let hand: Vec<u32> = self.hands.iter().map(|h| total(h, s)).collect();
-        let lightest = |skip: Option<usize>| {
-            s.direction
-                .seats_after(self.dealer, n)
-                .filter(|&x| self.active[x] && Some(x) != skip)
-                .min_by_key(|&x| hand[x])
+        let caller = match end {
+            End::Call(caller) => Some(caller),
+            End::Cap => None,
         };
-        let mut took = vec![0u32; n];
-        let (taker, caught) = match end {
-            End::Call(caller) => match lightest(Some(caller)) {
-                Some(best) if hand[best] <= hand[caller] => {
-                    let margin = hand[caller] - hand[best];
-                    let base = match s.double_penalty {
-                        Some(d) if margin > d.margin => d.amount,
-                        _ => s.penalty,
-                    };
-                    took[caller] = match s.penalty_mode {
-                        PenaltyMode::Instead => base,
-                        PenaltyMode::OnTop => hand[caller] + base,
-                    };
-                    (best, Some(caller))
-                }
-                _ => (caller, None),
-            },
-            End::Cap => (lightest(None).unwrap_or(seat), None),
-        };
-        if caught.is_none() || s.scoring == Scoring::Settlement {
-            for x in (0..n).filter(|&x| self.active[x] && x != taker && Some(x) != caught) {
-                took[x] = hand[x];
-            }
-        }
+        let charged = charges(s, &hand, self.dealer, &self.active, caller);
         match s.scoring {
-            Scoring::Settlement => {
-                if seat == taker {
-                    took.iter().map(|&t| f64::from(t)).sum()
-                } else {
-                    -f64::from(took[seat])
-                }
-            }
-            Scoring::Cumulative => -f64::from(took[seat]),
+            Scoring::Settlement => charged.settlement_paid(seat) as f64,
+            Scoring::Cumulative => -f64::from(charged.took[seat]),
         }
     }
 }
@@ -712,7 +678,136 @@ mod tests {
     use super::*;
     use crate::Bot;
     use crate::hard::HardBot;
-    use dhumbal_engine::{Game, Phase, Preset, classify, full_deck, parse_cards};
+    use dhumbal_engine::arbitrary::any_settings;
+    use dhumbal_engine::{Action, Ending, Game, Phase, Preset, classify, full_deck, parse_cards};
+    use proptest::prelude::*;
+
+    /// Plays a match of `settings` by random legal actions (`rng`; a legal call is made one time
+    /// in `call_odds`, never when it is 0) for at most `rounds` rounds, and checks at every
+    /// round's end that the play-out's score of it ([`Sim::score`], the Sim built from the view
+    /// of the seat that ended it, as the search builds it, with every hand as shown) equals the
+    /// engine's for every seat: its Paid in settlement scoring, minus the Took row (the points
+    /// it adds before any score reset) in cumulative scoring. Returns how many rounds ended by a
+    /// caught call and by the throw cap.
+    fn sim_scores_equal_the_engines(
+        settings: &Settings,
+        seed: [u8; 32],
+        rng: &mut ChaCha8Rng,
+        call_odds: u32,
+        rounds: u32,
+    ) -> Result<(u32, u32), TestCaseError> {
+        let mut game = Game::new(settings.clone(), seed).unwrap();
+        let (mut caught, mut capped) = (0, 0);
+        for _ in 0..rounds {
+            let mut last = None;
+            while matches!(game.phase(), Phase::Start | Phase::Throw | Phase::Draw) {
+                let seat = game.turn();
+                let mut actions = game.legal_actions(seat);
+                let call = actions.iter().position(|a| *a == Action::Call);
+                if let Some(at) = call {
+                    let action = actions.remove(at);
+                    if call_odds > 0 && rng.random_range(0..call_odds) == 0 {
+                        actions = vec![action];
+                    }
+                }
+                let action = actions[rng.random_range(0..actions.len())].clone();
+                last = Some((game.view(seat), game.public_history().clone()));
+                game.apply(seat, action).unwrap();
+            }
+            let (view, history) = last.expect("a round has a turn");
+            let result = game.results().last().expect("the round was scored").clone();
+            let mut memory = Memory::new();
+            memory.sync(&view, &history);
+            let world = World {
+                hands: result.hands.clone(),
+                stock: Vec::new(),
+                seed: 0,
+            };
+            let call_at = vec![None; result.hands.len()];
+            let sim = Sim::new(&view, &memory, &world, &call_at);
+            for seat in (0..result.hands.len()).filter(|&s| result.active[s]) {
+                let end = match result.ending {
+                    Ending::Call { caller, .. } => End::Call(caller),
+                    Ending::ThrowCap => End::Cap,
+                };
+                let engine = match settings.scoring {
+                    Scoring::Settlement => result.paid[seat] as f64,
+                    Scoring::Cumulative => -f64::from(result.took[seat]),
+                };
+                prop_assert_eq!(
+                    sim.score(seat, end),
+                    engine,
+                    "seat {} of {:?}",
+                    seat,
+                    result
+                );
+            }
+            match result.ending {
+                Ending::Call { caught: true, .. } => caught += 1,
+                Ending::ThrowCap => capped += 1,
+                Ending::Call { .. } => {}
+            }
+            if game.phase() != Phase::RoundOver {
+                break;
+            }
+            game.next_round().unwrap();
+        }
+        Ok((caught, capped))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The play-out simulator scores a round's end as the engine does, on random rounds of
+        /// every preset: right and caught calls (random play calls one legal chance in
+        /// `call_odds`) and the throw cap (when it never calls).
+        #[test]
+        fn the_simulators_scores_equal_the_engines_on_every_preset(
+            seed in any::<[u8; 32]>(),
+            rng_seed in any::<u64>(),
+            call_odds in prop_oneof![Just(0u32), 1u32..6],
+        ) {
+            let mut rng = ChaCha8Rng::seed_from_u64(rng_seed);
+            for preset in Preset::ALL {
+                sim_scores_equal_the_engines(&preset.settings(), seed, &mut rng, call_odds, 3)?;
+            }
+        }
+
+        /// The same at any valid table (every option in every mix).
+        #[test]
+        fn the_simulators_scores_equal_the_engines_at_any_table(
+            settings in any_settings(),
+            seed in any::<[u8; 32]>(),
+            rng_seed in any::<u64>(),
+            call_odds in prop_oneof![Just(0u32), 1u32..6],
+        ) {
+            let mut rng = ChaCha8Rng::seed_from_u64(rng_seed);
+            sim_scores_equal_the_engines(&settings, seed, &mut rng, call_odds, 2)?;
+        }
+    }
+
+    /// Random play reaches every way a round ends (the property above tests them all).
+    #[test]
+    fn random_rounds_reach_caught_calls_and_the_throw_cap() {
+        let (mut caught, mut capped) = (0, 0);
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for i in 0..12u8 {
+            for preset in Preset::ALL {
+                let call_odds = u32::from(i % 3);
+                let (c, t) = sim_scores_equal_the_engines(
+                    &preset.settings(),
+                    [i; 32],
+                    &mut rng,
+                    call_odds,
+                    2,
+                )
+                .unwrap();
+                caught += c;
+                capped += t;
+            }
+        }
+        assert!(caught > 0 && capped > 0, "caught {caught}, capped {capped}");
+    }
 
     #[test]
     fn a_sample_deals_every_unseen_card_once_and_keeps_known_pickups() {

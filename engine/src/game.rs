@@ -15,7 +15,7 @@ use crate::fair::{ClientSeed, FairDeal, Hex32, commitment, deck_seed};
 use crate::group::{classify, group_ends};
 use crate::history::{HISTORY_FORMAT, HandHistory, RoundHistory, Step};
 use crate::score::{RoundResult, Show, Standing, score_round, standings};
-use crate::settings::{PickUp, ReshuffleKeeps, Rounds, SettingsError, THROW_CAP, TurnOrder};
+use crate::settings::{PickUp, Rounds, SettingsError, THROW_CAP, TurnOrder};
 use crate::shuffle::{Seed, shuffle};
 use crate::view::PublicHistory;
 use crate::{SeatView, Settings};
@@ -890,13 +890,10 @@ impl Game {
         self.history.push(record);
     }
 
-    /// How many cards stay on the pile when it is reshuffled ([`ReshuffleKeeps`]): the top card,
+    /// How many cards stay on the pile when it is reshuffled ([`crate::ReshuffleKeeps::kept`]): the top card,
     /// or the whole top throw.
     fn kept_on_reshuffle(&self) -> usize {
-        match self.settings.reshuffle_keeps {
-            ReshuffleKeeps::TopCard => 1,
-            ReshuffleKeeps::TopThrow => self.top_throw.len().max(1),
-        }
+        self.settings.reshuffle_keeps.kept(self.top_throw.len())
     }
 
     /// Shuffles everything under the kept top of the pile into a new stock; returns the cards

@@ -55,7 +55,7 @@ pub use fair::{ClientSeed, FairDeal, Hex32};
 pub use game::{Action, Event, Game, Phase, Source, pickup_choices};
 pub use group::{GroupKind, classify, group_ends};
 pub use history::{HandHistory, RoundHistory, Step, Verification, verify};
-pub use score::{Ending, RoundResult, Standing, standings};
+pub use score::{Charges, Ending, RoundResult, Standing, caught_charge, charges, standings};
 pub use settings::{
     CourtValues, Difficulty, Direction, DoublePenalty, MAX_GUIDE_PLAYERS, PenaltyMode, PickUp,
     Preset, ReshuffleKeeps, Rounds, Scoring, Settings, SettingsError, THROW_CAP, TURN_TIMERS,

@@ -4,6 +4,10 @@
 //! At the show the game turns the hands into the rows of the score dialog, a [`RoundResult`]:
 //! Hand (what each seat holds), Took (what each seat is charged), and the change to each Total —
 //! the zero-sum Paid row in settlement scoring, or the points added in cumulative scoring.
+//!
+//! The charges themselves — who takes the round and the Took row ([`charges`]), and what a
+//! caught caller pays ([`caught_charge`]) — are public pure functions of the hand totals, so that
+//! the bots' play-outs and call values charge a round exactly as the show does.
 
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +82,120 @@ fn lightest(
         .expect("the minimum is held by a candidate")
 }
 
+/// What a caught caller is charged when its hand total is `caller_hand` and the lightest other
+/// hand undercuts (or matches) it by `margin`: the penalty — doubled to
+/// [`crate::DoublePenalty::amount`] when the margin is above the table's double-penalty margin —
+/// instead of the hand, or on top of it ([`PenaltyMode`]).
+pub fn caught_charge(settings: &Settings, caller_hand: u32, margin: u32) -> u32 {
+    let base = match settings.double_penalty {
+        Some(double) if margin > double.margin => double.amount,
+        _ => settings.penalty,
+    };
+    match settings.penalty_mode {
+        PenaltyMode::Instead => base,
+        PenaltyMode::OnTop => caller_hand + base,
+    }
+}
+
+/// What the end of a round charges, before it is added to the totals: see [`charges`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Charges {
+    /// How the round ended.
+    pub ending: Ending,
+    /// The seat that took the round (charged nothing).
+    pub taker: usize,
+    /// The Took row: what each seat is charged (in cumulative scoring, the points it adds before
+    /// any score reset); zero for the taker and for seats out of the match.
+    pub took: Vec<u32>,
+}
+
+impl Charges {
+    /// The change to `seat`'s Total in settlement scoring (the Paid row): the taker collects
+    /// every charge, every other seat pays its own.
+    pub fn settlement_paid(&self, seat: usize) -> i64 {
+        if seat == self.taker {
+            self.took
+                .iter()
+                .enumerate()
+                .filter(|&(s, _)| s != self.taker)
+                .map(|(_, &t)| i64::from(t))
+                .sum()
+        } else {
+            -i64::from(self.took[seat])
+        }
+    }
+}
+
+/// The end of a round scored as the engine scores it, from each seat's hand total (`hand`), the
+/// dealer (ties for the lightest hand go to the first seat after the dealer in the table's
+/// direction), the seats still in the match (`active`) and the seat that called, if any (`None`:
+/// the throw cap). A call is caught when another active hand matches or beats it; the caught
+/// caller is charged [`caught_charge`] and the lightest other hand takes the round. Everyone
+/// else active is charged its hand — except in cumulative scoring, where a caught call charges
+/// the caller alone. This is the one implementation: the game's show uses it, and so do the
+/// bots' play-outs.
+///
+/// # Panics
+/// When no seat is active, or a caller has no active opponent.
+pub fn charges(
+    settings: &Settings,
+    hand: &[u32],
+    dealer: usize,
+    active: &[bool],
+    caller: Option<usize>,
+) -> Charges {
+    let seats = hand.len();
+    let mut took = vec![0u32; seats];
+    let (ending, taker) = match caller {
+        Some(caller) => {
+            let others = |s: usize| active[s] && s != caller;
+            let best_other = lightest(settings, hand, dealer, others);
+            if hand[caller] < hand[best_other] {
+                (
+                    Ending::Call {
+                        caller,
+                        caught: false,
+                    },
+                    caller,
+                )
+            } else {
+                let margin = hand[caller] - hand[best_other];
+                took[caller] = caught_charge(settings, hand[caller], margin);
+                (
+                    Ending::Call {
+                        caller,
+                        caught: true,
+                    },
+                    best_other,
+                )
+            }
+        }
+        None => (
+            Ending::ThrowCap,
+            lightest(settings, hand, dealer, |s| active[s]),
+        ),
+    };
+    // Everyone but the taker (and a caught caller, charged above) is charged the hand — except in
+    // cumulative scoring, where a caught call charges the caller alone.
+    let caught_caller = match ending {
+        Ending::Call {
+            caller,
+            caught: true,
+        } => Some(caller),
+        _ => None,
+    };
+    if caught_caller.is_none() || settings.scoring == Scoring::Settlement {
+        for s in (0..seats).filter(|&s| active[s] && s != taker && Some(s) != caught_caller) {
+            took[s] = hand[s];
+        }
+    }
+    Charges {
+        ending,
+        taker,
+        took,
+    }
+}
+
 /// The input of [`score_round`]: the state of the table at the show.
 pub(crate) struct Show<'a> {
     pub(crate) settings: &'a Settings,
@@ -105,68 +223,16 @@ pub(crate) fn score_round(show: Show<'_>) -> RoundResult {
         .iter()
         .map(|h| hand_total(h, settings.court))
         .collect();
-    let mut took = vec![0u32; seats];
-    let (ending, taker) = match caller {
-        Some(caller) => {
-            let others = |s: usize| active[s] && s != caller;
-            let best_other = lightest(settings, &hand, dealer, others);
-            if hand[caller] < hand[best_other] {
-                (
-                    Ending::Call {
-                        caller,
-                        caught: false,
-                    },
-                    caller,
-                )
-            } else {
-                let margin = hand[caller] - hand[best_other];
-                let base = match settings.double_penalty {
-                    Some(double) if margin > double.margin => double.amount,
-                    _ => settings.penalty,
-                };
-                took[caller] = match settings.penalty_mode {
-                    PenaltyMode::Instead => base,
-                    PenaltyMode::OnTop => hand[caller] + base,
-                };
-                (
-                    Ending::Call {
-                        caller,
-                        caught: true,
-                    },
-                    best_other,
-                )
-            }
-        }
-        None => (
-            Ending::ThrowCap,
-            lightest(settings, &hand, dealer, |s| active[s]),
-        ),
-    };
-    // Everyone but the taker (and a caught caller, charged above) is charged the hand — except in
-    // cumulative scoring, where a caught call charges the caller alone.
-    let caught_caller = match ending {
-        Ending::Call {
-            caller,
-            caught: true,
-        } => Some(caller),
-        _ => None,
-    };
-    if caught_caller.is_none() || settings.scoring == Scoring::Settlement {
-        for s in (0..seats).filter(|&s| active[s] && s != taker && Some(s) != caught_caller) {
-            took[s] = hand[s];
-        }
-    }
+    let charged = charges(settings, &hand, dealer, active, caller);
+    let took = &charged.took;
     let mut total = totals.to_vec();
     let mut paid = vec![0i64; seats];
     let mut reset = vec![false; seats];
     let mut eliminated = Vec::new();
     match settings.scoring {
         Scoring::Settlement => {
-            for s in (0..seats).filter(|&s| s != taker) {
-                paid[s] = -i64::from(took[s]);
-            }
-            paid[taker] = -paid.iter().sum::<i64>();
             for s in 0..seats {
+                paid[s] = charged.settlement_paid(s);
                 total[s] += paid[s];
             }
         }
@@ -190,11 +256,11 @@ pub(crate) fn score_round(show: Show<'_>) -> RoundResult {
     RoundResult {
         round,
         dealer,
-        ending,
-        taker,
+        ending: charged.ending,
+        taker: charged.taker,
         hands: hands.to_vec(),
         hand,
-        took,
+        took: charged.took.clone(),
         paid,
         reset,
         total,

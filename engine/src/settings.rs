@@ -244,6 +244,16 @@ impl ReshuffleKeeps {
             TurnOrder::ThrowThenDraw => ReshuffleKeeps::TopThrow,
         }
     }
+
+    /// How many cards stay on the pile at a reshuffle when the top throw holds `top_throw`
+    /// cards: the top card, or the whole top throw (at least one card either way). The rest of
+    /// the pile, under them, becomes the new stock.
+    pub fn kept(self, top_throw: usize) -> usize {
+        match self {
+            ReshuffleKeeps::TopCard => 1,
+            ReshuffleKeeps::TopThrow => top_throw.max(1),
+        }
+    }
 }
 
 /// Every setting of a table. Build one from a [`Preset`] or field by field; a [`crate::Game`]
