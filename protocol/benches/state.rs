@@ -77,7 +77,7 @@ fn bench(c: &mut Criterion) {
     println!(
         "{} positions x {seats} seats; mean bytes: without_history {}, with_history {}",
         games.len(),
-        mean(&|g, s| ServerMessage::state(g, Some(s), None).to_json().len()),
+        mean(&|g, s| ServerMessage::state(g, Some(s), None, 0).to_json().len()),
         mean(&|g, s| with_history(g, s).len()),
     );
     let mut group = c.benchmark_group("state_message");
@@ -86,7 +86,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             for game in &games {
                 for seat in 0..seats {
-                    black_box(ServerMessage::state(game, Some(seat), None).to_json());
+                    black_box(ServerMessage::state(game, Some(seat), None, 0).to_json());
                 }
             }
         });

@@ -317,11 +317,19 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         client_seed: Option<SeedAnswer>,
     },
+    /// Send the whole view again: this client's view is not the version a `patch` built on (it
+    /// missed one). Answered with `history` and a whole `state`; in the lobby, with nothing.
+    Resync,
+    /// Are you there? Answered at once with `pong` (carrying this message's `id`), before or
+    /// after `hello`. A page sends one every few seconds and when it comes back to the
+    /// foreground, so it can tell a stalled connection from a quiet table. Counted against the
+    /// message rate like any message.
+    Ping,
 }
 
 impl ClientMessage {
     /// Every `type` a client may send.
-    pub const TYPES: [&'static str; 23] = [
+    pub const TYPES: [&'static str; 25] = [
         "hello",
         "take_seat",
         "set_settings",
@@ -345,6 +353,8 @@ impl ClientMessage {
         "set_watching",
         "to_lobby",
         "rematch",
+        "resync",
+        "ping",
     ];
 
     /// This message's `type`.
@@ -373,6 +383,8 @@ impl ClientMessage {
             ClientMessage::SetWatching { .. } => "set_watching",
             ClientMessage::ToLobby => "to_lobby",
             ClientMessage::Rematch { .. } => "rematch",
+            ClientMessage::Resync => "resync",
+            ClientMessage::Ping => "ping",
         }
     }
 }

@@ -22,10 +22,11 @@ pub struct History {
 
 impl History {
     /// Brings the history up to date with one message from the server: `history` replaces it;
-    /// each event of a `state` is added to the log, except `dealt`, which starts a new log (and,
+    /// each event of a `state` or a `patch` is added to the log, except `dealt`, which starts a new log (and,
     /// for round 1, a new match with no results); a `round_ended` also adds its result to the
-    /// results; the events of a `state` a stand-in played are marked in `stand_in`. Other
-    /// messages change nothing.
+    /// results; the events a stand-in played are marked in `stand_in`. Other messages change
+    /// nothing. (A `patch` that does not build on the view a client holds is not followed: see
+    /// [`crate::HeldView`].)
     pub fn follow(&mut self, message: &ServerMessage) {
         match message {
             ServerMessage::History {
@@ -39,7 +40,10 @@ impl History {
             }
             ServerMessage::State {
                 events, stand_in, ..
-            } => {
+            }
+            | ServerMessage::Patch(crate::Patch {
+                events, stand_in, ..
+            }) => {
                 for event in events {
                     self.add(event);
                     if stand_in.is_some() {
@@ -76,6 +80,7 @@ mod tests {
     /// The message the server sends a client after a change that caused `events`.
     fn messages(game: &Game, events: Vec<Event>) -> Vec<ServerMessage> {
         vec![ServerMessage::State {
+            v: 0,
             events,
             stand_in: None,
             clock: None,
@@ -135,7 +140,7 @@ mod tests {
     fn a_state_does_not_carry_the_history() {
         let game = Game::new(Preset::Standard.settings(), [5; 32]).unwrap();
         let json: serde_json::Value =
-            serde_json::from_str(&ServerMessage::state(&game, Some(0), None).to_json()).unwrap();
+            serde_json::from_str(&ServerMessage::state(&game, Some(0), None, 1).to_json()).unwrap();
         let view = json["view"].as_object().unwrap();
         assert!(!view.contains_key("log") && !view.contains_key("results"));
         assert!(view.contains_key("hand") && view.contains_key("totals"));

@@ -23,6 +23,8 @@
 //!   ([`parse_client_message`]), with the shape errors `bad_message` and `unknown_type`.
 //! - [`server`] — what the server sends ([`ServerMessage`]) and the room description
 //!   ([`RoomState`]).
+//! - [`patch`] — the view as a patch: after a change each client gets only the fields of its
+//!   view that changed ([`ViewPatch`]), built for every client at once by [`PatchFrames`].
 //! - [`history`] — the round's log and the match's results as a client keeps them
 //!   ([`History::follow`]), since a `state` does not repeat them.
 //! - [`http`] — the JSON bodies of the HTTP API (`POST /api/rooms`, `GET /api/rooms/{code}`,
@@ -36,6 +38,7 @@ pub mod client;
 pub mod codes;
 pub mod history;
 pub mod http;
+pub mod patch;
 mod schema;
 pub mod server;
 pub mod text;
@@ -49,16 +52,20 @@ pub use history::History;
 pub use http::{
     ApiError, CheckedSettings, CreateRoom, CreatedRoom, InviteBase, Presets, RoomSummary,
 };
+pub use patch::{HeldView, OwnView, PatchFrames, Stale, Told, ViewPatch};
 pub use schema::json_schema;
 pub use server::{
-    Bye, ChatLine, ErrorMessage, Fairness, LedgerRow, MatchResult, Notice, RoomState, SeatInfo,
-    SeatKind, ServerMessage, Stage, StateFrames, TurnClock, Watcher, Welcome, WhileAway,
+    Bye, ChatLine, ErrorMessage, Fairness, LedgerRow, MatchResult, Notice, Patch, RoomState,
+    SeatInfo, SeatKind, ServerMessage, Stage, StateFrames, TurnClock, Watcher, Welcome, WhileAway,
 };
 
 /// The protocol's version. A `hello` carrying another version is refused with
 /// [`codes::UNSUPPORTED_PROTOCOL`]. Version 4: a client seed names the commitment it answers
-/// ([`SeedAnswer`]) and the server acknowledges each one it takes (`client_seed_taken`).
-pub const PROTOCOL_VERSION: u32 = 4;
+/// ([`SeedAnswer`]) and the server acknowledges each one it takes (`client_seed_taken`). Version
+/// 5: after a change each client gets a `patch` of its view with a version number, instead of a
+/// whole `state` ([`patch`]); `resync` asks for the whole view again; `ping` is answered with
+/// `pong`, so a page can tell a stalled connection from a quiet one.
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The WebSocket close code sent to a connection whose seat was taken back by another connection
 /// presenting the same seat token (the newer connection wins).

@@ -20,6 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::client::MessageId;
+use crate::patch::ViewPatch;
 
 /// Everything the server sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -46,10 +47,17 @@ pub enum ServerMessage {
     },
     /// This seat's view of the game (a spectator's view for a spectator) after every change,
     /// with the public events that led to it.
+    ///
+    /// A client gets its whole view in a `state` when it arrives in a started match, after a
+    /// `resync`, and when the server cannot tell what it holds; after every other change it gets
+    /// a `patch` (see [`Patch`]).
     State {
-        /// The public events since this client's last `state`, in order: a deal, a draw, a
-        /// pick-up, a throw, a call, a reshuffle, a show (with every hand face up and the score
-        /// rows), the match's end. Empty in the first `state` after `history`.
+        /// The view's version: the next `patch` carries `v + 1`.
+        #[serde(default)]
+        v: u64,
+        /// The public events since this client's last `state` or `patch`, in order: a deal, a
+        /// draw, a pick-up, a throw, a call, a reshuffle, a show (with every hand face up and the
+        /// score rows), the match's end. Empty in the first `state` after `history`.
         events: Vec<Event>,
         /// The seat of the person for whom a stand-in bot played these events (they were away,
         /// out of time, or handed to a bot), `null` when the seat's own player played them.
@@ -62,6 +70,15 @@ pub enum ServerMessage {
         /// Everything this seat may see and may do now, except the history (the round's log and
         /// the match's results: see `history`).
         view: Box<SeatView>,
+    },
+    /// After a change of the game: the public events that made it, and only what changed in
+    /// this client's view (see [`Patch`]).
+    Patch(Patch),
+    /// The answer to a `ping`, with its `id`.
+    Pong {
+        /// The `ping`'s `id`, if it had one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<MessageId>,
     },
     /// The match is over.
     MatchResult(MatchResult),
@@ -102,6 +119,28 @@ pub enum ServerMessage {
     Error(ErrorMessage),
     /// The server is about to close this socket, and why (the close frame follows).
     Bye(Bye),
+}
+
+/// One change of the game as a client sees it: the events, and the fields of its view that
+/// changed (see [`crate::patch`]). Applied to the view of version `v - 1` it gives the view of
+/// version `v`; a client holding another version ignores it and sends `resync`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Patch {
+    /// The view's version after this patch.
+    pub v: u64,
+    /// The public events that made the change, in order (as in `state`); left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<Event>,
+    /// The seat of the person for whom a stand-in bot played these events; left out when the
+    /// seat's own player played them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stand_in: Option<usize>,
+    /// The turn's clock when the table has a turn timer and a person is to play; left out
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<TurnClock>,
+    /// The fields of the view that changed, each with its whole new value.
+    pub view: ViewPatch,
 }
 
 /// The clock of the turn being played, with a turn timer.
@@ -408,9 +447,16 @@ impl ServerMessage {
     }
 
     /// A `state` with `seat`'s view (a spectator's for `None`), without the history, and no
-    /// events (for a client that has just been sent the `history`), with the turn's clock.
-    pub fn state(game: &Game, seat: Option<usize>, clock: Option<TurnClock>) -> ServerMessage {
+    /// events (for a client that has just been sent the `history`), with the turn's clock, at
+    /// the view's version `v`.
+    pub fn state(
+        game: &Game,
+        seat: Option<usize>,
+        clock: Option<TurnClock>,
+        v: u64,
+    ) -> ServerMessage {
         ServerMessage::State {
+            v,
             events: Vec::new(),
             stand_in: None,
             clock,
@@ -440,7 +486,7 @@ impl ServerMessage {
 /// events and the game's view for that seat, exactly as [`ServerMessage::to_json`] would write it.
 #[derive(Clone, Debug)]
 pub struct StateFrames {
-    /// `{"type":"state","events":[…],"view":`.
+    /// `{"type":"state","v":…,"events":[…],"view":`.
     head: String,
     /// The view's shared fields, from `"settings"` to the view's closing brace and the
     /// message's.
@@ -462,16 +508,20 @@ struct OwnFields<'a> {
 
 impl StateFrames {
     /// The shared part of the `state` every client gets after `events` changed `game`; a
-    /// stand-in played them for `stand_in`; the turn's `clock`, if it has one.
+    /// stand-in played them for `stand_in`; the turn's `clock`, if it has one; the view's
+    /// version `v`.
     pub fn new(
         game: &Game,
         events: &[Event],
         stand_in: Option<usize>,
         clock: Option<TurnClock>,
+        v: u64,
     ) -> StateFrames {
         // Built from `str`s, never from bytes, so that nothing is checked for UTF-8 again.
         let mut head = String::with_capacity(96 + 96 * events.len());
-        head.push_str(r#"{"type":"state","events":"#);
+        head.push_str(r#"{"type":"state","v":"#);
+        head.push_str(&v.to_string());
+        head.push_str(r#","events":"#);
         head.push_str(&json(events));
         head.push_str(r#","stand_in":"#);
         head.push_str(&json(&stand_in));
@@ -573,6 +623,7 @@ mod tests {
                 stand_in: vec![0],
             },
             ServerMessage::State {
+                v: 9,
                 events: game.log().to_vec(),
                 stand_in: Some(2),
                 clock: Some(TurnClock {
@@ -630,10 +681,12 @@ mod tests {
                         left_ms: step as u64 * 7,
                         total_ms: 30_000,
                     });
-                    let frames = StateFrames::new(&game, &events, stand_in, clock);
+                    let v = step as u64 * 3;
+                    let frames = StateFrames::new(&game, &events, stand_in, clock, v);
                     let seats = (0..game.seats()).map(Some).chain([None]);
                     for seat in seats {
                         let expected = ServerMessage::State {
+                            v,
                             events: events.clone(),
                             stand_in,
                             clock,

@@ -4,8 +4,8 @@ use std::net::{IpAddr, SocketAddr};
 
 use dhumbal_engine::{Event, SeatView};
 use dhumbal_protocol::{
-    ClientEnvelope, ClientMessage, ErrorMessage, Hello, History, MessageId, PROTOCOL_VERSION,
-    RoomState, ServerMessage, Welcome,
+    ClientEnvelope, ClientMessage, ErrorMessage, HeldView, Hello, History, MessageId,
+    PROTOCOL_VERSION, RoomState, ServerMessage, Stale, Welcome,
 };
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::{TcpSocket, TcpStream};
@@ -18,7 +18,8 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, client_async, connect_a
 use crate::LeakCheck;
 
 /// A connected WebSocket client. Every message it receives is scanned for leaks and remembered:
-/// the last `welcome`, `room` and view. It keeps the history the way a client must
+/// the last `welcome`, `room` and view. A `patch` is applied to the view held and handed to the
+/// test (and kept in `received`) as the whole `state` it makes, with the patch's version. It keeps the history the way a client must
 /// ([`History::follow`]), so a test reads the round's log and the match's results as the client
 /// has them in `history`.
 pub struct Client {
@@ -30,8 +31,13 @@ pub struct Client {
     pub welcome: Option<Welcome>,
     /// The last `room`.
     pub room: Option<RoomState>,
-    /// The last view (`state`).
+    /// The last view (a `state`, or a `patch` applied to the view held).
     pub view: Option<SeatView>,
+    /// The view as the client follows it ([`HeldView`]): a `patch` that does not build on it
+    /// fails the test.
+    pub held: HeldView,
+    /// How many `patch` messages arrived (each is handed to the test as the `state` it makes).
+    pub patches: usize,
     /// The history as this client keeps it.
     pub history: History,
     /// Every message received, in order.
@@ -96,6 +102,8 @@ impl Client {
             welcome: None,
             room: None,
             view: None,
+            held: HeldView::default(),
+            patches: 0,
             history: History::default(),
             received: Vec::new(),
         }
@@ -158,6 +166,8 @@ impl Client {
                 welcome: None,
                 room: None,
                 view: None,
+                held: HeldView::default(),
+                patches: 0,
                 history: History::default(),
                 received: Vec::new(),
             }),
@@ -291,16 +301,40 @@ impl Client {
             }
             let message: ServerMessage =
                 serde_json::from_value(value).expect("the server sends protocol messages");
-            self.history.follow(&message);
-            match &message {
-                ServerMessage::Welcome(welcome) => self.welcome = Some(welcome.clone()),
-                ServerMessage::Room(room) => self.room = Some(room.clone()),
-                ServerMessage::State { view, .. } => self.view = Some((**view).clone()),
-                _ => {}
-            }
+            let message = self.follow(message).unwrap_or_else(|stale| {
+                panic!("a patch that does not build on the view held ({stale:?}): {text}")
+            });
             self.received.push(message.clone());
             return message;
         }
+    }
+
+    /// Keeps what one message from the server says: the history, the view held, the last
+    /// `welcome` and `room`. A `patch` comes back as the whole `state` it makes (of its
+    /// version); one that does not build on the view held is [`Stale`] and changes nothing.
+    pub fn follow(&mut self, message: ServerMessage) -> Result<ServerMessage, Stale> {
+        self.held.follow(&message)?;
+        self.history.follow(&message);
+        let message = match message {
+            ServerMessage::Patch(patch) => {
+                self.patches += 1;
+                ServerMessage::State {
+                    v: patch.v,
+                    events: patch.events,
+                    stand_in: patch.stand_in,
+                    clock: patch.clock,
+                    view: Box::new(self.held.view.clone().expect("a patched view")),
+                }
+            }
+            other => other,
+        };
+        match &message {
+            ServerMessage::Welcome(welcome) => self.welcome = Some(welcome.clone()),
+            ServerMessage::Room(room) => self.room = Some(room.clone()),
+            ServerMessage::State { view, .. } => self.view = Some((**view).clone()),
+            _ => {}
+        }
+        Ok(message)
     }
 
     /// Receives until a message matches `pick`, returning what `pick` made of it.

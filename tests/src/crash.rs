@@ -727,13 +727,15 @@ impl Person {
                     continue;
                 }
             };
-            self.client.history.follow(&message);
-            match &message {
-                ServerMessage::Welcome(welcome) => self.client.welcome = Some(welcome.clone()),
-                ServerMessage::Room(room) => self.client.room = Some(room.clone()),
-                ServerMessage::State { view, .. } => self.client.view = Some((**view).clone()),
-                _ => {}
-            }
+            let message = match self.client.follow(message) {
+                Ok(message) => message,
+                Err(stale) => {
+                    let failure =
+                        format!("{self}: a patch not on the view held ({stale:?}): {text}");
+                    self.failures.push(failure);
+                    continue;
+                }
+            };
             return Read::Message(message);
         }
     }

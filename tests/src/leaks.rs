@@ -18,13 +18,15 @@ use serde_json::Value;
 const SHOWS: [&str; 3] = ["match_result", "round_ended", "match_ended"];
 
 /// Follows one client's frames (the `history` a client gets on arriving, then the events of every
-/// `state`); see the module documentation.
+/// `state` and `patch`); see the module documentation.
 #[derive(Debug, Default)]
 pub struct LeakCheck {
     /// Cards the whole table has seen this round.
     public: HashSet<Card>,
     /// The seat's hand as last shown to it.
     hand: HashSet<Card>,
+    /// The seat, as the last whole view said (`None` for a spectator).
+    seat: Option<u64>,
     /// How many frames were scanned.
     pub frames: usize,
 }
@@ -43,12 +45,17 @@ impl LeakCheck {
                 self.learn_event(event);
             }
         }
-        if kind == "state" {
+        if kind == "state" || kind == "patch" {
+            // A `state` holds the whole view; a `patch` the fields that changed (the seat's own
+            // never changes in one).
             let view = &frame["view"];
-            self.hand = cards_of(&view["hand"]);
-            if let (Some(seat), Some(counts)) =
-                (view["seat"].as_u64(), view["card_counts"].as_array())
-            {
+            if kind == "state" {
+                self.seat = view["seat"].as_u64();
+            }
+            if kind == "state" || view.get("hand").is_some() {
+                self.hand = cards_of(&view["hand"]);
+            }
+            if let (Some(seat), Some(counts)) = (self.seat, view["card_counts"].as_array()) {
                 assert_eq!(
                     counts[seat as usize].as_u64(),
                     Some(self.hand.len() as u64),
@@ -135,6 +142,32 @@ mod tests {
             "view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,4]}}));
         let leak = std::panic::catch_unwind(move || {
             check.scan(&json!({"type":"state","events":[],"view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5],"top_throw":["QC"]}}));
+        });
+        assert!(leak.is_err(), "QC was never shown to seat 0");
+    }
+
+    #[test]
+    fn a_patch_keeps_the_hand_it_does_not_name_and_may_leak_like_a_state() {
+        let mut check = LeakCheck::default();
+        check.scan(&json!({"type":"state",
+            "events":[{"type":"dealt","round":1,"dealer":3,"pile_top":"5H"}],
+            "view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5]}}));
+        // Another seat drew: the hand is not in the patch and stays as it was.
+        check.scan(&json!({"type":"patch","v":2,
+            "events":[{"type":"drew_from_stock","seat":1}],"view":{"card_counts":[2,6]}}));
+        check.scan(&json!({"type":"patch","v":3,"view":{"top_throw":["AS"]}}));
+        let miscount = std::panic::catch_unwind(|| {
+            let mut check = LeakCheck::default();
+            check
+                .scan(&json!({"type":"state","view":{"seat":0,"hand":["AS"],"card_counts":[1,5]}}));
+            check.scan(&json!({"type":"patch","v":2,"view":{"card_counts":[2,5]}}));
+        });
+        assert!(
+            miscount.is_err(),
+            "a patch's card count must match the hand held"
+        );
+        let leak = std::panic::catch_unwind(move || {
+            check.scan(&json!({"type":"patch","v":4,"view":{"top_throw":["QC"]}}));
         });
         assert!(leak.is_err(), "QC was never shown to seat 0");
     }

@@ -208,6 +208,12 @@ impl Reader {
         };
         let id = envelope.id;
         match (envelope.message, &self.room) {
+            (ClientMessage::Ping, _) => {
+                // Answered here, in order with what the room sends: a page that hears its pong
+                // knows the connection and the server are alive.
+                self.tx.send_message(&ServerMessage::Pong { id });
+                None
+            }
             (ClientMessage::Hello(hello), None) => {
                 // Boxed: joining (a claim in a shared store, a room restored) is a large future,
                 // and every connection's task would otherwise be that large all its life.

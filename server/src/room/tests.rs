@@ -180,15 +180,31 @@ fn kind(text: &str) -> String {
     value["type"].as_str().unwrap_or("close").to_owned()
 }
 
-/// The seat to play, from the last `state` among `sent`.
+/// Whether a message tells a change of the game: a whole `state` or a `patch`.
+fn tells_change(text: &str) -> bool {
+    matches!(kind(text).as_str(), "state" | "patch")
+}
+
+/// The view as `sent` leaves it (the fields it told, at least): each `state`'s view replaces it,
+/// each `patch`'s fields replace the view's.
+fn view_in(sent: &[String]) -> serde_json::Value {
+    let mut view = serde_json::Map::new();
+    for text in sent.iter().filter(|m| tells_change(m)) {
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        let told = value["view"].as_object().expect("a view").clone();
+        if value["type"] == "state" {
+            view = told;
+        } else {
+            view.extend(told);
+        }
+    }
+    assert!(!view.is_empty(), "no state among {sent:?}");
+    serde_json::Value::Object(view)
+}
+
+/// The seat to play, from the views told in `sent`.
 fn turn_in(sent: &[String]) -> usize {
-    let state = sent
-        .iter()
-        .rev()
-        .find(|m| kind(m) == "state")
-        .expect("a state");
-    let value: serde_json::Value = serde_json::from_str(state).unwrap();
-    usize::try_from(value["view"]["turn"].as_u64().unwrap()).unwrap()
+    usize::try_from(view_in(sent)["turn"].as_u64().unwrap()).unwrap()
 }
 
 /// Seats Asha (the host, seat 0) and Bina (seat 1) at a two-seat table and starts the match.
@@ -303,13 +319,13 @@ async fn an_away_persons_turn_goes_to_a_stand_in_after_the_grace() {
     tokio::time::sleep(Duration::from_secs(29)).await;
     let sent = drain(watcher);
     assert!(
-        sent.iter().all(|m| kind(m) != "state"),
+        sent.iter().all(|m| !tells_change(m)),
         "nobody plays during the grace: {sent:?}"
     );
     tokio::time::sleep(Duration::from_secs(2)).await;
     let sent = drain(watcher);
     assert!(
-        sent.iter().any(|m| kind(m) == "state"),
+        sent.iter().any(|m| tells_change(m)),
         "a stand-in played the turn: {sent:?}"
     );
 }
@@ -334,18 +350,8 @@ async fn a_turn_out_of_time_is_played_by_a_stand_in_and_everyone_hears() {
                 .any(|m| kind(m) == "notice" && m.contains("timed_out")),
             "{sent:?}"
         );
-        assert!(sent.iter().any(|m| kind(m) == "state"), "{sent:?}");
+        assert!(sent.iter().any(|m| tells_change(m)), "{sent:?}");
     }
-}
-
-/// The last `state` among `sent`, as JSON.
-fn last_state(sent: &[String]) -> serde_json::Value {
-    let state = sent
-        .iter()
-        .rev()
-        .find(|m| kind(m) == "state")
-        .expect("a state");
-    serde_json::from_str(state).unwrap()
 }
 
 /// A draw from the stock.
@@ -384,7 +390,7 @@ async fn a_room_answers_its_person_while_its_expert_thinks() {
     // Asha plays her turn if it is hers: a card from the stock, then her first card.
     if turn_in(&sent) == 0 {
         asha_says(&room, from_the_stock()).await;
-        let view = last_state(&drain(&mut asha))["view"].clone();
+        let view = view_in(&drain(&mut asha));
         let card = serde_json::from_value(view["hand"][0].clone()).unwrap();
         asha_says(&room, ClientMessage::Throw { cards: vec![card] }).await;
         sent = drain(&mut asha);

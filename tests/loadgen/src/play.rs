@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use dhumbal_engine::{Difficulty, Phase};
 use dhumbal_protocol::{
-    ClientEnvelope, ClientMessage, CreatedRoom, Hello, PROTOCOL_VERSION, ServerMessage,
+    ClientEnvelope, ClientMessage, CreatedRoom, HeldView, Hello, PROTOCOL_VERSION, ServerMessage,
 };
 use dhumbal_tests::random_action;
 use futures_util::SinkExt;
@@ -231,6 +231,7 @@ pub(crate) async fn play_seat(
     let mut rng = StdRng::seed_from_u64(seed);
     let mut pending: Option<Instant> = None;
     let mut ready_for = 0;
+    let mut held = HeldView::default();
     loop {
         let text = match recv_text(&mut ws, deadline).await {
             Ok(Some(text)) => text,
@@ -252,27 +253,33 @@ pub(crate) async fn play_seat(
                 continue;
             }
         };
-        let answer = match (peek.kind.as_str(), peek.view) {
-            ("state", Some(view)) => {
+        let answer = match peek.kind.as_str() {
+            "state" | "patch" => {
                 if let Some(sent) = pending.take() {
                     tally.answered(sent);
                 }
-                let my_turn = view.seat == Some(view.turn)
-                    && matches!(view.phase, Phase::Start | Phase::Throw | Phase::Draw);
-                if my_turn {
-                    match serde_json::from_str::<ServerMessage>(text.as_str()) {
-                        Ok(ServerMessage::State { view, .. }) => {
-                            if !think.is_zero() {
-                                tokio::time::sleep(think).await;
-                            }
-                            pending = Some(Instant::now());
-                            Some(random_action(&view, &mut rng))
+                // The whole view, or what changed in it: the view held follows both.
+                let followed = serde_json::from_str::<ServerMessage>(text.as_str())
+                    .map_err(|e| e.to_string())
+                    .and_then(|m| held.follow(&m).map_err(|s| format!("stale patch {s:?}")));
+                let view = match (followed, &held.view) {
+                    (Ok(_), Some(view)) => view,
+                    (Err(e), _) => {
+                        tally.error(e);
+                        if let Err(e) = send(&mut ws, ClientMessage::Resync).await {
+                            tally.error(kind(&e));
+                            return tally;
                         }
-                        _ => {
-                            tally.error("bad state");
-                            None
-                        }
+                        continue;
                     }
+                    (Ok(_), None) => continue,
+                };
+                if view.my_turn() {
+                    if !think.is_zero() {
+                        tokio::time::sleep(think).await;
+                    }
+                    pending = Some(Instant::now());
+                    Some(random_action(view, &mut rng))
                 } else if view.phase == Phase::RoundOver && ready_for < view.round {
                     ready_for = view.round;
                     Some(ClientMessage::Ready { client_seed: None })
@@ -280,12 +287,12 @@ pub(crate) async fn play_seat(
                     None
                 }
             }
-            ("match_result", _) => {
+            "match_result" => {
                 tally.matches += 1;
                 ready_for = 0;
                 Some(ClientMessage::Rematch { client_seed: None })
             }
-            ("error", _) => {
+            "error" => {
                 tally.error(format!("error {}", peek.code.unwrap_or_default()));
                 pending = None;
                 None

@@ -2,7 +2,7 @@
 
 use std::net::{Ipv4Addr, SocketAddr};
 
-use dhumbal_engine::{Difficulty, Phase, Preset, Settings};
+use dhumbal_engine::{Difficulty, Preset, Settings};
 use dhumbal_protocol::{ClientEnvelope, ClientMessage, CreateRoom, CreatedRoom, ServerMessage};
 use dhumbal_tests::http;
 use futures_util::{SinkExt, StreamExt};
@@ -100,19 +100,8 @@ pub(crate) struct Peek {
     /// The message's type.
     #[serde(rename = "type")]
     pub(crate) kind: String,
-    /// A `state`'s view.
-    pub(crate) view: Option<PeekView>,
     /// An `error`'s code.
     pub(crate) code: Option<String>,
-}
-
-/// The part of a view that says whose turn it is.
-#[derive(Deserialize)]
-pub(crate) struct PeekView {
-    pub(crate) seat: Option<usize>,
-    pub(crate) turn: usize,
-    pub(crate) phase: Phase,
-    pub(crate) round: u32,
 }
 
 /// `POST /api/rooms` for a standard table of `players` seats, with bots of `difficulty`.

@@ -147,6 +147,7 @@ impl RoomCore {
                 name,
                 watcher,
                 address_hash,
+                view_v: None,
             },
         );
         self.greet(conn, seat, token);
@@ -220,14 +221,22 @@ impl RoomCore {
         self.send_to(conn, &welcome);
         self.broadcast_room();
         if let Some(game) = &self.game {
-            let history = ServerMessage::history(game, &self.stand_in_marks);
             let result = match_result(game, self.matches).map(ServerMessage::MatchResult);
-            self.send_to(conn, &history);
-            self.send_state(conn);
+            self.resync(conn);
             // Arriving after the match: its standings and seeds too.
             if let Some(result) = result {
                 self.send_to(conn, &result);
             }
+        }
+    }
+
+    /// The history and the whole view, for a client arriving in a started match or asking for
+    /// them again (`resync`); nothing in the lobby.
+    pub(super) fn resync(&mut self, conn: ConnId) {
+        if let Some(game) = &self.game {
+            let history = ServerMessage::history(game, &self.stand_in_marks);
+            self.send_to(conn, &history);
+            self.send_state(conn);
         }
     }
 
@@ -393,6 +402,8 @@ impl RoomCore {
         if let Some(client) = self.clients.get_mut(&conn) {
             client.seat = Some(to);
             client.watcher = None;
+            // Its view was a watcher's: the next change tells it the whole of its seat's.
+            client.view_v = None;
         }
         if let Some(token) = token {
             // Someone who was watching sat down: they need their seat token.

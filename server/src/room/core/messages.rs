@@ -83,6 +83,13 @@ impl RoomCore {
                 self.take_client_seed(conn, seat, Some(client_seed))
             }
             ClientMessage::ToLobby => self.back_to_lobby(seat),
+            ClientMessage::Resync => {
+                self.resync(conn);
+                Ok(())
+            }
+            // Answered by the connection itself, before the room; here only in the room's
+            // own tests.
+            ClientMessage::Ping => Ok(()),
             ClientMessage::Rematch { client_seed } => {
                 let seat = self.require_seated(seat)?;
                 if self.stage() != Stage::MatchOver {

@@ -34,7 +34,7 @@ use axum::extract::ws::Utf8Bytes;
 use dhumbal_bots::{Bot, new_bot};
 use dhumbal_engine::{ClientSeed, Difficulty, Game, Hex32, Phase, RuleError, Settings};
 use dhumbal_protocol::{
-    ChatLine, ClientMessage, Hello, MatchResult, MessageId, Stage, WhileAway, seed_hex,
+    ChatLine, ClientMessage, Hello, MatchResult, MessageId, Stage, Told, WhileAway, seed_hex,
 };
 use rand::TryRngCore;
 use rand::rngs::OsRng;
@@ -271,6 +271,8 @@ struct Client {
     /// The SHA-256 of the room's code and the client's address (its IPv6 /64), by which a
     /// removed watcher is kept out.
     address_hash: String,
+    /// The version of the view it holds (see [`RoomCore::told`]), once it has been sent one.
+    view_v: Option<u64>,
 }
 
 /// A watcher the host removed: nobody new comes in from their address until let back.
@@ -370,6 +372,12 @@ pub struct RoomCore {
     takeover_due: Option<(usize, Instant)>,
     /// With a turn timer: the seat of the person whose turn it is, and when their time runs out.
     turn_clock: Option<(usize, Instant)>,
+    /// What every client holding the latest view was told of it: its version, the shared
+    /// fields and each seat's own (the base of the next change's patches); `None` until a view
+    /// is first told, and after a restart.
+    told: Option<Told>,
+    /// How many versions of the view the room has made (the latest's number; never reused).
+    views_made: u64,
     /// The places in the round's log of the events stand-ins played (for `history`).
     stand_in_marks: Vec<usize>,
     /// The time of the input or timer being handled.
@@ -428,6 +436,8 @@ impl RoomCore {
             tickets: 0,
             takeover_due: None,
             turn_clock: None,
+            told: None,
+            views_made: 0,
             stand_in_marks: Vec::new(),
             now,
             agreement_due: false,
@@ -673,11 +683,8 @@ impl RoomCore {
             self.bot_due = Some(now + self.timing.bot_delay);
         }
         if self.sync_clock(&[]) {
-            // The clock changed with no game change to carry it: a fresh `state` for everyone.
-            let conns: Vec<ConnId> = self.clients.keys().copied().collect();
-            for conn in conns {
-                self.send_state(conn);
-            }
+            // The clock changed with no game change to carry it: a patch with the clock alone.
+            self.tell_change(&[], None);
         }
         if handed_back {
             self.broadcast_room();

@@ -2,7 +2,7 @@
 //! and after the match, and the kept hand history.
 
 use dhumbal_engine::{Action, Event, Phase};
-use dhumbal_protocol::{ServerMessage, Stage, StateFrames, check_chat};
+use dhumbal_protocol::{ServerMessage, Stage, check_chat};
 use tracing::{info, warn};
 
 use super::{ApplyError, BotSeat, Effect, Entropy, Human, RoomCore, Seat, match_result};
@@ -88,8 +88,8 @@ impl RoomCore {
                 .is_some_and(|g| matches!(g.phase(), Phase::Throw | Phase::Draw))
     }
 
-    /// After the game changed: tell everyone, in one `state` each, the events and their new
-    /// views (the shared part serialised once); at the match's end its result; move on if
+    /// After the game changed: tell everyone, in one `patch` each, the events and what changed
+    /// in their views (the shared part compared and serialised once); at the match's end its result; move on if
     /// everyone has already agreed; let the next bot play.
     pub(super) fn after_change(
         &mut self,
@@ -125,16 +125,7 @@ impl RoomCore {
             self.broadcast_room();
         }
         self.sync_clock(&events);
-        let clock = self.clock();
-        if let Some(game) = &self.game {
-            let frames = StateFrames::new(game, &events, stand_in, clock);
-            for (conn, client) in &self.clients {
-                self.effects.push(Effect::Send {
-                    to: *conn,
-                    text: frames.for_seat(game, client.seat).into(),
-                });
-            }
-        }
+        self.tell_change(&events, stand_in);
         self.tell_while_away();
         if match_over {
             let number = self.matches;

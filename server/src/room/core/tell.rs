@@ -1,9 +1,10 @@
 //! Telling clients: one client or all, the room as everyone sees it, and the room's summary.
 
 use axum::extract::ws::Utf8Bytes;
-use dhumbal_engine::Hex32;
+use dhumbal_engine::{Event, Hex32};
 use dhumbal_protocol::{
-    Fairness, LedgerRow, RoomState, RoomSummary, SeatInfo, SeatKind, ServerMessage, Stage,
+    Fairness, LedgerRow, PatchFrames, RoomState, RoomSummary, SeatInfo, SeatKind, ServerMessage,
+    Stage, StateFrames, Told,
 };
 
 use super::{ConnId, Effect, RoomCore, Seat};
@@ -28,12 +29,64 @@ impl RoomCore {
         }
     }
 
+    /// A whole `state` for one client (arriving, or asking for it with `resync`): the view it
+    /// holds from now on is the version every client was last told.
     pub(super) fn send_state(&mut self, conn: ConnId) {
-        let (Some(game), Some(client)) = (&self.game, self.clients.get(&conn)) else {
+        let Some(game) = &self.game else {
             return;
         };
-        let state = ServerMessage::state(game, client.seat, self.clock());
+        // What the clients were told is the game now (every change of the game is told as it
+        // happens); should it not be, the view starts a new version, and the clients holding an
+        // older one get a whole `state` at the next change.
+        if !self.told.as_ref().is_some_and(|told| told.is_of(game)) {
+            self.views_made += 1;
+            self.told = Some(Told::of(game, self.views_made));
+        }
+        let v = self.views_made;
+        let clock = self.clock();
+        let Some(client) = self.clients.get_mut(&conn) else {
+            return;
+        };
+        client.view_v = Some(v);
+        let state = ServerMessage::state(game, client.seat, clock, v);
         self.send_to(conn, &state);
+    }
+
+    /// Tells every client one change of the game (`events`, played by a stand-in for
+    /// `stand_in`, or none for a change of the turn's clock alone): a `patch` to each client
+    /// holding the view last told, a whole `state` (with the events) to any other.
+    pub(super) fn tell_change(&mut self, events: &[Event], stand_in: Option<usize>) {
+        let Some(game) = &self.game else {
+            return;
+        };
+        let clock = self.clock();
+        self.views_made += 1;
+        let v = self.views_made;
+        let patches = self
+            .told
+            .as_ref()
+            .filter(|told| told.version + 1 == v)
+            .map(|told| (told, PatchFrames::new(told, game, events, stand_in, clock)));
+        let mut whole: Option<StateFrames> = None;
+        for (conn, client) in &mut self.clients {
+            let text = match &patches {
+                Some((told, frames)) if client.view_v == Some(told.version) => {
+                    frames.for_seat(told, client.seat)
+                }
+                _ => whole
+                    .get_or_insert_with(|| StateFrames::new(game, events, stand_in, clock, v))
+                    .for_seat(game, client.seat),
+            };
+            client.view_v = Some(v);
+            self.effects.push(Effect::Send {
+                to: *conn,
+                text: text.into(),
+            });
+        }
+        self.told = Some(match patches {
+            Some((_, frames)) => frames.into_told(),
+            None => Told::of(game, v),
+        });
     }
 
     pub(super) fn seat_infos(&self) -> Vec<SeatInfo> {

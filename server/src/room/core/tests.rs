@@ -2,7 +2,9 @@
 //! records that gives the same room.
 
 use dhumbal_engine::{Action, Event, Preset, Rounds};
-use dhumbal_protocol::{CLOSE_REMOVED, CLOSE_WATCHING_OFF, PROTOCOL_VERSION, SeedAnswer, codes};
+use dhumbal_protocol::{
+    CLOSE_REMOVED, CLOSE_WATCHING_OFF, PROTOCOL_VERSION, SeedAnswer, ServerMessage, codes,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -446,13 +448,13 @@ fn move_for(played: &mut Played, seat: usize) -> Vec<Effect> {
     played.message(seat as ConnId + 1, message)
 }
 
-/// The last `state` among `messages`.
+/// The last `state` or `patch` among `messages`.
 fn last_state(messages: &[serde_json::Value]) -> &serde_json::Value {
     messages
         .iter()
         .rev()
-        .find(|m| m["type"] == "state")
-        .expect("a state")
+        .find(|m| m["type"] == "state" || m["type"] == "patch")
+        .expect("a state or a patch")
 }
 
 #[test]
@@ -482,7 +484,10 @@ fn a_turn_runs_out_a_stand_in_plays_it_and_the_seat_comes_back_with_a_summary() 
         effects.extend(played.tick());
     }
     let mine = sent(&effects, me);
-    let states: Vec<_> = mine.iter().filter(|m| m["type"] == "state").collect();
+    let states: Vec<_> = mine
+        .iter()
+        .filter(|m| m["type"] == "state" || m["type"] == "patch")
+        .collect();
     assert!(states.iter().all(|s| s["stand_in"] == seat), "{states:?}");
     // The seat is mine again, and I am told what it did; the other person's clock runs.
     let summary = mine.iter().find(|m| m["type"] == "while_away").unwrap();
@@ -1297,4 +1302,241 @@ fn a_person_who_moves_seats_in_the_lobby_takes_their_line_of_the_ledger() {
     let left = rows.iter().find(|r| r.seat == 1).unwrap();
     assert_eq!(left.name, None);
     assert_eq!(played.restored().ledger, played.core.ledger);
+}
+
+// ----- The view as a patch -----
+
+/// What the test's clients hold: each connection's view as it follows its messages, and its
+/// seat.
+#[derive(Default)]
+struct Clients {
+    held: HashMap<ConnId, (Option<usize>, dhumbal_protocol::HeldView)>,
+    /// How many `patch`es and whole `state`s were followed, and their bytes.
+    patches: (usize, usize),
+    states: (usize, usize),
+    /// Connections that saw a patch that does not build on their view (they ask for the whole
+    /// view).
+    stale: Vec<ConnId>,
+    /// Connections that missed a patch and have not yet had a whole view since (they notice at
+    /// the next patch).
+    behind: Vec<ConnId>,
+}
+
+impl Clients {
+    /// Follows every message `effects` sends; a connection dropping a message on purpose
+    /// (`drop_one`) misses the first `patch` it is sent.
+    fn follow(&mut self, effects: &[Effect], mut drop_one: Option<ConnId>) {
+        for effect in effects {
+            let Effect::Send { to, text } = effect else {
+                continue;
+            };
+            let Some((_, held)) = self.held.get_mut(to) else {
+                continue;
+            };
+            let message: ServerMessage = serde_json::from_str(text.as_str()).unwrap();
+            match &message {
+                ServerMessage::Patch(_) if drop_one == Some(*to) => {
+                    drop_one = None;
+                    self.behind.push(*to);
+                    continue;
+                }
+                ServerMessage::Patch(_) => {
+                    if std::env::var("SHOW_PATCHES").is_ok() && self.patches.0 < 40 {
+                        println!("{to}: {text}");
+                    }
+                    self.patches.0 += 1;
+                    self.patches.1 += text.len();
+                }
+                ServerMessage::State { .. } => {
+                    self.states.0 += 1;
+                    self.states.1 += text.len();
+                    self.behind.retain(|c| c != to);
+                }
+                _ => {}
+            }
+            if held.follow(&message).is_err() && !self.stale.contains(to) {
+                self.stale.push(*to);
+            }
+        }
+    }
+
+    /// Each connection's view is the engine's for its seat (a spectator's for a watcher).
+    fn check(&self, core: &RoomCore, at: &str) {
+        let Some(game) = &core.game else {
+            return;
+        };
+        for (conn, (seat, held)) in &self.held {
+            if self.behind.contains(conn) {
+                continue;
+            }
+            let view = held
+                .view
+                .as_ref()
+                .unwrap_or_else(|| panic!("{at}: {conn} has no view"));
+            assert_eq!(
+                *view,
+                game.view_of(*seat),
+                "{at}: connection {conn}, seat {seat:?}"
+            );
+        }
+    }
+}
+
+/// The message that asks for `action`.
+fn as_message(action: Action) -> ClientMessage {
+    match action {
+        Action::Call => ClientMessage::Call,
+        Action::Draw { from } => {
+            let (from, card) = match from {
+                dhumbal_engine::Source::Stock => (dhumbal_protocol::DrawFrom::Stock, None),
+                dhumbal_engine::Source::Pile => (dhumbal_protocol::DrawFrom::Pile, None),
+                dhumbal_engine::Source::PileCard(card) => {
+                    (dhumbal_protocol::DrawFrom::Pile, Some(card))
+                }
+            };
+            ClientMessage::Draw { from, card }
+        }
+        Action::Throw { cards } => ClientMessage::Throw { cards },
+    }
+}
+
+/// Every client's view, as it follows its messages (whole `state`s, then `patch`es), is the
+/// engine's view for its seat after every input: whole matches (and a rematch) of every preset
+/// at 2, 4 and 6 seats, people in two seats and bots in the rest, a watcher, a turn timer at
+/// some tables (a stand-in plays a turn that runs out), a person who goes away and comes back
+/// (a whole view again), `resync` asked at random, and a connection that misses one patch,
+/// sees the next one does not build on its view, and asks for the whole view again.
+#[test]
+fn every_clients_patched_view_is_the_engines_at_every_step() {
+    let mut patch_bytes = (0, 0);
+    for preset in Preset::ALL {
+        for players in [2u8, 4, 6] {
+            let settings = Settings {
+                players,
+                rounds: Rounds::Fixed(2),
+                turn_timer: (players == 6).then_some(15),
+                ..preset.settings()
+            };
+            if settings.validate().is_err() {
+                continue;
+            }
+            let at = |step: usize| format!("{preset:?} at {players} seats, step {step}");
+            let mut played = Played::new(settings, u64::from(players));
+            let mut rng = StdRng::seed_from_u64(u64::from(players) * 7);
+            let mut clients = Clients::default();
+            clients.held.insert(1, (Some(0), Default::default()));
+            clients.held.insert(2, (Some(1), Default::default()));
+            let (_, effects) = join(&mut played, 1, hello("Asha", None, true));
+            clients.follow(&effects, None);
+            let (_, effects) = join(&mut played, 2, hello("Bina", None, false));
+            clients.follow(&effects, None);
+            let token = |effects: &[Effect], conn| {
+                sent(effects, conn)
+                    .iter()
+                    .find(|m| m["type"] == "welcome")
+                    .and_then(|m| m["token"].as_str().map(str::to_owned))
+            };
+            let mut bina = token(&effects, 2);
+            let effects = played.message(1, ClientMessage::Start);
+            clients.follow(&effects, None);
+            clients.held.insert(99, (None, Default::default()));
+            let (_, effects) = watch(&mut played, 99, "Dev", [10, 0, 0, 1]);
+            clients.follow(&effects, None);
+            let mut bina_conn = 2;
+            let mut next_conn = 3;
+            let mut matches = 0;
+            let mut resyncs = 0;
+            for step in 0..40_000usize {
+                let game = played.core.game.clone().expect("a match");
+                let drop_one = (step % 97 == 50).then_some(1);
+                let effects = match game.phase() {
+                    Phase::MatchOver => {
+                        matches += 1;
+                        if matches == 2 {
+                            break;
+                        }
+                        let mut effects =
+                            played.message(1, ClientMessage::Rematch { client_seed: None });
+                        effects.extend(
+                            played.message(bina_conn, ClientMessage::Rematch { client_seed: None }),
+                        );
+                        effects
+                    }
+                    Phase::RoundOver => {
+                        let mut effects =
+                            played.message(1, ClientMessage::Ready { client_seed: None });
+                        effects.extend(
+                            played.message(bina_conn, ClientMessage::Ready { client_seed: None }),
+                        );
+                        effects.extend(played.tick());
+                        effects
+                    }
+                    _ if step % 41 == 20 && bina_conn != 0 => {
+                        // Bina goes away (a stand-in may play her turns) ...
+                        clients.held.remove(&bina_conn);
+                        let effects = played.input(Input::Leave { conn: bina_conn }).1;
+                        bina_conn = 0;
+                        effects
+                    }
+                    _ if step % 41 == 30 && bina_conn == 0 => {
+                        // ... and comes back on a new connection: a whole view again.
+                        bina_conn = next_conn;
+                        next_conn += 1;
+                        clients
+                            .held
+                            .insert(bina_conn, (Some(1), Default::default()));
+                        let (joined, effects) =
+                            join(&mut played, bina_conn, hello("Bina", bina.clone(), false));
+                        assert!(joined, "{}", at(step));
+                        if let Some(new) = token(&effects, bina_conn) {
+                            bina = Some(new);
+                        }
+                        effects
+                    }
+                    _ if rng.random_ratio(1, 60) => played.message(1, ClientMessage::Resync),
+                    _ => {
+                        let turn = game.turn();
+                        let conn = match turn {
+                            0 => 1,
+                            1 if bina_conn != 0 && !rng.random_ratio(1, 8) => bina_conn,
+                            _ => 0,
+                        };
+                        if conn == 0 {
+                            played.tick()
+                        } else {
+                            let actions = game.legal_actions(turn);
+                            let action = actions[rng.random_range(0..actions.len())].clone();
+                            played.message(conn, as_message(action))
+                        }
+                    }
+                };
+                clients.follow(&effects, drop_one);
+                // A client that missed a patch asks for the whole view, as the page does.
+                for conn in std::mem::take(&mut clients.stale) {
+                    resyncs += 1;
+                    let effects = played.message(conn, ClientMessage::Resync);
+                    clients.follow(&effects, None);
+                }
+                clients.check(&played.core, &at(step));
+            }
+            assert_eq!(matches, 2, "{}: the matches did not end", at(0));
+            assert!(resyncs > 0, "{}: no patch was missed", at(0));
+            assert!(clients.behind.is_empty(), "{}: still behind", at(0));
+            if players == 4 && preset == Preset::Standard {
+                patch_bytes = (
+                    clients.patches.1 / clients.patches.0.max(1),
+                    clients.states.1 / clients.states.0.max(1),
+                );
+            }
+            assert!(
+                clients.patches.0 > 10 * clients.states.0,
+                "{}: mostly patches",
+                at(0)
+            );
+        }
+    }
+    println!(
+        "standard table, 4 seats: mean patch {} bytes, mean whole state {} bytes",
+        patch_bytes.0, patch_bytes.1
+    );
 }
