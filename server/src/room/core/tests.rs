@@ -1320,12 +1320,14 @@ struct Clients {
     /// Connections that missed a patch and have not yet had a whole view since (they notice at
     /// the next patch).
     behind: Vec<ConnId>,
+    /// A connection that is to miss its next patch.
+    drop_next: Option<ConnId>,
 }
 
 impl Clients {
-    /// Follows every message `effects` sends; a connection dropping a message on purpose
-    /// (`drop_one`) misses the first `patch` it is sent.
-    fn follow(&mut self, effects: &[Effect], mut drop_one: Option<ConnId>) {
+    /// Follows every message `effects` sends; the connection in `drop_next` misses the next
+    /// `patch` it is sent.
+    fn follow(&mut self, effects: &[Effect]) {
         for effect in effects {
             let Effect::Send { to, text } = effect else {
                 continue;
@@ -1335,8 +1337,8 @@ impl Clients {
             };
             let message: ServerMessage = serde_json::from_str(text.as_str()).unwrap();
             match &message {
-                ServerMessage::Patch(_) if drop_one == Some(*to) => {
-                    drop_one = None;
+                ServerMessage::Patch(_) if self.drop_next == Some(*to) => {
+                    self.drop_next = None;
                     self.behind.push(*to);
                     continue;
                 }
@@ -1427,9 +1429,9 @@ fn every_clients_patched_view_is_the_engines_at_every_step() {
             clients.held.insert(1, (Some(0), Default::default()));
             clients.held.insert(2, (Some(1), Default::default()));
             let (_, effects) = join(&mut played, 1, hello("Asha", None, true));
-            clients.follow(&effects, None);
+            clients.follow(&effects);
             let (_, effects) = join(&mut played, 2, hello("Bina", None, false));
-            clients.follow(&effects, None);
+            clients.follow(&effects);
             let token = |effects: &[Effect], conn| {
                 sent(effects, conn)
                     .iter()
@@ -1438,17 +1440,19 @@ fn every_clients_patched_view_is_the_engines_at_every_step() {
             };
             let mut bina = token(&effects, 2);
             let effects = played.message(1, ClientMessage::Start);
-            clients.follow(&effects, None);
+            clients.follow(&effects);
             clients.held.insert(99, (None, Default::default()));
             let (_, effects) = watch(&mut played, 99, "Dev", [10, 0, 0, 1]);
-            clients.follow(&effects, None);
+            clients.follow(&effects);
             let mut bina_conn = 2;
             let mut next_conn = 3;
             let mut matches = 0;
             let mut resyncs = 0;
             for step in 0..40_000usize {
                 let game = played.core.game.clone().expect("a match");
-                let drop_one = (step % 97 == 50).then_some(1);
+                if step % 29 == 10 {
+                    clients.drop_next = Some(1);
+                }
                 let effects = match game.phase() {
                     Phase::MatchOver => {
                         matches += 1;
@@ -1510,12 +1514,12 @@ fn every_clients_patched_view_is_the_engines_at_every_step() {
                         }
                     }
                 };
-                clients.follow(&effects, drop_one);
+                clients.follow(&effects);
                 // A client that missed a patch asks for the whole view, as the page does.
                 for conn in std::mem::take(&mut clients.stale) {
                     resyncs += 1;
                     let effects = played.message(conn, ClientMessage::Resync);
-                    clients.follow(&effects, None);
+                    clients.follow(&effects);
                 }
                 clients.check(&played.core, &at(step));
             }
