@@ -54,6 +54,7 @@ export const EN = {
 
   // ----- The connection -----
   "conn.reconnecting": "Reconnecting\u2026",
+  "conn.offline": "Can't reach the server. Check your connection; still trying\u2026",
   "conn.replaced": "This seat is open in another window.",
   "conn.playHere": "Play here",
   "conn.down": "Not connected right now; trying again\u2026",
@@ -803,6 +804,7 @@ export const NE = {
 
   // ----- The connection -----
   "conn.reconnecting": "फेरि जोडिँदै छ\u2026",
+  "conn.offline": "सर्भरसम्म पुग्न सकिएन। इन्टरनेट जाँच्नुहोस्; अझै प्रयास गर्दै छ\u2026",
   "conn.replaced": "यो ठाउँ अर्को झ्यालमा खुलेको छ।",
   "conn.playHere": "यहीँ खेल्नुहोस्",
   "conn.down": "अहिले जोडिएको छैन; फेरि प्रयास गर्दै छ\u2026",

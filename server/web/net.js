@@ -2,10 +2,28 @@
 // `/ws/{code}` (so that a load balancer can route it by the code) and its first message is
 // `hello`; after a drop the client comes back with its seat token, trying again with a growing
 // pause (at once when the room moved to another server), and tells the page so it can show
-// "reconnecting…".
+// "reconnecting…" (or, after several failed attempts or offline, that it cannot reach the server).
+// A quiet socket is asked with `ping` (the server answers `pong`), and one that does not answer
+// within a few seconds has stalled: it is dropped and opened again. Coming back to the foreground,
+// the page asks at once.
 
 /** The protocol version this client speaks. */
-export const PROTOCOL = 4;
+export const PROTOCOL = 5;
+
+/** After this long without a message the page asks the server whether it is there (`ping`). */
+const QUIET_MS = 3000;
+
+/** A `ping` unanswered this long (nothing at all heard since) means the connection has stalled:
+ * the socket is dropped and opened again. */
+const STALL_MS = 3500;
+
+/** When the page comes back to the foreground it asks at once, and waits this long for any
+ * answer before it opens a new socket. */
+const WAKE_MS = 2500;
+
+/** After this many failed attempts in a row the page says plainly that it cannot reach the
+ * server (instead of only "Reconnecting…"). */
+const UNREACHABLE_AFTER = 3;
 
 /** The close code the server uses when another connection takes this seat. */
 export const CLOSE_REPLACED = 4001;
@@ -33,7 +51,8 @@ export class Connection {
    * @param {object} handlers
    * @param {() => object} handlers.hello builds the `hello` to send on every (re)connect
    * @param {(msg: object) => void} handlers.message a server message
-   * @param {(away: boolean) => void} handlers.status whether the connection is down
+   * @param {(away: boolean, unreachable: boolean) => void} handlers.status whether the
+   *   connection is down, and whether the server has been out of reach for several attempts
    * @param {() => void} handlers.replaced the seat was taken by another connection (another tab)
    * @param {(code: number) => void} handlers.ended the room is gone for this client (it expired,
    *   or the host removed this person): coming back would not help
@@ -47,8 +66,67 @@ export class Connection {
     this.nextId = 1;
     this.timer = null;
     this.movedAt = -Infinity;
+    /** When anything was last heard on the socket (`performance.now()`). */
+    this.heard = 0;
+    /** When the unanswered `ping` was sent, if one is out; and how long it may wait. */
+    this.pinged = null;
+    this.patience = STALL_MS;
+    this.watch = null;
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible") this.check(WAKE_MS);
+    });
+    // Back on a network: try again now rather than at the end of the pause.
+    window.addEventListener("online", () => {
+      if (!this.closed && this.socket === null) this.open();
+    });
   }
 
+  /**
+   * Asks the server whether it is there (a `ping`, answered with `pong`), expecting an answer
+   * within `patience` ms; a socket that is down is opened again at once.
+   */
+  check(patience) {
+    if (this.closed) return;
+    if (this.socket === null) {
+      this.open();
+      return;
+    }
+    if (!this.up) return;
+    if (this.pinged === null) {
+      this.pinged = performance.now();
+      this.patience = patience;
+      this.send({ type: "ping" });
+    } else {
+      this.patience = Math.min(this.patience, patience);
+    }
+  }
+
+  /** Once a second: a quiet socket is asked, and one that does not answer is dropped. */
+  tick() {
+    if (!this.up) return;
+    const now = performance.now();
+    if (this.pinged !== null && now - this.pinged > this.patience) {
+      this.drop();
+    } else if (this.pinged === null && now - this.heard > QUIET_MS) {
+      this.check(STALL_MS);
+    }
+  }
+
+  /**
+   * Gives up on a socket that has stalled (nothing heard, not even a `pong`): it may never
+   * close by itself, so it is left behind and a new one is opened, as after a close.
+   */
+  drop() {
+    const socket = this.socket;
+    if (socket === null) return;
+    this.socket = null;
+    try {
+      socket.close();
+    } catch {
+      // Closing a socket that never opened throws in some browsers; it is gone all the same.
+    }
+    this.lost(0);
+  }
   /** Opens the socket (again). */
   open() {
     this.closed = false;
@@ -56,10 +134,18 @@ export class Connection {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     const socket = new WebSocket(`${scheme}//${location.host}${this.path}`);
     this.socket = socket;
+    this.pinged = null;
+    clearInterval(this.watch);
+    this.watch = setInterval(() => this.tick(), 1000);
     socket.addEventListener("open", () => {
+      this.heard = performance.now();
       socket.send(JSON.stringify(this.handlers.hello()));
     });
     socket.addEventListener("message", (event) => {
+      if (this.socket !== socket) return;
+      // Anything heard answers the ping: the connection is alive.
+      this.heard = performance.now();
+      this.pinged = null;
       let msg;
       try {
         msg = JSON.parse(event.data);
@@ -69,6 +155,7 @@ export class Connection {
       // Back in the room: the pause before the next reconnection starts short again. (Not at
       // the socket's opening: a hello refused for a while, `store_unavailable`, keeps growing it.)
       if (msg.type === "welcome") this.retries = 0;
+      if (msg.type === "pong") return;
       this.handlers.message(msg);
     });
     socket.addEventListener("close", (event) => {
@@ -87,20 +174,31 @@ export class Connection {
         this.handlers.ended(event.code);
         return;
       }
-      this.handlers.status(true);
-      // A growing pause with jitter: after a restart, every page comes back, not all at once.
-      const base = Math.min(5000, 400 * 2 ** this.retries);
-      let delay = base / 2 + Math.random() * (base / 2);
-      // The room moved to another server, which is up: back at once (within 0.1 s, so that a
-      // moved server's pages do not all arrive in the same instant).
-      const now = Date.now();
-      if (event.code === CLOSE_ROOM_MOVED && now - this.movedAt > MOVED_AGAIN_MS) {
-        this.movedAt = now;
-        delay = Math.random() * 100;
-      }
-      this.retries += 1;
-      this.timer = setTimeout(() => this.open(), delay);
+      this.lost(event.code);
     });
+  }
+
+  /** The socket is gone (closed with `code`, or dropped as stalled): says so and comes back. */
+  lost(code) {
+    clearInterval(this.watch);
+    this.pinged = null;
+    // Offline, or several attempts in a row have failed: say plainly that the server cannot be
+    // reached; otherwise "Reconnecting…".
+    const unreachable = !navigator.onLine || this.retries >= UNREACHABLE_AFTER;
+    this.handlers.status(true, unreachable);
+    // A growing pause with jitter: after a restart, every page comes back, not all at once.
+    const base = Math.min(5000, 400 * 2 ** this.retries);
+    let delay = base / 2 + Math.random() * (base / 2);
+    // The room moved to another server, which is up: back at once (within 0.1 s, so that a
+    // moved server's pages do not all arrive in the same instant).
+    const now = Date.now();
+    if (code === CLOSE_ROOM_MOVED && now - this.movedAt > MOVED_AGAIN_MS) {
+      this.movedAt = now;
+      delay = Math.random() * 100;
+    }
+    this.retries += 1;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.open(), delay);
   }
 
   /** Whether the socket is open. */
@@ -124,6 +222,7 @@ export class Connection {
   close() {
     this.closed = true;
     clearTimeout(this.timer);
+    clearInterval(this.watch);
     if (this.socket) this.socket.close();
     this.socket = null;
   }

@@ -32,6 +32,10 @@ const session = {
   welcome: null,
   room: null,
   view: null,
+  /** The view as the server last told it, with its version `v` (the base of the next patch). */
+  wire: null,
+  /** Whether a `resync` is out (a patch did not build on the view held). */
+  resyncing: false,
   /** The server's presets and turn timers (for the host's settings form), once fetched. */
   offer: null,
   /**
@@ -153,6 +157,9 @@ function connect(spectator) {
   session.conn = new Connection(session.code, {
     hello: () => {
       session.joined = false;
+      // A new socket: the whole view comes again after the hello.
+      session.wire = null;
+      session.resyncing = false;
       // Seeds sent on the last socket and never answered: their fate is unknown.
       session.fair.newConnection();
       const hello = {
@@ -171,7 +178,7 @@ function connect(spectator) {
       return hello;
     },
     message: onMessage,
-    status: (away) => banner(away ? "conn.reconnecting" : null),
+    status: (away, unreachable) => banner(away ? (unreachable ? "conn.offline" : "conn.reconnecting") : null),
     replaced: () => banner("conn.replaced", "conn.playHere", () => {
       banner("conn.reconnecting");
       session.conn.open();
@@ -219,7 +226,13 @@ function onMessage(msg) {
       session.notes = session.notes.filter((n) => msg.log.length > 0 && n.round === msg.log[0].round && n.at <= msg.log.length);
       break;
     case "state":
+      // The whole view, of version `v`: the patches that follow build on it.
+      session.wire = { v: msg.v, view: { ...msg.view } };
+      session.resyncing = false;
       onState(msg);
+      break;
+    case "patch":
+      onPatch(msg);
       break;
     case "notice":
       onNotice(msg);
@@ -286,6 +299,25 @@ function sendSeed() {
  * One change: the events that made it (kept in the history), then the view after them. Events a
  * stand-in played are marked by their place in the log, to name it in the log.
  */
+/**
+ * A change as a patch: the fields of the view that changed, for the view of the version before.
+ * A patch for another version (a message was missed) is ignored, and the whole view asked for
+ * again (`resync`, answered with `history` and `state`).
+ */
+function onPatch(msg) {
+  const wire = session.wire;
+  if (!wire || msg.v !== wire.v + 1) {
+    if (!session.resyncing) {
+      session.resyncing = true;
+      send({ type: "resync" });
+    }
+    return;
+  }
+  Object.assign(wire.view, msg.view);
+  wire.v = msg.v;
+  onState({ events: msg.events || [], stand_in: msg.stand_in ?? null, clock: msg.clock ?? null, view: wire.view });
+}
+
 function onState(msg) {
   for (const event of msg.events || []) {
     followEvent(event);
