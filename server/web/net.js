@@ -11,11 +11,11 @@
 export const PROTOCOL = 5;
 
 /** After this long without a message the page asks the server whether it is there (`ping`). */
-const QUIET_MS = 3000;
+const QUIET_MS = 2500;
 
 /** A `ping` unanswered this long (nothing at all heard since) means the connection has stalled:
  * the socket is dropped and opened again. */
-const STALL_MS = 3500;
+const STALL_MS = 3000;
 
 /** When the page comes back to the foreground it asks at once, and waits this long for any
  * answer before it opens a new socket. */

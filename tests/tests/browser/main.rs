@@ -76,6 +76,11 @@
 //!   controls clear of the stock and the pile), the settings' Difficulty and a hand emptied at
 //!   the show.
 //!
+//! - Honest about its connection (`connection.rs`), on a phone in English and a laptop in
+//!   Nepali: a socket stalled silently is noticed by the page's heartbeat within seconds and the
+//!   page comes back by itself; the network cut with DevTools is said plainly ("can't reach the
+//!   server") and the page is back in its seat when it returns; back in the foreground the page
+//!   asks the server at once.
 //! - The table in a player's hand (`layout.rs`): at 360×640, 375×667, 390×844,
 //!   412×915, 740×360, 1280×800 and 1920×1080 every control of a turn (the hand, the stock, the
 //!   pile, Call, Sort hand, Throw, the round's line, the table's menu, the seats) is inside the
@@ -91,6 +96,7 @@
 //! loopback only and run one at a time.
 
 mod chat;
+mod connection;
 mod fairness;
 mod friends;
 mod hand_order;
