@@ -323,7 +323,7 @@ impl HeldView {
             }
             crate::ServerMessage::Patch(patch) => match &mut self.view {
                 Some(view) if patch.v == self.v + 1 => {
-                    patch.view.clone().apply(view);
+                    (*patch.view).clone().apply(view);
                     self.v = patch.v;
                     Ok(true)
                 }
@@ -440,7 +440,7 @@ mod tests {
                         assert_eq!(patch.clock, clock);
                         // Nothing in a patch that did not change.
                         let exact = ViewPatch::between(&held[i], &game.view_of(seat));
-                        assert_eq!(patch.view, exact, "{preset:?} step {step} {seat:?}");
+                        assert_eq!(*patch.view, exact, "{preset:?} step {step} {seat:?}");
                         patch.view.apply(&mut held[i]);
                         assert_eq!(held[i], game.view_of(seat), "{preset:?} step {step}");
                     }

@@ -140,7 +140,7 @@ pub struct Patch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<TurnClock>,
     /// The fields of the view that changed, each with its whole new value.
-    pub view: ViewPatch,
+    pub view: Box<ViewPatch>,
 }
 
 /// The clock of the turn being played, with a turn timer.

@@ -38,6 +38,8 @@ pub struct Client {
     pub held: HeldView,
     /// How many `patch` messages arrived (each is handed to the test as the `state` it makes).
     pub patches: usize,
+    /// The bytes of every text message received.
+    pub bytes: usize,
     /// The history as this client keeps it.
     pub history: History,
     /// Every message received, in order.
@@ -104,6 +106,7 @@ impl Client {
             view: None,
             held: HeldView::default(),
             patches: 0,
+            bytes: 0,
             history: History::default(),
             received: Vec::new(),
         }
@@ -168,6 +171,7 @@ impl Client {
                 view: None,
                 held: HeldView::default(),
                 patches: 0,
+                bytes: 0,
                 history: History::default(),
                 received: Vec::new(),
             }),
@@ -289,6 +293,7 @@ impl Client {
                 Message::Ping(_) | Message::Pong(_) => continue,
                 other => panic!("expected a text message, got {other:?}"),
             };
+            self.bytes += text.len();
             let value: serde_json::Value =
                 serde_json::from_str(text.as_str()).expect("the server sends JSON");
             self.leaks.scan(&value);

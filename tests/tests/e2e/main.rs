@@ -31,6 +31,8 @@
 //! - `invite` — invite links that reach a friend's phone: the base for invites (`--public-url`,
 //!   the host's Wi-Fi address for a page opened on loopback, else the page's own), the room's QR
 //!   code decoded to its link, its 404 and lookup cap, and the binary's startup line.
+//! - `patches` — protocol 5: one whole view, then a `patch` per change; a returning person
+//!   gets the whole view first; `resync`; `ping` and `pong`; a protocol 4 page is refused.
 //! - `common` — helpers shared by these tests.
 
 mod api;
@@ -45,6 +47,7 @@ mod ledger;
 mod limits;
 mod lobby;
 mod matches;
+mod patches;
 mod reconnect;
 mod redis_store;
 mod routing;
