@@ -90,6 +90,7 @@
 //! tests print why and pass, unless `CI=true`, where a missing browser is a failure. They bind
 //! loopback only and run one at a time.
 
+mod a11y;
 mod chat;
 mod fairness;
 mod friends;
