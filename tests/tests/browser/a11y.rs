@@ -2,7 +2,8 @@
 //! LICENSE beside it) is injected into the page with WebDriver `execute`, never served by the
 //! server and never needing the page's CSP loosened, and run on the home page (its settings
 //! unfolded too), the host's and a friend's lobby, the table on a phone and a laptop, the score
-//! dialog after round 1, the match-over dialog and the Replay page, in English and in Nepali.
+//! dialog after round 1, the match-over dialog and the Replay page (before a file and stepping
+//! through one), in English and in Nepali.
 //! Every violation is printed (its id, the elements it names and its help) and fails the test.
 
 use crate::hand_order::{LAPTOP, PHONE_640, deck_dealing};
@@ -73,6 +74,32 @@ impl Audit {
             self.failures.join("\n")
         );
     }
+}
+
+/// A finished match's hand history, played by the engine (each seat takes its first legal
+/// action), as a file of it would hold.
+fn a_history() -> dhumbal_engine::HandHistory {
+    use dhumbal_engine::{FairDeal, Game, Phase};
+    let deal = FairDeal {
+        seed: [7; 32],
+        room: "ABCDE".into(),
+        match_number: 1,
+    };
+    let mut game = Game::fair(Preset::Standard.settings(), deal, vec![None; 4]).unwrap();
+    while !game.is_over() {
+        if game.phase() == Phase::RoundOver {
+            game.next_round().unwrap();
+        } else {
+            let seat = game.turn();
+            let action = game.legal_actions(seat).remove(0);
+            game.apply(seat, action).unwrap();
+        }
+    }
+    let mut history = game.hand_history().unwrap();
+    history.players = ["Asha", "Bina", "Chandra", "Dawa"]
+        .map(String::from)
+        .to_vec();
+    history
 }
 
 /// Switches the page's language with the control in its header, and waits for it.
@@ -158,12 +185,22 @@ async fn no_violations(host_size: (u32, u32), guest_size: (u32, u32), lang: &str
     audit.check(&bina, "the match-over dialog (friend)").await;
     asha.screenshot(&format!("a11y-match-over-{label}")).await;
 
-    // The Replay page of the match, from the server: at the deal and a few steps on.
-    let code = room.code.clone();
-    asha.goto(&format!("http://{addr}/replay#{code}/1")).await;
+    // The Replay page, before a file and with a finished match's hand history from a file.
+    bina.goto(&format!("http://{addr}/replay")).await;
+    bina.find("#replay-file").await;
+    audit.check(&bina, "the replay page before a file").await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("dhumbal-ABCDE-1.json");
+    std::fs::write(&file, serde_json::to_string(&a_history()).unwrap()).unwrap();
+    asha.goto(&format!("http://{addr}/replay")).await;
+    asha.find("#replay-file")
+        .await
+        .send_keys(&file.display().to_string())
+        .await
+        .unwrap();
     asha.until(
         "the replay",
-        "return !document.querySelector('#replay').hidden || document.querySelector('#replay-source').textContent;",
+        "return !document.querySelector('#replay').hidden;",
     )
     .await;
     audit.check(&asha, "the replay page").await;
@@ -171,9 +208,6 @@ async fn no_violations(host_size: (u32, u32), guest_size: (u32, u32), lang: &str
         asha.click("#replay-forward").await;
     }
     audit.check(&asha, "the replay page, stepped on").await;
-    bina.goto(&format!("http://{addr}/replay")).await;
-    bina.find("#replay-file").await;
-    audit.check(&bina, "the replay page before a file").await;
 
     check_and_close(vec![asha, bina]).await;
     audit.assert_clean();

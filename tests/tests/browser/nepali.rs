@@ -497,8 +497,10 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
     );
     assert!(b.text("#seats").await.contains("कम्प्युटर"));
     assert_eq!(
-        b.eval("return document.querySelector('#hand .card .card-name').textContent.includes(' of ');")
-            .await,
+        b.eval(
+            "return document.querySelector('#hand .card .card-name').textContent.includes(' of ');"
+        )
+        .await,
         json!(false),
         "the cards' names are in Nepali"
     );
