@@ -96,6 +96,7 @@ mod fairness;
 mod friends;
 mod hand_order;
 mod harness;
+mod heard;
 mod invite;
 mod layout;
 mod ledger;
