@@ -98,6 +98,7 @@ mod hand_order;
 mod harness;
 mod heard;
 mod invite;
+mod keyboard;
 mod layout;
 mod ledger;
 mod nepali;
