@@ -66,7 +66,7 @@ export function buildTable(root) {
   p.callButton.setAttribute("aria-keyshortcuts", "C");
   p.throwButton.setAttribute("aria-keyshortcuts", "T");
   // The table's shortcut keys, said on the table itself (and read with the hand).
-  p.keys = el("p", "note table-keys", undefined, { id: "table-keys" });
+  p.keys = el("p", "table-keys", undefined, { id: "table-keys" });
   p.hand.setAttribute("aria-describedby", "table-keys");
   // Call, Sort hand and Throw each keep one place (a grid of three): Call's stays empty while it
   // is hidden, so Throw never moves, and Sort hand stands between them. On the limit exactly a
