@@ -1,9 +1,9 @@
 //! No axe-core violations (issue 31): axe-core (vendored in `vendor/axe.min.js`, MPL-2.0, its
 //! LICENSE beside it) is injected into the page with WebDriver `execute`, never served by the
 //! server and never needing the page's CSP loosened, and run on the home page (its settings
-//! unfolded too), the host's and a friend's lobby, the table on a phone and a laptop, the score
-//! dialog after round 1, the match-over dialog and the Replay page (before a file and stepping
-//! through one), in English and in Nepali.
+//! unfolded too), the join form, the host's and a friend's lobby, the table on a phone and a
+//! laptop (its menu and How to play too), the score dialog after round 1, the match-over dialog
+//! and the Replay page (before a file and stepping through one), in English and in Nepali.
 //! Every violation is printed (its id, the elements it names and its help) and fails the test.
 
 use crate::hand_order::{LAPTOP, PHONE_640, deck_dealing};
@@ -161,6 +161,18 @@ async fn no_violations(host_size: (u32, u32), guest_size: (u32, u32), lang: &str
     asha.tap("AS").await;
     audit.check(&asha, "the table with a card marked").await;
     asha.keys("\u{e00c}").await;
+    // The table's menu and How to play, each a dialog over the table.
+    open_table_menu(&asha).await;
+    audit.check(&asha, "the table's menu").await;
+    close_table_menu(&asha).await;
+    asha.click("#open-rules").await;
+    asha.until(
+        "How to play",
+        "return document.querySelector('#rules-dialog').open;",
+    )
+    .await;
+    audit.check(&asha, "How to play").await;
+    asha.click("#rules-close").await;
 
     // Round 1's score dialog; round 2; the match-over dialog.
     call_now(&asha).await;
