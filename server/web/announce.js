@@ -13,7 +13,7 @@ import { t } from "./i18n.js";
 import { describeEvent } from "./log.js";
 import { say } from "./page.js";
 import { endingText, listText } from "./score.js";
-import { myTurnOf } from "./table-state.js";
+import { myTurnOf, roundOver } from "./table-state.js";
 
 /** Cards in words for a reader: "two of hearts, king of spades". */
 const names = (cards) => cards.map(cardName).join(", ");
@@ -88,13 +88,9 @@ export function announceState(msg, session) {
   const turn = myTurnOf(view) && !(room && room.seats[me] && room.seats[me].stand_in);
   if (turn && !(before && before.turn)) {
     lines.push(t("say.yourTurn", { cards: names(view.hand), total: view.hand_total }));
-  } else if (moved && me !== null && !roundOverPhase(view)) {
+  } else if (moved && me !== null && !roundOver(view)) {
     lines.push(t("say.holding", { total: view.hand_total }));
   }
   last = { seat: me, round: view.round, hand: view.hand.slice(), turn };
   for (const line of lines) say(line);
-}
-
-function roundOverPhase(view) {
-  return view.phase === "round_over" || view.phase === "match_over";
 }
