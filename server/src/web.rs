@@ -42,6 +42,7 @@ const ASSETS: &[Asset] = &[
     asset!("replay.html", "text/html; charset=utf-8"),
     asset!("style.css", "text/css; charset=utf-8"),
     asset!("alert.js", "text/javascript; charset=utf-8"),
+    asset!("announce.js", "text/javascript; charset=utf-8"),
     asset!("app.js", "text/javascript; charset=utf-8"),
     asset!("cards.js", "text/javascript; charset=utf-8"),
     asset!("chat.js", "text/javascript; charset=utf-8"),

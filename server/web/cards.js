@@ -115,7 +115,6 @@ export function cardElement(text, options = {}) {
   const c = parseCard(text);
   const e = el(options.tag || "div", `card face ${c.red ? "red" : "black"}${c.joker ? " joker" : ""}${options.small ? " small" : ""}`);
   e.dataset.card = text;
-  e.setAttribute("aria-label", cardName(text));
   if (options.tag === "button") e.type = "button";
   const rank = c.joker ? "J\u2605" : RANKS[c.rank - 1];
   const suit = c.joker ? "" : SUITS[c.suit].symbol;
@@ -128,7 +127,27 @@ export function cardElement(text, options = {}) {
   const corner = (cls) => picture(`corner ${cls}`, el("b", "", rank), el("i", "", suit));
   e.append(corner("tl"), picture("pip", c.joker ? "\u2605" : suit), corner("br"));
   if (c.joker) e.append(picture("joker-word", t("card.jokerWord")));
+  // Its name for a screen reader is its text (no `aria-label`: a `div` may not have one, and a
+  // button's name then holds all it says), the picture being hidden from it.
+  e.append(el("span", "sr-only card-name", cardName(text)));
   return e;
+}
+
+/**
+ * Names a card element for a screen reader with `text` in place of its bare name ("Take two of
+ * hearts", "two of hearts, just taken").
+ * @param {HTMLElement} e a card from `cardElement`
+ * @param {string} text
+ */
+export function setCardName(e, text) {
+  const name = e.querySelector(".card-name");
+  if (name) name.textContent = text;
+}
+
+/** The name a card element is read by (its words, as `cardName` or `setCardName` gave them). */
+export function cardElementName(e) {
+  const name = e.querySelector(".card-name");
+  return name ? name.textContent : "";
 }
 
 /** Draws a face-down card. */

@@ -5,6 +5,9 @@
 import { cardLabel } from "./cards.js";
 import { t } from "./i18n.js";
 
+/** Cards as the log writes them: their labels, `9♠ 9♥`. */
+const labels = (cards) => cards.map(cardLabel).join(" ");
+
 /**
  * One line of the log, in words, or null for events not worth a line.
  * @param {object} event an engine event
@@ -12,9 +15,11 @@ import { t } from "./i18n.js";
  * @param {number|null} me this page's seat
  * @param {boolean} [standIn] a stand-in bot played it for the seat's person, and the line names
  *   the bot ("A bot (for Asha) threw 9♠")
+ * @param {(cards: string[]) => string} [cardsText] the cards in words: their labels (`9♠ 9♥`)
+ *   for the log; their names for a screen reader (announce.js)
  * @returns {string|null}
  */
-export function describeEvent(event, names, me, standIn = false) {
+export function describeEvent(event, names, me, standIn = false, cardsText = labels) {
   const name = (s) => names[s] || t("seat.n", { n: s + 1 });
   const who = (s) => {
     if (standIn) return s === me ? t("log.botForYou") : t("log.botFor", { name: name(s) });
@@ -22,15 +27,15 @@ export function describeEvent(event, names, me, standIn = false) {
   };
   switch (event.type) {
     case "dealt":
-      return t("log.dealt", { round: event.round, who: who(event.dealer), card: cardLabel(event.pile_top) });
+      return t("log.dealt", { round: event.round, who: who(event.dealer), card: cardsText([event.pile_top]) });
     case "called":
       return t("log.called", { who: who(event.seat) });
     case "drew_from_stock":
       return t("log.drew", { who: who(event.seat) });
     case "took_from_pile":
-      return t("log.took", { who: who(event.seat), card: cardLabel(event.card) });
+      return t("log.took", { who: who(event.seat), card: cardsText([event.card]) });
     case "threw":
-      return t("log.threw", { who: who(event.seat), cards: event.cards.map(cardLabel).join(" ") });
+      return t("log.threw", { who: who(event.seat), cards: cardsText(event.cards) });
     case "reshuffled":
       return t("log.reshuffled", { count: event.stock });
     case "round_ended":

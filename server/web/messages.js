@@ -768,6 +768,15 @@ export const EN = {
   "seat.hostTitle": "The room's host",
   "away.summary": "While you were away: {moves}",
   "away.logLine": { one: "While you were away: {count} move.", other: "While you were away: {count} moves." },
+  // What a screen reader hears at the table (announce.js); the cards in words.
+  "say.hand": "{name}: {cards} ({total})",
+  "say.noCards": "no cards",
+  "say.show": "The show: {hands}.",
+  "say.youDrew": "You drew {card} from the stock.",
+  "say.botDrew": "A bot (for you) drew {card} from the stock.",
+  "say.yourTurn": "Your turn. You hold {cards}: {total}.",
+  "say.holding": "Your hand is worth {total}.",
+  "table.heading": "The table",
 };
 
 export const NE = {
@@ -1518,6 +1527,14 @@ export const NE = {
   "seat.hostTitle": "कोठाको आयोजक",
   "away.summary": "तपाईं नहुँदा: {moves}",
   "away.logLine": "तपाईं नहुँदा: {count} चाल।",
+  "say.hand": "{name}: {cards} ({total})",
+  "say.noCards": "पत्ती छैन",
+  "say.show": "हात देखाइयो: {hands}।",
+  "say.youDrew": "तपाईंले थुप्रोबाट {card} तान्नुभयो।",
+  "say.botDrew": "तपाईंको सट्टा कम्प्युटरले थुप्रोबाट {card} तान्यो।",
+  "say.yourTurn": "तपाईंको पालो। तपाईंको हातमा {cards}: {total}।",
+  "say.holding": "तपाईंको हातको जम्मा {total}।",
+  "table.heading": "खेलको टेबल",
 };
 
 /**

@@ -2,7 +2,7 @@
 // notice that comes and goes (`#toast`), and the banner over the page (`#banner`: reconnecting,
 // the seat taken by another tab).
 
-import { $, button } from "./dom.js";
+import { $, button, el } from "./dom.js";
 import { t } from "./i18n.js";
 
 /** The screens of the main page, each a `<section>` of `index.html`. */
@@ -17,6 +17,13 @@ let toastTimer = null;
  */
 export function notice(text, kind = "info") {
   const toast = $("toast");
+  // An error is read at once (the toast is an alert); any other notice is said politely, once,
+  // with the table's news (the toast then only shows it).
+  if (kind === "error") toast.removeAttribute("aria-hidden");
+  else {
+    toast.setAttribute("aria-hidden", "true");
+    say(text);
+  }
   toast.textContent = text;
   toast.className = `toast show ${kind}`;
   clearTimeout(toastTimer);
@@ -35,11 +42,32 @@ export function show(screen) {
   document.body.dataset.screen = screen;
   if (!changed) return;
   window.scrollTo(0, 0);
+  // A screen reader (and the keyboard) starts at the new screen's heading.
+  const heading = $(screen).querySelector("h1");
+  if (heading) {
+    heading.tabIndex = -1;
+    heading.focus({ preventScroll: true });
+  }
   const toast = $("toast");
   if (toast.classList.contains("info")) {
     clearTimeout(toastTimer);
     toast.className = "toast";
   }
+}
+
+/** How many lines the live region keeps (older ones go; a reader has said them already). */
+const SAID_KEPT = 30;
+
+/**
+ * Says `text` to a screen reader through the page's polite live region (`#announcer`), once:
+ * each sentence is a new line of it, so that several in a row are all said.
+ * @param {string} text
+ */
+export function say(text) {
+  const region = $("announcer");
+  if (!region || !text) return;
+  region.append(el("p", "", text));
+  while (region.childElementCount > SAID_KEPT) region.firstElementChild.remove();
 }
 
 /** The screen showing now. */

@@ -317,7 +317,8 @@ function paintScores(finished) {
     const tr = el("tr");
     const td = el("td", "note", t("replay.noneOver"));
     td.colSpan = h.rounds[0].hands.length + 1;
-    tr.append(el("th", "", ""), td);
+    // One cell across the table: no round's name heads it.
+    tr.append(td);
     table.append(tr);
   }
 }

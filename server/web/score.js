@@ -193,7 +193,8 @@ export function renderScore(box, opts) {
   const wrap = el("div", "score-wrap");
   const table = el("table", "score-table");
   const head = el("tr");
-  head.append(el("th", "", ""));
+  // The corner over the rows' names heads nothing: a plain cell.
+  head.append(el("td", "", ""));
   names.forEach((name, s) => {
     const th = el("th", s === me ? "me" : "");
     const dot = el("span", "dot");

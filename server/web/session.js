@@ -22,6 +22,7 @@ import { errorText } from "./errors.js";
 import { banner, notice, screen, show } from "./page.js";
 import { forgetRoom, lastName, rememberName, storeRoom, storedRoom } from "./storage.js";
 import { t } from "./i18n.js";
+import { announceState } from "./announce.js";
 
 /** The room's state, as this page knows it. */
 const session = {
@@ -330,6 +331,7 @@ function onState(msg) {
   addTableExtras(session.view);
   rememberDealtHand(session.view);
   paint();
+  announceState(msg, session);
 }
 
 /**

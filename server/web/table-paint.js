@@ -3,10 +3,10 @@
 // comes from the view (`can_draw`, `can_throw`, `takeable`, `next_takeable`, `can_call`); the
 // painting only shows it. The seats are table-seats.js's; what the controls do, table-input.js's.
 
-import { cardBack, cardElement, cardLabel, classify } from "./cards.js";
+import { cardBack, cardElement, cardElementName, cardLabel, classify, setCardName } from "./cards.js";
 import { limitText } from "./settings.js";
-import { el, totalText } from "./dom.js";
-import { label, t, tNodes } from "./i18n.js";
+import { el, kbd, totalText } from "./dom.js";
+import { label, language, t, tNodes } from "./i18n.js";
 import { describeEvent, noticeText } from "./log.js";
 import { alertOn } from "./alert.js";
 import { paintWatchers } from "./watchers.js";
@@ -33,6 +33,8 @@ export function buildTable(root) {
   p.menuButton.setAttribute("aria-haspopup", "dialog");
   p.menuButton.setAttribute("aria-controls", "table-menu");
   header.append(p.roundInfo, p.rulesButton, p.menuButton);
+  // The table's heading, for a screen reader (the focus comes to it on arriving).
+  p.heading = label(el("h1", "sr-only", undefined, { id: "table-title", tabIndex: -1 }), "table.heading");
   buildMenu(p);
   p.seats = el("div", "seats", undefined, { id: "seats" });
   const middle = el("div", "middle");
@@ -40,12 +42,16 @@ export function buildTable(root) {
   p.stock = cardBack({ tag: "button" });
   p.stock.id = "stock";
   p.stock.classList.add("stock");
+  // Off while this seat may not draw, but still a place for the keyboard to wait (the focus
+  // comes here after a throw), so not `disabled`.
+  p.stock.setAttribute("aria-keyshortcuts", "S");
   p.stockLabel = el("span", "pile-label");
   stockBox.append(p.stock, p.stockLabel);
   p.pile = el("div", "pile-box", undefined, { id: "pile" });
   middle.append(stockBox, p.pile);
+  p.middle = middle;
   p.prompt = el("p", "prompt", undefined, { id: "prompt" });
-  p.prompt.setAttribute("aria-live", "polite");
+  // Not a live region: announce.js says each move and this seat's turn once.
   p.log = label(el("ol", "log", undefined, { id: "log", tabIndex: 0 }), "table.log", "aria-label");
 
   p.mine = el("div", "mine");
@@ -56,6 +62,12 @@ export function buildTable(root) {
   p.sortButton = labelled("", "sort", "table.sort");
   p.callButton = el("button", "call", t("table.call"), { type: "button", id: "call" });
   p.throwButton = el("button", "primary", t("table.throw"), { type: "button", id: "throw" });
+  p.sortButton.setAttribute("aria-keyshortcuts", "O");
+  p.callButton.setAttribute("aria-keyshortcuts", "C");
+  p.throwButton.setAttribute("aria-keyshortcuts", "T");
+  // The table's shortcut keys, said on the table itself (and read with the hand).
+  p.keys = el("p", "table-keys", undefined, { id: "table-keys" });
+  p.hand.setAttribute("aria-describedby", "table-keys");
   // Call, Sort hand and Throw each keep one place (a grid of three): Call's stays empty while it
   // is hidden, so Throw never moves, and Sort hand stands between them. On the limit exactly a
   // line under Call warns that a tie catches a caller.
@@ -68,7 +80,7 @@ export function buildTable(root) {
   p.removedList = label(el("ul", "table-removed", undefined, { id: "table-removed", hidden: true }), "lobby.removedList", "aria-label");
   // Who watches: everyone sees it; the host may remove a watcher or turn watching off.
   p.watchers = el("div", "watchers table-watchers", undefined, { id: "table-watchers" });
-  root.append(header, p.seats, middle, p.prompt, p.mine, p.log, p.removedList, p.watchers, p.menu);
+  root.append(p.heading, header, p.seats, middle, p.prompt, p.mine, p.log, p.keys, p.removedList, p.watchers, p.menu);
   paintAlert(p);
   return p;
 }
@@ -172,6 +184,7 @@ export function paintTable(p, state) {
   paintPrompt(p, state);
   paintLog(p, state);
   paintRemoved(p, state);
+  paintKeys(p, view);
   if (state.room) {
     const host = view.seat !== null && state.room.host === view.seat;
     paintWatchers(p.watchers, state.room, host);
@@ -210,7 +223,7 @@ function throwGroup(view, cards, text, takeable, next) {
     const cardEl = cardElement(c, { tag: take && view.can_draw ? "button" : "div" });
     if (take) {
       cardEl.classList.add(view.can_draw ? "takeable" : "pickable");
-      if (view.can_draw) cardEl.setAttribute("aria-label", t("pile.take", { card: cardEl.getAttribute("aria-label") }));
+      if (view.can_draw) setCardName(cardEl, t("pile.take", { card: cardElementName(cardEl) }));
     } else if (next.includes(c)) {
       cardEl.classList.add("pickable");
     }
@@ -243,7 +256,7 @@ function paintPile(p, view) {
     g.append(el("div", "card empty-slot"), el("span", "pile-label", t("pile.empty")));
     pile.append(g);
   }
-  stock.disabled = !canDraw;
+  stock.setAttribute("aria-disabled", String(!canDraw));
   stock.classList.toggle("takeable", canDraw);
   stock.setAttribute("aria-label", t(canDraw ? "stock.ariaDraw" : "stock.aria", { count: view.stock_size }));
   p.stockLabel.textContent = t("stock.count", { count: view.stock_size });
@@ -265,8 +278,11 @@ function paintHand(p, state) {
     cardEl.title = `${i + 1}`;
     if (c === view.barred) {
       cardEl.classList.add("barred");
-      cardEl.append(el("span", "barred-tag", t("hand.justTaken")));
-      cardEl.setAttribute("aria-label", t("hand.barredAria", { card: cardEl.getAttribute("aria-label") }));
+      // Said in the card's name; shown under it.
+      const tag = el("span", "barred-tag", t("hand.justTaken"));
+      tag.setAttribute("aria-hidden", "true");
+      cardEl.append(tag);
+      setCardName(cardEl, t("hand.barredAria", { card: cardElementName(cardEl) }));
     }
     hand.append(cardEl);
     if (c === focused) cardEl.focus({ preventScroll: true });
@@ -376,6 +392,17 @@ function paintLog(p, state) {
   notesUpTo(Infinity);
   for (const line of lines) log.append(el("li", line.cls, line.text));
   log.scrollTop = atBottom ? log.scrollHeight : keep;
+}
+
+/** The shortcut keys under the log, in the page's language (not for a watcher, who has none). */
+function paintKeys(p, view) {
+  p.keys.hidden = view.seat === null;
+  const key = language();
+  if (p.keys.dataset.shown === key) return;
+  p.keys.dataset.shown = key;
+  p.keys.replaceChildren(...tNodes("rules.screen.keys", {
+    digits: kbd("1-9"), t: kbd("T"), s: kbd("S"), p: kbd("P"), c: kbd("C"), o: kbd("O"), n: kbd("N"),
+  }));
 }
 
 /** The host's list of the people removed, each with Let back (`data-removed`: its place). */

@@ -22,7 +22,9 @@ function menuTrigger(box, name, open, nameRow) {
   box.setAttribute("role", "button");
   box.setAttribute("aria-haspopup", "dialog");
   box.setAttribute("aria-expanded", String(open));
-  box.setAttribute("aria-label", t("host.menu", { name }));
+  // Its name is what it shows, after what it opens (an `aria-label` would leave out the words
+  // on it).
+  box.prepend(el("span", "sr-only seat-menu-name", `${t("host.menu", { name })}:`));
   const mark = el("span", "seat-menu-mark", "\u22ee");
   mark.setAttribute("aria-hidden", "true");
   nameRow.append(mark);

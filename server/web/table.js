@@ -132,6 +132,28 @@ export function createTable(root, hooks) {
   window.addEventListener("resize", placeToast);
   window.addEventListener("scroll", placeToast, { passive: true });
 
+  /**
+   * After this seat's own move the keyboard goes where the next one is made: after a draw or a
+   * pick-up, to the card just taken in the hand (to mark what to throw); after a throw, to the
+   * stock (the next draw). Only when the focus was at the table's stock, pile, hand or actions,
+   * or nowhere (a button just turned off drops it): never out of the chat or a dialog.
+   */
+  const keepTheKeyboardsPlace = (before, view, fresh) => {
+    const own = fresh.filter((e) => view.seat !== null && e.seat === view.seat && MOVES.includes(e.type));
+    const move = own[own.length - 1];
+    if (!move || move.type === "called" || document.querySelector("dialog[open]")) return;
+    const at = document.activeElement;
+    const free = !at || at === document.body || at === parts.heading || parts.middle.contains(at) || parts.mine.contains(at);
+    if (!free) return;
+    if (move.type === "threw") {
+      parts.stock.focus({ preventScroll: true });
+      return;
+    }
+    const taken = view.hand.find((c) => !before.hand.includes(c));
+    const card = (taken && parts.hand.querySelector(`.card[data-card="${taken}"]`)) || parts.hand.querySelector(".card");
+    if (card) card.focus({ preventScroll: true });
+  };
+
   return {
     /** Shows a new view (and the room's seats and names). */
     render(view, room) {
@@ -151,6 +173,7 @@ export function createTable(root, hooks) {
       paintCommitment(parts, room);
       paintAlert(parts);
       paint();
+      if (fresh) keepTheKeyboardsPlace(before, view, fresh);
       if (flights) flyEvents(parts, view, flights, Boolean(catchUp || jump));
       if (wasMine === false && myTurnOf(view) && alertOn()) turnAlert();
     },

@@ -89,19 +89,31 @@
 //!   or come back after its socket dropped summarises the moves it missed and flies at most one
 //!   card at a time; the seats say which one is the host, in English and Nepali.
 //!
+//! - A page everyone can play (issue 31): axe-core, injected by WebDriver (`a11y.rs`), finds no
+//!   violation on home, the join form, the host's and a friend's lobby, the table (its menu and
+//!   How to play), the score and match-over dialogs and Replay, on a phone and a laptop, in
+//!   English and Nepali; a screen reader hears every move once, in words (`heard.rs`: its own
+//!   turn and hand, the card it drew, each bot's moves, a turn run out, the call, the show, the
+//!   match's end) and the focus comes to each screen's heading; a whole match is played by
+//!   keyboard alone in three presses a turn, the focus ring showing over every state
+//!   (`keyboard.rs`).
+//!
 //! Every test also fails on any error in the browser's console (the restart test passes over
 //! only Chromium's own lines for the page's WebSocket attempts refused while the server is
 //! down). Screenshots go to `<target>/screenshots/` (the path is printed). Without Chromium the
 //! tests print why and pass, unless `CI=true`, where a missing browser is a failure. They bind
 //! loopback only and run one at a time.
 
+mod a11y;
 mod chat;
 mod connection;
 mod fairness;
 mod friends;
 mod hand_order;
 mod harness;
+mod heard;
 mod invite;
+mod keyboard;
 mod layout;
 mod ledger;
 mod nepali;
