@@ -157,9 +157,9 @@ pub fn app(state: Arc<AppState>) -> Router {
         axum::http::StatusCode::REQUEST_TIMEOUT,
         state.config.http_request_timeout,
     );
-    // Text answers (the pages, scripts, styles, the API's JSON, `/metrics`) go gzip- or
-    // br-encoded to a client that accepts it; an answer with no body (a WebSocket upgrade, a
-    // `304`) or an image goes as it is.
+    // The API's JSON and `/metrics` go gzip- or br-encoded to a client that accepts it (the web
+    // client's files come encoded already, [`web`]); an answer with no body (a WebSocket
+    // upgrade, a `304`) or an image goes as it is.
     let compression = tower_http::compression::CompressionLayer::new();
     router.layer(timeout).layer(compression).with_state(state)
 }
@@ -240,6 +240,8 @@ pub async fn run(
         tokio::time::sleep(draining.config.drain_delay).await;
         draining.shutdown.begin();
     };
+    // The web client's files compressed before anyone asks for them, off the runtime.
+    std::thread::spawn(web::precompress);
     let router = app(Arc::clone(&state));
     if let Some(addr) = state.config.metrics_address {
         serve_metrics(addr, &state).await?;

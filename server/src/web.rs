@@ -6,9 +6,9 @@
 //! styles, icons, the web app manifest) under `/assets/{version}/`, where the version is a hash of
 //! every file of the client: a new binary with any file changed has new names.
 //!
-//! - The files under `/assets/{version}/` are `Cache-Control: public, max-age=31536000,
-//!   immutable`: a warm load asks nothing of the server for them. Another version answers 404,
-//!   and `/assets/{file}` (no version) redirects to the current one.
+//! - The files under `/assets/{version}/` are `Cache-Control: max-age=31536000, immutable`: a
+//!   warm load asks nothing of the server for them. Another version answers 404, and
+//!   `/assets/{file}` (no version) redirects to the current one.
 //! - The pages and `/sw.js` are `no-cache` with a weak `ETag` (the browser revalidates and gets
 //!   `304 Not Modified` while the binary is unchanged, and a new binary is picked up at once).
 //!   The server writes each page's `/assets/` paths with the version at start, and adds a
@@ -17,8 +17,10 @@
 //!   once instead of import by import. It writes the version and the files to keep offline into
 //!   `sw.js`'s `const BUILD` line.
 //! - Every answer carries its content type and `X-Content-Type-Options: nosniff`, each page a
-//!   Content-Security-Policy that allows only this server. Compression (gzip, br) is the router's
-//!   layer ([`crate::app`]).
+//!   Content-Security-Policy that allows only this server.
+//! - Every text file goes br- or gzip-encoded (as the request's `Accept-Encoding` allows),
+//!   compressed once per process at the best quality ([`precompress`]); the router's compression
+//!   layer ([`crate::app`]) passes an encoded answer by and compresses the API's answers.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -53,47 +55,48 @@ macro_rules! asset {
 }
 
 /// Every file of the web client. A test checks that this lists every file in `server/web/`.
+/// Scripts name no charset: module and worker scripts are always read as UTF-8.
 const ASSETS: &[Asset] = &[
     asset!("index.html", "text/html; charset=utf-8"),
     asset!("replay.html", "text/html; charset=utf-8"),
     asset!("offline.html", "text/html; charset=utf-8"),
-    asset!("sw.js", "text/javascript; charset=utf-8"),
+    asset!("sw.js", "text/javascript"),
     asset!("style.css", "text/css; charset=utf-8"),
-    asset!("alert.js", "text/javascript; charset=utf-8"),
-    asset!("app.js", "text/javascript; charset=utf-8"),
-    asset!("cards.js", "text/javascript; charset=utf-8"),
-    asset!("chat.js", "text/javascript; charset=utf-8"),
-    asset!("deals.js", "text/javascript; charset=utf-8"),
-    asset!("dock.js", "text/javascript; charset=utf-8"),
-    asset!("dom.js", "text/javascript; charset=utf-8"),
-    asset!("errors.js", "text/javascript; charset=utf-8"),
-    asset!("fair.js", "text/javascript; charset=utf-8"),
-    asset!("fair-memory.js", "text/javascript; charset=utf-8"),
-    asset!("fair-scheme.js", "text/javascript; charset=utf-8"),
-    asset!("fly.js", "text/javascript; charset=utf-8"),
-    asset!("home.js", "text/javascript; charset=utf-8"),
-    asset!("i18n.js", "text/javascript; charset=utf-8"),
-    asset!("install.js", "text/javascript; charset=utf-8"),
-    asset!("join.js", "text/javascript; charset=utf-8"),
-    asset!("lobby.js", "text/javascript; charset=utf-8"),
-    asset!("log.js", "text/javascript; charset=utf-8"),
-    asset!("messages.js", "text/javascript; charset=utf-8"),
-    asset!("net.js", "text/javascript; charset=utf-8"),
-    asset!("offline.js", "text/javascript; charset=utf-8"),
-    asset!("page.js", "text/javascript; charset=utf-8"),
-    asset!("replay.js", "text/javascript; charset=utf-8"),
-    asset!("rules.js", "text/javascript; charset=utf-8"),
-    asset!("score.js", "text/javascript; charset=utf-8"),
-    asset!("session.js", "text/javascript; charset=utf-8"),
-    asset!("settings.js", "text/javascript; charset=utf-8"),
-    asset!("storage.js", "text/javascript; charset=utf-8"),
-    asset!("table-clock.js", "text/javascript; charset=utf-8"),
-    asset!("table-input.js", "text/javascript; charset=utf-8"),
-    asset!("table-paint.js", "text/javascript; charset=utf-8"),
-    asset!("table-seats.js", "text/javascript; charset=utf-8"),
-    asset!("table-state.js", "text/javascript; charset=utf-8"),
-    asset!("table.js", "text/javascript; charset=utf-8"),
-    asset!("watchers.js", "text/javascript; charset=utf-8"),
+    asset!("alert.js", "text/javascript"),
+    asset!("app.js", "text/javascript"),
+    asset!("cards.js", "text/javascript"),
+    asset!("chat.js", "text/javascript"),
+    asset!("deals.js", "text/javascript"),
+    asset!("dock.js", "text/javascript"),
+    asset!("dom.js", "text/javascript"),
+    asset!("errors.js", "text/javascript"),
+    asset!("fair.js", "text/javascript"),
+    asset!("fair-memory.js", "text/javascript"),
+    asset!("fair-scheme.js", "text/javascript"),
+    asset!("fly.js", "text/javascript"),
+    asset!("home.js", "text/javascript"),
+    asset!("i18n.js", "text/javascript"),
+    asset!("install.js", "text/javascript"),
+    asset!("join.js", "text/javascript"),
+    asset!("lobby.js", "text/javascript"),
+    asset!("log.js", "text/javascript"),
+    asset!("messages.js", "text/javascript"),
+    asset!("net.js", "text/javascript"),
+    asset!("offline.js", "text/javascript"),
+    asset!("page.js", "text/javascript"),
+    asset!("replay.js", "text/javascript"),
+    asset!("rules.js", "text/javascript"),
+    asset!("score.js", "text/javascript"),
+    asset!("session.js", "text/javascript"),
+    asset!("settings.js", "text/javascript"),
+    asset!("storage.js", "text/javascript"),
+    asset!("table-clock.js", "text/javascript"),
+    asset!("table-input.js", "text/javascript"),
+    asset!("table-paint.js", "text/javascript"),
+    asset!("table-seats.js", "text/javascript"),
+    asset!("table-state.js", "text/javascript"),
+    asset!("table.js", "text/javascript"),
+    asset!("watchers.js", "text/javascript"),
     asset!("icon.svg", "image/svg+xml"),
     asset!("icon-192.png", "image/png"),
     asset!("icon-512.png", "image/png"),
@@ -138,6 +141,107 @@ struct Built {
     bodies: Vec<Bytes>,
     /// Each served body's `ETag`.
     etags: Vec<String>,
+    /// Each served body compressed, made on its first request (or by [`precompress`]).
+    encoded: Vec<Encoded>,
+}
+
+/// One body compressed, in each encoding the server sends.
+#[derive(Default)]
+struct Encoded {
+    /// Brotli at its best quality (11).
+    br: OnceLock<Bytes>,
+    /// Gzip at its best level (9).
+    gzip: OnceLock<Bytes>,
+}
+
+/// A content encoding the server sends its files in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Encoding {
+    /// `br`.
+    Brotli,
+    /// `gzip`.
+    Gzip,
+}
+
+impl Encoding {
+    /// Its `Content-Encoding` name.
+    fn name(self) -> &'static str {
+        match self {
+            Encoding::Brotli => "br",
+            Encoding::Gzip => "gzip",
+        }
+    }
+
+    /// `body` in this encoding.
+    fn compress(self, body: &[u8]) -> Bytes {
+        use std::io::Write as _;
+        let out = match self {
+            Encoding::Brotli => {
+                let mut w = brotli::CompressorWriter::new(Vec::new(), 4096, 11, 22);
+                w.write_all(body).map(|()| w.into_inner())
+            }
+            Encoding::Gzip => {
+                let mut w = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+                w.write_all(body).and_then(|()| w.finish())
+            }
+        };
+        // Writing to a `Vec` does not fail.
+        Bytes::from(out.unwrap_or_default())
+    }
+}
+
+/// The encoding to send a compressible file in: br if the request's `Accept-Encoding` accepts
+/// it, else gzip if that, else none.
+fn encoding_for(headers: &HeaderMap) -> Option<Encoding> {
+    let accepted = headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|item| {
+            let mut parts = item.split(';').map(str::trim);
+            let name = parts.next()?.to_ascii_lowercase();
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            (!refused).then_some(name)
+        })
+        .collect::<Vec<_>>();
+    if accepted.iter().any(|e| e == "br") {
+        Some(Encoding::Brotli)
+    } else if accepted.iter().any(|e| e == "gzip") {
+        Some(Encoding::Gzip)
+    } else {
+        None
+    }
+}
+
+/// Whether asset `i` is worth compressing: text (not the PNGs, already compressed).
+fn compressible(i: usize) -> bool {
+    !ASSETS[i].content_type.starts_with("image/png")
+}
+
+/// Compresses every file in every encoding now, rather than on its first request: the server
+/// calls this off its runtime at start ([`crate::run`]), so that no player's first load waits.
+pub fn precompress() {
+    for i in (0..ASSETS.len()).filter(|&i| compressible(i)) {
+        for encoding in [Encoding::Brotli, Encoding::Gzip] {
+            encoded_body(i, encoding);
+        }
+    }
+}
+
+/// Asset `i`'s served body in `encoding`, compressed once.
+fn encoded_body(i: usize, encoding: Encoding) -> Bytes {
+    let built = built();
+    let slot = match encoding {
+        Encoding::Brotli => &built.encoded[i].br,
+        Encoding::Gzip => &built.encoded[i].gzip,
+    };
+    slot.get_or_init(|| encoding.compress(&built.bodies[i]))
+        .clone()
 }
 
 /// The web client as it is served, built once.
@@ -157,10 +261,12 @@ fn built() -> &'static Built {
             )
             .collect();
         let etags = bodies.iter().map(|b| etag(b)).collect();
+        let encoded = bodies.iter().map(|_| Encoded::default()).collect();
         Built {
             version,
             bodies,
             etags,
+            encoded,
         }
     })
 }
@@ -270,7 +376,11 @@ fn rewrite_page(text: &str, version: &str) -> String {
     let mut page = String::with_capacity(text.len() + 4096);
     for line in text.split_inclusive('\n') {
         if let Some(entry) = module_script(line) {
-            for module in module_graph(entry).into_iter().skip(1) {
+            // The largest first: on a slow network its bytes start while the small ones wait
+            // for their round trips.
+            let mut modules = module_graph(entry).split_off(1);
+            modules.sort_by_key(|m| std::cmp::Reverse(find(m).map_or(0, |i| ASSETS[i].body.len())));
+            for module in modules {
                 page.push_str("<link rel=\"modulepreload\" href=\"/assets/");
                 page.push_str(module);
                 page.push_str("\">\n");
@@ -420,14 +530,28 @@ fn serve(i: usize, headers: &HeaderMap) -> Response {
     let mut response = if revalidated && is_fresh(headers, etag) {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
-        let mut r = built.bodies[i].clone().into_response();
+        let encoding = encoding_for(headers).filter(|_| compressible(i));
+        let body = match encoding {
+            Some(encoding) => encoded_body(i, encoding),
+            None => built.bodies[i].clone(),
+        };
+        let mut r = body.into_response();
         r.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static(asset.content_type),
         );
+        if let Some(encoding) = encoding {
+            r.headers_mut().insert(
+                header::CONTENT_ENCODING,
+                HeaderValue::from_static(encoding.name()),
+            );
+        }
         r
     };
     let h = response.headers_mut();
+    if compressible(i) {
+        h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
     if revalidated {
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         if let Ok(value) = HeaderValue::from_str(etag) {
@@ -436,7 +560,7 @@ fn serve(i: usize, headers: &HeaderMap) -> Response {
     } else {
         h.insert(
             header::CACHE_CONTROL,
-            HeaderValue::from_static("public, max-age=31536000, immutable"),
+            HeaderValue::from_static("max-age=31536000, immutable"),
         );
     }
     h.insert(
@@ -609,7 +733,7 @@ mod tests {
         assert_eq!(status, StatusCode::OK);
         assert_eq!(
             headers[header::CACHE_CONTROL],
-            "public, max-age=31536000, immutable"
+            "max-age=31536000, immutable"
         );
         assert!(
             headers[header::CONTENT_TYPE]
@@ -658,9 +782,35 @@ mod tests {
             .read_to_end(&mut decoded)
             .unwrap();
         assert_eq!(decoded, file);
-        let (_, headers, brotli) = get(&asset_path(name), &[("accept-encoding", "br")]).await;
+        let (_, headers, brotli) = get(
+            &asset_path(name),
+            &[("accept-encoding", "gzip, deflate, br, zstd")],
+        )
+        .await;
         assert_eq!(headers[header::CONTENT_ENCODING], "br");
-        assert!(brotli.len() * 3 < file.len());
+        assert_eq!(headers[header::VARY], "accept-encoding");
+        assert!(
+            brotli.len() < gzipped.len(),
+            "{} {}",
+            brotli.len(),
+            gzipped.len()
+        );
+        let mut decoded = Vec::new();
+        brotli::Decompressor::new(brotli.as_slice(), 4096)
+            .read_to_end(&mut decoded)
+            .unwrap();
+        assert_eq!(decoded, file);
+        // br refused (q=0): gzip.
+        let (_, headers, _) = get(&asset_path(name), &[("accept-encoding", "br;q=0, gzip")]).await;
+        assert_eq!(headers[header::CONTENT_ENCODING], "gzip");
+        // A page, rewritten at start, decodes to the page as served.
+        let (_, headers, page) = get("/", &[("accept-encoding", "gzip")]).await;
+        assert_eq!(headers[header::CONTENT_ENCODING], "gzip");
+        let mut decoded = Vec::new();
+        flate2::read::GzDecoder::new(page.as_slice())
+            .read_to_end(&mut decoded)
+            .unwrap();
+        assert_eq!(decoded, built().bodies[INDEX]);
         // A client that accepts no encoding gets the file as it is; so does a PNG, already
         // compressed.
         let (_, headers, plain) = get(&asset_path(name), &[]).await;

@@ -35,6 +35,8 @@ self.addEventListener("activate", (event) => {
             .map((name) => caches.delete(name)),
         ),
       )
+      // The page's request starts while the worker starts, not after.
+      .then(() => self.registration.navigationPreload?.enable())
       .then(() => self.clients.claim()),
   );
 });
@@ -58,7 +60,11 @@ self.addEventListener("fetch", (event) => {
   const url = new URL(request.url);
   if (url.origin !== self.location.origin) return;
   if (request.mode === "navigate") {
-    event.respondWith(fetch(request).catch(() => offlinePage()));
+    event.respondWith(
+      Promise.resolve(event.preloadResponse)
+        .then((preloaded) => preloaded || fetch(request))
+        .catch(() => offlinePage()),
+    );
   } else if (BUILD.keep.includes(url.pathname) && url.pathname !== BUILD.offline) {
     event.respondWith(kept(request));
   }
