@@ -41,7 +41,8 @@
 //!   expert bots think off the room's task.
 //! - [`names`] — people's names: normalised, visible, not posing as a bot.
 //! - [`code`] — unguessable room codes.
-//! - [`web`] — the web client, embedded, at `/`, `/r/{code}` and `/assets/`.
+//! - [`web`] — the web client, embedded, at `/`, `/r/{code}`, `/replay`, `/offline`, `/sw.js` and
+//!   `/assets/{version}/`, cached for good under versioned names.
 
 pub mod address;
 pub mod api;
@@ -156,7 +157,11 @@ pub fn app(state: Arc<AppState>) -> Router {
         axum::http::StatusCode::REQUEST_TIMEOUT,
         state.config.http_request_timeout,
     );
-    router.layer(timeout).with_state(state)
+    // The API's JSON and `/metrics` go gzip- or br-encoded to a client that accepts it (the web
+    // client's files come encoded already, [`web`]); an answer with no body (a WebSocket
+    // upgrade, a `304`) or an image goes as it is.
+    let compression = tower_http::compression::CompressionLayer::new();
+    router.layer(timeout).layer(compression).with_state(state)
 }
 
 /// Serves `GET /metrics` alone on `addr` (`--metrics-address`) until shutdown begins. Fails
@@ -235,6 +240,8 @@ pub async fn run(
         tokio::time::sleep(draining.config.drain_delay).await;
         draining.shutdown.begin();
     };
+    // The web client's files compressed before anyone asks for them, off the runtime.
+    std::thread::spawn(web::precompress);
     let router = app(Arc::clone(&state));
     if let Some(addr) = state.config.metrics_address {
         serve_metrics(addr, &state).await?;

@@ -24,6 +24,7 @@ import { relabelRules, setupRules } from "./rules.js";
 import { setupScore } from "./score.js";
 import { relabelBanner } from "./page.js";
 import { onLanguageChange, startPage } from "./i18n.js";
+import "./install.js";
 
 /** Draws the page again in the language just chosen, keeping where it is and what it holds. */
 function relabel() {

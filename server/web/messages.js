@@ -777,6 +777,12 @@ export const EN = {
   "say.yourTurn": "Your turn. You hold {cards}: {total}.",
   "say.holding": "Your hand is worth {total}.",
   "table.heading": "The table",
+  // ----- The offline page (offline.html, shown by the service worker) -----
+  "offline.title": "No connection to the game",
+  "offline.why": "This device cannot reach the Dhumbal server just now: it may be offline, or the server may be stopped.",
+  "offline.retry": "Try again",
+  "offline.waiting": "Trying again by itself every {seconds} seconds\u2026",
+  "offline.trying": "Trying again\u2026",
 };
 
 export const NE = {
@@ -1535,6 +1541,12 @@ export const NE = {
   "say.yourTurn": "तपाईंको पालो। तपाईंको हातमा {cards}: {total}।",
   "say.holding": "तपाईंको हातको जम्मा {total}।",
   "table.heading": "खेलको टेबल",
+  // ----- The offline page (offline.html, shown by the service worker) -----
+  "offline.title": "खेलसँग जडान छैन",
+  "offline.why": "यो उपकरणले अहिले धुम्बलको सर्भरमा पुग्न सकेन: इन्टरनेट छुटेको हुन सक्छ, वा सर्भर बन्द भएको हुन सक्छ।",
+  "offline.retry": "फेरि प्रयास गर्नुहोस्",
+  "offline.waiting": "हरेक {seconds} सेकेन्डमा आफैँ फेरि प्रयास गर्दै छ\u2026",
+  "offline.trying": "फेरि प्रयास गर्दै\u2026",
 };
 
 /**

@@ -12,7 +12,7 @@ async fn the_pages_fair_deal_code_gives_every_known_answer_of_the_fairness_docum
     let got = b
         .client
         .execute_async(
-            r#"const done = arguments[arguments.length - 1];
+            &versioned(r#"const done = arguments[arguments.length - 1];
             import('/assets/fair.js').then(async (f) => {
               const hex = (from) => Array.from({ length: 32 }, (_, i) => (from + i).toString(16).padStart(2, '0')).join('');
               const seed = hex(0);
@@ -32,7 +32,7 @@ async fn the_pages_fair_deal_code_gives_every_known_answer_of_the_fairness_docum
                 stockTop: dealt.stock[0],
                 clientSeed: f.newClientSeed(),
               });
-            }).catch((e) => done({ error: String(e) }));"#,
+            }).catch((e) => done({ error: String(e) }));"#),
             vec![],
         )
         .await
@@ -397,9 +397,11 @@ async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
     let page = b
         .client
         .execute_async(
-            "const done = arguments[arguments.length - 1]; \
+            &versioned(
+                "const done = arguments[arguments.length - 1]; \
              import('/assets/fair.js').then((f) => f.verifyHistory(arguments[0], null)) \
              .then((v) => done([v.ok, v.summary]), (e) => done([null, String(e)]));",
+            ),
             vec![history.clone()],
         )
         .await
@@ -479,14 +481,14 @@ async fn page_verdicts(b: &Browser, histories: Vec<Value>) -> Vec<Value> {
     let got = b
         .client
         .execute_async(
-            "const done = arguments[arguments.length - 1]; \
+            &versioned("const done = arguments[arguments.length - 1]; \
              import('/assets/fair.js').then(async (f) => { \
                const out = []; \
                for (const h of arguments[0]) { \
                  if (h.repeat) { h.rounds = Array.from({ length: h.repeat }, () => h.rounds[0]); delete h.repeat; } \
                  const v = await f.verifyHistory(h, null); out.push([v.ok, v.summary]); } \
                done(out); \
-             }).catch((e) => done([[null, String(e)]]));",
+             }).catch((e) => done([[null, String(e)]]));"),
             vec![Value::Array(histories)],
         )
         .await
@@ -635,7 +637,7 @@ async fn the_page_refuses_a_deal_whose_seed_is_not_its_latest_acknowledged_one()
     let seeds = b
         .client
         .execute_async(
-            "const done = arguments[arguments.length - 1]; \
+            &versioned("const done = arguments[arguments.length - 1]; \
              import('/assets/fair.js').then((f) => { \
                const m = new f.Memory('GROUND'); \
                m.sawCommitment(1, 'ab'.repeat(32)); \
@@ -646,7 +648,7 @@ async fn the_page_refuses_a_deal_whose_seed_is_not_its_latest_acknowledged_one()
                const latest = m.freshSeed(arguments[0]); m.taken(latest.commitment, latest.seed); \
                m.sawDeal(1, { round: 1 }); \
                done([hello.seed, hello.commitment, first.seed, latest.seed, f.isHex32(hello.seed)]); \
-             }).catch((e) => done([String(e)]));",
+             }).catch((e) => done([String(e)]));"),
             vec![json!(committed.to_string())],
         )
         .await
@@ -683,11 +685,11 @@ async fn the_page_refuses_a_deal_whose_seed_is_not_its_latest_acknowledged_one()
         let got = b
             .client
             .execute_async(
-                "const done = arguments[arguments.length - 1]; \
+                &versioned("const done = arguments[arguments.length - 1]; \
                  import('/assets/fair.js').then(async (f) => { \
                    const v = await f.verifyHistory(arguments[0], new f.Memory('GROUND').seen(1, 0)); \
                    done([v.ok, v.summary]); \
-                 }).catch((e) => done([null, String(e)]));",
+                 }).catch((e) => done([null, String(e)]));"),
                 vec![history(seat0)],
             )
             .await

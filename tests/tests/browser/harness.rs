@@ -662,12 +662,13 @@ pub(crate) fn score_number(text: &str) -> i64 {
         .unwrap_or_else(|_| panic!("not a score: {text:?}"))
 }
 
-/// The files a page or script names with `"/assets/…"` or `"./…"`.
+/// The files a page or script names with `"/assets/{version}/…"` or `"./…"`.
 pub(crate) fn referenced_assets(text: &str) -> Vec<String> {
     let mut names = Vec::new();
+    let versioned = format!("/assets/{}/", dhumbal_server::web::version());
     for piece in text.split('"').skip(1).step_by(2) {
         let name = piece
-            .strip_prefix("/assets/")
+            .strip_prefix(versioned.as_str())
             .or_else(|| piece.strip_prefix("./"));
         if let Some(name) = name.filter(|n| !n.contains('/') && n.contains('.')) {
             names.push(name.to_owned());
@@ -972,3 +973,22 @@ macro_rules! browser_tests {
     };
 }
 pub(crate) use browser_tests;
+
+// ----- Installable and light on the wire (install.rs): DevTools answers, versioned imports -----
+
+impl Browser {
+    /// Runs a Chrome DevTools command in this browser and returns its answer.
+    pub(crate) async fn cdp_answer(&self, cmd: &'static str, params: Value) -> Value {
+        self.client.issue_cmd(Cdp { cmd, params }).await.unwrap()
+    }
+}
+
+/// `script` with every `'/assets/NAME'` it imports written as this binary serves it
+/// (`'/assets/{version}/NAME'`), so that a test's `import()` gets the very modules the page
+/// loaded (the unversioned path redirects, and would load a second copy of the module).
+pub(crate) fn versioned(script: &str) -> String {
+    script.replace(
+        "'/assets/",
+        &format!("'/assets/{}/", dhumbal_server::web::version()),
+    )
+}

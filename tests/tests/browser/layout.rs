@@ -134,9 +134,9 @@ fn assert_laid_out(c: &Controls, (width, height): (u32, u32), want: &[&str], wha
 async fn show_toast(b: &Browser) {
     b.client
         .execute_async(
-            "const done = arguments[0]; import('/assets/page.js').then((m) => { \
+            &versioned("const done = arguments[0]; import('/assets/page.js').then((m) => { \
                m.notice('Only the top card of the pile can be taken, and this notice is a long one.'); \
-               done(true); });",
+               done(true); });"),
             vec![],
         )
         .await

@@ -68,6 +68,11 @@
 //!   which a friend's laptop opens, sits and plays a turn from; `--public-url` makes the link the
 //!   public one; the QR code loads at 360×640 and 1280×800 and says the link; Share only where
 //!   the browser has a share sheet (sending the link), Copy says "Copied".
+//! - Installable and light on the wire (`install.rs`): Chromium's installability check passes on
+//!   a phone and a laptop; with the server out of reach a room's link opens to the offline page
+//!   (English and Nepali), which opens the room by itself once the server is back; cold and warm
+//!   loads on a phone's and a slow network print their figures (a cold load's bytes are
+//!   asserted, and a warm load asks for nothing under `/assets/`).
 //!
 //! - The hand keeps its order (`hand_order.rs`: sorted
 //!   mode across draws and reloads, jokers last, a card dragged into place stays there); the end
@@ -112,6 +117,7 @@ mod friends;
 mod hand_order;
 mod harness;
 mod heard;
+mod install;
 mod invite;
 mod keyboard;
 mod layout;

@@ -396,11 +396,11 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
     // The choice itself, for each kind of browser.
     let picked = b
         .eval(
-            "return import('/assets/i18n.js').then((m) => [\
+            &versioned("return import('/assets/i18n.js').then((m) => [\
                m.pickLanguage(null, ['ne-NP', 'en']), m.pickLanguage(null, ['NE']), \
                m.pickLanguage(null, ['en-GB', 'ne']), m.pickLanguage(null, ['hi-IN', 'ne']), \
                m.pickLanguage(null, ['fr']), m.pickLanguage(null, []), \
-               m.pickLanguage('en', ['ne']), m.pickLanguage('ne', ['en']), m.pickLanguage('xx', ['ne'])]);",
+               m.pickLanguage('en', ['ne']), m.pickLanguage('ne', ['en']), m.pickLanguage('xx', ['ne'])]);"),
         )
         .await;
     assert_eq!(
@@ -555,7 +555,7 @@ async fn the_english_and_nepali_tables_have_the_same_keys_and_params() {
     b.open_home(stage.addr).await;
     let report = b
         .eval(
-            r#"return Promise.all([import('/assets/i18n.js'), import('/assets/messages.js')]).then(([i18n, { WORDS }]) => {
+            &versioned(r#"return Promise.all([import('/assets/i18n.js'), import('/assets/messages.js')]).then(([i18n, { WORDS }]) => {
   const EN = i18n.LANGUAGES.find((l) => l.code === 'en').table;
   const NE = i18n.LANGUAGES.find((l) => l.code === 'ne').table;
   const problems = [];
@@ -592,14 +592,16 @@ async fn the_english_and_nepali_tables_have_the_same_keys_and_params() {
     if (!(`words.${w.key}` in EN)) problems.push(`word ${w.key} has no meaning`);
   }
   return { keys: en.length, problems };
-});"#,
+});"#),
         )
         .await;
     assert_eq!(report["problems"], json!([]), "{report}");
     assert!(report["keys"].as_u64().unwrap() > 400, "{report}");
     // And the glossary of How to play names every word of the standard table's own glossary.
     let words = b
-        .eval("return import('/assets/messages.js').then((m) => m.WORDS.map((w) => w.word));")
+        .eval(&versioned(
+            "return import('/assets/messages.js').then((m) => m.WORDS.map((w) => w.word));",
+        ))
         .await;
     for word in [
         "धुम्बल",
@@ -620,7 +622,7 @@ async fn the_english_and_nepali_tables_have_the_same_keys_and_params() {
     // And `t` itself: plural forms by count, params filled, the other language after a switch.
     let said = b
         .eval(
-            "return import('/assets/i18n.js').then((m) => { \
+            &versioned("return import('/assets/i18n.js').then((m) => { \
                const en = [m.t('seat.cards', { count: 1 }), m.t('seat.cards', { count: 5 }), \
                  m.t('lobby.startWithBots', { count: 1 }), m.t('log.took', { who: 'Asha', card: '7\u{2665}' })]; \
                m.setLanguage('ne'); \
@@ -630,7 +632,7 @@ async fn the_english_and_nepali_tables_have_the_same_keys_and_params() {
                  m.t('log.took', { who: 'आशा', card: '7\u{2665}' }), document.documentElement.lang, \
                  parts.length, parts.indexOf(code)]; \
                m.setLanguage('en'); \
-               return [en, ne, m.language()]; });",
+               return [en, ne, m.language()]; });"),
         )
         .await;
     assert_eq!(

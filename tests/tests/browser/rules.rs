@@ -159,8 +159,10 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
     let got = b
         .client
         .execute(
-            "return import('/assets/cards.js').then((m) => \
+            &versioned(
+                "return import('/assets/cards.js').then((m) => \
              arguments[0].map((g) => m.classify(g.cards, g.settings)));",
+            ),
             vec![Value::Array(payload)],
         )
         .await
@@ -182,7 +184,7 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
     }
     // And sorting puts the lightest first and the jokers last.
     let sorted = b
-        .eval("return import('/assets/cards.js').then((m) => m.sortHand(['KH','RJ','AS','7D','2C'], { KH: 10, RJ: 0, AS: 1, '7D': 7, '2C': 2 }));")
+        .eval(&versioned("return import('/assets/cards.js').then((m) => m.sortHand(['KH','RJ','AS','7D','2C'], { KH: 10, RJ: 0, AS: 1, '7D': 7, '2C': 2 }));"))
         .await;
     assert_eq!(sorted, json!(["AS", "2C", "7D", "KH", "RJ"]));
     check_and_close(vec![b]).await;
@@ -438,8 +440,10 @@ async fn a_counter_clockwise_table_shows_its_direction_and_plays_that_way() {
     let page = b
         .client
         .execute(
-            "return import('/assets/fair.js').then((m) => \
+            &versioned(
+                "return import('/assets/fair.js').then((m) => \
              m.deal(arguments[0], 1, [true, true, true, true], 5, 'counter_clockwise').hands);",
+            ),
             vec![json!(deck)],
         )
         .await
