@@ -167,12 +167,24 @@ pub struct SqliteStore {
     writable: Arc<AtomicBool>,
 }
 
+/// What the writer sends back while it loads: each room as it is read, then the end.
+enum Loading {
+    /// A live room.
+    Room(StoredRoom),
+    /// The load's end: what it found besides the rooms (its `rooms` empty), or why it failed.
+    Done(Result<Loaded, StoreError>),
+}
+
+/// How many rooms the writer may have read ahead of the caller, which replays each: the rooms
+/// held at once during a load are these and the one the writer is reading.
+const LOAD_AHEAD: usize = 2;
+
 /// What the writer thread is asked.
 enum Command {
     /// A write, answered once its transaction has ended.
     Write(Write),
-    /// Read every room (after committing what was queued before).
-    Load(SyncSender<Result<Loaded, StoreError>>),
+    /// Read every room (after committing what was queued before), sending each as it is read.
+    Load(SyncSender<Loading>),
     /// Commit what was queued, close the database, answer, and end.
     Close(oneshot::Sender<()>),
     /// Read a kept match (after committing what was queued before).
@@ -342,13 +354,19 @@ impl SqliteStore {
         }
     }
 
-    /// See [`super::Store::load`]; blocks until the writer has read every room.
-    pub fn load(&self) -> Result<Loaded, StoreError> {
-        let (answer, answered) = mpsc::sync_channel(1);
+    /// See [`super::Store::load_each`]; blocks until the writer has read every room, calling
+    /// `each` on this thread as each arrives.
+    pub fn load_each(&self, each: &mut dyn FnMut(StoredRoom)) -> Result<Loaded, StoreError> {
+        let (answer, answered) = mpsc::sync_channel(LOAD_AHEAD);
         self.commands
             .send(Command::Load(answer))
             .map_err(|_| StoreError::Closed)?;
-        answered.recv().map_err(|_| StoreError::Closed)?
+        loop {
+            match answered.recv().map_err(|_| StoreError::Closed)? {
+                Loading::Room(room) => each(room),
+                Loading::Done(result) => return result,
+            }
+        }
     }
 
     /// See [`super::Store::create_room`].
