@@ -69,7 +69,7 @@ hwm_before=$(status_kib $first VmHWM)
 kill -KILL $first
 wait $first 2>/dev/null || true
 wait $load 2>/dev/null || true
-log_rows=$(sqlite3 "$dir/data/dhumbal.sqlite3" 'SELECT count(*) FROM log' 2>/dev/null || echo '?')
+log_rows=$(sqlite3 -readonly "$dir/data/dhumbal.db" 'SELECT count(*) FROM log' 2>/dev/null || echo '?')
 
 started_at=$(now)
 RUST_LOG=info "$bin/dhumbal-server" "${server_args[@]}" >"$dir/second.log" 2>&1 &
@@ -78,7 +78,7 @@ until_ready
 ready_at=$(now)
 hwm_after=$(status_kib $second VmHWM)
 rss_after=$(status_kib $second VmRSS)
-restored=$(grep -o 'rooms=[0-9]*' "$dir/second.log" | tail -1 || true)
+restored=$(curl -fs "http://$addr/metrics" | awk '$1 ~ /^dhumbal_room_restores_total/ { print int($2) }' | head -1)
 kill -TERM $second
 wait $second 2>/dev/null || true
 
