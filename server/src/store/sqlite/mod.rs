@@ -37,8 +37,8 @@
 //!   deleted (`DEAD`), and a pass collects them once they outnumber the live rows by
 //!   [`CLEAN_AT`], a step of [`CLEAN_STEP`] ids after each commit, so that no append waits for
 //!   a whole pass; a load collects them all at once. With no index by room, the writer keeps
-//!   each room's last seq and snapshot seq in memory, and a load reads `log` once, gathering
-//!   each room's rows.
+//!   each room's last seq and snapshot seq in memory, and a load reads `log` once, sorted by
+//!   room, handing each room on as soon as its rows are read (one room's rows held at a time).
 //!   Until version 3 appends went to `recent` and were merged into `inputs(code, seq, input)`,
 //!   ordered by room, in rounds of slices (found through an index on the code's first
 //!   character): merging was a third of the writer's time, and it wrote every input twice.
