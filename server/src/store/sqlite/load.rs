@@ -10,6 +10,10 @@ use super::open::read_seq;
 use super::writer::Writer;
 use crate::store::{Loaded, StoreError, StoredRoom};
 
+/// The page cache's size while a load sorts the log (`PRAGMA cache_size`: negative, KiB), which
+/// bounds the memory of SQLite's sorter: 8 MiB, where the writer's usual cache is 64.
+const LOAD_CACHE_SIZE: i64 = -8192;
+
 impl Writer {
     /// One room's log as committed: `None` when it is not a live room (never created, deleted,
     /// or set aside). Reads every row of `log`, which has no index by room.
@@ -99,6 +103,14 @@ impl Writer {
                 }
             };
             let none = Ok(Vec::new());
+            // SQLite's sorter holds up to the page cache's size in memory before it spills to
+            // temporary files: a small cache for the sort, the usual one again after.
+            let cache: rusqlite::Result<i64> =
+                self.conn
+                    .pragma_query_value(None, "cache_size", |row| row.get(0));
+            if cache.is_ok() {
+                let _ = self.conn.pragma_update(None, "cache_size", LOAD_CACHE_SIZE);
+            }
             let read = self.read_log_by_room(
                 &mut |code, rows, loaded: &mut Loaded| {
                     loaded.most_inputs_held = loaded.most_inputs_held.max(rows.len());
@@ -106,6 +118,9 @@ impl Writer {
                 },
                 &mut loaded,
             );
+            if let Ok(cache) = cache {
+                let _ = self.conn.pragma_update(None, "cache_size", cache);
+            }
             // Should the log not read to its end, no room left can be sure of its inputs.
             let rest = read
                 .map(|()| Vec::new())
