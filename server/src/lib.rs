@@ -226,12 +226,14 @@ pub async fn run(
     let metrics = Arc::new(metrics::Metrics::for_node(config.metrics_node().as_deref()));
     let store = store::Store::open(&config.store_config(), Arc::clone(&metrics))
         .map_err(|e| std::io::Error::other(format!("the room store: {e}")))?;
-    // Every room in the store is back before the server says it is ready.
-    let loaded = store
-        .load()
-        .map_err(|e| std::io::Error::other(format!("loading the rooms: {e}")))?;
+    // Every room in the store is back before the server says it is ready, loaded and replayed
+    // one room at a time.
     let state = Arc::new(AppState::new(config, store.clone(), Arc::clone(&metrics)));
-    state.rooms.restore(loaded).await;
+    state
+        .rooms
+        .load_and_restore()
+        .await
+        .map_err(|e| std::io::Error::other(format!("loading the rooms: {e}")))?;
     let draining = Arc::clone(&state);
     let shutdown = async move {
         shutdown.await;

@@ -194,23 +194,57 @@ impl Registry {
         restored
     }
 
+    /// Loads every room from the store and restores it, one room at a time: each room's log is
+    /// replayed as the store hands it on and then dropped, so that the start holds the rooms
+    /// as they are now, never all of their logs at once ([`Store::load_each`]). Rooms whose logs
+    /// do not replay are set aside as in [`Registry::restore`]; the rooms start once all are
+    /// replayed. Call it once, at start, before serving: it blocks the calling thread while the
+    /// store reads.
+    pub async fn load_and_restore(&self) -> Result<Restored, StoreError> {
+        let mut replayed = Vec::new();
+        let mut failed = Vec::new();
+        let loaded = self.store.load_each(&mut |stored| match replay(
+            &stored,
+            self.timing,
+            Arc::clone(&self.metrics),
+        ) {
+            Ok(core) => replayed.push((core, stored.last_seq())),
+            Err(why) => failed.push((stored.code, why)),
+        })?;
+        let mut restored = Restored {
+            set_aside: loaded.set_aside,
+            ..Restored::default()
+        };
+        for (code, why) in &loaded.kept_aside {
+            warn!(room = %code, why, "a room set aside earlier is still in the store");
+        }
+        for (core, seq) in replayed {
+            let code = core.code().to_owned();
+            self.revived(core, code.clone(), seq).await;
+            restored.rooms.push(code);
+        }
+        for (code, why) in failed {
+            self.set_aside(&code, &why).await;
+            restored.set_aside.push((code, why));
+        }
+        for (code, why) in &restored.set_aside {
+            error!(room = %code, why, "room set aside, not restored");
+        }
+        info!(
+            rooms = restored.rooms.len(),
+            set_aside = restored.set_aside.len(),
+            "rooms restored"
+        );
+        Ok(restored)
+    }
+
     /// Restores one room from its log and starts it, as at start and for a claim; a room whose
     /// log does not replay is set aside instead, and why is answered.
     async fn revive(&self, stored: StoredRoom) -> Result<(), String> {
         let code = stored.code.clone();
         match replay(&stored, self.timing, Arc::clone(&self.metrics)) {
             Ok(core) => {
-                let log = RoomLog {
-                    store: self.store.clone(),
-                    code,
-                    seq: stored.last_seq(),
-                };
-                // A match that ended just before the process did may not have been kept.
-                if let Some(kept) = core.kept_match() {
-                    log.keep_match(kept).await;
-                }
-                self.start(core, log, None);
-                self.metrics.restores.increment(1);
+                self.revived(core, code, stored.last_seq()).await;
                 Ok(())
             }
             Err(why) => {
@@ -218,6 +252,21 @@ impl Registry {
                 Err(why)
             }
         }
+    }
+
+    /// Starts a room replayed from its log, whose last input is `seq`.
+    async fn revived(&self, core: RoomCore, code: String, seq: u64) {
+        let log = RoomLog {
+            store: self.store.clone(),
+            code,
+            seq,
+        };
+        // A match that ended just before the process did may not have been kept.
+        if let Some(kept) = core.kept_match() {
+            log.keep_match(kept).await;
+        }
+        self.start(core, log, None);
+        self.metrics.restores.increment(1);
     }
 
     /// Sets a room whose log does not replay aside.

@@ -113,20 +113,35 @@ impl MemoryStore {
         })
     }
 
-    /// Every live room, and the rooms set aside (all in [`Loaded::kept_aside`]: nothing in
-    /// memory is ever damaged).
-    pub fn load(&self) -> Loaded {
+    /// Every live room, handed to `each` one at a time in the order of their codes, and the
+    /// rooms set aside (all in [`Loaded::kept_aside`]: nothing in memory is ever damaged).
+    pub fn load_each(&self, each: &mut dyn FnMut(StoredRoom)) -> Loaded {
         let mut loaded = Loaded::default();
-        for (code, room) in self.rooms().iter() {
-            match &room.set_aside {
-                Some(why) => loaded.kept_aside.push((code.clone(), why.clone())),
-                None => loaded.rooms.push(StoredRoom {
-                    code: code.clone(),
-                    setup: room.setup.clone(),
-                    snapshot: room.snapshot.clone(),
-                    inputs: room.inputs.clone(),
-                }),
-            }
+        let codes: Vec<String> = {
+            let rooms = self.rooms();
+            let mut codes: Vec<String> = rooms.keys().cloned().collect();
+            codes.sort();
+            codes
+        };
+        for code in codes {
+            // One room copied at a time, the lock not held while `each` replays it.
+            let room = match self.rooms().get(&code) {
+                None => continue,
+                Some(room) => match &room.set_aside {
+                    Some(why) => {
+                        loaded.kept_aside.push((code, why.clone()));
+                        continue;
+                    }
+                    None => StoredRoom {
+                        code: code.clone(),
+                        setup: room.setup.clone(),
+                        snapshot: room.snapshot.clone(),
+                        inputs: room.inputs.clone(),
+                    },
+                },
+            };
+            loaded.most_inputs_held = loaded.most_inputs_held.max(room.inputs.len());
+            each(room);
         }
         loaded
     }

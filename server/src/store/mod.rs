@@ -324,6 +324,9 @@ pub struct Loaded {
     /// The rooms set aside before this load (by an earlier load or [`Store::set_aside`]), still
     /// on disk: (code, why). Reported at every start until deleted.
     pub kept_aside: Vec<(String, String)>,
+    /// The most inputs the load gathered at once before handing their room on: the largest
+    /// room's (SQLite and memory read one room at a time), never the whole log's.
+    pub most_inputs_held: usize,
 }
 
 /// A finished match's hand history, as the store keeps it.
@@ -457,10 +460,28 @@ impl Store {
     /// set aside before, in [`Loaded::kept_aside`]; it waits a few seconds for Redis to answer,
     /// then fails.
     pub fn load(&self) -> Result<Loaded, StoreError> {
+        let mut rooms = Vec::new();
+        let mut loaded = self.load_each(&mut |room| rooms.push(room))?;
+        loaded.rooms = rooms;
+        Ok(loaded)
+    }
+
+    /// [`Store::load`], one room at a time: `each` gets every live room in turn, in the order
+    /// of their codes, on the calling thread, and the answer's [`Loaded::rooms`] is empty. The
+    /// store holds one room's inputs at a time (SQLite: and at most two more rooms read ahead,
+    /// waiting for `each`), never the whole log, so a start's memory grows with what the rooms
+    /// become, not with their logs.
+    pub fn load_each(&self, each: &mut dyn FnMut(StoredRoom)) -> Result<Loaded, StoreError> {
         match &*self.backend {
-            Backend::Memory(store) => Ok(store.load()),
-            Backend::Sqlite(store) => store.load(),
-            Backend::Redis(store) => store.load(),
+            Backend::Memory(store) => Ok(store.load_each(each)),
+            Backend::Sqlite(store) => store.load_each(each),
+            Backend::Redis(store) => {
+                let mut loaded = store.load()?;
+                for room in std::mem::take(&mut loaded.rooms) {
+                    each(room);
+                }
+                Ok(loaded)
+            }
         }
     }
 

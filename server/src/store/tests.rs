@@ -1456,3 +1456,90 @@ async fn an_immutable_database_is_refused_as_unwritable() {
     assert!(matches!(error, StoreError::Unwritable { .. }), "{error:?}");
     assert!(error.to_string().contains("cannot be written"), "{error}");
 }
+
+/// Rooms of 3 to 9 inputs appended in turn (so that their rows interleave in `log`), one with a
+/// snapshot at its input 4, one with none, one deleted: what each store must load back.
+async fn rooms_of_several_sizes(store: &Store) -> Vec<StoredRoom> {
+    let sizes = [
+        ("EEEE", 5),
+        ("AAAA", 3),
+        ("DDDD", 0),
+        ("CCCC", 9),
+        ("BBBB", 7),
+    ];
+    for (code, _) in sizes {
+        store.create_room(code, setup_of(code)).await.unwrap();
+    }
+    store.create_room("GONE", setup_of("GONE")).await.unwrap();
+    for seq in 1..=9 {
+        for (code, size) in sizes {
+            if seq <= size {
+                store.append(code, seq, input(code, seq)).await.unwrap();
+            }
+        }
+        store.append("GONE", seq, input("GONE", seq)).await.unwrap();
+    }
+    store
+        .snapshot("CCCC", 4, b"state at 4".to_vec())
+        .await
+        .unwrap();
+    store.delete_room("GONE").await.unwrap();
+    let mut expected: Vec<StoredRoom> = sizes
+        .iter()
+        .map(|&(code, size)| {
+            let after = if code == "CCCC" { 4 } else { 0 };
+            StoredRoom {
+                code: code.to_owned(),
+                setup: setup_of(code),
+                snapshot: (code == "CCCC").then(|| (4, b"state at 4".to_vec())),
+                inputs: (after + 1..=size)
+                    .map(|seq| (seq, input(code, seq)))
+                    .collect(),
+            }
+        })
+        .collect();
+    expected.sort_by(|a, b| a.code.cmp(&b.code));
+    expected
+}
+
+/// A room's setup in these tests: distinct bytes.
+fn setup_of(code: &str) -> Vec<u8> {
+    format!("setup of {code}").into_bytes()
+}
+
+#[tokio::test]
+async fn a_load_hands_on_one_room_at_a_time_and_loads_what_the_whole_log_held() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, _) = sqlite(dir.path());
+    let expected = rooms_of_several_sizes(&store).await;
+    store.close().await;
+    let total: usize = expected.iter().map(|r| r.inputs.len()).sum();
+
+    // Room by room, in code order, each room whole and once.
+    let (store, _) = sqlite(dir.path());
+    let mut visited = Vec::new();
+    let loaded = store.load_each(&mut |room| visited.push(room)).unwrap();
+    assert_eq!(visited, expected);
+    assert!(loaded.rooms.is_empty(), "{loaded:?}");
+    assert!(loaded.set_aside.is_empty(), "{loaded:?}");
+    // The most rows gathered at once: the largest room's (CCCC's 9 before its snapshot at 4,
+    // whose dead rows the load's clean removed; BBBB's 7), not the log's.
+    assert_eq!(loaded.most_inputs_held, 7);
+    assert!(loaded.most_inputs_held < total);
+    store.close().await;
+
+    // `load` collects the same rooms, again at the next start.
+    let (store, _) = sqlite(dir.path());
+    let again = store.load().unwrap();
+    assert_eq!(again.rooms, expected);
+    store.close().await;
+
+    // The memory store, fed the same, loads the same rooms, also one at a time.
+    let memory = memory();
+    let expected_memory = rooms_of_several_sizes(&memory).await;
+    assert_eq!(expected_memory, expected);
+    let mut visited = Vec::new();
+    let loaded = memory.load_each(&mut |room| visited.push(room)).unwrap();
+    assert_eq!(visited, expected);
+    assert_eq!(loaded.most_inputs_held, 7);
+}

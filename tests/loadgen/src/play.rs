@@ -34,8 +34,11 @@ pub(crate) struct Tally {
     pub(crate) errors: BTreeMap<String, u64>,
     /// Clients that connected.
     pub(crate) connected: u64,
-    /// Bytes of text the clients received while playing.
+    /// Bytes of text the clients received while playing (WebSocket payloads).
     received: u64,
+    /// Rooms whose clients these are (people's rooms only: those beside bots are in
+    /// `beside_bots`).
+    rooms: u64,
     /// The people in rooms of bots (`--bot-rooms`): their latency and actions, kept apart from
     /// everyone else's.
     beside_bots: Option<Box<Tally>>,
@@ -50,6 +53,7 @@ impl Tally {
             errors: BTreeMap::new(),
             connected: 0,
             received: 0,
+            rooms: 0,
             beside_bots: None,
         }
     }
@@ -75,6 +79,7 @@ impl Tally {
     fn add(&mut self, other: Tally) {
         self.latency.add(&other.latency).expect("same bounds");
         self.received += other.received;
+        self.rooms += other.rooms;
         self.actions += other.actions;
         self.matches += other.matches;
         self.connected += other.connected;
@@ -323,6 +328,7 @@ pub(crate) async fn take_turns(
 ) -> Tally {
     let mut tally = Tally::new();
     tally.connected = seats.len() as u64;
+    tally.rooms = 1;
     let readers = if whole_room { seats.len() } else { 1 };
     let mut turn = 0;
     'play: while tokio::time::Instant::now() < deadline {
@@ -447,6 +453,15 @@ impl Run {
         1e6 * self.store_cpu.1 / self.tally.actions.max(1) as f64
     }
 
+    /// Bytes each client received per action of its room, on average: every WebSocket payload
+    /// a client read while playing, divided by its room's actions (the actions ÷ the rooms ×
+    /// the clients).
+    pub(crate) fn bytes_per_client_per_action(&self) -> f64 {
+        let t = &self.tally;
+        let clients_per_room = t.connected as f64 / t.rooms.max(1) as f64;
+        t.received as f64 / (t.actions.max(1) as f64 * clients_per_room.max(1.0))
+    }
+
     /// The server's resident memory once the rooms had stopped playing, in KiB.
     pub(crate) fn memory_after_kib(&self) -> f64 {
         self.memory_after.0 as f64
@@ -472,6 +487,11 @@ impl Run {
             ms(t.latency.value_at_quantile(0.99)),
             ms(t.latency.value_at_quantile(0.999)),
             ms(t.latency.max())
+        );
+        println!(
+            "bytes received:     {} in all, {:.0} per client per action",
+            t.received,
+            self.bytes_per_client_per_action()
         );
         if t.matches > 0 {
             println!("matches finished:   {} (counted by every seat)", t.matches);
@@ -885,6 +905,7 @@ pub(crate) async fn play_game(
                 // The host starts the match once everyone is seated.
                 let mut host = start_with.remove(0);
                 let mut tally = Tally::new();
+                tally.rooms = 1;
                 if let Err(e) = send(&mut host, ClientMessage::Start).await {
                     tally.error(kind(&e));
                 }

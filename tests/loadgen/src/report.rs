@@ -24,7 +24,7 @@ pub(crate) type Measure = (&'static str, Unit, fn(&Run) -> f64, bool);
 
 /// The play runs' measures, one row of the table each for the saturated runs and again for the
 /// paced ones.
-pub(crate) const MEASURES: [Measure; 5] = [
+pub(crate) const MEASURES: [Measure; 6] = [
     ("actions/s", Unit::Whole, Run::actions_per_second, false),
     ("p50 latency (ms)", Unit::Significant, Run::p50_ms, false),
     ("p99 latency (ms)", Unit::Significant, Run::p99_ms, true),
@@ -33,6 +33,12 @@ pub(crate) const MEASURES: [Measure; 5] = [
         Unit::Whole,
         Run::cpu_per_action_us,
         true,
+    ),
+    (
+        "bytes received per client per action",
+        Unit::Whole,
+        Run::bytes_per_client_per_action,
+        false,
     ),
     (
         "server RSS after the run (KiB)",

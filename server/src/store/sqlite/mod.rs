@@ -37,8 +37,8 @@
 //!   deleted (`DEAD`), and a pass collects them once they outnumber the live rows by
 //!   [`CLEAN_AT`], a step of [`CLEAN_STEP`] ids after each commit, so that no append waits for
 //!   a whole pass; a load collects them all at once. With no index by room, the writer keeps
-//!   each room's last seq and snapshot seq in memory, and a load reads `log` once, gathering
-//!   each room's rows.
+//!   each room's last seq and snapshot seq in memory, and a load reads `log` once, sorted by
+//!   room, handing each room on as soon as its rows are read (one room's rows held at a time).
 //!   Until version 3 appends went to `recent` and were merged into `inputs(code, seq, input)`,
 //!   ordered by room, in rounds of slices (found through an index on the code's first
 //!   character): merging was a third of the writer's time, and it wrote every input twice.
@@ -167,12 +167,24 @@ pub struct SqliteStore {
     writable: Arc<AtomicBool>,
 }
 
+/// What the writer sends back while it loads: each room as it is read, then the end.
+enum Loading {
+    /// A live room.
+    Room(StoredRoom),
+    /// The load's end: what it found besides the rooms (its `rooms` empty), or why it failed.
+    Done(Result<Loaded, StoreError>),
+}
+
+/// How many rooms the writer may have read ahead of the caller, which replays each: the rooms
+/// held at once during a load are these and the one the writer is reading.
+const LOAD_AHEAD: usize = 2;
+
 /// What the writer thread is asked.
 enum Command {
     /// A write, answered once its transaction has ended.
     Write(Write),
-    /// Read every room (after committing what was queued before).
-    Load(SyncSender<Result<Loaded, StoreError>>),
+    /// Read every room (after committing what was queued before), sending each as it is read.
+    Load(SyncSender<Loading>),
     /// Commit what was queued, close the database, answer, and end.
     Close(oneshot::Sender<()>),
     /// Read a kept match (after committing what was queued before).
@@ -342,13 +354,19 @@ impl SqliteStore {
         }
     }
 
-    /// See [`super::Store::load`]; blocks until the writer has read every room.
-    pub fn load(&self) -> Result<Loaded, StoreError> {
-        let (answer, answered) = mpsc::sync_channel(1);
+    /// See [`super::Store::load_each`]; blocks until the writer has read every room, calling
+    /// `each` on this thread as each arrives.
+    pub fn load_each(&self, each: &mut dyn FnMut(StoredRoom)) -> Result<Loaded, StoreError> {
+        let (answer, answered) = mpsc::sync_channel(LOAD_AHEAD);
         self.commands
             .send(Command::Load(answer))
             .map_err(|_| StoreError::Closed)?;
-        answered.recv().map_err(|_| StoreError::Closed)?
+        loop {
+            match answered.recv().map_err(|_| StoreError::Closed)? {
+                Loading::Room(room) => each(room),
+                Loading::Done(result) => return result,
+            }
+        }
     }
 
     /// See [`super::Store::create_room`].

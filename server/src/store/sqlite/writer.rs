@@ -15,7 +15,9 @@ use rusqlite::{
 };
 
 use super::open::{PROBE_BYTES, PROBE_EVERY, probe_write, sql_seq};
-use super::{BUSY_TIMEOUT, CLEAN_AT, CLEAN_STEP, Command, DEAD, MAX_BATCH, Op, Pass, Write};
+use super::{
+    BUSY_TIMEOUT, CLEAN_AT, CLEAN_STEP, Command, DEAD, Loading, MAX_BATCH, Op, Pass, Write,
+};
 use crate::metrics::{Hold, Metrics};
 use crate::store::{KeptMatch, StoreError, check};
 
@@ -190,7 +192,12 @@ impl Writer {
                     }
                     Command::Load(answer) => {
                         self.commit(&mut batch);
-                        let _ = answer.send(self.load());
+                        // A caller that stopped listening stops nothing: the load still ends
+                        // (it sets rooms aside and cleans the log).
+                        let loaded = self.load(&mut |room| {
+                            let _ = answer.send(Loading::Room(room));
+                        });
+                        let _ = answer.send(Loading::Done(loaded));
                     }
                     Command::Close(answer) => {
                         self.commit(&mut batch);

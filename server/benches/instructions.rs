@@ -1,0 +1,394 @@
+//! Instructions per operation of the hot paths, counted under Valgrind's callgrind: figures that
+//! a busy or noisy machine cannot move, to compare across days (the wall-clock benches beside
+//! this one are for ratios within one run).
+//!
+//! - `engine apply`: one [`Game::apply`] of a random legal action, through whole matches of the
+//!   standard table (four seats).
+//! - `frames, 4 seats`: one change's `state` frames for a table of four, as the room builds them
+//!   after an action ([`StateFrames::new`] and a [`StateFrames::for_seat`] per seat).
+//! - `room action`: what the room's task does with one client message, as
+//!   `cargo bench -p dhumbal-server --bench room` times it: parse the text, handle it (the rules,
+//!   the records), settle, encode the log entry, take the snapshot and the effects. Every
+//!   message of whole matches of four people, `ready` and `rematch` votes included.
+//!
+//! Run with `cargo bench -p dhumbal-server --bench instructions` (needs `valgrind` on the
+//! `PATH`). The binary runs each case again under
+//! `valgrind --tool=callgrind --collect-atstart=no --toggle-collect=<the case's function>`, so
+//! that only the measured function (and what it calls) is counted, never the setup or the choice
+//! of the next action, and prints a table. Everything random is seeded, the room's entropy
+//! included, so the same binary counts the same instructions each run (the room's action within
+//! about 0.1%: see `RUNS`).
+
+use std::collections::VecDeque;
+use std::hint::black_box;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use dhumbal_engine::{Action, Event, Game, Phase, Preset, Source};
+use dhumbal_protocol::{
+    ClientMessage, DrawFrom, Hello, PROTOCOL_VERSION, StateFrames, parse_client_message,
+};
+use dhumbal_server::room::core::{Effect, Entropy, Handled, Input, Request};
+use dhumbal_server::room::record::{Entry, FORMAT, Setup, encode, hash_secret};
+use dhumbal_server::room::{RoomCore, Timing};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// How many times each case is counted: the room's clients are in a `HashMap` with random
+/// keys, so the order in which it builds their frames (and so the allocator's path) differs
+/// from run to run, by about 0.1% of the room's count; the engine's and the frames' counts are
+/// exact. The table shows the median and the spread.
+const RUNS: usize = 3;
+
+/// The environment variable that tells a run under Valgrind which case to play.
+const CASE_VAR: &str = "DHUMBAL_INSTRUCTIONS_CASE";
+
+/// A case: its name in the table, its name for [`CASE_VAR`], the function Valgrind counts, and
+/// how many operations it counts (one call of that function each).
+struct Case {
+    title: &'static str,
+    key: &'static str,
+    function: &'static str,
+    operations: usize,
+    run: fn(usize),
+}
+
+/// Every case, in the table's order.
+const CASES: [Case; 3] = [
+    Case {
+        title: "engine apply",
+        key: "engine",
+        function: "counted_engine_apply",
+        operations: 20_000,
+        run: run_engine,
+    },
+    Case {
+        title: "frames, 4 seats",
+        key: "frames",
+        function: "counted_frames",
+        operations: 5_000,
+        run: run_frames,
+    },
+    Case {
+        title: "room action",
+        key: "room",
+        function: "counted_room_action",
+        operations: 10_000,
+        run: run_room,
+    },
+];
+
+// ---------------------------------------------------------------------------------------------
+// The counted functions: never inlined, so that callgrind sees each call.
+
+/// One engine action.
+#[inline(never)]
+fn counted_engine_apply(game: &mut Game, seat: usize, action: Action) -> Vec<Event> {
+    game.apply(seat, action).expect("a legal action")
+}
+
+/// One change's frames for every seat of the table.
+#[inline(never)]
+fn counted_frames(game: &Game, events: &[Event]) -> Vec<String> {
+    let frames = StateFrames::new(game, events, None, None);
+    (0..game.seats())
+        .map(|seat| frames.for_seat(game, Some(seat)))
+        .collect()
+}
+
+/// What the room's task does with one client text. Returns the effects, dropped outside the
+/// count as the connections' writers drop what they sent.
+#[inline(never)]
+fn counted_room_action(
+    core: &mut RoomCore,
+    entropy: &mut Counter,
+    conn: u64,
+    text: &str,
+) -> Vec<Effect> {
+    let envelope = parse_client_message(text).expect("a well-formed message");
+    let now = tokio::time::Instant::now();
+    core.handle(
+        Input::Message(Request {
+            conn,
+            id: envelope.id,
+            message: envelope.message,
+        }),
+        now,
+        entropy,
+    );
+    core.settle(now);
+    let records = core.take_records();
+    if !records.is_empty() {
+        black_box(encode(&Entry {
+            format: FORMAT,
+            records,
+        }));
+        black_box(core.take_snapshot());
+    }
+    core.take_effects()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cases.
+
+/// A random legal action of the seat to play, from a seeded generator.
+fn random_action(game: &Game, rng: &mut StdRng) -> (usize, Action) {
+    let seat = game.turn();
+    let mut actions = game.legal_actions(seat);
+    let i = rng.random_range(0..actions.len());
+    (seat, actions.swap_remove(i))
+}
+
+/// Plays `n` engine actions through as many standard matches as it takes, calling `each` with
+/// the game and the action's events after each.
+fn play(n: usize, mut each: impl FnMut(&Game, &[Event])) {
+    let mut rng = StdRng::seed_from_u64(2026);
+    let mut matches = 0u8;
+    let mut game = Game::new(Preset::Standard.settings(), [matches; 32]).expect("valid preset");
+    let mut done = 0;
+    while done < n {
+        match game.phase() {
+            Phase::MatchOver => {
+                matches = matches.wrapping_add(1);
+                game = Game::new(Preset::Standard.settings(), [matches; 32]).expect("valid");
+            }
+            Phase::RoundOver => {
+                game.next_round().expect("the round is over");
+            }
+            _ => {
+                let (seat, action) = random_action(&game, &mut rng);
+                let events = counted_engine_apply(&mut game, seat, action);
+                each(&game, &events);
+                done += 1;
+            }
+        }
+    }
+}
+
+/// `n` engine actions.
+fn run_engine(n: usize) {
+    play(n, |_, events| {
+        black_box(events);
+    });
+}
+
+/// `n` changes' frames (the engine's work for them is counted only in its own case).
+fn run_frames(n: usize) {
+    play(n, |game, events| {
+        black_box(counted_frames(game, events));
+    });
+}
+
+/// Four people, timers that never fire during the count.
+const TIMING: Timing = Timing {
+    bot_delay: Duration::ZERO,
+    takeover_after: Duration::from_secs(3600),
+    idle_ttl: Duration::from_secs(3600),
+    lobby_ttl: Duration::from_secs(3600),
+    unjoined_ttl: Duration::from_secs(3600),
+    max_watchers: 20,
+};
+
+/// Entropy from a counter: the same seeds and tokens every run, so that every match after the
+/// first (whose seed the room draws) is the same each run too.
+struct Counter(u8);
+
+impl Entropy for Counter {
+    fn seed(&mut self) -> Result<[u8; 32], String> {
+        self.0 = self.0.wrapping_add(1);
+        Ok([self.0; 32])
+    }
+
+    fn token(&mut self) -> String {
+        self.0 = self.0.wrapping_add(1);
+        format!("token-{:02x}", self.0)
+    }
+}
+
+/// `n` client messages to a room of four people (connection `n` in seat `n`, the first the
+/// host) through whole matches.
+fn run_room(n: usize) {
+    let setup = Setup {
+        format: FORMAT,
+        code: "BENCHROOM2".into(),
+        host_secret_hash: hash_secret("secret"),
+        settings: Preset::Standard.settings(),
+        decks: None,
+        seed: Some([9; 32]),
+    };
+    let now = tokio::time::Instant::now();
+    let mut entropy = Counter(100);
+    let mut core = RoomCore::new(&setup, TIMING, Arc::default(), now);
+    for conn in 0..4u64 {
+        let joined = core.handle(
+            Input::Join {
+                conn,
+                hello: Hello {
+                    protocol: PROTOCOL_VERSION,
+                    room: "BENCHROOM2".into(),
+                    name: format!("Player {conn}"),
+                    token: None,
+                    spectator: false,
+                    host_secret: (conn == 0).then(|| "secret".to_owned()),
+                    client_seed: None,
+                },
+                id: None,
+                token_only: false,
+                address: std::net::Ipv4Addr::LOCALHOST.into(),
+            },
+            now,
+            &mut entropy,
+        );
+        assert_eq!(joined, Handled::Joined, "seat {conn} joined");
+    }
+    drop(counted_room_action(
+        &mut core,
+        &mut entropy,
+        0,
+        &text(&ClientMessage::Start),
+    ));
+    let mut rng = StdRng::seed_from_u64(2026);
+    let mut queue: VecDeque<(u64, String)> = VecDeque::new();
+    // The `start` above was the first counted message.
+    for _ in 1..n {
+        if queue.is_empty() {
+            match next(&core, &mut rng) {
+                Some(one) => queue.push_back(one),
+                None => {
+                    let vote = match core.game().map(|g| g.phase()) {
+                        Some(Phase::RoundOver) => ClientMessage::Ready { client_seed: None },
+                        _ => ClientMessage::Rematch { client_seed: None },
+                    };
+                    let vote = text(&vote);
+                    queue.extend((0..4).map(|conn| (conn, vote.clone())));
+                }
+            }
+        }
+        let (conn, message) = queue.pop_front().expect("a message to send");
+        drop(counted_room_action(&mut core, &mut entropy, conn, &message));
+    }
+}
+
+/// A client message as a client sends it.
+fn text(message: &ClientMessage) -> String {
+    serde_json::to_string(message).expect("client messages serialise")
+}
+
+/// The action the seat whose turn it is would send, as text, and from which connection; `None`
+/// between rounds and after the match.
+fn next(core: &RoomCore, rng: &mut StdRng) -> Option<(u64, String)> {
+    let game = core.game()?;
+    if matches!(game.phase(), Phase::RoundOver | Phase::MatchOver) {
+        return None;
+    }
+    let (seat, action) = random_action(game, rng);
+    let message = match action {
+        Action::Call => ClientMessage::Call,
+        Action::Draw { from } => {
+            let (from, card) = match from {
+                Source::Stock => (DrawFrom::Stock, None),
+                Source::Pile => (DrawFrom::Pile, None),
+                Source::PileCard(card) => (DrawFrom::Pile, Some(card)),
+            };
+            ClientMessage::Draw { from, card }
+        }
+        Action::Throw { cards } => ClientMessage::Throw { cards },
+    };
+    Some((seat as u64, text(&message)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The driver.
+
+/// The instructions callgrind counted, from the `totals:` (or `summary:`) line of its output.
+fn counted(out: &Path) -> Result<u64, String> {
+    let text = std::fs::read_to_string(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    text.lines()
+        .find_map(|line| {
+            line.strip_prefix("totals:")
+                .or_else(|| line.strip_prefix("summary:"))
+        })
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("{}: no totals line", out.display()))
+}
+
+/// Runs `case` under callgrind and returns the instructions its function executed.
+fn measure(case: &Case, dir: &Path) -> Result<u64, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = dir.join(format!("callgrind.{}.out", case.key));
+    let status = Command::new("valgrind")
+        .arg("--tool=callgrind")
+        .arg("--collect-atstart=no")
+        .arg(format!("--toggle-collect=*{}*", case.function))
+        .arg(format!("--callgrind-out-file={}", out.display()))
+        .arg("--quiet")
+        .arg(&exe)
+        .env(CASE_VAR, case.key)
+        .status()
+        .map_err(|e| format!("cannot run valgrind (is it installed?): {e}"))?;
+    if !status.success() {
+        return Err(format!("valgrind on case {}: {status}", case.key));
+    }
+    counted(&out)
+}
+
+fn main() {
+    // Under Valgrind: play the one case asked for and stop.
+    if let Ok(key) = std::env::var(CASE_VAR) {
+        let case = CASES
+            .iter()
+            .find(|c| c.key == key)
+            .unwrap_or_else(|| panic!("no case {key:?}"));
+        (case.run)(case.operations);
+        return;
+    }
+    // `cargo bench` passes `--bench`; a filter picks cases by key or title.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let dir = std::env::temp_dir().join(format!("dhumbal-instructions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory for callgrind's output");
+    println!(
+        "| case | operations | instructions per operation (median of {RUNS} runs) | runs' spread |"
+    );
+    println!("|---|---|---|---|");
+    let mut failed = false;
+    for case in &CASES {
+        if !filter.is_empty()
+            && !filter
+                .iter()
+                .any(|f| case.key.contains(f.as_str()) || case.title.contains(f.as_str()))
+        {
+            continue;
+        }
+        match (0..RUNS)
+            .map(|_| measure(case, &dir))
+            .collect::<Result<Vec<u64>, String>>()
+        {
+            Ok(mut totals) => {
+                totals.sort_unstable();
+                let median = totals[totals.len() / 2];
+                let spread = (totals[totals.len() - 1] - totals[0]) as f64 / median as f64;
+                println!(
+                    "| {} | {} | {:.0} | {:.2}% |",
+                    case.title,
+                    case.operations,
+                    median as f64 / case.operations as f64,
+                    spread * 100.0
+                );
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                failed = true;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    if failed {
+        std::process::exit(1);
+    }
+}
