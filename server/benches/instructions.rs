@@ -4,8 +4,12 @@
 //!
 //! - `engine apply`: one [`Game::apply`] of a random legal action, through whole matches of the
 //!   standard table (four seats).
-//! - `frames, 4 seats`: one change's `state` frames for a table of four, as the room builds them
-//!   after an action ([`StateFrames::new`] and a [`StateFrames::for_seat`] per seat).
+//! - `frames, 4 seats`: one change's whole `state` frames for a table of four, as protocol 4 sent
+//!   after every action and protocol 5 sends to a client that holds no view ([`StateFrames::new`]
+//!   and a [`StateFrames::for_seat`] per seat).
+//! - `patches, 4 seats`: one change's `patch` frames for a table of four, as the room builds them
+//!   after an action under protocol 5 ([`PatchFrames::new`] and a [`PatchFrames::for_seat`] per
+//!   seat, and what they tell kept for the next change).
 //! - `room action`: what the room's task does with one client message, as
 //!   `cargo bench -p dhumbal-server --bench room` times it: parse the text, handle it (the rules,
 //!   the records), settle, encode the log entry, take the snapshot and the effects. Every
@@ -28,7 +32,8 @@ use std::time::Duration;
 
 use dhumbal_engine::{Action, Event, Game, Phase, Preset, Source};
 use dhumbal_protocol::{
-    ClientMessage, DrawFrom, Hello, PROTOCOL_VERSION, StateFrames, parse_client_message,
+    ClientMessage, DrawFrom, Hello, PROTOCOL_VERSION, PatchFrames, StateFrames, Told,
+    parse_client_message,
 };
 use dhumbal_server::room::core::{Effect, Entropy, Handled, Input, Request};
 use dhumbal_server::room::record::{Entry, FORMAT, Setup, encode, hash_secret};
@@ -56,7 +61,7 @@ struct Case {
 }
 
 /// Every case, in the table's order.
-const CASES: [Case; 3] = [
+const CASES: [Case; 4] = [
     Case {
         title: "engine apply",
         key: "engine",
@@ -70,6 +75,13 @@ const CASES: [Case; 3] = [
         function: "counted_frames",
         operations: 5_000,
         run: run_frames,
+    },
+    Case {
+        title: "patches, 4 seats",
+        key: "patches",
+        function: "counted_patches",
+        operations: 5_000,
+        run: run_patches,
     },
     Case {
         title: "room action",
@@ -92,10 +104,21 @@ fn counted_engine_apply(game: &mut Game, seat: usize, action: Action) -> Vec<Eve
 /// One change's frames for every seat of the table.
 #[inline(never)]
 fn counted_frames(game: &Game, events: &[Event]) -> Vec<String> {
-    let frames = StateFrames::new(game, events, None, None);
+    let frames = StateFrames::new(game, events, None, None, 1);
     (0..game.seats())
         .map(|seat| frames.for_seat(game, Some(seat)))
         .collect()
+}
+
+/// One change's patches for every seat of the table, from what they were told before; returns
+/// them and what they tell.
+#[inline(never)]
+fn counted_patches(before: &Told, game: &Game, events: &[Event]) -> (Vec<String>, Told) {
+    let frames = PatchFrames::new(before, game, events, None, None);
+    let texts = (0..game.seats())
+        .map(|seat| frames.for_seat(before, Some(seat)))
+        .collect();
+    (texts, frames.into_told())
 }
 
 /// What the room's task does with one client text. Returns the effects, dropped outside the
@@ -178,6 +201,17 @@ fn run_engine(n: usize) {
 fn run_frames(n: usize) {
     play(n, |game, events| {
         black_box(counted_frames(game, events));
+    });
+}
+
+/// `n` changes' patches, each from what the change before told.
+fn run_patches(n: usize) {
+    let mut told: Option<Told> = None;
+    play(n, |game, events| {
+        let before = told.take().unwrap_or_else(|| Told::of(game, 0));
+        let (texts, now) = counted_patches(&before, game, events);
+        black_box(texts);
+        told = Some(now);
     });
 }
 
