@@ -1,5 +1,5 @@
 //! `--store memory`: the room log's checks and answers, with nothing kept. Every write completes
-//! at once, under one lock; [`MemoryStore::load`] answers what this process wrote.
+//! at once, under one lock; [`MemoryStore::load_each`] answers what this process wrote.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -35,7 +35,7 @@ impl Room {
 /// The memory store: every room's log under one lock.
 #[derive(Debug)]
 pub struct MemoryStore {
-    /// Rooms by code, ordered so that [`MemoryStore::load`] answers in a stable order.
+    /// Rooms by code, ordered so that [`MemoryStore::load_each`] answers in a stable order.
     rooms: Mutex<BTreeMap<String, Room>>,
     /// For the append latency, so that the memory store's figures compare with SQLite's.
     metrics: Arc<Metrics>,

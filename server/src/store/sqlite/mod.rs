@@ -9,7 +9,7 @@
 //! `synchronous=NORMAL` a commit is in the operating system's hands when it returns: a process
 //! killed at any moment keeps every committed write (a power cut may lose the commits since the
 //! WAL was last synced, never corrupt the file). With `synchronous=FULL` the WAL is synced at
-//! every commit, before its writes are answered, so a power cut loses none of them either. [`SqliteStore::load`] runs on the same thread, so nothing else ever writes.
+//! every commit, before its writes are answered, so a power cut loses none of them either. [`SqliteStore::load_each`] runs on the same thread, so nothing else ever writes.
 //!
 //! The schema is versioned by `PRAGMA user_version`: `MIGRATIONS` lists the SQL steps in order,
 //! and a database at version `v` gets steps `v..` in one transaction. A database of a version
@@ -19,7 +19,7 @@
 //! A file that is not a usable database at all (not SQLite, a damaged header, a truncated file,
 //! an unreadable list of rooms) is renamed `dhumbal.db.damaged-<unix-time>` with its `-wal` and
 //! `-shm`, an error is logged naming the new path, and a fresh database is started. Damage that
-//! touches some rooms only is found by [`SqliteStore::load`]: those rooms are set aside, the
+//! touches some rooms only is found by [`SqliteStore::load_each`]: those rooms are set aside, the
 //! others load. (A page of `log` that cannot be read sets every room aside: with no index by
 //! room, nothing says whose inputs it held, and a room loaded without them would have gone back
 //! in time.)
