@@ -15,6 +15,10 @@ use std::time::Duration;
 use dhumbal_tests::cluster::{Options, run};
 use dhumbal_tests::redis::RedisServer;
 
+#[cfg_attr(
+    any(missing_redis, missing_haproxy),
+    ignore = "needs redis-server and haproxy: apt-get install redis-server haproxy"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rooms_survive_a_node_killed_restarted_and_paused_behind_haproxy() {
     let Some(mut redis) = RedisServer::start_or_skip("the cluster test") else {

@@ -108,6 +108,7 @@ async fn a_second_server_on_the_same_data_directory_refuses_to_start() {
 /// that says it is ready and then loses every room at its first move. Root ignores permission
 /// bits, so the folder is a read-only bind mount; without the right to mount, the test is
 /// skipped (but under `CI=true`).
+#[cfg_attr(not_root, ignore = "needs root (it mounts a file system)")]
 #[tokio::test]
 async fn a_read_only_data_directory_is_refused_at_start() {
     let dir = tempfile::tempdir().expect("a temp dir");

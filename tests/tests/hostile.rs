@@ -775,6 +775,7 @@ async fn coming_back_after_the_match_brings_its_result() {
 /// the real `haproxy` with `docker/haproxy.cfg` (its three nodes all this one server), a client
 /// that sends its own `Forwarded` and `X-Forwarded-For` is still counted as itself, and cannot
 /// get another address refused.
+#[cfg_attr(missing_haproxy, ignore = "needs haproxy: apt-get install haproxy")]
 #[tokio::test]
 async fn behind_the_shipped_haproxy_a_client_cannot_choose_its_address() {
     let server = server(&[

@@ -83,6 +83,10 @@ async fn assert_chat_covers_nothing(b: &Browser, covered: &[&str]) {
     assert_eq!(overlaps, json!([]), "the chat panel covers these");
 }
 
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chat_line_with_markup_stays_text_a_reaction_shows_beside_its_seat_and_a_reload_keeps_the_chat()
  {
@@ -187,6 +191,10 @@ async fn a_chat_line_with_markup_stays_text_a_reaction_shows_beside_its_seat_and
     check_and_close(vec![asha, bina]).await;
 }
 
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hide_chat_hides_every_line_a_muted_person_cannot_write_and_a_spectator_only_reacts() {
     let mut stage = stage!();

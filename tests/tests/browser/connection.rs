@@ -69,6 +69,10 @@ fn words(lang: &str) -> (&'static str, &'static str) {
 /// A socket stalled silently (open, but nothing gets through either way) is noticed by the
 /// page's own heartbeat within a few seconds: "Reconnecting…", a new socket, and the seat back
 /// with the same hand. On a phone in English and on a laptop in Nepali.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_stall_is_noticed_and_the_page_comes_back_by_itself() {
     let mut stage = stage!(dhumbal_server::Config {
@@ -108,6 +112,10 @@ async fn a_silent_stall_is_noticed_and_the_page_comes_back_by_itself() {
 /// failing that it cannot reach the server; with the network back it is in its seat again by
 /// itself. Coming back to the foreground, it checks the connection at once (a `ping`
 /// answered). On a phone in English and on a laptop in Nepali.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cut_network_is_said_plainly_and_the_page_is_back_when_it_returns() {
     let mut stage = stage!(dhumbal_server::Config {

@@ -4,6 +4,10 @@ use crate::harness::*;
 
 /// The browser's own `fair.js` (WebCrypto's SHA-256 and HMAC, the page's ChaCha20, shuffle and
 /// deal) gives every known-answer vector of `docs/fairness.md`.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pages_fair_deal_code_gives_every_known_answer_of_the_fairness_document() {
     let mut stage = stage!();
@@ -114,6 +118,10 @@ return {
 
 /// The replay page opens a hand history from a file on a phone, steps forwards and backwards by
 /// button and by arrow key and by round, every hand face up, and checks the deals itself.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_replay_page_steps_through_a_history_file_on_a_phone_every_hand_face_up() {
     let mut stage = stage!();
@@ -280,6 +288,10 @@ async fn verdict(b: &Browser) -> Value {
 /// shows the commitment from the first deal; after the match, Verify the deals checks every deal
 /// in the player's page and in the spectator's (with the revealed seed) and says so; the hand history downloaded with the seat's token passes `dhumbal-server verify` and,
 /// with one card changed, fails it (and the page's own check); Replay opens it from the server.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
     let mut stage = stage!();
@@ -501,6 +513,10 @@ async fn page_verdicts(b: &Browser, histories: Vec<Value>) -> Vec<Value> {
 /// round number again and again), a dealer who did not move on as the rules say, a reshuffle
 /// that left more of the pile on top than the table's rule keeps, and one more round than the
 /// match has. The honest record checks out.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pages_verifier_refuses_repeated_rounds_a_wrong_dealer_and_a_reshuffle_keeping_too_much()
  {
@@ -627,6 +643,10 @@ async fn the_pages_verifier_refuses_repeated_rounds_a_wrong_dealer_and_a_reshuff
 /// (which the room no longer showed), then the match's commitment, then two seeds sent and
 /// acknowledged. Dealt with the hello seed, the first acknowledged seed, or none, the page
 /// refuses the match and says why; dealt with the latest acknowledged seed, it checks out.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_refuses_a_deal_whose_seed_is_not_its_latest_acknowledged_one() {
     use dhumbal_engine::{FairDeal, Game, Hex32, Phase};
@@ -721,6 +741,10 @@ async fn the_page_refuses_a_deal_whose_seed_is_not_its_latest_acknowledged_one()
 /// then carries a seed for the commitment it remembered, acknowledged after the history) and
 /// `Next` between rounds (a fresh seed first): the page verifies every deal against its own
 /// record, and each deal carried for its seat a seed this page sent after seeing the commitment.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_match_with_a_reload_and_a_second_round_verifies_against_the_pages_own_record() {
     let mut stage = stage!();

@@ -194,6 +194,10 @@ pub(crate) async fn choose_two_seats_and_15_s(b: &Browser) {
 /// it, the log names the bot that plays her turn ("A bot (for you)…", "A bot (for Asha)…"), and
 /// once her seat is back she reads what the bot did. Bina's turn has its clock on the other
 /// seat; after a reload Asha's log still names the bot.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_that_runs_out_is_played_by_a_bot_the_log_names_with_a_countdown_on_both_pages() {
     // Bots that take a moment, so that the banner is seen while the stand-in plays.
@@ -413,6 +417,10 @@ async fn a_turn_that_runs_out_is_played_by_a_bot_the_log_names_with_a_countdown_
 /// The host (on a laptop) hands Bina's seat to a bot from its menu, by keyboard: both hear of
 /// it, Bina (on a phone) sees that she is marked away, the bot plays her turn (her log names it),
 /// and she presses I'm back: the seat is hers again, with what the bot did.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_host_hands_a_seat_to_a_bot_and_the_person_comes_back() {
     let mut stage = stage!();
@@ -561,6 +569,10 @@ async fn the_host_hands_a_seat_to_a_bot_and_the_person_comes_back() {
 /// The host (on a phone) removes Bina mid-match, after a confirmation that says she can only
 /// come back if the host lets her: Bina's page (a laptop) says why, the host hears of it and a
 /// bot plays the seat, and the host's Let back works during the match.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_host_removes_a_person_mid_match_and_a_bot_plays_their_seat() {
     let mut stage = stage!();
@@ -648,6 +660,10 @@ async fn the_host_removes_a_person_mid_match_and_a_bot_plays_their_seat() {
 /// turn's clock on the seat whose turn it is, counting down and taking no room: Asha's (seat 0),
 /// then, once she has played, Bina's (seat 1). The spectator has no clock of its own and no
 /// host's menu.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spectator_sees_the_countdown_on_the_seat_whose_turn_it_is() {
     let mut stage = stage!();

@@ -28,16 +28,43 @@ pub(crate) const DESKTOP: (u32, u32) = (1280, 860);
 /// How long any one wait may last before the test fails (a guard, not a measurement).
 pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
-/// Browser tests run one at a time: each starts a whole browser on a small machine.
-pub(crate) static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// How many browser tests run at once: `DHUMBAL_BROWSER_TESTS`, or two (each starts a whole
+/// browser, and this machine has two cores). The test runner's own threads bound it too.
+fn browsers_at_once() -> u32 {
+    std::env::var("DHUMBAL_BROWSER_TESTS")
+        .ok()
+        .and_then(|n| n.parse::<u32>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(2)
+}
 
-/// What a browser test stands on: its turn ([`ONE_AT_A_TIME`]), a server on a loopback port and
+/// The turns to run a browser test: [`browsers_at_once`] of them.
+static TURNS: std::sync::LazyLock<tokio::sync::Semaphore> =
+    std::sync::LazyLock::new(|| tokio::sync::Semaphore::new(browsers_at_once() as usize));
+
+/// A turn to run a browser test beside others, held until dropped.
+pub(crate) async fn browser_turn() -> tokio::sync::SemaphorePermit<'static> {
+    TURNS
+        .acquire()
+        .await
+        .expect("the semaphore is never closed")
+}
+
+/// Every turn at once, for a test that measures (a load's time) and must run alone.
+pub(crate) async fn browser_turn_alone() -> tokio::sync::SemaphorePermit<'static> {
+    TURNS
+        .acquire_many(browsers_at_once())
+        .await
+        .expect("the semaphore is never closed")
+}
+
+/// What a browser test stands on: its turn ([`browser_turn`]), a server on a loopback port and
 /// chromedriver. Dropped in that order's reverse: the browsers, the server, then the turn.
 pub(crate) struct Stage {
     pub(crate) driver: Driver,
     pub(crate) server: TestServer,
     pub(crate) addr: SocketAddr,
-    _one: tokio::sync::MutexGuard<'static, ()>,
+    _turn: tokio::sync::SemaphorePermit<'static>,
 }
 
 impl Stage {
@@ -52,9 +79,24 @@ impl Stage {
         Stage::on(TestServer::with_config(config)).await
     }
 
+    /// A stage with the test server's defaults that no other browser test runs beside.
+    pub(crate) async fn alone() -> Option<Stage> {
+        let tools = browser_tools()?;
+        let turn = browser_turn_alone().await;
+        Stage::with(tools, turn, TestServer::start()).await
+    }
+
     async fn on(server: impl Future<Output = TestServer>) -> Option<Stage> {
         let tools = browser_tools()?;
-        let one = ONE_AT_A_TIME.lock().await;
+        let turn = browser_turn().await;
+        Stage::with(tools, turn, server).await
+    }
+
+    async fn with(
+        tools: (PathBuf, PathBuf),
+        turn: tokio::sync::SemaphorePermit<'static>,
+        server: impl Future<Output = TestServer>,
+    ) -> Option<Stage> {
         let server = server.await;
         let addr = server.addr;
         let driver = Driver::start(tools).await;
@@ -62,7 +104,7 @@ impl Stage {
             driver,
             server,
             addr,
-            _one: one,
+            _turn: turn,
         })
     }
 
@@ -72,9 +114,16 @@ impl Stage {
     }
 }
 
-/// The test's [`Stage`] (`stage!()`, or `stage!(config)` for a server with this configuration),
+/// The test's [`Stage`] (`stage!()`, `stage!(config)` for a server with this configuration, or
+/// `stage!(alone)` for one no other browser test runs beside),
 /// or, when the browser is not installed, a return from the test, which passes having said why.
 macro_rules! stage {
+    (alone) => {
+        match Stage::alone().await {
+            Some(stage) => stage,
+            None => return,
+        }
+    };
     () => {
         match Stage::start().await {
             Some(stage) => stage,
@@ -475,8 +524,19 @@ impl Browser {
             .unwrap_or_else(|e| panic!("no {css} on the page: {e}"))
     }
 
+    /// Clicks what `css` finds. An element the page re-rendered between the find and the click
+    /// (a stale reference) is found again: the test means whatever `css` names now.
     pub(crate) async fn click(&self, css: &str) {
-        self.find(css).await.click().await.unwrap();
+        let started = std::time::Instant::now();
+        loop {
+            match self.find(css).await.click().await {
+                Ok(()) => return,
+                Err(CmdError::Standard(e))
+                    if e.error == fantoccini::error::ErrorStatus::StaleElementReference
+                        && started.elapsed() < WAIT => {}
+                Err(e) => panic!("clicking {css}: {e}"),
+            }
+        }
     }
 
     pub(crate) async fn type_into(&self, css: &str, text: &str) {
@@ -965,6 +1025,7 @@ pub(crate) async fn call_now(b: &Browser) {
 macro_rules! browser_tests {
     ($body:ident { $($test:ident => ($($arg:expr),* $(,)?)),+ $(,)? }) => {
         $(
+            #[cfg_attr(missing_chromium, ignore = "needs Chromium: apt-get install chromium chromium-driver")]
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $test() {
                 $body($($arg),*).await;

@@ -371,7 +371,8 @@ fn the_workers(request: &str) -> bool {
 }
 
 async fn loads_on(profile: Profile) {
-    let mut stage = stage!();
+    // Alone: the load's times are printed, and a second browser beside it would move them.
+    let mut stage = stage!(alone);
     let wire = Wire::open(stage.addr, 0, Arc::default()).await;
     let b = stage.browser(SMALL_PHONE).await;
     b.before_each_page(USABLE).await;

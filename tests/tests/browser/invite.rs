@@ -117,6 +117,10 @@ async fn play_a_turn(b: &Browser) {
 
 /// The host opens the game at `127.0.0.1` on a phone; the lobby's link and QR code name the
 /// Wi-Fi address; a friend on a laptop opens that link, sits, and both play a turn.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_friend_opens_the_wifi_link_sits_and_plays() {
     let mut stage = stage!(server_config(dhumbal_server::Config {

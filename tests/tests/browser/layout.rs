@@ -172,6 +172,10 @@ new MutationObserver((changes) => {
 /// scrolling and none covers another: at the turn's start (Call shows), then with a card drawn
 /// and marked (Throw enabled) while a long notice shows. Then the round's result keeps Next
 /// round in view on a small phone.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_control_of_a_turn_is_on_screen_at_every_size() {
     let mut stage = stage!();
@@ -453,6 +457,10 @@ browser_tests!(a_woken_page_summarises_what_it_missed {
 
 /// Item 6: a guest's table says which seat is the host's, in words a screen reader reads, in
 /// English and in Nepali; the host's own page says it of its own seat.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_seats_say_which_one_is_the_host() {
     let mut stage = stage!();
@@ -528,6 +536,10 @@ window.__online = () => {
 /// Item 4: the page's connection drops after this seat's throw and comes back once the three
 /// bots have played: the view that jumps three turns is summarised in a notice naming their
 /// throws, and at most one card flies.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_that_reconnects_summarises_what_it_missed() {
     let mut stage = stage!(dhumbal_server::Config {

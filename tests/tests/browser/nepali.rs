@@ -253,6 +253,10 @@ browser_tests!(a_round_in_nepali {
 /// turn, and the summary of what it did each show no English word. The other person (Bina, on a
 /// desktop in English) only sits there; her name is written in Devanagari, as names are the
 /// people's own words.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timed_table_in_nepali_shows_no_english_word_on_a_phone() {
     // Bots that take a moment, so that the banner is seen while the stand-in plays.
@@ -378,6 +382,10 @@ async fn a_timed_table_in_nepali_shows_no_english_word_on_a_phone() {
 /// The language follows the browser's (`ne…` is Nepali), is remembered across a reload, and
 /// switches back and forth live in the lobby and at the table without losing the page's state;
 /// the replay page switches too.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() {
     let mut stage = stage!();
@@ -548,6 +556,10 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
 /// The English and the Nepali tables have the same keys, in the same order, with the same
 /// `{params}` in each message (and plural forms where a message has them); every Nepali message
 /// is written in Devanagari, with no Latin word but the technical names listed here.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_english_and_nepali_tables_have_the_same_keys_and_params() {
     let mut stage = stage!();

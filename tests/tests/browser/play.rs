@@ -66,6 +66,10 @@ async fn the_page_is_served_at_the_root_and_at_room_links_with_every_file_it_loa
     let (status, _) = dhumbal_tests::http::get(server.addr, &missing).await;
     assert_eq!(status, 404);
 }
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
     let mut stage = stage!();
@@ -282,6 +286,10 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
 
 /// A name written as markup is shown as text, never run; and a person the host removes sees why
 /// on their own page, while the host may let them back.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_with_markup_is_shown_as_text() {
     let mut stage = stage!();
@@ -326,6 +334,10 @@ async fn a_name_with_markup_is_shown_as_text() {
     guest.assert_no_console_errors().await;
 }
 
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_people_in_one_room_each_see_only_their_own_hand_and_a_third_watches() {
     let mut stage = stage!();
@@ -469,6 +481,10 @@ async fn two_people_in_one_room_each_see_only_their_own_hand_and_a_third_watches
     check_and_close(vec![asha, bina, chandra]).await;
 }
 
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
     let mut stage = stage!();
@@ -595,6 +611,10 @@ const TIME_SOCKETS: &str = "window.__sockets = []; window.__opened = []; window.
 /// room's own socket, `/ws/{code}`; after a move it is back within 0.1 s (not the 0.2 s and more
 /// of an ordinary drop), says nothing but "reconnecting…", and sits in the same seat with the
 /// same cards. A second move within seconds is retried with the ordinary pause.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_room_that_moves_to_another_server_brings_the_page_back_at_once() {
     let mut stage = stage!();
@@ -674,6 +694,10 @@ const REFUSE_HELLOS: &str = "window.__refuse = 0; \
 /// that grows from one refusal to the next (the pause starts short again only once a `welcome`
 /// has come, not when a socket merely opens), and is back in its seat with its cards once the
 /// store answers.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hello_refused_while_the_store_is_away_is_tried_again_with_a_growing_pause() {
     let mut stage = stage!();
@@ -727,12 +751,16 @@ async fn a_hello_refused_while_the_store_is_away_is_tried_again_with_a_growing_p
 /// page it is restarting and stops cleanly; the page says it is reconnecting; the server starts
 /// again on the same address and data directory, and the page, untouched, comes back to its
 /// seat and hand and finishes the match.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sigterm_mid_match_and_a_restart_bring_the_page_back_to_its_seat_to_finish() {
     let Some(tools) = browser_tools() else {
         return;
     };
-    let _one = ONE_AT_A_TIME.lock().await;
+    let _turn = browser_turn().await;
     const SERVER: &str = env!("CARGO_BIN_EXE_server-under-test");
     let data = tempfile::tempdir().unwrap();
     let data_dir = data.path().display().to_string();
@@ -890,6 +918,10 @@ async fn a_sigterm_mid_match_and_a_restart_bring_the_page_back_to_its_seat_to_fi
     drop(server);
 }
 
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_one_round_match_ends_with_standings_and_a_rematch() {
     let mut stage = stage!();
@@ -935,6 +967,10 @@ async fn a_one_round_match_ends_with_standings_and_a_rematch() {
     check_and_close(vec![b]).await;
 }
 
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_throw_then_draw_table_picks_up_from_the_previous_throw() {
     let mut stage = stage!();

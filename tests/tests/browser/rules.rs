@@ -98,6 +98,10 @@ fn sample_groups() -> Vec<(Vec<Card>, Settings)> {
     groups
 }
 
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
     let mut stage = stage!();
@@ -223,6 +227,10 @@ async fn until_form_says(b: &Browser, box_css: &str, error: &str, creates: bool)
 /// The settings form's problems are the server's (`POST /api/settings/check`), in the page's
 /// words: the home page's Create room is off exactly while the server refuses the settings, and
 /// the host's lobby form sends a change only once the server finds it playable.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_settings_form_says_what_the_server_refuses() {
     let mut stage = stage!();
@@ -303,6 +311,10 @@ async fn seat_order(b: &Browser) -> Value {
 /// play and what a reshuffle keeps, How to play says what the engine does for the table's own
 /// settings, the household form cannot seat six, and a counter-clockwise table shows its
 /// direction, draws the seats in its order and plays that way (Asha, then seats 3, 2 and 1).
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_counter_clockwise_table_shows_its_direction_and_plays_that_way() {
     let mut stage = stage!();

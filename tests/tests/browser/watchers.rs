@@ -15,6 +15,10 @@ async fn wait_watcher(b: &Browser, name: &str, listed: bool) {
 /// The host (on a phone) removes a watcher, who is told so and cannot come straight back; Let
 /// back lets them watch again; then the host turns watching off, and the watcher's page says so
 /// while both pages show that watching is off.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_host_removes_a_watcher_and_turns_watching_off() {
     let mut stage = stage!();

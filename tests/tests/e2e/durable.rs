@@ -245,6 +245,7 @@ fn begins(restored: &dhumbal_protocol::History, kept: &dhumbal_protocol::History
 /// freed, `/readyz` is 200 again by itself, the person comes back to the same seat with
 /// everything they had seen, and the match plays on. Mounting needs root: the test is skipped
 /// without it (but under `CI=true`).
+#[cfg_attr(not_root, ignore = "needs root (it mounts a file system)")]
 #[tokio::test]
 async fn a_full_disk_pauses_rooms_and_they_resume_once_it_has_room() {
     let Some(disk) = dhumbal_tests::crash::Mount::tmpfs_or_skip(

@@ -44,6 +44,10 @@ fn input(code: &str, seq: u64) -> Vec<u8> {
     format!("{code}:{seq}").into_bytes()
 }
 
+#[cfg_attr(
+    missing_redis,
+    ignore = "needs redis-server: apt-get install redis-server"
+)]
 #[tokio::test]
 async fn a_claim_restores_what_was_written_as_the_memory_store_does() {
     let Some(redis) = RedisServer::start_or_skip("redis_store::a_claim_restores") else {
@@ -128,6 +132,10 @@ async fn a_claim_restores_what_was_written_as_the_memory_store_does() {
     assert!(sample(&metrics, "dhumbal_store_append_seconds_count", "node-a") >= 4.0);
 }
 
+#[cfg_attr(
+    missing_redis,
+    ignore = "needs redis-server: apt-get install redis-server"
+)]
 #[tokio::test]
 async fn a_claim_fences_off_the_node_that_held_the_room() {
     let Some(redis) = RedisServer::start_or_skip("redis_store::a_claim_fences") else {
@@ -201,6 +209,10 @@ async fn a_claim_fences_off_the_node_that_held_the_room() {
     );
 }
 
+#[cfg_attr(
+    missing_redis,
+    ignore = "needs redis-server: apt-get install redis-server"
+)]
 #[tokio::test]
 async fn a_gap_or_a_repeated_seq_is_refused() {
     let Some(redis) = RedisServer::start_or_skip("redis_store::a_gap_or_a_repeated_seq") else {
@@ -246,6 +258,10 @@ async fn a_gap_or_a_repeated_seq_is_refused() {
     assert_eq!(stored.last_seq(), 3);
 }
 
+#[cfg_attr(
+    missing_redis,
+    ignore = "needs redis-server: apt-get install redis-server"
+)]
 #[tokio::test]
 async fn a_deleted_room_leaves_no_key_and_a_room_set_aside_is_kept() {
     let Some(redis) = RedisServer::start_or_skip("redis_store::a_deleted_room") else {
@@ -290,6 +306,10 @@ async fn a_deleted_room_leaves_no_key_and_a_room_set_aside_is_kept() {
     assert_eq!(redis.command("KEYS dhumbal:room:*"), "*0");
 }
 
+#[cfg_attr(
+    missing_redis,
+    ignore = "needs redis-server: apt-get install redis-server"
+)]
 #[tokio::test]
 async fn hand_histories_are_kept_once_and_expire() {
     let Some(redis) = RedisServer::start_or_skip("redis_store::hand_histories") else {
@@ -324,6 +344,10 @@ async fn hand_histories_are_kept_once_and_expire() {
     assert!(a.find_match("HISTROOM2", 1).await.unwrap().is_some());
 }
 
+#[cfg_attr(
+    missing_redis,
+    ignore = "needs redis-server: apt-get install redis-server"
+)]
 #[tokio::test]
 async fn a_restart_of_redis_does_not_stop_a_room() {
     let Some(mut redis) = RedisServer::start_or_skip("redis_store::a_restart_of_redis") else {

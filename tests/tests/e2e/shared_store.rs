@@ -70,6 +70,10 @@ async fn moved(client: &mut Client) -> (String, Closed) {
     (bye.reason, client.expect_closed().await)
 }
 
+#[cfg_attr(
+    missing_redis,
+    ignore = "needs redis-server: apt-get install redis-server"
+)]
 #[tokio::test]
 async fn a_room_created_on_one_node_is_played_on_another_and_moves_back() {
     let Some(redis) = RedisServer::start_or_skip("shared_store::a_room_moves") else {
@@ -200,6 +204,10 @@ async fn a_room_created_on_one_node_is_played_on_another_and_moves_back() {
 /// `store_unavailable`, then `bye` with that reason and close 1013 (try again later), and a new
 /// room is refused with 503 `store_unavailable`: nothing changes. Once Redis is back, the same
 /// `hello` finds the room.
+#[cfg_attr(
+    missing_redis,
+    ignore = "needs redis-server: apt-get install redis-server"
+)]
 #[tokio::test]
 async fn without_redis_a_hello_is_told_to_come_back_and_finds_the_room_after() {
     let Some(mut redis) = RedisServer::start_or_skip("shared_store::without_redis") else {
@@ -233,6 +241,10 @@ async fn without_redis_a_hello_is_told_to_come_back_and_finds_the_room_after() {
 /// `--max-rooms-per-address` counts for the whole cluster: rooms created from one address on
 /// either node, and still open, count together, and a room that has closed (here: expired
 /// unclaimed) no longer counts.
+#[cfg_attr(
+    missing_redis,
+    ignore = "needs redis-server: apt-get install redis-server"
+)]
 #[tokio::test]
 async fn the_rooms_an_address_may_have_open_are_counted_across_nodes() {
     let Some(redis) = RedisServer::start_or_skip("shared_store::rooms_per_address") else {
