@@ -571,9 +571,23 @@ mod tests {
                 None,
             ),
         ];
-        for (text, code, id) in cases {
-            let err = parse_client_message(text).unwrap_err();
-            assert_eq!((err.code, err.id), (code, id), "{text}: {}", err.message);
-        }
+        // Every case is tried, and every one that fails is named, not just the first.
+        let failed: Vec<String> = cases
+            .iter()
+            .filter_map(|(text, code, id)| match parse_client_message(text) {
+                Ok(message) => Some(format!("{text}: parsed as {message:?}")),
+                Err(e) if (e.code, &e.id) != (*code, id) => {
+                    Some(format!("{text}: {} {:?} ({}), not {code}", e.code, e.id, e.message))
+                }
+                Err(_) => None,
+            })
+            .collect();
+        assert!(
+            failed.is_empty(),
+            "{} of {} cases failed:\n{}",
+            failed.len(),
+            cases.len(),
+            failed.join("\n")
+        );
     }
 }
