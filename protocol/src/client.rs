@@ -576,9 +576,10 @@ mod tests {
             .iter()
             .filter_map(|(text, code, id)| match parse_client_message(text) {
                 Ok(message) => Some(format!("{text}: parsed as {message:?}")),
-                Err(e) if (e.code, &e.id) != (*code, id) => {
-                    Some(format!("{text}: {} {:?} ({}), not {code}", e.code, e.id, e.message))
-                }
+                Err(e) if (e.code, &e.id) != (*code, id) => Some(format!(
+                    "{text}: {} {:?} ({}), not {code}",
+                    e.code, e.id, e.message
+                )),
                 Err(_) => None,
             })
             .collect();

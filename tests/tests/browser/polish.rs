@@ -357,6 +357,11 @@ async fn your_turn_shows_in_the_title_and_by_an_optional_alert(size: (u32, u32),
         .await;
     assert_eq!(on, json!(["true", "on"]));
     close_table_menu(&b).await;
+    // On a loaded machine the bots may have played while the menu was open, and the turn that
+    // began then began silent: play it, so that the turn waited for begins with the alert on.
+    b.wait_until("the page's turn", |s| s.my_turn && s.may_draw)
+        .await;
+    draw_and_throw_it_back(&b).await;
     b.wait_until("the next turn", |s| s.my_turn && s.may_draw)
         .await;
     b.until(

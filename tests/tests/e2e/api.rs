@@ -321,7 +321,9 @@ async fn the_check_refuses_as_creating_the_room_would() {
         if (checked.0, checked.1.as_str()) != (400, *code) {
             failed.push(format!("{body}: {checked:?}, not (400, {code:?})"));
         } else if checked != created {
-            failed.push(format!("{body}: the check says {checked:?}, the room {created:?}"));
+            failed.push(format!(
+                "{body}: the check says {checked:?}, the room {created:?}"
+            ));
         }
     }
     assert!(
