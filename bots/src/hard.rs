@@ -300,10 +300,23 @@ impl Judge<'_> {
     /// At a throw-then-draw table, before throwing: every throw from `view`'s hand with the
     /// judgement of the best draw after it, best first (the first is what [`play`] throws).
     pub(crate) fn ranked_throws_first(&self, view: &SeatView) -> Vec<(Vec<Card>, f64)> {
+        let mut all: Vec<(Vec<Card>, f64)> = self.throws_first(view).collect();
+        // Stable: among equals, the first in `legal_groups`' order stays first.
+        all.sort_by(|a, b| a.1.total_cmp(&b.1));
+        all
+    }
+
+    /// At a throw-then-draw table, before throwing: every throw from `view`'s hand, in
+    /// `legal_groups`' order and in the order to throw its cards, with the judgement of the
+    /// best draw after it (what the throw gives away included).
+    fn throws_first<'v>(
+        &'v self,
+        view: &'v SeatView,
+    ) -> impl Iterator<Item = (Vec<Card>, f64)> + 'v {
         let pickable = pickable_after_throw(&view.settings, &view.top_throw);
-        let mut all: Vec<(Vec<Card>, f64)> = legal_groups(&view.hand, None, &view.settings)
+        legal_groups(&view.hand, None, &view.settings)
             .into_iter()
-            .map(|group| {
+            .map(move |group| {
                 let rest: Vec<Card> = view
                     .hand
                     .iter()
@@ -313,9 +326,6 @@ impl Judge<'_> {
                 let (ordered, gift) = self.order(&group);
                 (ordered, self.draw_choice(&rest, &pickable, true).1 + gift)
             })
-            .collect();
-        all.sort_by(|a, b| a.1.total_cmp(&b.1));
-        all
     }
 
     /// Every draw into `hand` (the stock as `None`, if `stock`, and each card of `pile`) with its
@@ -560,26 +570,15 @@ pub(crate) fn play(view: &SeatView, step: Step, judge: &Judge<'_>) -> Action {
         Step::Throw => Action::Throw {
             cards: judge.best_throw(&view.hand, view.barred).0,
         },
-        Step::CallOrThrow => {
-            let pickable = pickable_after_throw(&view.settings, &view.top_throw);
-            let mut best: Option<(Vec<Card>, f64)> = None;
-            for group in legal_groups(&view.hand, None, &view.settings) {
-                let rest: Vec<Card> = view
-                    .hand
-                    .iter()
-                    .copied()
-                    .filter(|c| !group.contains(c))
-                    .collect();
-                let (ordered, gift) = judge.order(&group);
-                let score = judge.draw_choice(&rest, &pickable, true).1 + gift;
-                if best.as_ref().is_none_or(|(_, s)| score < *s) {
-                    best = Some((ordered, score));
-                }
-            }
-            Action::Throw {
-                cards: best.expect("a hand can always throw").0,
-            }
-        }
+        // The first of the best throws ([`Iterator::min_by`] keeps the first of equals), as
+        // [`Judge::ranked_throws_first`] ranks them.
+        Step::CallOrThrow => Action::Throw {
+            cards: judge
+                .throws_first(view)
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .expect("a hand can always throw")
+                .0,
+        },
     }
 }
 
