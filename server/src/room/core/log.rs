@@ -33,7 +33,7 @@ impl RoomCore {
                     return invalid("the seat is not empty");
                 }
                 self.seats[*seat] = Seat::Human(Human::new(name.clone(), token_hash.clone()));
-                self.unjoined_due = None;
+                self.timers.someone_sat();
             }
             Record::HostIs { seat } => {
                 let Some(human) = self.human(*seat) else {
@@ -171,7 +171,7 @@ impl RoomCore {
     /// Takes the durable state from a snapshot.
     pub(super) fn load_snapshot(&mut self, snapshot: Snapshot) {
         // A snapshot is taken as a match ends: people have sat here.
-        self.unjoined_due = None;
+        self.timers.someone_sat();
         self.votes = vec![false; snapshot.seats.len()];
         self.seats = snapshot
             .seats

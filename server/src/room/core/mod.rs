@@ -23,7 +23,10 @@
 //! - `messages`: each client message, permission first, then the rules;
 //! - `play`: the match, moves, what each change tells everyone, chat, votes, rematches;
 //! - `stand_ins`: bots, stand-ins for people away or out of time, the turn's clock;
-//! - `tell`: sending to one client or all, and the room as each client sees it.
+//! - `tell`: sending to one client or all, and the room as each client sees it;
+//! - `timers`: `Timers`, every timer of the room (its closing, the bot's next action, a
+//!   takeover, the turn's clock) and which is due next;
+//! - `watchers`: spectators, the host's power over them, and the room-wide reaction limit.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
@@ -47,10 +50,12 @@ mod messages;
 mod play;
 mod stand_ins;
 mod tell;
+mod timers;
 mod watchers;
 
 pub use stand_ins::{ThinkJob, Thought, Ticket};
 
+use self::timers::{Expired, Occupancy, Timers};
 use super::record::{LedgerRecord, Record, Setup, Snapshot};
 use crate::metrics::Metrics;
 use crate::store::KeptMatch;
@@ -321,13 +326,8 @@ pub struct RoomCore {
     decks: Option<Vec<Vec<dhumbal_engine::Card>>>,
     /// The room's timings.
     timing: Timing,
-    /// Since when nobody has been connected (`None` while someone is).
-    idle_since: Option<Instant>,
-    /// When the room closes if its match has not started by then.
-    lobby_due: Instant,
-    /// When the room closes if nobody has sat in it by then (and nobody is connected); `None`
-    /// once someone has taken a seat.
-    unjoined_due: Option<Instant>,
+    /// The room's timers: its closing, the bot's next action, a takeover, the turn's clock.
+    timers: Timers,
     /// Every seat, `settings.players` of them.
     seats: Vec<Seat>,
     /// The hash of the host's seat token, once the host has joined.
@@ -362,16 +362,10 @@ pub struct RoomCore {
     next_seed: Option<[u8; 32]>,
     /// Between rounds, who has sent `ready`; after the match, who has asked for a rematch.
     votes: Vec<bool>,
-    /// When the bot whose turn it is acts next.
-    bot_due: Option<Instant>,
     /// The bot thinking away from the room's task, if one is: the position it thinks about.
     thinking: Option<Ticket>,
     /// How many bots have been sent to think (each [`Ticket`] has its own number).
     tickets: u64,
-    /// The seat of an away person whose turn it is, and when a stand-in bot takes it over.
-    takeover_due: Option<(usize, Instant)>,
-    /// With a turn timer: the seat of the person whose turn it is, and when their time runs out.
-    turn_clock: Option<(usize, Instant)>,
     /// What every client holding the latest view was told of it: its version, the shared
     /// fields and each seat's own (the base of the next change's patches); `None` until a view
     /// is first told, and after a restart.
@@ -415,9 +409,7 @@ impl RoomCore {
             settings: setup.settings.clone(),
             decks: setup.decks.clone(),
             timing,
-            idle_since: Some(now),
-            lobby_due: now + timing.lobby_ttl,
-            unjoined_due: Some(now + timing.unjoined_ttl),
+            timers: Timers::new(timing, now),
             host_token: None,
             removed: Vec::new(),
             left_match: Vec::new(),
@@ -431,11 +423,8 @@ impl RoomCore {
             ledger: Vec::new(),
             next_seed: setup.seed,
             chat: VecDeque::new(),
-            bot_due: None,
             thinking: None,
             tickets: 0,
-            takeover_due: None,
-            turn_clock: None,
             told: None,
             views_made: 0,
             stand_in_marks: Vec::new(),
@@ -535,22 +524,15 @@ impl RoomCore {
 
     /// The next time something is due (a bot's action, a takeover, the room's closing).
     pub fn next_due(&self) -> Option<Instant> {
-        let idle_due = self.idle_since.map(|since| since + self.timing.idle_ttl);
-        // Only a room whose match never started has a lifetime of its own.
-        let lobby_due = self.game.is_none().then_some(self.lobby_due);
-        // While someone is connected (a watcher, say) the room waits for them to go.
-        let unjoined_due = self.unjoined_due.filter(|_| self.clients.is_empty());
-        [
-            unjoined_due,
-            self.bot_due,
-            self.takeover_due.map(|(_, due)| due),
-            self.turn_clock.map(|(_, due)| due),
-            idle_due,
-            lobby_due,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        self.timers.next_due(self.occupancy())
+    }
+
+    /// What the timers need to know of the room now.
+    fn occupancy(&self) -> Occupancy {
+        Occupancy {
+            lobby: self.game.is_none(),
+            connected: !self.clients.is_empty(),
+        }
     }
 
     /// Handles one input, at `now`: whether it seated (or let watch) a joining connection.
@@ -611,38 +593,31 @@ impl RoomCore {
     /// A timer fired at `now`: a takeover, a bot action, the room's closing.
     pub fn wake(&mut self, now: Instant, entropy: &mut dyn Entropy) {
         self.now = self.now.max(now);
-        if self
-            .idle_since
-            .is_some_and(|since| since + self.timing.idle_ttl <= now)
-        {
-            info!(room = %self.code, "closing a room nobody has used for a while");
-            self.ending = Some(Closing::Idle);
-            return;
-        }
-        if self.clients.is_empty() && self.unjoined_due.is_some_and(|due| due <= now) {
-            info!(room = %self.code, "closing a room nobody has joined");
-            self.ending = Some(Closing::Idle);
-            return;
-        }
-        if self.game.is_none() && self.lobby_due <= now {
-            info!(room = %self.code, "closing a room whose match never started");
-            self.expire();
-            return;
-        }
-        if let Some((seat, due)) = self.takeover_due {
-            if due <= now {
-                self.takeover_due = None;
-                self.take_over(seat);
+        match self.timers.expired(self.occupancy(), now) {
+            Some(Expired::Idle) => {
+                info!(room = %self.code, "closing a room nobody has used for a while");
+                self.ending = Some(Closing::Idle);
+                return;
             }
-        }
-        if let Some((seat, due)) = self.turn_clock {
-            if due <= now {
-                self.turn_clock = None;
-                self.time_out(seat);
+            Some(Expired::Unjoined) => {
+                info!(room = %self.code, "closing a room nobody has joined");
+                self.ending = Some(Closing::Idle);
+                return;
             }
+            Some(Expired::Lobby) => {
+                info!(room = %self.code, "closing a room whose match never started");
+                self.expire();
+                return;
+            }
+            None => {}
         }
-        if self.bot_due.is_some_and(|due| due <= now) {
-            self.bot_due = None;
+        if let Some(seat) = self.timers.takeover_fired(now) {
+            self.take_over(seat);
+        }
+        if let Some(seat) = self.timers.turn_clock_fired(now) {
+            self.time_out(seat);
+        }
+        if self.timers.bot_fired(now) {
             self.bot_step(entropy);
         }
         self.go_on_if_agreed(entropy);
@@ -653,22 +628,14 @@ impl RoomCore {
     /// whether anyone is connected, and brings the seat metrics up to date.
     pub fn settle(&mut self, now: Instant) {
         self.now = self.now.max(now);
-        if self.clients.is_empty() {
-            self.idle_since.get_or_insert(now);
-        } else {
-            self.idle_since = None;
-        }
+        self.timers.note_connected(!self.clients.is_empty(), now);
         let handed_back = self.hand_back();
         let turn = self.turn_being_played();
         let away_turn = turn.filter(|&seat| {
             self.human(seat)
                 .is_some_and(|h| h.conn.is_none() && h.stand_in.is_none())
         });
-        self.takeover_due = match (away_turn, self.takeover_due) {
-            (Some(seat), Some((waiting, due))) if waiting == seat => Some((seat, due)),
-            (Some(seat), _) => Some((seat, now + self.timing.takeover_after)),
-            (None, _) => None,
-        };
+        self.timers.wait_for_takeover(away_turn, now);
         if self
             .thinking
             .is_some_and(|ticket| !self.still_thinking(ticket))
@@ -678,9 +645,9 @@ impl RoomCore {
             self.thinking = None;
         }
         if self.bot_to_play().is_none() {
-            self.bot_due = None;
-        } else if self.bot_due.is_none() && self.thinking.is_none() {
-            self.bot_due = Some(now + self.timing.bot_delay);
+            self.timers.no_bot_turn();
+        } else if self.thinking.is_none() {
+            self.timers.bot_turn(now);
         }
         if self.sync_clock(&[]) {
             // The clock changed with no game change to carry it: a patch with the clock alone.

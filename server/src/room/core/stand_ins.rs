@@ -65,26 +65,21 @@ impl RoomCore {
     /// person's turn gets a fresh clock when it begins, keeps it through the turn, and has none
     /// while a stand-in plays it. Returns whether the clock started anew or stopped.
     pub(super) fn sync_clock(&mut self, events: &[Event]) -> bool {
-        let before = self.turn_clock;
         let person = self
             .turn_being_played()
             .filter(|&seat| self.human(seat).is_some_and(|h| h.stand_in.is_none()));
-        self.turn_clock = match (self.settings.turn_timer, person) {
-            (Some(seconds), Some(seat)) => {
-                let dealt = events.iter().any(|e| matches!(e, Event::Dealt { .. }));
-                match before {
-                    Some((running, due)) if running == seat && !dealt => Some((seat, due)),
-                    _ => Some((seat, self.now + Duration::from_secs(seconds.into()))),
-                }
-            }
-            _ => None,
-        };
-        self.turn_clock != before
+        let time = self
+            .settings
+            .turn_timer
+            .map(|seconds| Duration::from_secs(seconds.into()));
+        let dealt = events.iter().any(|e| matches!(e, Event::Dealt { .. }));
+        self.timers
+            .set_turn_clock(person.zip(time), dealt, self.now)
     }
 
     /// The turn's clock as clients see it, now.
     pub(super) fn clock(&self) -> Option<TurnClock> {
-        let (seat, due) = self.turn_clock?;
+        let (seat, due) = self.timers.turn_clock()?;
         let total = Duration::from_secs(self.settings.turn_timer?.into());
         Some(TurnClock {
             seat,

@@ -464,7 +464,7 @@ fn a_turn_runs_out_a_stand_in_plays_it_and_the_seat_comes_back_with_a_summary() 
     let other = 1 - seat;
     let (me, them) = (seat as ConnId + 1, other as ConnId + 1);
     // The clock is in the state both people got when the match began.
-    let due = played.core.turn_clock.unwrap();
+    let due = played.core.timers.turn_clock().unwrap();
     assert_eq!(due.0, seat);
     let clock = played.core.clock().unwrap();
     assert_eq!((clock.seat, clock.total_ms), (seat, 15_000));
@@ -536,7 +536,7 @@ fn two_timed_out_turns_mark_a_person_away_until_they_are_back() {
     let human = played.core.human(seat).unwrap();
     assert!(human.away && human.stand_in.is_some());
     // Marked away, the stand-in plays this turn too, with no clock for it.
-    assert!(played.core.turn_clock.is_none());
+    assert!(played.core.timers.turn_clock().is_none());
     let room = played.core.room_state(Some(seat));
     assert!(room.seats[seat].away);
     // `back` from someone no bot covers is refused; mine is taken, and the seat is mine
@@ -547,7 +547,7 @@ fn two_timed_out_turns_mark_a_person_away_until_they_are_back() {
     assert!(errors(&effects, me).is_empty(), "{effects:?}");
     let human = played.core.human(seat).unwrap();
     assert!(!human.away && human.stand_in.is_none());
-    assert_eq!(played.core.turn_clock.map(|c| c.0), Some(seat));
+    assert_eq!(played.core.timers.turn_clock().map(|c| c.0), Some(seat));
     let mine = sent(&effects, me);
     assert_eq!(last_state(&mine)["clock"]["seat"], seat);
     assert!(mine.iter().any(|m| m["type"] == "while_away"));
@@ -700,7 +700,7 @@ fn only_an_expert_is_sent_away_to_think() {
             assert_eq!(jobs.len(), 1, "{difficulty:?}");
             assert_eq!(game.turn(), 1);
             assert_eq!(game.log().len(), events);
-            assert!(played.core.bot_due.is_none());
+            assert!(played.core.timers.bot_due().is_none());
             let before = played.log.len();
             played.input(Input::Thought(Box::new(
                 jobs.into_iter().next().unwrap().run(),
@@ -760,7 +760,7 @@ fn a_stand_ins_thought_is_dropped_when_its_person_takes_the_turn_back() {
     let events = played.core.game.as_ref().unwrap().log().len();
     played.input(Input::Thought(Box::new(job.run())));
     assert_eq!(played.core.game.as_ref().unwrap().log().len(), events);
-    assert!(played.core.thinking.is_none() && played.core.bot_due.is_none());
+    assert!(played.core.thinking.is_none() && played.core.timers.bot_due().is_none());
     assert!(
         errors(&move_for(&mut played, 1), 2).is_empty(),
         "she plays her own turn"
