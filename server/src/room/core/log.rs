@@ -15,7 +15,7 @@ impl RoomCore {
     /// room for good.
     pub(super) fn commit(&mut self, record: Record) -> Result<Vec<Event>, ApplyError> {
         let events = self.apply(&record)?;
-        self.records.push(record);
+        self.outbox.record(record);
         Ok(events)
     }
 

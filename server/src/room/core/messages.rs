@@ -244,7 +244,7 @@ impl RoomCore {
         }
         self.commit(Record::ToLobby).map_err(|e| self.internal(e))?;
         // The log restarts from the room in its lobby.
-        self.snapshot = Some(self.snapshot_now());
+        self.outbox.restart_log_from(self.snapshot_now());
         self.timers.lobby_again(self.now);
         info!(room = %self.code, "back to the lobby");
         self.broadcast_room();

@@ -21,6 +21,8 @@
 //! - `log`: `commit` and `apply`, snapshots;
 //! - `lobby`: joining and leaving, seats, the host's checks, settings, removals, client seeds;
 //! - `messages`: each client message, permission first, then the rules;
+//! - `outbox`: `Outbox`, what the input being handled leaves for the actor: effects, records,
+//!   the snapshot the log restarts from, and what stand-ins did to tell;
 //! - `play`: the match, moves, what each change tells everyone, chat, votes, rematches;
 //! - `stand_ins`: bots, stand-ins for people away or out of time, the turn's clock;
 //! - `tell`: sending to one client or all, and the room as each client sees it;
@@ -47,6 +49,7 @@ use tracing::{debug, info};
 mod lobby;
 mod log;
 mod messages;
+mod outbox;
 mod play;
 mod stand_ins;
 mod tell;
@@ -55,6 +58,7 @@ mod watchers;
 
 pub use stand_ins::{ThinkJob, Thought, Ticket};
 
+use self::outbox::Outbox;
 use self::timers::{Expired, Occupancy, Timers};
 use super::record::{LedgerRecord, Record, Setup, Snapshot};
 use crate::metrics::Metrics;
@@ -379,22 +383,15 @@ pub struct RoomCore {
     /// Whether to see, once the input is handled, if every seat has agreed to go on (a vote, a
     /// departure, a round's end).
     agreement_due: bool,
-    /// What stand-ins did for people who just got their seats back, to tell them once the
-    /// change's `state` has gone out.
-    while_away: Vec<(ConnId, WhileAway)>,
     /// Why the room is closing for good, once it is.
     ending: Option<Closing>,
     /// The server's metrics.
     metrics: Arc<Metrics>,
     /// The seats held by people and by bots as last added to the metrics.
     reported_seats: (i64, i64),
-    /// What to send once the current input is in the log.
-    effects: Vec<Effect>,
-    /// What the current input changed for good.
-    records: Vec<Record>,
-    /// The room as it stood before a rematch began in the current input, for the log to restart
-    /// from.
-    snapshot: Option<Snapshot>,
+    /// What the current input leaves behind: what to send, what to log, the snapshot the log
+    /// restarts from, what stand-ins did to tell.
+    outbox: Outbox,
 }
 
 impl RoomCore {
@@ -430,13 +427,10 @@ impl RoomCore {
             stand_in_marks: Vec::new(),
             now,
             agreement_due: false,
-            while_away: Vec::new(),
             ending: None,
             metrics,
             reported_seats: (0, 0),
-            effects: Vec::new(),
-            records: Vec::new(),
-            snapshot: None,
+            outbox: Outbox::default(),
         }
     }
 
@@ -478,17 +472,17 @@ impl RoomCore {
 
     /// What to send, once this input's records are in the log.
     pub fn take_effects(&mut self) -> Vec<Effect> {
-        std::mem::take(&mut self.effects)
+        self.outbox.take_effects()
     }
 
     /// What this input changed for good, for the log.
     pub fn take_records(&mut self) -> Vec<Record> {
-        std::mem::take(&mut self.records)
+        self.outbox.take_records()
     }
 
     /// The room as it stood before a rematch began in this input: the log restarts from it.
     pub fn take_snapshot(&mut self) -> Option<Snapshot> {
-        self.snapshot.take()
+        self.outbox.take_snapshot()
     }
 
     /// Why the room is closing for good, once it is.
@@ -560,7 +554,7 @@ impl RoomCore {
                 Ok(()) => true,
                 Err(refusal) => {
                     self.metrics.rejected(refusal.code());
-                    self.effects.push(Effect::Send {
+                    self.outbox.push(Effect::Send {
                         to: conn,
                         text: refusal.message(id).to_json().into(),
                     });

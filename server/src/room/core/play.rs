@@ -26,7 +26,7 @@ impl RoomCore {
         };
         if self.game.is_some() {
             // A rematch: the log restarts from the room as it stands.
-            self.snapshot = Some(self.snapshot_now());
+            self.outbox.restart_log_from(self.snapshot_now());
         }
         let before = self.stage();
         let events = match self.commit(Record::MatchBegun { seed }) {
@@ -69,7 +69,7 @@ impl RoomCore {
                 human.stand_in = None;
                 let summary = std::mem::take(&mut human.while_away);
                 if let Some(conn) = human.conn {
-                    self.while_away.push((conn, summary));
+                    self.outbox.while_away(conn, summary);
                 }
                 self.broadcast_room();
             }
@@ -133,7 +133,7 @@ impl RoomCore {
                 self.broadcast(&ServerMessage::MatchResult(result));
             }
             if let Some(kept) = self.kept_match() {
-                self.effects.push(Effect::KeepMatch(Box::new(kept)));
+                self.outbox.push(Effect::KeepMatch(Box::new(kept)));
             }
             self.metrics.matches_finished.increment(1);
             info!(room = %self.code, "match over");

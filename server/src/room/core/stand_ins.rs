@@ -15,7 +15,7 @@ use crate::room::record::Record;
 impl RoomCore {
     /// Tells each person who got their seat back what the stand-in did for them.
     pub(super) fn tell_while_away(&mut self) {
-        for (conn, summary) in std::mem::take(&mut self.while_away) {
+        for (conn, summary) in self.outbox.take_while_away() {
             self.send_to(conn, &ServerMessage::WhileAway(summary));
         }
     }
@@ -55,7 +55,7 @@ impl RoomCore {
         let handed_back = !told.is_empty();
         for (conn, summary) in told {
             if let Some(conn) = conn.filter(|_| summary.turns > 0 || !summary.events.is_empty()) {
-                self.while_away.push((conn, summary));
+                self.outbox.while_away(conn, summary);
             }
         }
         handed_back
@@ -202,7 +202,7 @@ impl RoomCore {
                 history: game.public_history().clone(),
             };
             self.thinking = Some(ticket);
-            self.effects.push(Effect::Think(Box::new(job)));
+            self.outbox.push(Effect::Think(Box::new(job)));
             return;
         }
         // A bot must never stall the table: a panic is caught, and `play_bot` plays the first

@@ -12,7 +12,7 @@ use super::{ConnId, Effect, RoomCore, Seat};
 impl RoomCore {
     pub(super) fn send_to(&mut self, conn: ConnId, message: &ServerMessage) {
         if self.clients.contains_key(&conn) {
-            self.effects.push(Effect::Send {
+            self.outbox.push(Effect::Send {
                 to: conn,
                 text: message.to_json().into(),
             });
@@ -22,7 +22,7 @@ impl RoomCore {
     pub(super) fn broadcast(&mut self, message: &ServerMessage) {
         let text: Utf8Bytes = message.to_json().into();
         for conn in self.clients.keys() {
-            self.effects.push(Effect::Send {
+            self.outbox.push(Effect::Send {
                 to: *conn,
                 text: text.clone(),
             });
@@ -78,7 +78,7 @@ impl RoomCore {
                     .for_seat(game, client.seat),
             };
             client.view_v = Some(v);
-            self.effects.push(Effect::Send {
+            self.outbox.push(Effect::Send {
                 to: *conn,
                 text: text.into(),
             });
