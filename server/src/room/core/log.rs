@@ -267,10 +267,7 @@ impl RoomCore {
                 }
                 Seat::Bot(bot) => bot.bot = Some(new_bot(bot.difficulty, rand::random())),
                 // A stand-in remembers the last match; it is made afresh if needed.
-                Seat::Human(human) => {
-                    human.stand_in = None;
-                    human.clear_absence();
-                }
+                Seat::Human(human) => human.clear_absence(),
             }
         }
         let events = game.log().to_vec();
@@ -376,7 +373,6 @@ impl RoomCore {
         self.votes.fill(false);
         for seat in &mut self.seats {
             if let Seat::Human(human) = seat {
-                human.stand_in = None;
                 human.clear_absence();
             }
         }

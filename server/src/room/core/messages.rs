@@ -156,9 +156,9 @@ impl RoomCore {
     /// During a match, host only: a stand-in plays this person's turns until they act again.
     fn hand_to_bot(&mut self, seat: Option<usize>, at: usize) -> Result<(), Refusal> {
         self.require_host(seat)?;
-        if self.game.is_none() {
+        let Some(game) = &self.game else {
             return Err(Refusal::NotStarted);
-        }
+        };
         self.require_seat(at)?;
         if seat == Some(at) {
             return Err(Refusal::OwnSeat);
@@ -167,15 +167,8 @@ impl RoomCore {
         let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
             return Err(Refusal::NotAPerson(at));
         };
-        if human.away {
+        if !human.cover.mark_away(|| bot_knowing(difficulty, game)) {
             return Err(Refusal::AlreadyStandIn(at));
-        }
-        human.away = true;
-        human.timed_out_turn = false;
-        if human.stand_in.is_none() {
-            if let Some(game) = &self.game {
-                human.stand_in = Some(bot_knowing(difficulty, game));
-            }
         }
         let name = human.name.clone();
         info!(room = %self.code, seat = at, "handed to a bot by the host");
@@ -193,12 +186,9 @@ impl RoomCore {
         let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
             return Err(Refusal::NotSeated);
         };
-        if human.stand_in.is_none() {
+        if !human.cover.back() {
             return Err(Refusal::NotAway);
         }
-        human.away = false;
-        human.timed_out_turn = false;
-        human.timeouts = 0;
         let name = human.name.clone();
         info!(room = %self.code, seat = at, "back");
         self.broadcast(&ServerMessage::Notice(Notice::Back { seat: at, name }));

@@ -18,6 +18,7 @@
 //! Its parts, each an `impl RoomCore` block:
 //! - this module: the room's state, its inputs ([`RoomCore::handle`], [`RoomCore::wake`],
 //!   [`RoomCore::settle`]) and what the actor takes away;
+//! - `cover`: `Cover`, who plays a person's turns (they do, or a stand-in, and until when);
 //! - `log`: `commit` and `apply`, snapshots;
 //! - `lobby`: joining and leaving, seats, the host's checks, settings, removals, client seeds;
 //! - `messages`: each client message, permission first, then the rules;
@@ -39,13 +40,14 @@ use axum::extract::ws::Utf8Bytes;
 use dhumbal_bots::{Bot, new_bot};
 use dhumbal_engine::{ClientSeed, Difficulty, Game, Hex32, Phase, RuleError, Settings};
 use dhumbal_protocol::{
-    ChatLine, ClientMessage, Hello, MatchResult, MessageId, Stage, Told, WhileAway, seed_hex,
+    ChatLine, ClientMessage, Hello, MatchResult, MessageId, Stage, Told, seed_hex,
 };
 use rand::TryRngCore;
 use rand::rngs::OsRng;
 use tokio::time::Instant;
 use tracing::{debug, info};
 
+mod cover;
 mod lobby;
 mod log;
 mod messages;
@@ -58,6 +60,7 @@ mod watchers;
 
 pub use stand_ins::{ThinkJob, Thought, Ticket};
 
+use self::cover::Cover;
 use self::outbox::Outbox;
 use self::timers::{Expired, Occupancy, Timers};
 use super::record::{LedgerRecord, Record, Setup, Snapshot};
@@ -202,9 +205,9 @@ struct Human {
     token_hash: String,
     /// The connection playing the seat now; `None` while the person is away.
     conn: Option<ConnId>,
-    /// The bot playing the seat while the person is away, from when their turn waited longer
-    /// than the grace period until the start of their first turn after they return.
-    stand_in: Option<Box<dyn Bot>>,
+    /// Who plays their turns: they do, or a stand-in bot (and until when), with what it did
+    /// for them to tell.
+    cover: Cover,
     /// The randomness they added to the deals, in force from the next deal of the match whose
     /// commitment it answers.
     client_seed: Option<ClientSeed>,
@@ -214,15 +217,6 @@ struct Human {
     seed_answers: Option<Hex32>,
     /// Whether the host muted them: they read the chat but may not write in it.
     muted: bool,
-    /// Marked away: they ran out of time on two turns in a row, or the host handed their seat to
-    /// a bot. The stand-in plays their turns until they act again (`back`, or a move).
-    away: bool,
-    /// The stand-in plays just this turn: the person's turn timer ran out.
-    timed_out_turn: bool,
-    /// Their turns in a row that ran out of time.
-    timeouts: u8,
-    /// What the stand-in did for them, told to them when the seat comes back.
-    while_away: WhileAway,
 }
 
 impl Human {
@@ -232,25 +226,16 @@ impl Human {
             name,
             token_hash,
             conn: None,
-            stand_in: None,
+            cover: Cover::default(),
             client_seed: None,
             seed_answers: None,
             muted: false,
-            away: false,
-            timed_out_turn: false,
-            timeouts: 0,
-            while_away: WhileAway::default(),
         }
     }
-}
 
-impl Human {
-    /// Forgets the last match's time-outs and what a stand-in did.
+    /// Forgets the last match's stand-in, time-outs and what a stand-in did.
     fn clear_absence(&mut self) {
-        self.away = false;
-        self.timed_out_turn = false;
-        self.timeouts = 0;
-        self.while_away = WhileAway::default();
+        self.cover = Cover::default();
     }
 }
 
@@ -267,6 +252,17 @@ enum Seat {
     Empty,
     Human(Human),
     Bot(BotSeat),
+}
+
+impl Seat {
+    /// The bot playing the seat now: a bot's own, or a person's stand-in.
+    fn playing_bot(&mut self) -> Option<&mut Box<dyn Bot>> {
+        match self {
+            Seat::Bot(BotSeat { bot, .. }) => bot.as_mut(),
+            Seat::Human(human) => human.cover.stand_in_mut().map(|s| &mut s.bot),
+            Seat::Empty => None,
+        }
+    }
 }
 
 /// A connected client.
@@ -627,7 +623,7 @@ impl RoomCore {
         let turn = self.turn_being_played();
         let away_turn = turn.filter(|&seat| {
             self.human(seat)
-                .is_some_and(|h| h.conn.is_none() && h.stand_in.is_none())
+                .is_some_and(|h| h.conn.is_none() && !h.cover.is_covered())
         });
         self.timers.wait_for_takeover(away_turn, now);
         if self

@@ -5,7 +5,7 @@ use dhumbal_engine::{Action, Event, Phase};
 use dhumbal_protocol::{ServerMessage, Stage, check_chat};
 use tracing::{info, warn};
 
-use super::{ApplyError, BotSeat, Effect, Entropy, Human, RoomCore, Seat, match_result};
+use super::{ApplyError, Effect, Entropy, RoomCore, Seat, match_result};
 use crate::error::Refusal;
 use crate::room::record::Record;
 use crate::store::KeptMatch;
@@ -49,7 +49,7 @@ impl RoomCore {
         if self.game.is_none() {
             return Err(Refusal::NotStarted);
         }
-        let covered = self.human(seat).is_some_and(|h| h.stand_in.is_some());
+        let covered = self.human(seat).is_some_and(|h| h.cover.is_covered());
         if covered && self.stand_in_mid_turn(seat) {
             return Err(Refusal::StandInPlaying);
         }
@@ -62,12 +62,7 @@ impl RoomCore {
             })?;
         // A move of their own: they are here, whoever was covering for them.
         if let Some(Seat::Human(human)) = self.seats.get_mut(seat) {
-            human.timeouts = 0;
-            human.away = false;
-            human.timed_out_turn = false;
-            if covered {
-                human.stand_in = None;
-                let summary = std::mem::take(&mut human.while_away);
+            if let Some(summary) = human.cover.own_move() {
                 if let Some(conn) = human.conn {
                     self.outbox.while_away(conn, summary);
                 }
@@ -101,13 +96,8 @@ impl RoomCore {
         let mut match_over = false;
         for event in &events {
             for seat in &mut self.seats {
-                match seat {
-                    Seat::Bot(BotSeat { bot: Some(bot), .. })
-                    | Seat::Human(Human {
-                        stand_in: Some(bot),
-                        ..
-                    }) => bot.observe(event),
-                    _ => {}
+                if let Some(bot) = seat.playing_bot() {
+                    bot.observe(event);
                 }
             }
             match_over |= matches!(event, Event::MatchEnded { .. });

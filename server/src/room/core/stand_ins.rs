@@ -8,7 +8,8 @@ use dhumbal_engine::{Action, Difficulty, Event, Game, Phase, PublicHistory, Seat
 use dhumbal_protocol::{Notice, ServerMessage, Stage, TurnClock};
 use tracing::{debug, info, warn};
 
-use super::{BotSeat, Effect, Entropy, Human, RoomCore, Seat, bot_knowing, millis};
+use super::cover::Handing;
+use super::{Effect, Entropy, RoomCore, Seat, bot_knowing, millis};
 use crate::metrics::Seated;
 use crate::room::record::Record;
 
@@ -35,20 +36,13 @@ impl RoomCore {
             let Seat::Human(human) = occupant else {
                 continue;
             };
-            if human.stand_in.is_none() {
-                continue;
-            }
             let finishing = turn == Some(seat) && mid_turn;
-            let done = if human.timed_out_turn {
-                turn != Some(seat)
-            } else {
-                human.conn.is_some() && !human.away && !finishing
+            let handing = Handing {
+                turn_over: turn != Some(seat),
+                free: human.conn.is_some() && !finishing,
             };
-            if done {
-                human.stand_in = None;
-                human.timed_out_turn = false;
+            if let Some(summary) = human.cover.hand_back(handing) {
                 info!(room = %self.code, seat, "seat handed back");
-                let summary = std::mem::take(&mut human.while_away);
                 told.push((human.conn, summary));
             }
         }
@@ -67,7 +61,7 @@ impl RoomCore {
     pub(super) fn sync_clock(&mut self, events: &[Event]) -> bool {
         let person = self
             .turn_being_played()
-            .filter(|&seat| self.human(seat).is_some_and(|h| h.stand_in.is_none()));
+            .filter(|&seat| self.human(seat).is_some_and(|h| !h.cover.is_covered()));
         let time = self
             .settings
             .turn_timer
@@ -104,11 +98,9 @@ impl RoomCore {
     pub(super) fn bot_to_play(&self) -> Option<usize> {
         let seat = self.turn_being_played()?;
         match &self.seats[seat] {
-            Seat::Bot(_)
-            | Seat::Human(Human {
-                stand_in: Some(_), ..
-            }) => Some(seat),
-            _ => None,
+            Seat::Bot(_) => Some(seat),
+            Seat::Human(human) if human.cover.is_covered() => Some(seat),
+            Seat::Human(_) | Seat::Empty => None,
         }
     }
 
@@ -129,10 +121,10 @@ impl RoomCore {
         let Seat::Human(human) = &mut self.seats[seat] else {
             return;
         };
-        if human.conn.is_some() || human.stand_in.is_some() {
+        if human.conn.is_some() || human.cover.is_covered() {
             return;
         }
-        human.stand_in = Some(bot_knowing(difficulty, game));
+        human.cover.take_over(bot_knowing(difficulty, game));
         self.metrics.bot_takeovers.increment(1);
         info!(room = %self.code, seat, "a bot plays for an away person");
         self.broadcast_room();
@@ -149,21 +141,18 @@ impl RoomCore {
         let Seat::Human(human) = &mut self.seats[seat] else {
             return;
         };
-        if human.stand_in.is_some() {
+        if human.cover.is_covered() {
             return;
         }
         if human.conn.is_none() {
             self.take_over(seat);
             return;
         }
-        human.timeouts = human.timeouts.saturating_add(1);
-        human.away = human.timeouts >= 2;
-        human.timed_out_turn = !human.away;
-        human.stand_in = Some(bot_knowing(difficulty, game));
+        let away = human.cover.time_out(bot_knowing(difficulty, game));
         let notice = Notice::TimedOut {
             seat,
             name: human.name.clone(),
-            away: human.away,
+            away,
         };
         self.metrics.bot_takeovers.increment(1);
         info!(room = %self.code, seat, "a turn ran out of time");
@@ -185,7 +174,7 @@ impl RoomCore {
             return;
         };
         let view = game.view(seat);
-        let Some(bot) = bot_in(&mut self.seats, seat) else {
+        let Some(bot) = self.seats[seat].playing_bot() else {
             return;
         };
         if bot.difficulty() == Difficulty::Expert {
@@ -232,7 +221,7 @@ impl RoomCore {
         }
         self.thinking = None;
         if action.is_some() {
-            if let Some(slot) = bot_in(&mut self.seats, ticket.seat) {
+            if let Some(slot) = self.seats[ticket.seat].playing_bot() {
                 *slot = bot;
             }
         }
@@ -304,19 +293,21 @@ impl RoomCore {
         let Seat::Human(human) = &mut self.seats[seat] else {
             return None;
         };
-        let summary = &mut human.while_away;
-        let mut round_ended = false;
-        for event in events {
-            match event {
-                Event::RoundEnded { .. } => round_ended = true,
-                Event::MatchEnded { .. } | Event::Dealt { .. } => {}
-                _ => summary.events.push(event.clone()),
+        if let Some(stand_in) = human.cover.stand_in_mut() {
+            let summary = &mut stand_in.while_away;
+            let mut round_ended = false;
+            for event in events {
+                match event {
+                    Event::RoundEnded { .. } => round_ended = true,
+                    Event::MatchEnded { .. } | Event::Dealt { .. } => {}
+                    _ => summary.events.push(event.clone()),
+                }
             }
+            if round_ended || next_turn != Some(seat) {
+                summary.turns += 1;
+            }
+            summary.rounds_ended += u32::from(round_ended);
         }
-        if round_ended || next_turn != Some(seat) {
-            summary.turns += 1;
-        }
-        summary.rounds_ended += u32::from(round_ended);
         Some(seat)
     }
 
@@ -341,18 +332,6 @@ impl RoomCore {
             self.metrics.seated(Seated::Bot, bots - was_bots);
         }
         self.reported_seats = (humans, bots);
-    }
-}
-
-/// The bot playing `seat` now: a bot's own, or an away person's stand-in.
-fn bot_in(seats: &mut [Seat], seat: usize) -> Option<&mut Box<dyn Bot>> {
-    match &mut seats[seat] {
-        Seat::Bot(BotSeat { bot: Some(bot), .. })
-        | Seat::Human(Human {
-            stand_in: Some(bot),
-            ..
-        }) => Some(bot),
-        _ => None,
     }
 }
 

@@ -114,9 +114,9 @@ impl RoomCore {
                         difficulty: None,
                         connected: human.conn.is_some(),
                         ready,
-                        stand_in: human.stand_in.as_ref().map(|b| b.difficulty()),
+                        stand_in: human.cover.stand_in().map(|s| s.bot.difficulty()),
                         muted: human.muted,
-                        away: human.away,
+                        away: human.cover.is_away(),
                     },
                     Seat::Bot(bot) => SeatInfo {
                         seat: i,

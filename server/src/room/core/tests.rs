@@ -310,7 +310,7 @@ fn replay_equals_the_room(settings: Settings, seed: u64, steps: usize) -> bool {
                     if played
                         .core
                         .human(turn)
-                        .is_some_and(|h| h.stand_in.is_none()) =>
+                        .is_some_and(|h| !h.cover.is_covered()) =>
                 {
                     let legal = game.legal_actions(turn);
                     let action = legal[rng.random_range(0..legal.len())].clone();
@@ -494,7 +494,7 @@ fn a_turn_runs_out_a_stand_in_plays_it_and_the_seat_comes_back_with_a_summary() 
     assert_eq!(summary["turns"], 1);
     assert_eq!(summary["events"].as_array().unwrap().len(), 2, "{summary}");
     assert_eq!(last_state(&mine)["clock"]["seat"], other);
-    assert!(played.core.human(seat).unwrap().stand_in.is_none());
+    assert!(!played.core.human(seat).unwrap().cover.is_covered());
     // The history marks the stand-in's moves.
     assert_eq!(played.core.stand_in_marks.len(), 2);
     // The other person moves; my new turn has a fresh, whole clock.
@@ -507,7 +507,10 @@ fn a_turn_runs_out_a_stand_in_plays_it_and_the_seat_comes_back_with_a_summary() 
     // A move of my own resets the count of timed-out turns.
     let effects = move_for(&mut played, seat);
     assert!(errors(&effects, me).is_empty(), "{effects:?}");
-    assert_eq!(played.core.human(seat).unwrap().timeouts, 0);
+    assert!(matches!(
+        played.core.human(seat).unwrap().cover,
+        Cover::Own { timed_out: false }
+    ));
 }
 
 #[test]
@@ -534,7 +537,7 @@ fn two_timed_out_turns_mark_a_person_away_until_they_are_back() {
     }
     assert_eq!(away_notice.unwrap()["away"], true);
     let human = played.core.human(seat).unwrap();
-    assert!(human.away && human.stand_in.is_some());
+    assert!(human.cover.is_away() && human.cover.is_covered());
     // Marked away, the stand-in plays this turn too, with no clock for it.
     assert!(played.core.timers.turn_clock().is_none());
     let room = played.core.room_state(Some(seat));
@@ -546,7 +549,7 @@ fn two_timed_out_turns_mark_a_person_away_until_they_are_back() {
     let effects = played.message(me, ClientMessage::Back);
     assert!(errors(&effects, me).is_empty(), "{effects:?}");
     let human = played.core.human(seat).unwrap();
-    assert!(!human.away && human.stand_in.is_none());
+    assert!(!human.cover.is_covered());
     assert_eq!(played.core.timers.turn_clock().map(|c| c.0), Some(seat));
     let mine = sent(&effects, me);
     assert_eq!(last_state(&mine)["clock"]["seat"], seat);
@@ -573,11 +576,11 @@ fn a_person_marked_away_who_moves_at_the_start_of_their_turn_has_their_seat_back
         move_for(&mut played, 0);
     }
     // The stand-in is due but has not moved yet: Bina's own move takes her seat back.
-    assert!(played.core.human(bina).unwrap().stand_in.is_some());
+    assert!(played.core.human(bina).unwrap().cover.is_covered());
     let effects = move_for(&mut played, bina);
     assert!(errors(&effects, 2).is_empty(), "{effects:?}");
     let human = played.core.human(bina).unwrap();
-    assert!(!human.away && human.stand_in.is_none());
+    assert!(!human.cover.is_covered());
 }
 
 #[test]
