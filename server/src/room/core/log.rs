@@ -1,10 +1,9 @@
 //! The log: every durable change goes through `apply`, live and in a replay; snapshots.
 
-use dhumbal_bots::new_bot;
 use dhumbal_engine::{Action, Event, FairDeal, Game, Settings};
 use dhumbal_protocol::{CHAT_KEPT_LINES, ChatLine, Stage};
 
-use super::{ApplyError, BotSeat, Human, Removed, RemovedWatcher, RoomCore, Seat, bot_knowing};
+use super::{ApplyError, BotSeat, Human, Removed, RemovedWatcher, RoomCore, Seat};
 use crate::error::Refusal;
 use crate::room::record::{
     FORMAT, LedgerRecord, Record, RemovedRecord, RemovedWatcherRecord, SeatRecord, Snapshot,
@@ -257,15 +256,17 @@ impl RoomCore {
         self.next_seed = None;
         self.left_match.clear();
         let difficulty = self.settings.difficulty;
+        // Each bot is made afresh for the match, by the live path (`seat_bots`): no bot plays
+        // in a replay.
         for seat in &mut self.seats {
             match seat {
                 Seat::Empty => {
                     *seat = Seat::Bot(BotSeat {
                         difficulty,
-                        bot: Some(new_bot(difficulty, rand::random())),
+                        bot: None,
                     });
                 }
-                Seat::Bot(bot) => bot.bot = Some(new_bot(bot.difficulty, rand::random())),
+                Seat::Bot(bot) => bot.bot = None,
                 // A stand-in remembers the last match; it is made afresh if needed.
                 Seat::Human(human) => human.clear_absence(),
             }
@@ -328,11 +329,12 @@ impl RoomCore {
         let Some(occupant) = self.seats.get_mut(seat) else {
             return Err(ApplyError::Invalid("no such seat".to_owned()));
         };
-        // During a match a bot of the table's difficulty plays the seat from here on.
+        // During a match a bot of the table's difficulty plays the seat from here on (made by
+        // the live path, `seat_bots`).
         let replacement = match &self.game {
-            Some(game) => Seat::Bot(BotSeat {
+            Some(_) => Seat::Bot(BotSeat {
                 difficulty: self.settings.difficulty,
-                bot: Some(bot_knowing(self.settings.difficulty, game)),
+                bot: None,
             }),
             None => Seat::Empty,
         };

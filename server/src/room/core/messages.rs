@@ -42,8 +42,8 @@ impl RoomCore {
                 seat: at,
                 difficulty,
             } => self.add_bot(seat, at, difficulty),
-            ClientMessage::ClearSeat { seat: at } => self.clear_seat(seat, at),
-            ClientMessage::HandToBot { seat: at } => self.hand_to_bot(seat, at),
+            ClientMessage::ClearSeat { seat: at } => self.clear_seat(seat, at, entropy),
+            ClientMessage::HandToBot { seat: at } => self.hand_to_bot(seat, at, entropy),
             ClientMessage::Back => self.back(seat),
             ClientMessage::Readmit { removed } => self.readmit(seat, removed),
             ClientMessage::Start => {
@@ -127,7 +127,12 @@ impl RoomCore {
 
     /// Host only: empties a seat in the lobby; removes a person, in the lobby or during the
     /// match (a bot then plays their seat).
-    fn clear_seat(&mut self, seat: Option<usize>, at: usize) -> Result<(), Refusal> {
+    fn clear_seat(
+        &mut self,
+        seat: Option<usize>,
+        at: usize,
+        entropy: &mut dyn Entropy,
+    ) -> Result<(), Refusal> {
         self.require_host(seat)?;
         self.require_seat(at)?;
         if seat == Some(at) {
@@ -142,6 +147,7 @@ impl RoomCore {
         }
         self.commit(Record::Cleared { seat: at })
             .map_err(|e| self.internal(e))?;
+        self.seat_bots(entropy);
         if let Some((conn, name)) = person {
             self.tell_removed(conn);
             info!(room = %self.code, %name, "removed by the host");
@@ -154,7 +160,12 @@ impl RoomCore {
     }
 
     /// During a match, host only: a stand-in plays this person's turns until they act again.
-    fn hand_to_bot(&mut self, seat: Option<usize>, at: usize) -> Result<(), Refusal> {
+    fn hand_to_bot(
+        &mut self,
+        seat: Option<usize>,
+        at: usize,
+        entropy: &mut dyn Entropy,
+    ) -> Result<(), Refusal> {
         self.require_host(seat)?;
         let Some(game) = &self.game else {
             return Err(Refusal::NotStarted);
@@ -167,7 +178,10 @@ impl RoomCore {
         let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
             return Err(Refusal::NotAPerson(at));
         };
-        if !human.cover.mark_away(|| bot_knowing(difficulty, game)) {
+        if !human
+            .cover
+            .mark_away(|| bot_knowing(difficulty, game, entropy))
+        {
             return Err(Refusal::AlreadyStandIn(at));
         }
         let name = human.name.clone();

@@ -9,8 +9,9 @@
 //! path validates, draws what is random, and commits a record (apply it, keep it for the log);
 //! [`RoomCore::restore`] applies the logged records, with no clock and no bot's decision. Bots
 //! play in the core; their choices are logged as [`Record::Acted`] like anyone's, so a replay
-//! never runs a bot. (A bot a record seats still gets a fresh seed of its own, from
-//! `rand::random`, for the moves it will choose later; nothing replayed depends on it.)
+//! never runs a bot. (A bot a record seats is made by the live path, or at the end of a
+//! replay, with a seed of its own from the room's [`Entropy`], for the moves it will choose
+//! later; nothing replayed depends on it.)
 //!
 //! The room checks permission (a seat, the host, the stage) and then the rules (the engine),
 //! and answers a refusal with an `error` to that client only, changing nothing.
@@ -42,8 +43,8 @@ use dhumbal_engine::{ClientSeed, Difficulty, Game, Hex32, Phase, RuleError, Sett
 use dhumbal_protocol::{
     ChatLine, ClientMessage, Hello, MatchResult, MessageId, Stage, Told, seed_hex,
 };
-use rand::TryRngCore;
 use rand::rngs::OsRng;
+use rand::{Rng, TryRngCore};
 use tokio::time::Instant;
 use tracing::{debug, info};
 
@@ -115,13 +116,15 @@ pub enum Closing {
     LobbyExpired,
 }
 
-/// The randomness a room draws: match seeds and seat tokens. The server's comes from the
-/// operating system ([`OsEntropy`]); tests pass their own.
+/// The randomness a room draws: match seeds, seat tokens and bots' seeds. The server's comes
+/// from the operating system ([`OsEntropy`]); tests pass their own.
 pub trait Entropy {
     /// A match seed.
     fn seed(&mut self) -> Result<[u8; 32], String>;
     /// A new secret seat token.
     fn token(&mut self) -> String;
+    /// A new bot's seed, for the choices it makes (no secret: a bot sees only its seat's view).
+    fn bot_seed(&mut self) -> u64;
 }
 
 /// The operating system's randomness.
@@ -137,6 +140,11 @@ impl Entropy for OsEntropy {
 
     fn token(&mut self) -> String {
         uuid::Uuid::new_v4().to_string()
+    }
+
+    /// From the thread's generator, seeded from the operating system.
+    fn bot_seed(&mut self) -> u64 {
+        rand::rng().random()
     }
 }
 
@@ -431,8 +439,9 @@ impl RoomCore {
     }
 
     /// The room its log describes: the setup, the latest snapshot, then every entry's records
-    /// in order. No clock is read and no bot decides (the bots seated get fresh seeds for their
-    /// later moves); nobody is connected, and the timers start afresh from `now`. Fails, naming the entry, when a record does not apply.
+    /// in order. No clock is read and no bot decides (the bots seated get seeds from `entropy`
+    /// for their later moves); nobody is connected, and the timers start afresh from `now`.
+    /// Fails, naming the entry, when a record does not apply.
     pub fn restore(
         setup: &Setup,
         snapshot: Option<Snapshot>,
@@ -440,6 +449,7 @@ impl RoomCore {
         timing: Timing,
         metrics: Arc<Metrics>,
         now: Instant,
+        entropy: &mut dyn Entropy,
     ) -> Result<RoomCore, String> {
         let mut core = RoomCore::new(setup, timing, metrics, now);
         if let Some(snapshot) = snapshot {
@@ -451,7 +461,7 @@ impl RoomCore {
                     .map_err(|e| format!("input {seq} ({record:?}) does not replay: {e}"))?;
             }
         }
-        core.rebuild_bots();
+        core.seat_bots(entropy);
         Ok(core)
     }
 
@@ -602,10 +612,10 @@ impl RoomCore {
             None => {}
         }
         if let Some(seat) = self.timers.takeover_fired(now) {
-            self.take_over(seat);
+            self.take_over(seat, entropy);
         }
         if let Some(seat) = self.timers.turn_clock_fired(now) {
-            self.time_out(seat);
+            self.time_out(seat, entropy);
         }
         if self.timers.bot_fired(now) {
             self.bot_step(entropy);
@@ -677,9 +687,10 @@ fn match_result(game: &Game, number: u32) -> Option<MatchResult> {
     })
 }
 
-/// A new bot of `difficulty` that has seen the current round's public log.
-fn bot_knowing(difficulty: Difficulty, game: &Game) -> Box<dyn Bot> {
-    let mut bot = new_bot(difficulty, rand::random());
+/// A new bot of `difficulty`, with a seed from `entropy`, that has seen the current round's
+/// public log.
+fn bot_knowing(difficulty: Difficulty, game: &Game, entropy: &mut dyn Entropy) -> Box<dyn Bot> {
+    let mut bot = new_bot(difficulty, entropy.bot_seed());
     for event in game.log() {
         bot.observe(event);
     }

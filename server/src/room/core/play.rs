@@ -36,6 +36,8 @@ impl RoomCore {
         info!(room = %self.code, ?before, "match started");
         self.broadcast_room();
         self.after_change(events, Stage::Playing, None, entropy);
+        // The match's bots, once the deal is told: they know it from the round's log.
+        self.seat_bots(entropy);
         Ok(())
     }
 

@@ -9,7 +9,7 @@ use dhumbal_protocol::{Notice, ServerMessage, Stage, TurnClock};
 use tracing::{debug, info, warn};
 
 use super::cover::Handing;
-use super::{Effect, Entropy, RoomCore, Seat, bot_knowing, millis};
+use super::{BotSeat, Effect, Entropy, RoomCore, Seat, bot_knowing, millis};
 use crate::metrics::Seated;
 use crate::room::record::Record;
 
@@ -82,14 +82,20 @@ impl RoomCore {
         })
     }
 
-    /// New bots for every bot seat, told the current round's public log (after a replay).
-    pub(super) fn rebuild_bots(&mut self) {
+    /// Gives each bot seat of the match that has no bot yet (the match has just begun, a person
+    /// was just removed from it, or the room was just replayed from its log) a new one, with a
+    /// seed from `entropy`, that has seen the round's public log so far.
+    pub(super) fn seat_bots(&mut self, entropy: &mut dyn Entropy) {
         let Some(game) = &self.game else {
             return;
         };
         for seat in &mut self.seats {
-            if let Seat::Bot(bot) = seat {
-                bot.bot = Some(bot_knowing(bot.difficulty, game));
+            if let Seat::Bot(BotSeat {
+                difficulty,
+                bot: bot @ None,
+            }) = seat
+            {
+                *bot = Some(bot_knowing(*difficulty, game, entropy));
             }
         }
     }
@@ -113,7 +119,7 @@ impl RoomCore {
 
     /// An away person's turn has waited the grace period: a bot of the table's difficulty plays
     /// for them, knowing what the round's public log tells.
-    pub(super) fn take_over(&mut self, seat: usize) {
+    pub(super) fn take_over(&mut self, seat: usize, entropy: &mut dyn Entropy) {
         let difficulty = self.settings.difficulty;
         let Some(game) = &self.game else {
             return;
@@ -124,7 +130,9 @@ impl RoomCore {
         if human.conn.is_some() || human.cover.is_covered() {
             return;
         }
-        human.cover.take_over(bot_knowing(difficulty, game));
+        human
+            .cover
+            .take_over(bot_knowing(difficulty, game, entropy));
         self.metrics.bot_takeovers.increment(1);
         info!(room = %self.code, seat, "a bot plays for an away person");
         self.broadcast_room();
@@ -133,7 +141,7 @@ impl RoomCore {
     /// A connected person's turn timer ran out: a stand-in plays this turn, and after two in a
     /// row every turn until they act again. Everyone hears of it. (A person who has gone plays
     /// by the usual takeover, without counting.)
-    pub(super) fn time_out(&mut self, seat: usize) {
+    pub(super) fn time_out(&mut self, seat: usize, entropy: &mut dyn Entropy) {
         let difficulty = self.settings.difficulty;
         let Some(game) = &self.game else {
             return;
@@ -145,10 +153,10 @@ impl RoomCore {
             return;
         }
         if human.conn.is_none() {
-            self.take_over(seat);
+            self.take_over(seat, entropy);
             return;
         }
-        let away = human.cover.time_out(bot_knowing(difficulty, game));
+        let away = human.cover.time_out(bot_knowing(difficulty, game, entropy));
         let notice = Notice::TimedOut {
             seat,
             name: human.name.clone(),

@@ -24,6 +24,10 @@ impl Entropy for TestEntropy {
     fn token(&mut self) -> String {
         format!("token-{:x}", self.0.random::<u64>())
     }
+
+    fn bot_seed(&mut self) -> u64 {
+        self.0.random()
+    }
 }
 
 fn hello(name: &str, token: Option<String>, host: bool) -> Hello {
@@ -133,6 +137,7 @@ impl Played {
             TIMING,
             Arc::default(),
             self.now,
+            &mut TestEntropy(StdRng::seed_from_u64(0)),
         )
         .expect("the log replays")
     }
@@ -388,6 +393,7 @@ fn a_log_that_does_not_replay_names_its_input() {
         TIMING,
         Arc::default(),
         played.now,
+        &mut TestEntropy(StdRng::seed_from_u64(0)),
     ) else {
         panic!("an action before the match replayed");
     };
@@ -836,8 +842,16 @@ fn a_client_seed_from_an_older_log_replays_as_it_was_played() {
                 Record::MatchBegun { seed: setup.seed },
             ],
         )];
-        let core = RoomCore::restore(&setup, None, log, TIMING, Arc::default(), Instant::now())
-            .expect("the log replays");
+        let core = RoomCore::restore(
+            &setup,
+            None,
+            log,
+            TIMING,
+            Arc::default(),
+            Instant::now(),
+            &mut TestEntropy(StdRng::seed_from_u64(0)),
+        )
+        .expect("the log replays");
         match &core.game.as_ref().expect("a match").log()[0] {
             Event::Dealt { client_seeds, .. } => client_seeds.clone(),
             other => panic!("not a deal: {other:?}"),
