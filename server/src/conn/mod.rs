@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use axum::extract::ws::{Message, Utf8Bytes, WebSocket};
+use axum::extract::ws::{Message, WebSocket};
 use dhumbal_protocol::ServerMessage;
 use futures_util::{Sink, Stream, StreamExt};
 use tokio::sync::mpsc;
@@ -38,13 +38,14 @@ use crate::code::normalize;
 use crate::limits::{AddressSlot, Slot};
 use crate::listener::Held;
 use crate::room::Command;
+use crate::room::client::Text;
 use reader::{Reader, ReaderEnd};
 
 /// What a connection's writer task sends on the socket.
 #[derive(Debug)]
 pub enum Outgoing {
     /// A text message (JSON).
-    Text(Utf8Bytes),
+    Text(Text),
     /// Close the socket with this code and reason.
     Close(u16, &'static str),
 }
@@ -61,7 +62,7 @@ pub struct ClientTx {
 impl ClientTx {
     /// Queues a message without waiting; a client that cannot take it is disconnected.
     /// Returns whether the client is still fine.
-    pub fn send(&self, text: Utf8Bytes) -> bool {
+    pub fn send(&self, text: Text) -> bool {
         match self.queue.try_send(Outgoing::Text(text)) {
             Ok(()) => true,
             Err(_) => {

@@ -15,6 +15,7 @@
 //! client's bounded queue with `try_send`, and a client whose queue is full is disconnected.
 
 pub mod actor;
+pub mod client;
 pub mod core;
 pub mod record;
 #[cfg(test)]

@@ -37,7 +37,6 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ws::Utf8Bytes;
 use dhumbal_bots::{Bot, new_bot};
 use dhumbal_engine::{ClientSeed, Difficulty, Game, Hex32, Phase, RuleError, Settings};
 use dhumbal_protocol::{
@@ -64,6 +63,7 @@ pub use stand_ins::{ThinkJob, Thought, Ticket};
 use self::cover::Cover;
 use self::outbox::Outbox;
 use self::timers::{Expired, Occupancy, Timers};
+use super::client::Text;
 use super::record::{LedgerRecord, Record, Setup, Snapshot};
 use crate::metrics::Metrics;
 use crate::store::KeptMatch;
@@ -79,7 +79,7 @@ pub enum Effect {
         /// The connection.
         to: ConnId,
         /// The message (JSON).
-        text: Utf8Bytes,
+        text: Text,
     },
     /// Close a connection with this code, after what is already queued for it; the room has
     /// let go of it.

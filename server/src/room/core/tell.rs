@@ -1,6 +1,5 @@
 //! Telling clients: one client or all, the room as everyone sees it, and the room's summary.
 
-use axum::extract::ws::Utf8Bytes;
 use dhumbal_engine::{Event, Hex32};
 use dhumbal_protocol::{
     Fairness, LedgerRow, PatchFrames, RoomState, RoomSummary, SeatInfo, SeatKind, ServerMessage,
@@ -8,6 +7,7 @@ use dhumbal_protocol::{
 };
 
 use super::{ConnId, Effect, RoomCore, Seat};
+use crate::room::client::Text;
 
 impl RoomCore {
     pub(super) fn send_to(&mut self, conn: ConnId, message: &ServerMessage) {
@@ -20,7 +20,7 @@ impl RoomCore {
     }
 
     pub(super) fn broadcast(&mut self, message: &ServerMessage) {
-        let text: Utf8Bytes = message.to_json().into();
+        let text = Text::from(message.to_json());
         for conn in self.clients.keys() {
             self.outbox.push(Effect::Send {
                 to: *conn,
