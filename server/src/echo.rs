@@ -27,9 +27,8 @@ use tokio::sync::mpsc;
 
 use crate::AppState;
 use crate::api::ws_limits;
-use crate::conn::Outgoing;
 use crate::conn::write_batch;
-use crate::room::client::Text;
+use crate::room::client::{Outgoing, Text};
 
 /// The diagnostic routes (merged into the app only with `--ws-echo`).
 pub fn routes() -> Router<Arc<AppState>> {

@@ -27,11 +27,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
+use super::client::ClientTx;
 use super::core::{Closing, ConnId, Effect, Handled, Input, OsEntropy, RoomCore, Thought};
 use super::record::{Entry, FORMAT, encode};
 use super::think::Thinkers;
 use super::{Command, RoomLog};
-use crate::conn::ClientTx;
 use crate::store::{Store, StoreError};
 
 /// A room's task: its core, its clients' queues, and its log.

@@ -1,8 +1,56 @@
-//! What goes to a client: [`Text`], a message's text, the room's own type, so that the core
-//! sends without knowing the web framework; the connection's writer turns it into a WebSocket
-//! frame.
+//! The way from a room to one client: [`ClientTx`], the client's bounded queue of
+//! [`Outgoing`] messages, which the room only ever `try_send`s on; and [`Text`], a message's
+//! text, the room's own type, so that the core sends without knowing the web framework. The
+//! connection (`conn`) makes the queue, and its writer turns each text into a WebSocket frame.
 
 use bytes::Bytes;
+use dhumbal_protocol::ServerMessage;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// What a connection's writer task sends on the socket.
+#[derive(Debug)]
+pub enum Outgoing {
+    /// A text message (JSON).
+    Text(Text),
+    /// Close the socket with this code and reason.
+    Close(u16, &'static str),
+}
+
+/// The way to one client: its bounded outbound queue, and a token that disconnects it.
+#[derive(Clone, Debug)]
+pub struct ClientTx {
+    /// The client's outbound queue; the room only ever `try_send`s on it.
+    pub queue: mpsc::Sender<Outgoing>,
+    /// Cancelled to disconnect the client at once (it fell behind, or its writer is stuck).
+    pub kick: CancellationToken,
+}
+
+impl ClientTx {
+    /// Queues a message without waiting; a client that cannot take it is disconnected.
+    /// Returns whether the client is still fine.
+    pub fn send(&self, text: Text) -> bool {
+        match self.queue.try_send(Outgoing::Text(text)) {
+            Ok(()) => true,
+            Err(_) => {
+                self.kick.cancel();
+                false
+            }
+        }
+    }
+
+    /// Closes the client's socket with this code and reason, after what is already queued.
+    pub fn close(&self, code: u16, reason: &'static str) {
+        if self.queue.try_send(Outgoing::Close(code, reason)).is_err() {
+            self.kick.cancel();
+        }
+    }
+
+    /// Queues one server message.
+    pub fn send_message(&self, message: &ServerMessage) -> bool {
+        self.send(message.to_json().into())
+    }
+}
 
 /// A message's text (JSON), for one client or many: always UTF-8, since it is built only from
 /// a `String` or a `&str`, and cheap to clone for a broadcast (the clones share its bytes).
