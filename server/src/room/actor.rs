@@ -537,7 +537,7 @@ impl RoomLog {
 impl RoomLog {
     /// Keeps a finished match's hand history, waiting until the store has it; a failure only
     /// costs the download, so it is logged and the room goes on.
-    pub(crate) async fn keep_match(&self, kept: crate::store::KeptMatch) {
+    pub(crate) async fn keep_match(&self, kept: super::record::KeptMatch) {
         if let Err(e) = self.store.keep_match(kept).await {
             warn!(room = %self.code, error = %e, "could not keep the match's hand history");
         }

@@ -64,9 +64,8 @@ use self::cover::Cover;
 use self::outbox::Outbox;
 use self::timers::{Expired, Occupancy, Timers};
 use super::client::Text;
-use super::record::{LedgerRecord, Record, Setup, Snapshot};
+use super::record::{KeptMatch, LedgerRecord, Record, Setup, Snapshot};
 use crate::metrics::Metrics;
-use crate::store::KeptMatch;
 
 /// A connection's number, unique for the server's lifetime.
 pub type ConnId = u64;

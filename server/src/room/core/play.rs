@@ -7,8 +7,7 @@ use tracing::{info, warn};
 
 use super::{ApplyError, Effect, Entropy, RoomCore, Seat, match_result};
 use crate::error::Refusal;
-use crate::room::record::Record;
-use crate::store::KeptMatch;
+use crate::room::record::{KeptMatch, Record};
 
 impl RoomCore {
     /// Begins a match (the first, or a rematch): draws its seed, deals, tells everyone.
