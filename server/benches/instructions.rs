@@ -239,6 +239,11 @@ impl Entropy for Counter {
         self.0 = self.0.wrapping_add(1);
         format!("token-{:02x}", self.0)
     }
+
+    /// From the counter, without moving it: the seeds and tokens stay as they were.
+    fn bot_seed(&mut self) -> u64 {
+        self.0.into()
+    }
 }
 
 /// `n` client messages to a room of four people (connection `n` in seat `n`, the first the

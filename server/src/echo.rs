@@ -27,8 +27,8 @@ use tokio::sync::mpsc;
 
 use crate::AppState;
 use crate::api::ws_limits;
-use crate::conn::Outgoing;
 use crate::conn::write_batch;
+use crate::room::client::{Outgoing, Text};
 
 /// The diagnostic routes (merged into the app only with `--ws-echo`).
 pub fn routes() -> Router<Arc<AppState>> {
@@ -95,6 +95,8 @@ async fn relay_socket(socket: WebSocket, relay: Arc<Relay>, group: String, queue
     while let Some(frame) = stream.next().await {
         match frame {
             Ok(Message::Text(text)) => {
+                // One copy, shared by every member as a room's broadcast is.
+                let text = Text::from(text.as_str());
                 let groups = relay.groups();
                 for (_, member) in groups.get(&group).into_iter().flatten() {
                     let _ = member.try_send(Outgoing::Text(text.clone()));

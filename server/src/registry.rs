@@ -15,6 +15,7 @@ use tracing::{error, info, warn};
 use crate::code::new_code;
 use crate::limits::AddressSlot;
 use crate::metrics::Metrics;
+use crate::room::core::OsEntropy;
 use crate::room::record::{self, Entry, Setup, Snapshot};
 use crate::room::{self, RoomCore, RoomHandle, RoomLog, Thinkers, Timing};
 use crate::shutdown::Shutdown;
@@ -427,6 +428,7 @@ pub(crate) fn replay(
         timing,
         metrics,
         tokio::time::Instant::now(),
+        &mut OsEntropy,
     )
 }
 

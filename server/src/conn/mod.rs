@@ -24,8 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use axum::extract::ws::{Message, Utf8Bytes, WebSocket};
-use dhumbal_protocol::ServerMessage;
+use axum::extract::ws::{Message, WebSocket};
 use futures_util::{Sink, Stream, StreamExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -38,51 +37,8 @@ use crate::code::normalize;
 use crate::limits::{AddressSlot, Slot};
 use crate::listener::Held;
 use crate::room::Command;
+use crate::room::client::{ClientTx, Outgoing};
 use reader::{Reader, ReaderEnd};
-
-/// What a connection's writer task sends on the socket.
-#[derive(Debug)]
-pub enum Outgoing {
-    /// A text message (JSON).
-    Text(Utf8Bytes),
-    /// Close the socket with this code and reason.
-    Close(u16, &'static str),
-}
-
-/// The way to one client: its bounded outbound queue, and a token that disconnects it.
-#[derive(Clone, Debug)]
-pub struct ClientTx {
-    /// The client's outbound queue; the room only ever `try_send`s on it.
-    pub queue: mpsc::Sender<Outgoing>,
-    /// Cancelled to disconnect the client at once (it fell behind, or its writer is stuck).
-    pub kick: CancellationToken,
-}
-
-impl ClientTx {
-    /// Queues a message without waiting; a client that cannot take it is disconnected.
-    /// Returns whether the client is still fine.
-    pub fn send(&self, text: Utf8Bytes) -> bool {
-        match self.queue.try_send(Outgoing::Text(text)) {
-            Ok(()) => true,
-            Err(_) => {
-                self.kick.cancel();
-                false
-            }
-        }
-    }
-
-    /// Closes the client's socket with this code and reason, after what is already queued.
-    pub fn close(&self, code: u16, reason: &'static str) {
-        if self.queue.try_send(Outgoing::Close(code, reason)).is_err() {
-            self.kick.cancel();
-        }
-    }
-
-    /// Queues one server message.
-    pub fn send_message(&self, message: &ServerMessage) -> bool {
-        self.send(message.to_json().into())
-    }
-}
 
 /// A WebSocket's places under the caps, given back when it ends: held, never read (dropping
 /// them frees the places).

@@ -27,11 +27,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
+use super::client::ClientTx;
 use super::core::{Closing, ConnId, Effect, Handled, Input, OsEntropy, RoomCore, Thought};
 use super::record::{Entry, FORMAT, encode};
 use super::think::Thinkers;
 use super::{Command, RoomLog};
-use crate::conn::ClientTx;
 use crate::store::{Store, StoreError};
 
 /// A room's task: its core, its clients' queues, and its log.
@@ -537,7 +537,7 @@ impl RoomLog {
 impl RoomLog {
     /// Keeps a finished match's hand history, waiting until the store has it; a failure only
     /// costs the download, so it is logged and the room goes on.
-    pub(crate) async fn keep_match(&self, kept: crate::store::KeptMatch) {
+    pub(crate) async fn keep_match(&self, kept: super::record::KeptMatch) {
         if let Err(e) = self.store.keep_match(kept).await {
             warn!(room = %self.code, error = %e, "could not keep the match's hand history");
         }

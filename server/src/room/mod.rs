@@ -7,6 +7,9 @@
 //!   a snapshot at each rematch; secrets only as SHA-256 hashes.
 //! - [`actor`] — the room's task: channels, timers and the log around the core, in the order
 //!   **validate → append → broadcast**.
+//! - [`client`] — the way to a client: its bounded queue ([`client::ClientTx`]) and the text
+//!   the core sends ([`client::Text`]), the room's own type: the room knows nothing of the
+//!   connections' module nor of the web framework.
 //! - [`think`] — [`Thinkers`]: where a bot whose decision takes milliseconds (an expert) thinks,
 //!   off the room's task, a bounded number at once.
 //!
@@ -15,6 +18,7 @@
 //! client's bounded queue with `try_send`, and a client whose queue is full is disconnected.
 
 pub mod actor;
+pub mod client;
 pub mod core;
 pub mod record;
 #[cfg(test)]
@@ -28,9 +32,9 @@ use futures_util::future::Either;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+use self::client::ClientTx;
 pub use self::core::{ConnId, Request, RoomCore, Timing};
 use self::record::Setup;
-use crate::conn::ClientTx;
 use crate::metrics::Metrics;
 use crate::shutdown::Shutdown;
 use crate::store::Store;

@@ -8,6 +8,9 @@
 //! only as SHA-256 hashes: the log can restore who holds a seat without being able to hand the
 //! seat to anyone.
 //!
+//! Beside them, [`KeptMatch`]: a finished match's hand history, which the store keeps apart
+//! from the log for its players to download.
+//!
 //! What is not recorded, on purpose: connections, stand-in bots and timers. After a restart
 //! every person is away until they reconnect, and the takeover grace starts afresh.
 
@@ -261,6 +264,23 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         commitment: Option<Hex32>,
     },
+}
+
+/// A finished match's hand history, for its players to download: the room makes it as the
+/// match ends ([`crate::room::core::Effect::KeepMatch`]), and the store keeps it beside the log,
+/// for `--keep-matches`, whatever becomes of the room.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeptMatch {
+    /// The room's code.
+    pub code: String,
+    /// The match's number in the room.
+    pub number: u32,
+    /// The commitment to its seed (hex): whoever presents the seed itself may download it.
+    pub commitment: String,
+    /// The seat-token hashes (hex) of the people who sat in it, who may download it.
+    pub token_hashes: Vec<String>,
+    /// The hand history, as JSON.
+    pub history: String,
 }
 
 /// One accepted input's records: the unit the log appends and numbers.

@@ -2,7 +2,7 @@
 //! paused clock (no socket, no real waiting).
 
 use super::*;
-use crate::conn::Outgoing;
+use crate::room::client::Outgoing;
 
 use crate::room::testing::{TIMING, setup};
 use crate::store::StoreConfig;

@@ -59,6 +59,8 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use crate::metrics::Metrics;
+/// A finished match's hand history, made by the room beside its records, as the store keeps it.
+pub use crate::room::record::KeptMatch;
 
 /// The database's file name inside `--data-dir`.
 pub const DB_FILE: &str = "dhumbal.db";
@@ -327,21 +329,6 @@ pub struct Loaded {
     /// The most inputs the load gathered at once before handing their room on: the largest
     /// room's (SQLite and memory read one room at a time), never the whole log's.
     pub most_inputs_held: usize,
-}
-
-/// A finished match's hand history, as the store keeps it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KeptMatch {
-    /// The room's code.
-    pub code: String,
-    /// The match's number in the room.
-    pub number: u32,
-    /// The commitment to its seed (hex): whoever presents the seed itself may download it.
-    pub commitment: String,
-    /// The seat-token hashes (hex) of the people who sat in it, who may download it.
-    pub token_hashes: Vec<String>,
-    /// The hand history, as JSON.
-    pub history: String,
 }
 
 /// A write queued in the store, resolving once it has committed (or failed). Dropping it does

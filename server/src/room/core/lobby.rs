@@ -10,7 +10,7 @@ use dhumbal_protocol::{
 };
 use tracing::info;
 
-use super::{Client, Closing, ConnId, Effect, Entropy, Human, RoomCore, Seat, match_result};
+use super::{Client, Closing, ConnId, Entropy, Human, RoomCore, Seat, match_result};
 use crate::error::Refusal;
 use crate::names;
 use crate::room::record::{Record, hash_secret};
@@ -169,11 +169,8 @@ impl RoomCore {
         if let Seat::Human(human) = &mut self.seats[seat] {
             if let Some(old) = human.conn.replace(conn) {
                 if self.clients.remove(&old).is_some() {
-                    self.effects.push(Effect::Close {
-                        to: old,
-                        code: CLOSE_REPLACED,
-                        reason: "another connection took this seat",
-                    });
+                    self.outbox
+                        .close(old, CLOSE_REPLACED, "another connection took this seat");
                 }
             }
         }
@@ -283,11 +280,7 @@ impl RoomCore {
         let conns: Vec<ConnId> = self.clients.keys().copied().collect();
         for conn in conns {
             self.send_to(conn, &bye);
-            self.effects.push(Effect::Close {
-                to: conn,
-                code: CLOSE_ROOM_EXPIRED,
-                reason: "room expired",
-            });
+            self.outbox.close(conn, CLOSE_ROOM_EXPIRED, "room expired");
         }
         self.clients.clear();
         self.ending = Some(Closing::LobbyExpired);
@@ -319,11 +312,8 @@ impl RoomCore {
             &ServerMessage::bye(codes::REMOVED, "the host removed you from this room"),
         );
         self.clients.remove(&conn);
-        self.effects.push(Effect::Close {
-            to: conn,
-            code: CLOSE_REMOVED,
-            reason: "removed by the host",
-        });
+        self.outbox
+            .close(conn, CLOSE_REMOVED, "removed by the host");
     }
 
     pub(super) fn require_seated(&self, seat: Option<usize>) -> Result<usize, Refusal> {

@@ -1,10 +1,9 @@
 //! The log: every durable change goes through `apply`, live and in a replay; snapshots.
 
-use dhumbal_bots::new_bot;
 use dhumbal_engine::{Action, Event, FairDeal, Game, Settings};
 use dhumbal_protocol::{CHAT_KEPT_LINES, ChatLine, Stage};
 
-use super::{ApplyError, BotSeat, Human, Removed, RemovedWatcher, RoomCore, Seat, bot_knowing};
+use super::{ApplyError, BotSeat, Human, Removed, RemovedWatcher, RoomCore, Seat};
 use crate::error::Refusal;
 use crate::room::record::{
     FORMAT, LedgerRecord, Record, RemovedRecord, RemovedWatcherRecord, SeatRecord, Snapshot,
@@ -15,7 +14,7 @@ impl RoomCore {
     /// room for good.
     pub(super) fn commit(&mut self, record: Record) -> Result<Vec<Event>, ApplyError> {
         let events = self.apply(&record)?;
-        self.records.push(record);
+        self.outbox.record(record);
         Ok(events)
     }
 
@@ -33,7 +32,7 @@ impl RoomCore {
                     return invalid("the seat is not empty");
                 }
                 self.seats[*seat] = Seat::Human(Human::new(name.clone(), token_hash.clone()));
-                self.unjoined_due = None;
+                self.timers.someone_sat();
             }
             Record::HostIs { seat } => {
                 let Some(human) = self.human(*seat) else {
@@ -171,7 +170,7 @@ impl RoomCore {
     /// Takes the durable state from a snapshot.
     pub(super) fn load_snapshot(&mut self, snapshot: Snapshot) {
         // A snapshot is taken as a match ends: people have sat here.
-        self.unjoined_due = None;
+        self.timers.someone_sat();
         self.votes = vec![false; snapshot.seats.len()];
         self.seats = snapshot
             .seats
@@ -257,20 +256,19 @@ impl RoomCore {
         self.next_seed = None;
         self.left_match.clear();
         let difficulty = self.settings.difficulty;
+        // Each bot is made afresh for the match, by the live path (`seat_bots`): no bot plays
+        // in a replay.
         for seat in &mut self.seats {
             match seat {
                 Seat::Empty => {
                     *seat = Seat::Bot(BotSeat {
                         difficulty,
-                        bot: Some(new_bot(difficulty, rand::random())),
+                        bot: None,
                     });
                 }
-                Seat::Bot(bot) => bot.bot = Some(new_bot(bot.difficulty, rand::random())),
+                Seat::Bot(bot) => bot.bot = None,
                 // A stand-in remembers the last match; it is made afresh if needed.
-                Seat::Human(human) => {
-                    human.stand_in = None;
-                    human.clear_absence();
-                }
+                Seat::Human(human) => human.clear_absence(),
             }
         }
         let events = game.log().to_vec();
@@ -331,11 +329,12 @@ impl RoomCore {
         let Some(occupant) = self.seats.get_mut(seat) else {
             return Err(ApplyError::Invalid("no such seat".to_owned()));
         };
-        // During a match a bot of the table's difficulty plays the seat from here on.
+        // During a match a bot of the table's difficulty plays the seat from here on (made by
+        // the live path, `seat_bots`).
         let replacement = match &self.game {
-            Some(game) => Seat::Bot(BotSeat {
+            Some(_) => Seat::Bot(BotSeat {
                 difficulty: self.settings.difficulty,
-                bot: Some(bot_knowing(self.settings.difficulty, game)),
+                bot: None,
             }),
             None => Seat::Empty,
         };
@@ -376,7 +375,6 @@ impl RoomCore {
         self.votes.fill(false);
         for seat in &mut self.seats {
             if let Seat::Human(human) = seat {
-                human.stand_in = None;
                 human.clear_absence();
             }
         }

@@ -42,8 +42,8 @@ impl RoomCore {
                 seat: at,
                 difficulty,
             } => self.add_bot(seat, at, difficulty),
-            ClientMessage::ClearSeat { seat: at } => self.clear_seat(seat, at),
-            ClientMessage::HandToBot { seat: at } => self.hand_to_bot(seat, at),
+            ClientMessage::ClearSeat { seat: at } => self.clear_seat(seat, at, entropy),
+            ClientMessage::HandToBot { seat: at } => self.hand_to_bot(seat, at, entropy),
             ClientMessage::Back => self.back(seat),
             ClientMessage::Readmit { removed } => self.readmit(seat, removed),
             ClientMessage::Start => {
@@ -127,7 +127,12 @@ impl RoomCore {
 
     /// Host only: empties a seat in the lobby; removes a person, in the lobby or during the
     /// match (a bot then plays their seat).
-    fn clear_seat(&mut self, seat: Option<usize>, at: usize) -> Result<(), Refusal> {
+    fn clear_seat(
+        &mut self,
+        seat: Option<usize>,
+        at: usize,
+        entropy: &mut dyn Entropy,
+    ) -> Result<(), Refusal> {
         self.require_host(seat)?;
         self.require_seat(at)?;
         if seat == Some(at) {
@@ -142,6 +147,7 @@ impl RoomCore {
         }
         self.commit(Record::Cleared { seat: at })
             .map_err(|e| self.internal(e))?;
+        self.seat_bots(entropy);
         if let Some((conn, name)) = person {
             self.tell_removed(conn);
             info!(room = %self.code, %name, "removed by the host");
@@ -154,11 +160,16 @@ impl RoomCore {
     }
 
     /// During a match, host only: a stand-in plays this person's turns until they act again.
-    fn hand_to_bot(&mut self, seat: Option<usize>, at: usize) -> Result<(), Refusal> {
+    fn hand_to_bot(
+        &mut self,
+        seat: Option<usize>,
+        at: usize,
+        entropy: &mut dyn Entropy,
+    ) -> Result<(), Refusal> {
         self.require_host(seat)?;
-        if self.game.is_none() {
+        let Some(game) = &self.game else {
             return Err(Refusal::NotStarted);
-        }
+        };
         self.require_seat(at)?;
         if seat == Some(at) {
             return Err(Refusal::OwnSeat);
@@ -167,15 +178,11 @@ impl RoomCore {
         let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
             return Err(Refusal::NotAPerson(at));
         };
-        if human.away {
+        if !human
+            .cover
+            .mark_away(|| bot_knowing(difficulty, game, entropy))
+        {
             return Err(Refusal::AlreadyStandIn(at));
-        }
-        human.away = true;
-        human.timed_out_turn = false;
-        if human.stand_in.is_none() {
-            if let Some(game) = &self.game {
-                human.stand_in = Some(bot_knowing(difficulty, game));
-            }
         }
         let name = human.name.clone();
         info!(room = %self.code, seat = at, "handed to a bot by the host");
@@ -193,12 +200,9 @@ impl RoomCore {
         let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
             return Err(Refusal::NotSeated);
         };
-        if human.stand_in.is_none() {
+        if !human.cover.back() {
             return Err(Refusal::NotAway);
         }
-        human.away = false;
-        human.timed_out_turn = false;
-        human.timeouts = 0;
         let name = human.name.clone();
         info!(room = %self.code, seat = at, "back");
         self.broadcast(&ServerMessage::Notice(Notice::Back { seat: at, name }));
@@ -244,8 +248,8 @@ impl RoomCore {
         }
         self.commit(Record::ToLobby).map_err(|e| self.internal(e))?;
         // The log restarts from the room in its lobby.
-        self.snapshot = Some(self.snapshot_now());
-        self.lobby_due = self.now + self.timing.lobby_ttl;
+        self.outbox.restart_log_from(self.snapshot_now());
+        self.timers.lobby_again(self.now);
         info!(room = %self.code, "back to the lobby");
         self.broadcast_room();
         Ok(())

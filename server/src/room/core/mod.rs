@@ -9,8 +9,9 @@
 //! path validates, draws what is random, and commits a record (apply it, keep it for the log);
 //! [`RoomCore::restore`] applies the logged records, with no clock and no bot's decision. Bots
 //! play in the core; their choices are logged as [`Record::Acted`] like anyone's, so a replay
-//! never runs a bot. (A bot a record seats still gets a fresh seed of its own, from
-//! `rand::random`, for the moves it will choose later; nothing replayed depends on it.)
+//! never runs a bot. (A bot a record seats is made by the live path, or at the end of a
+//! replay, with a seed of its own from the room's [`Entropy`], for the moves it will choose
+//! later; nothing replayed depends on it.)
 //!
 //! The room checks permission (a seat, the host, the stage) and then the rules (the engine),
 //! and answers a refusal with an `error` to that client only, changing nothing.
@@ -18,42 +19,53 @@
 //! Its parts, each an `impl RoomCore` block:
 //! - this module: the room's state, its inputs ([`RoomCore::handle`], [`RoomCore::wake`],
 //!   [`RoomCore::settle`]) and what the actor takes away;
+//! - `cover`: `Cover`, who plays a person's turns (they do, or a stand-in, and until when);
 //! - `log`: `commit` and `apply`, snapshots;
 //! - `lobby`: joining and leaving, seats, the host's checks, settings, removals, client seeds;
 //! - `messages`: each client message, permission first, then the rules;
+//! - `outbox`: `Outbox`, what the input being handled leaves for the actor: effects, records,
+//!   the snapshot the log restarts from, and what stand-ins did to tell;
 //! - `play`: the match, moves, what each change tells everyone, chat, votes, rematches;
 //! - `stand_ins`: bots, stand-ins for people away or out of time, the turn's clock;
-//! - `tell`: sending to one client or all, and the room as each client sees it.
+//! - `tell`: sending to one client or all, and the room as each client sees it;
+//! - `timers`: `Timers`, every timer of the room (its closing, the bot's next action, a
+//!   takeover, the turn's clock) and which is due next;
+//! - `watchers`: spectators, the host's power over them, and the room-wide reaction limit.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ws::Utf8Bytes;
 use dhumbal_bots::{Bot, new_bot};
 use dhumbal_engine::{ClientSeed, Difficulty, Game, Hex32, Phase, RuleError, Settings};
 use dhumbal_protocol::{
-    ChatLine, ClientMessage, Hello, MatchResult, MessageId, Stage, Told, WhileAway, seed_hex,
+    ChatLine, ClientMessage, Hello, MatchResult, MessageId, Stage, Told, seed_hex,
 };
-use rand::TryRngCore;
 use rand::rngs::OsRng;
+use rand::{Rng, TryRngCore};
 use tokio::time::Instant;
 use tracing::{debug, info};
 
+mod cover;
 mod lobby;
 mod log;
 mod messages;
+mod outbox;
 mod play;
 mod stand_ins;
 mod tell;
+mod timers;
 mod watchers;
 
 pub use stand_ins::{ThinkJob, Thought, Ticket};
 
-use super::record::{LedgerRecord, Record, Setup, Snapshot};
+use self::cover::Cover;
+use self::outbox::Outbox;
+use self::timers::{Expired, Occupancy, Timers};
+use super::client::Text;
+use super::record::{KeptMatch, LedgerRecord, Record, Setup, Snapshot};
 use crate::metrics::Metrics;
-use crate::store::KeptMatch;
 
 /// A connection's number, unique for the server's lifetime.
 pub type ConnId = u64;
@@ -66,7 +78,7 @@ pub enum Effect {
         /// The connection.
         to: ConnId,
         /// The message (JSON).
-        text: Utf8Bytes,
+        text: Text,
     },
     /// Close a connection with this code, after what is already queued for it; the room has
     /// let go of it.
@@ -103,13 +115,15 @@ pub enum Closing {
     LobbyExpired,
 }
 
-/// The randomness a room draws: match seeds and seat tokens. The server's comes from the
-/// operating system ([`OsEntropy`]); tests pass their own.
+/// The randomness a room draws: match seeds, seat tokens and bots' seeds. The server's comes
+/// from the operating system ([`OsEntropy`]); tests pass their own.
 pub trait Entropy {
     /// A match seed.
     fn seed(&mut self) -> Result<[u8; 32], String>;
     /// A new secret seat token.
     fn token(&mut self) -> String;
+    /// A new bot's seed, for the choices it makes (no secret: a bot sees only its seat's view).
+    fn bot_seed(&mut self) -> u64;
 }
 
 /// The operating system's randomness.
@@ -125,6 +139,11 @@ impl Entropy for OsEntropy {
 
     fn token(&mut self) -> String {
         uuid::Uuid::new_v4().to_string()
+    }
+
+    /// From the thread's generator, seeded from the operating system.
+    fn bot_seed(&mut self) -> u64 {
+        rand::rng().random()
     }
 }
 
@@ -193,9 +212,9 @@ struct Human {
     token_hash: String,
     /// The connection playing the seat now; `None` while the person is away.
     conn: Option<ConnId>,
-    /// The bot playing the seat while the person is away, from when their turn waited longer
-    /// than the grace period until the start of their first turn after they return.
-    stand_in: Option<Box<dyn Bot>>,
+    /// Who plays their turns: they do, or a stand-in bot (and until when), with what it did
+    /// for them to tell.
+    cover: Cover,
     /// The randomness they added to the deals, in force from the next deal of the match whose
     /// commitment it answers.
     client_seed: Option<ClientSeed>,
@@ -205,15 +224,6 @@ struct Human {
     seed_answers: Option<Hex32>,
     /// Whether the host muted them: they read the chat but may not write in it.
     muted: bool,
-    /// Marked away: they ran out of time on two turns in a row, or the host handed their seat to
-    /// a bot. The stand-in plays their turns until they act again (`back`, or a move).
-    away: bool,
-    /// The stand-in plays just this turn: the person's turn timer ran out.
-    timed_out_turn: bool,
-    /// Their turns in a row that ran out of time.
-    timeouts: u8,
-    /// What the stand-in did for them, told to them when the seat comes back.
-    while_away: WhileAway,
 }
 
 impl Human {
@@ -223,25 +233,16 @@ impl Human {
             name,
             token_hash,
             conn: None,
-            stand_in: None,
+            cover: Cover::default(),
             client_seed: None,
             seed_answers: None,
             muted: false,
-            away: false,
-            timed_out_turn: false,
-            timeouts: 0,
-            while_away: WhileAway::default(),
         }
     }
-}
 
-impl Human {
-    /// Forgets the last match's time-outs and what a stand-in did.
+    /// Forgets the last match's stand-in, time-outs and what a stand-in did.
     fn clear_absence(&mut self) {
-        self.away = false;
-        self.timed_out_turn = false;
-        self.timeouts = 0;
-        self.while_away = WhileAway::default();
+        self.cover = Cover::default();
     }
 }
 
@@ -258,6 +259,17 @@ enum Seat {
     Empty,
     Human(Human),
     Bot(BotSeat),
+}
+
+impl Seat {
+    /// The bot playing the seat now: a bot's own, or a person's stand-in.
+    fn playing_bot(&mut self) -> Option<&mut Box<dyn Bot>> {
+        match self {
+            Seat::Bot(BotSeat { bot, .. }) => bot.as_mut(),
+            Seat::Human(human) => human.cover.stand_in_mut().map(|s| &mut s.bot),
+            Seat::Empty => None,
+        }
+    }
 }
 
 /// A connected client.
@@ -321,13 +333,8 @@ pub struct RoomCore {
     decks: Option<Vec<Vec<dhumbal_engine::Card>>>,
     /// The room's timings.
     timing: Timing,
-    /// Since when nobody has been connected (`None` while someone is).
-    idle_since: Option<Instant>,
-    /// When the room closes if its match has not started by then.
-    lobby_due: Instant,
-    /// When the room closes if nobody has sat in it by then (and nobody is connected); `None`
-    /// once someone has taken a seat.
-    unjoined_due: Option<Instant>,
+    /// The room's timers: its closing, the bot's next action, a takeover, the turn's clock.
+    timers: Timers,
     /// Every seat, `settings.players` of them.
     seats: Vec<Seat>,
     /// The hash of the host's seat token, once the host has joined.
@@ -362,16 +369,10 @@ pub struct RoomCore {
     next_seed: Option<[u8; 32]>,
     /// Between rounds, who has sent `ready`; after the match, who has asked for a rematch.
     votes: Vec<bool>,
-    /// When the bot whose turn it is acts next.
-    bot_due: Option<Instant>,
     /// The bot thinking away from the room's task, if one is: the position it thinks about.
     thinking: Option<Ticket>,
     /// How many bots have been sent to think (each [`Ticket`] has its own number).
     tickets: u64,
-    /// The seat of an away person whose turn it is, and when a stand-in bot takes it over.
-    takeover_due: Option<(usize, Instant)>,
-    /// With a turn timer: the seat of the person whose turn it is, and when their time runs out.
-    turn_clock: Option<(usize, Instant)>,
     /// What every client holding the latest view was told of it: its version, the shared
     /// fields and each seat's own (the base of the next change's patches); `None` until a view
     /// is first told, and after a restart.
@@ -385,22 +386,15 @@ pub struct RoomCore {
     /// Whether to see, once the input is handled, if every seat has agreed to go on (a vote, a
     /// departure, a round's end).
     agreement_due: bool,
-    /// What stand-ins did for people who just got their seats back, to tell them once the
-    /// change's `state` has gone out.
-    while_away: Vec<(ConnId, WhileAway)>,
     /// Why the room is closing for good, once it is.
     ending: Option<Closing>,
     /// The server's metrics.
     metrics: Arc<Metrics>,
     /// The seats held by people and by bots as last added to the metrics.
     reported_seats: (i64, i64),
-    /// What to send once the current input is in the log.
-    effects: Vec<Effect>,
-    /// What the current input changed for good.
-    records: Vec<Record>,
-    /// The room as it stood before a rematch began in the current input, for the log to restart
-    /// from.
-    snapshot: Option<Snapshot>,
+    /// What the current input leaves behind: what to send, what to log, the snapshot the log
+    /// restarts from, what stand-ins did to tell.
+    outbox: Outbox,
 }
 
 impl RoomCore {
@@ -415,9 +409,7 @@ impl RoomCore {
             settings: setup.settings.clone(),
             decks: setup.decks.clone(),
             timing,
-            idle_since: Some(now),
-            lobby_due: now + timing.lobby_ttl,
-            unjoined_due: Some(now + timing.unjoined_ttl),
+            timers: Timers::new(timing, now),
             host_token: None,
             removed: Vec::new(),
             left_match: Vec::new(),
@@ -431,29 +423,24 @@ impl RoomCore {
             ledger: Vec::new(),
             next_seed: setup.seed,
             chat: VecDeque::new(),
-            bot_due: None,
             thinking: None,
             tickets: 0,
-            takeover_due: None,
-            turn_clock: None,
             told: None,
             views_made: 0,
             stand_in_marks: Vec::new(),
             now,
             agreement_due: false,
-            while_away: Vec::new(),
             ending: None,
             metrics,
             reported_seats: (0, 0),
-            effects: Vec::new(),
-            records: Vec::new(),
-            snapshot: None,
+            outbox: Outbox::default(),
         }
     }
 
     /// The room its log describes: the setup, the latest snapshot, then every entry's records
-    /// in order. No clock is read and no bot decides (the bots seated get fresh seeds for their
-    /// later moves); nobody is connected, and the timers start afresh from `now`. Fails, naming the entry, when a record does not apply.
+    /// in order. No clock is read and no bot decides (the bots seated get seeds from `entropy`
+    /// for their later moves); nobody is connected, and the timers start afresh from `now`.
+    /// Fails, naming the entry, when a record does not apply.
     pub fn restore(
         setup: &Setup,
         snapshot: Option<Snapshot>,
@@ -461,6 +448,7 @@ impl RoomCore {
         timing: Timing,
         metrics: Arc<Metrics>,
         now: Instant,
+        entropy: &mut dyn Entropy,
     ) -> Result<RoomCore, String> {
         let mut core = RoomCore::new(setup, timing, metrics, now);
         if let Some(snapshot) = snapshot {
@@ -472,7 +460,7 @@ impl RoomCore {
                     .map_err(|e| format!("input {seq} ({record:?}) does not replay: {e}"))?;
             }
         }
-        core.rebuild_bots();
+        core.seat_bots(entropy);
         Ok(core)
     }
 
@@ -489,17 +477,17 @@ impl RoomCore {
 
     /// What to send, once this input's records are in the log.
     pub fn take_effects(&mut self) -> Vec<Effect> {
-        std::mem::take(&mut self.effects)
+        self.outbox.take_effects()
     }
 
     /// What this input changed for good, for the log.
     pub fn take_records(&mut self) -> Vec<Record> {
-        std::mem::take(&mut self.records)
+        self.outbox.take_records()
     }
 
     /// The room as it stood before a rematch began in this input: the log restarts from it.
     pub fn take_snapshot(&mut self) -> Option<Snapshot> {
-        self.snapshot.take()
+        self.outbox.take_snapshot()
     }
 
     /// Why the room is closing for good, once it is.
@@ -535,22 +523,15 @@ impl RoomCore {
 
     /// The next time something is due (a bot's action, a takeover, the room's closing).
     pub fn next_due(&self) -> Option<Instant> {
-        let idle_due = self.idle_since.map(|since| since + self.timing.idle_ttl);
-        // Only a room whose match never started has a lifetime of its own.
-        let lobby_due = self.game.is_none().then_some(self.lobby_due);
-        // While someone is connected (a watcher, say) the room waits for them to go.
-        let unjoined_due = self.unjoined_due.filter(|_| self.clients.is_empty());
-        [
-            unjoined_due,
-            self.bot_due,
-            self.takeover_due.map(|(_, due)| due),
-            self.turn_clock.map(|(_, due)| due),
-            idle_due,
-            lobby_due,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        self.timers.next_due(self.occupancy())
+    }
+
+    /// What the timers need to know of the room now.
+    fn occupancy(&self) -> Occupancy {
+        Occupancy {
+            lobby: self.game.is_none(),
+            connected: !self.clients.is_empty(),
+        }
     }
 
     /// Handles one input, at `now`: whether it seated (or let watch) a joining connection.
@@ -578,7 +559,7 @@ impl RoomCore {
                 Ok(()) => true,
                 Err(refusal) => {
                     self.metrics.rejected(refusal.code());
-                    self.effects.push(Effect::Send {
+                    self.outbox.push(Effect::Send {
                         to: conn,
                         text: refusal.message(id).to_json().into(),
                     });
@@ -611,38 +592,31 @@ impl RoomCore {
     /// A timer fired at `now`: a takeover, a bot action, the room's closing.
     pub fn wake(&mut self, now: Instant, entropy: &mut dyn Entropy) {
         self.now = self.now.max(now);
-        if self
-            .idle_since
-            .is_some_and(|since| since + self.timing.idle_ttl <= now)
-        {
-            info!(room = %self.code, "closing a room nobody has used for a while");
-            self.ending = Some(Closing::Idle);
-            return;
-        }
-        if self.clients.is_empty() && self.unjoined_due.is_some_and(|due| due <= now) {
-            info!(room = %self.code, "closing a room nobody has joined");
-            self.ending = Some(Closing::Idle);
-            return;
-        }
-        if self.game.is_none() && self.lobby_due <= now {
-            info!(room = %self.code, "closing a room whose match never started");
-            self.expire();
-            return;
-        }
-        if let Some((seat, due)) = self.takeover_due {
-            if due <= now {
-                self.takeover_due = None;
-                self.take_over(seat);
+        match self.timers.expired(self.occupancy(), now) {
+            Some(Expired::Idle) => {
+                info!(room = %self.code, "closing a room nobody has used for a while");
+                self.ending = Some(Closing::Idle);
+                return;
             }
-        }
-        if let Some((seat, due)) = self.turn_clock {
-            if due <= now {
-                self.turn_clock = None;
-                self.time_out(seat);
+            Some(Expired::Unjoined) => {
+                info!(room = %self.code, "closing a room nobody has joined");
+                self.ending = Some(Closing::Idle);
+                return;
             }
+            Some(Expired::Lobby) => {
+                info!(room = %self.code, "closing a room whose match never started");
+                self.expire();
+                return;
+            }
+            None => {}
         }
-        if self.bot_due.is_some_and(|due| due <= now) {
-            self.bot_due = None;
+        if let Some(seat) = self.timers.takeover_fired(now) {
+            self.take_over(seat, entropy);
+        }
+        if let Some(seat) = self.timers.turn_clock_fired(now) {
+            self.time_out(seat, entropy);
+        }
+        if self.timers.bot_fired(now) {
             self.bot_step(entropy);
         }
         self.go_on_if_agreed(entropy);
@@ -653,22 +627,14 @@ impl RoomCore {
     /// whether anyone is connected, and brings the seat metrics up to date.
     pub fn settle(&mut self, now: Instant) {
         self.now = self.now.max(now);
-        if self.clients.is_empty() {
-            self.idle_since.get_or_insert(now);
-        } else {
-            self.idle_since = None;
-        }
+        self.timers.note_connected(!self.clients.is_empty(), now);
         let handed_back = self.hand_back();
         let turn = self.turn_being_played();
         let away_turn = turn.filter(|&seat| {
             self.human(seat)
-                .is_some_and(|h| h.conn.is_none() && h.stand_in.is_none())
+                .is_some_and(|h| h.conn.is_none() && !h.cover.is_covered())
         });
-        self.takeover_due = match (away_turn, self.takeover_due) {
-            (Some(seat), Some((waiting, due))) if waiting == seat => Some((seat, due)),
-            (Some(seat), _) => Some((seat, now + self.timing.takeover_after)),
-            (None, _) => None,
-        };
+        self.timers.wait_for_takeover(away_turn, now);
         if self
             .thinking
             .is_some_and(|ticket| !self.still_thinking(ticket))
@@ -678,9 +644,9 @@ impl RoomCore {
             self.thinking = None;
         }
         if self.bot_to_play().is_none() {
-            self.bot_due = None;
-        } else if self.bot_due.is_none() && self.thinking.is_none() {
-            self.bot_due = Some(now + self.timing.bot_delay);
+            self.timers.no_bot_turn();
+        } else if self.thinking.is_none() {
+            self.timers.bot_turn(now);
         }
         if self.sync_clock(&[]) {
             // The clock changed with no game change to carry it: a patch with the clock alone.
@@ -720,9 +686,10 @@ fn match_result(game: &Game, number: u32) -> Option<MatchResult> {
     })
 }
 
-/// A new bot of `difficulty` that has seen the current round's public log.
-fn bot_knowing(difficulty: Difficulty, game: &Game) -> Box<dyn Bot> {
-    let mut bot = new_bot(difficulty, rand::random());
+/// A new bot of `difficulty`, with a seed from `entropy`, that has seen the current round's
+/// public log.
+fn bot_knowing(difficulty: Difficulty, game: &Game, entropy: &mut dyn Entropy) -> Box<dyn Bot> {
+    let mut bot = new_bot(difficulty, entropy.bot_seed());
     for event in game.log() {
         bot.observe(event);
     }

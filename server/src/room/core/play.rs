@@ -5,10 +5,9 @@ use dhumbal_engine::{Action, Event, Phase};
 use dhumbal_protocol::{ServerMessage, Stage, check_chat};
 use tracing::{info, warn};
 
-use super::{ApplyError, BotSeat, Effect, Entropy, Human, RoomCore, Seat, match_result};
+use super::{ApplyError, Effect, Entropy, RoomCore, Seat, match_result};
 use crate::error::Refusal;
-use crate::room::record::Record;
-use crate::store::KeptMatch;
+use crate::room::record::{KeptMatch, Record};
 
 impl RoomCore {
     /// Begins a match (the first, or a rematch): draws its seed, deals, tells everyone.
@@ -26,7 +25,7 @@ impl RoomCore {
         };
         if self.game.is_some() {
             // A rematch: the log restarts from the room as it stands.
-            self.snapshot = Some(self.snapshot_now());
+            self.outbox.restart_log_from(self.snapshot_now());
         }
         let before = self.stage();
         let events = match self.commit(Record::MatchBegun { seed }) {
@@ -36,6 +35,8 @@ impl RoomCore {
         info!(room = %self.code, ?before, "match started");
         self.broadcast_room();
         self.after_change(events, Stage::Playing, None, entropy);
+        // The match's bots, once the deal is told: they know it from the round's log.
+        self.seat_bots(entropy);
         Ok(())
     }
 
@@ -49,7 +50,7 @@ impl RoomCore {
         if self.game.is_none() {
             return Err(Refusal::NotStarted);
         }
-        let covered = self.human(seat).is_some_and(|h| h.stand_in.is_some());
+        let covered = self.human(seat).is_some_and(|h| h.cover.is_covered());
         if covered && self.stand_in_mid_turn(seat) {
             return Err(Refusal::StandInPlaying);
         }
@@ -62,14 +63,9 @@ impl RoomCore {
             })?;
         // A move of their own: they are here, whoever was covering for them.
         if let Some(Seat::Human(human)) = self.seats.get_mut(seat) {
-            human.timeouts = 0;
-            human.away = false;
-            human.timed_out_turn = false;
-            if covered {
-                human.stand_in = None;
-                let summary = std::mem::take(&mut human.while_away);
+            if let Some(summary) = human.cover.own_move() {
                 if let Some(conn) = human.conn {
-                    self.while_away.push((conn, summary));
+                    self.outbox.while_away(conn, summary);
                 }
                 self.broadcast_room();
             }
@@ -101,13 +97,8 @@ impl RoomCore {
         let mut match_over = false;
         for event in &events {
             for seat in &mut self.seats {
-                match seat {
-                    Seat::Bot(BotSeat { bot: Some(bot), .. })
-                    | Seat::Human(Human {
-                        stand_in: Some(bot),
-                        ..
-                    }) => bot.observe(event),
-                    _ => {}
+                if let Some(bot) = seat.playing_bot() {
+                    bot.observe(event);
                 }
             }
             match_over |= matches!(event, Event::MatchEnded { .. });
@@ -133,7 +124,7 @@ impl RoomCore {
                 self.broadcast(&ServerMessage::MatchResult(result));
             }
             if let Some(kept) = self.kept_match() {
-                self.effects.push(Effect::KeepMatch(Box::new(kept)));
+                self.outbox.push(Effect::KeepMatch(Box::new(kept)));
             }
             self.metrics.matches_finished.increment(1);
             info!(room = %self.code, "match over");

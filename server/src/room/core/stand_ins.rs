@@ -8,14 +8,15 @@ use dhumbal_engine::{Action, Difficulty, Event, Game, Phase, PublicHistory, Seat
 use dhumbal_protocol::{Notice, ServerMessage, Stage, TurnClock};
 use tracing::{debug, info, warn};
 
-use super::{BotSeat, Effect, Entropy, Human, RoomCore, Seat, bot_knowing, millis};
+use super::cover::Handing;
+use super::{BotSeat, Effect, Entropy, RoomCore, Seat, bot_knowing, millis};
 use crate::metrics::Seated;
 use crate::room::record::Record;
 
 impl RoomCore {
     /// Tells each person who got their seat back what the stand-in did for them.
     pub(super) fn tell_while_away(&mut self) {
-        for (conn, summary) in std::mem::take(&mut self.while_away) {
+        for (conn, summary) in self.outbox.take_while_away() {
             self.send_to(conn, &ServerMessage::WhileAway(summary));
         }
     }
@@ -35,27 +36,20 @@ impl RoomCore {
             let Seat::Human(human) = occupant else {
                 continue;
             };
-            if human.stand_in.is_none() {
-                continue;
-            }
             let finishing = turn == Some(seat) && mid_turn;
-            let done = if human.timed_out_turn {
-                turn != Some(seat)
-            } else {
-                human.conn.is_some() && !human.away && !finishing
+            let handing = Handing {
+                turn_over: turn != Some(seat),
+                free: human.conn.is_some() && !finishing,
             };
-            if done {
-                human.stand_in = None;
-                human.timed_out_turn = false;
+            if let Some(summary) = human.cover.hand_back(handing) {
                 info!(room = %self.code, seat, "seat handed back");
-                let summary = std::mem::take(&mut human.while_away);
                 told.push((human.conn, summary));
             }
         }
         let handed_back = !told.is_empty();
         for (conn, summary) in told {
             if let Some(conn) = conn.filter(|_| summary.turns > 0 || !summary.events.is_empty()) {
-                self.while_away.push((conn, summary));
+                self.outbox.while_away(conn, summary);
             }
         }
         handed_back
@@ -65,26 +59,21 @@ impl RoomCore {
     /// person's turn gets a fresh clock when it begins, keeps it through the turn, and has none
     /// while a stand-in plays it. Returns whether the clock started anew or stopped.
     pub(super) fn sync_clock(&mut self, events: &[Event]) -> bool {
-        let before = self.turn_clock;
         let person = self
             .turn_being_played()
-            .filter(|&seat| self.human(seat).is_some_and(|h| h.stand_in.is_none()));
-        self.turn_clock = match (self.settings.turn_timer, person) {
-            (Some(seconds), Some(seat)) => {
-                let dealt = events.iter().any(|e| matches!(e, Event::Dealt { .. }));
-                match before {
-                    Some((running, due)) if running == seat && !dealt => Some((seat, due)),
-                    _ => Some((seat, self.now + Duration::from_secs(seconds.into()))),
-                }
-            }
-            _ => None,
-        };
-        self.turn_clock != before
+            .filter(|&seat| self.human(seat).is_some_and(|h| !h.cover.is_covered()));
+        let time = self
+            .settings
+            .turn_timer
+            .map(|seconds| Duration::from_secs(seconds.into()));
+        let dealt = events.iter().any(|e| matches!(e, Event::Dealt { .. }));
+        self.timers
+            .set_turn_clock(person.zip(time), dealt, self.now)
     }
 
     /// The turn's clock as clients see it, now.
     pub(super) fn clock(&self) -> Option<TurnClock> {
-        let (seat, due) = self.turn_clock?;
+        let (seat, due) = self.timers.turn_clock()?;
         let total = Duration::from_secs(self.settings.turn_timer?.into());
         Some(TurnClock {
             seat,
@@ -93,14 +82,20 @@ impl RoomCore {
         })
     }
 
-    /// New bots for every bot seat, told the current round's public log (after a replay).
-    pub(super) fn rebuild_bots(&mut self) {
+    /// Gives each bot seat of the match that has no bot yet (the match has just begun, a person
+    /// was just removed from it, or the room was just replayed from its log) a new one, with a
+    /// seed from `entropy`, that has seen the round's public log so far.
+    pub(super) fn seat_bots(&mut self, entropy: &mut dyn Entropy) {
         let Some(game) = &self.game else {
             return;
         };
         for seat in &mut self.seats {
-            if let Seat::Bot(bot) = seat {
-                bot.bot = Some(bot_knowing(bot.difficulty, game));
+            if let Seat::Bot(BotSeat {
+                difficulty,
+                bot: bot @ None,
+            }) = seat
+            {
+                *bot = Some(bot_knowing(*difficulty, game, entropy));
             }
         }
     }
@@ -109,11 +104,9 @@ impl RoomCore {
     pub(super) fn bot_to_play(&self) -> Option<usize> {
         let seat = self.turn_being_played()?;
         match &self.seats[seat] {
-            Seat::Bot(_)
-            | Seat::Human(Human {
-                stand_in: Some(_), ..
-            }) => Some(seat),
-            _ => None,
+            Seat::Bot(_) => Some(seat),
+            Seat::Human(human) if human.cover.is_covered() => Some(seat),
+            Seat::Human(_) | Seat::Empty => None,
         }
     }
 
@@ -126,7 +119,7 @@ impl RoomCore {
 
     /// An away person's turn has waited the grace period: a bot of the table's difficulty plays
     /// for them, knowing what the round's public log tells.
-    pub(super) fn take_over(&mut self, seat: usize) {
+    pub(super) fn take_over(&mut self, seat: usize, entropy: &mut dyn Entropy) {
         let difficulty = self.settings.difficulty;
         let Some(game) = &self.game else {
             return;
@@ -134,10 +127,12 @@ impl RoomCore {
         let Seat::Human(human) = &mut self.seats[seat] else {
             return;
         };
-        if human.conn.is_some() || human.stand_in.is_some() {
+        if human.conn.is_some() || human.cover.is_covered() {
             return;
         }
-        human.stand_in = Some(bot_knowing(difficulty, game));
+        human
+            .cover
+            .take_over(bot_knowing(difficulty, game, entropy));
         self.metrics.bot_takeovers.increment(1);
         info!(room = %self.code, seat, "a bot plays for an away person");
         self.broadcast_room();
@@ -146,7 +141,7 @@ impl RoomCore {
     /// A connected person's turn timer ran out: a stand-in plays this turn, and after two in a
     /// row every turn until they act again. Everyone hears of it. (A person who has gone plays
     /// by the usual takeover, without counting.)
-    pub(super) fn time_out(&mut self, seat: usize) {
+    pub(super) fn time_out(&mut self, seat: usize, entropy: &mut dyn Entropy) {
         let difficulty = self.settings.difficulty;
         let Some(game) = &self.game else {
             return;
@@ -154,21 +149,18 @@ impl RoomCore {
         let Seat::Human(human) = &mut self.seats[seat] else {
             return;
         };
-        if human.stand_in.is_some() {
+        if human.cover.is_covered() {
             return;
         }
         if human.conn.is_none() {
-            self.take_over(seat);
+            self.take_over(seat, entropy);
             return;
         }
-        human.timeouts = human.timeouts.saturating_add(1);
-        human.away = human.timeouts >= 2;
-        human.timed_out_turn = !human.away;
-        human.stand_in = Some(bot_knowing(difficulty, game));
+        let away = human.cover.time_out(bot_knowing(difficulty, game, entropy));
         let notice = Notice::TimedOut {
             seat,
             name: human.name.clone(),
-            away: human.away,
+            away,
         };
         self.metrics.bot_takeovers.increment(1);
         info!(room = %self.code, seat, "a turn ran out of time");
@@ -190,7 +182,7 @@ impl RoomCore {
             return;
         };
         let view = game.view(seat);
-        let Some(bot) = bot_in(&mut self.seats, seat) else {
+        let Some(bot) = self.seats[seat].playing_bot() else {
             return;
         };
         if bot.difficulty() == Difficulty::Expert {
@@ -207,7 +199,7 @@ impl RoomCore {
                 history: game.public_history().clone(),
             };
             self.thinking = Some(ticket);
-            self.effects.push(Effect::Think(Box::new(job)));
+            self.outbox.push(Effect::Think(Box::new(job)));
             return;
         }
         // A bot must never stall the table: a panic is caught, and `play_bot` plays the first
@@ -237,7 +229,7 @@ impl RoomCore {
         }
         self.thinking = None;
         if action.is_some() {
-            if let Some(slot) = bot_in(&mut self.seats, ticket.seat) {
+            if let Some(slot) = self.seats[ticket.seat].playing_bot() {
                 *slot = bot;
             }
         }
@@ -309,19 +301,21 @@ impl RoomCore {
         let Seat::Human(human) = &mut self.seats[seat] else {
             return None;
         };
-        let summary = &mut human.while_away;
-        let mut round_ended = false;
-        for event in events {
-            match event {
-                Event::RoundEnded { .. } => round_ended = true,
-                Event::MatchEnded { .. } | Event::Dealt { .. } => {}
-                _ => summary.events.push(event.clone()),
+        if let Some(stand_in) = human.cover.stand_in_mut() {
+            let summary = &mut stand_in.while_away;
+            let mut round_ended = false;
+            for event in events {
+                match event {
+                    Event::RoundEnded { .. } => round_ended = true,
+                    Event::MatchEnded { .. } | Event::Dealt { .. } => {}
+                    _ => summary.events.push(event.clone()),
+                }
             }
+            if round_ended || next_turn != Some(seat) {
+                summary.turns += 1;
+            }
+            summary.rounds_ended += u32::from(round_ended);
         }
-        if round_ended || next_turn != Some(seat) {
-            summary.turns += 1;
-        }
-        summary.rounds_ended += u32::from(round_ended);
         Some(seat)
     }
 
@@ -346,18 +340,6 @@ impl RoomCore {
             self.metrics.seated(Seated::Bot, bots - was_bots);
         }
         self.reported_seats = (humans, bots);
-    }
-}
-
-/// The bot playing `seat` now: a bot's own, or an away person's stand-in.
-fn bot_in(seats: &mut [Seat], seat: usize) -> Option<&mut Box<dyn Bot>> {
-    match &mut seats[seat] {
-        Seat::Bot(BotSeat { bot: Some(bot), .. })
-        | Seat::Human(Human {
-            stand_in: Some(bot),
-            ..
-        }) => Some(bot),
-        _ => None,
     }
 }
 

@@ -1,6 +1,5 @@
 //! Telling clients: one client or all, the room as everyone sees it, and the room's summary.
 
-use axum::extract::ws::Utf8Bytes;
 use dhumbal_engine::{Event, Hex32};
 use dhumbal_protocol::{
     Fairness, LedgerRow, PatchFrames, RoomState, RoomSummary, SeatInfo, SeatKind, ServerMessage,
@@ -8,11 +7,12 @@ use dhumbal_protocol::{
 };
 
 use super::{ConnId, Effect, RoomCore, Seat};
+use crate::room::client::Text;
 
 impl RoomCore {
     pub(super) fn send_to(&mut self, conn: ConnId, message: &ServerMessage) {
         if self.clients.contains_key(&conn) {
-            self.effects.push(Effect::Send {
+            self.outbox.push(Effect::Send {
                 to: conn,
                 text: message.to_json().into(),
             });
@@ -20,9 +20,9 @@ impl RoomCore {
     }
 
     pub(super) fn broadcast(&mut self, message: &ServerMessage) {
-        let text: Utf8Bytes = message.to_json().into();
+        let text = Text::from(message.to_json());
         for conn in self.clients.keys() {
-            self.effects.push(Effect::Send {
+            self.outbox.push(Effect::Send {
                 to: *conn,
                 text: text.clone(),
             });
@@ -78,7 +78,7 @@ impl RoomCore {
                     .for_seat(game, client.seat),
             };
             client.view_v = Some(v);
-            self.effects.push(Effect::Send {
+            self.outbox.push(Effect::Send {
                 to: *conn,
                 text: text.into(),
             });
@@ -114,9 +114,9 @@ impl RoomCore {
                         difficulty: None,
                         connected: human.conn.is_some(),
                         ready,
-                        stand_in: human.stand_in.as_ref().map(|b| b.difficulty()),
+                        stand_in: human.cover.stand_in().map(|s| s.bot.difficulty()),
                         muted: human.muted,
-                        away: human.away,
+                        away: human.cover.is_away(),
                     },
                     Seat::Bot(bot) => SeatInfo {
                         seat: i,

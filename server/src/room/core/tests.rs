@@ -24,6 +24,10 @@ impl Entropy for TestEntropy {
     fn token(&mut self) -> String {
         format!("token-{:x}", self.0.random::<u64>())
     }
+
+    fn bot_seed(&mut self) -> u64 {
+        self.0.random()
+    }
 }
 
 fn hello(name: &str, token: Option<String>, host: bool) -> Hello {
@@ -133,6 +137,7 @@ impl Played {
             TIMING,
             Arc::default(),
             self.now,
+            &mut TestEntropy(StdRng::seed_from_u64(0)),
         )
         .expect("the log replays")
     }
@@ -310,7 +315,7 @@ fn replay_equals_the_room(settings: Settings, seed: u64, steps: usize) -> bool {
                     if played
                         .core
                         .human(turn)
-                        .is_some_and(|h| h.stand_in.is_none()) =>
+                        .is_some_and(|h| !h.cover.is_covered()) =>
                 {
                     let legal = game.legal_actions(turn);
                     let action = legal[rng.random_range(0..legal.len())].clone();
@@ -388,6 +393,7 @@ fn a_log_that_does_not_replay_names_its_input() {
         TIMING,
         Arc::default(),
         played.now,
+        &mut TestEntropy(StdRng::seed_from_u64(0)),
     ) else {
         panic!("an action before the match replayed");
     };
@@ -464,7 +470,7 @@ fn a_turn_runs_out_a_stand_in_plays_it_and_the_seat_comes_back_with_a_summary() 
     let other = 1 - seat;
     let (me, them) = (seat as ConnId + 1, other as ConnId + 1);
     // The clock is in the state both people got when the match began.
-    let due = played.core.turn_clock.unwrap();
+    let due = played.core.timers.turn_clock().unwrap();
     assert_eq!(due.0, seat);
     let clock = played.core.clock().unwrap();
     assert_eq!((clock.seat, clock.total_ms), (seat, 15_000));
@@ -494,7 +500,7 @@ fn a_turn_runs_out_a_stand_in_plays_it_and_the_seat_comes_back_with_a_summary() 
     assert_eq!(summary["turns"], 1);
     assert_eq!(summary["events"].as_array().unwrap().len(), 2, "{summary}");
     assert_eq!(last_state(&mine)["clock"]["seat"], other);
-    assert!(played.core.human(seat).unwrap().stand_in.is_none());
+    assert!(!played.core.human(seat).unwrap().cover.is_covered());
     // The history marks the stand-in's moves.
     assert_eq!(played.core.stand_in_marks.len(), 2);
     // The other person moves; my new turn has a fresh, whole clock.
@@ -507,7 +513,10 @@ fn a_turn_runs_out_a_stand_in_plays_it_and_the_seat_comes_back_with_a_summary() 
     // A move of my own resets the count of timed-out turns.
     let effects = move_for(&mut played, seat);
     assert!(errors(&effects, me).is_empty(), "{effects:?}");
-    assert_eq!(played.core.human(seat).unwrap().timeouts, 0);
+    assert!(matches!(
+        played.core.human(seat).unwrap().cover,
+        Cover::Own { timed_out: false }
+    ));
 }
 
 #[test]
@@ -534,9 +543,9 @@ fn two_timed_out_turns_mark_a_person_away_until_they_are_back() {
     }
     assert_eq!(away_notice.unwrap()["away"], true);
     let human = played.core.human(seat).unwrap();
-    assert!(human.away && human.stand_in.is_some());
+    assert!(human.cover.is_away() && human.cover.is_covered());
     // Marked away, the stand-in plays this turn too, with no clock for it.
-    assert!(played.core.turn_clock.is_none());
+    assert!(played.core.timers.turn_clock().is_none());
     let room = played.core.room_state(Some(seat));
     assert!(room.seats[seat].away);
     // `back` from someone no bot covers is refused; mine is taken, and the seat is mine
@@ -546,8 +555,8 @@ fn two_timed_out_turns_mark_a_person_away_until_they_are_back() {
     let effects = played.message(me, ClientMessage::Back);
     assert!(errors(&effects, me).is_empty(), "{effects:?}");
     let human = played.core.human(seat).unwrap();
-    assert!(!human.away && human.stand_in.is_none());
-    assert_eq!(played.core.turn_clock.map(|c| c.0), Some(seat));
+    assert!(!human.cover.is_covered());
+    assert_eq!(played.core.timers.turn_clock().map(|c| c.0), Some(seat));
     let mine = sent(&effects, me);
     assert_eq!(last_state(&mine)["clock"]["seat"], seat);
     assert!(mine.iter().any(|m| m["type"] == "while_away"));
@@ -573,11 +582,11 @@ fn a_person_marked_away_who_moves_at_the_start_of_their_turn_has_their_seat_back
         move_for(&mut played, 0);
     }
     // The stand-in is due but has not moved yet: Bina's own move takes her seat back.
-    assert!(played.core.human(bina).unwrap().stand_in.is_some());
+    assert!(played.core.human(bina).unwrap().cover.is_covered());
     let effects = move_for(&mut played, bina);
     assert!(errors(&effects, 2).is_empty(), "{effects:?}");
     let human = played.core.human(bina).unwrap();
-    assert!(!human.away && human.stand_in.is_none());
+    assert!(!human.cover.is_covered());
 }
 
 #[test]
@@ -700,7 +709,7 @@ fn only_an_expert_is_sent_away_to_think() {
             assert_eq!(jobs.len(), 1, "{difficulty:?}");
             assert_eq!(game.turn(), 1);
             assert_eq!(game.log().len(), events);
-            assert!(played.core.bot_due.is_none());
+            assert!(played.core.timers.bot_due().is_none());
             let before = played.log.len();
             played.input(Input::Thought(Box::new(
                 jobs.into_iter().next().unwrap().run(),
@@ -760,7 +769,7 @@ fn a_stand_ins_thought_is_dropped_when_its_person_takes_the_turn_back() {
     let events = played.core.game.as_ref().unwrap().log().len();
     played.input(Input::Thought(Box::new(job.run())));
     assert_eq!(played.core.game.as_ref().unwrap().log().len(), events);
-    assert!(played.core.thinking.is_none() && played.core.bot_due.is_none());
+    assert!(played.core.thinking.is_none() && played.core.timers.bot_due().is_none());
     assert!(
         errors(&move_for(&mut played, 1), 2).is_empty(),
         "she plays her own turn"
@@ -833,8 +842,16 @@ fn a_client_seed_from_an_older_log_replays_as_it_was_played() {
                 Record::MatchBegun { seed: setup.seed },
             ],
         )];
-        let core = RoomCore::restore(&setup, None, log, TIMING, Arc::default(), Instant::now())
-            .expect("the log replays");
+        let core = RoomCore::restore(
+            &setup,
+            None,
+            log,
+            TIMING,
+            Arc::default(),
+            Instant::now(),
+            &mut TestEntropy(StdRng::seed_from_u64(0)),
+        )
+        .expect("the log replays");
         match &core.game.as_ref().expect("a match").log()[0] {
             Event::Dealt { client_seeds, .. } => client_seeds.clone(),
             other => panic!("not a deal: {other:?}"),

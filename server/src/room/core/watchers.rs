@@ -7,7 +7,7 @@ use dhumbal_protocol::{CLOSE_REMOVED, CLOSE_WATCHING_OFF, ServerMessage, Watcher
 use tokio::time::Instant;
 use tracing::info;
 
-use super::{ConnId, Effect, RoomCore};
+use super::{ConnId, RoomCore};
 use crate::error::Refusal;
 use crate::room::record::{Record, hash_secret};
 
@@ -198,11 +198,8 @@ impl RoomCore {
         for conn in gone {
             self.send_to(conn, &bye);
             self.clients.remove(&conn);
-            self.effects.push(Effect::Close {
-                to: conn,
-                code: CLOSE_REMOVED,
-                reason: "removed by the host",
-            });
+            self.outbox
+                .close(conn, CLOSE_REMOVED, "removed by the host");
         }
         info!(room = %self.code, %name, "watcher removed by the host");
         self.broadcast_room();
@@ -251,11 +248,8 @@ impl RoomCore {
             for conn in gone {
                 self.send_to(conn, &bye);
                 self.clients.remove(&conn);
-                self.effects.push(Effect::Close {
-                    to: conn,
-                    code: CLOSE_WATCHING_OFF,
-                    reason: "watching turned off",
-                });
+                self.outbox
+                    .close(conn, CLOSE_WATCHING_OFF, "watching turned off");
             }
         }
         info!(room = %self.code, allowed, "watching set by the host");

@@ -1,0 +1,126 @@
+//! The way from a room to one client: [`ClientTx`], the client's bounded queue of
+//! [`Outgoing`] messages, which the room only ever `try_send`s on; and [`Text`], a message's
+//! text, the room's own type, so that the core sends without knowing the web framework. The
+//! connection (`conn`) makes the queue, and its writer turns each text into a WebSocket frame.
+
+use bytes::Bytes;
+use dhumbal_protocol::ServerMessage;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// What a connection's writer task sends on the socket.
+#[derive(Debug)]
+pub enum Outgoing {
+    /// A text message (JSON).
+    Text(Text),
+    /// Close the socket with this code and reason.
+    Close(u16, &'static str),
+}
+
+/// The way to one client: its bounded outbound queue, and a token that disconnects it.
+#[derive(Clone, Debug)]
+pub struct ClientTx {
+    /// The client's outbound queue; the room only ever `try_send`s on it.
+    pub queue: mpsc::Sender<Outgoing>,
+    /// Cancelled to disconnect the client at once (it fell behind, or its writer is stuck).
+    pub kick: CancellationToken,
+}
+
+impl ClientTx {
+    /// Queues a message without waiting; a client that cannot take it is disconnected.
+    /// Returns whether the client is still fine.
+    pub fn send(&self, text: Text) -> bool {
+        match self.queue.try_send(Outgoing::Text(text)) {
+            Ok(()) => true,
+            Err(_) => {
+                self.kick.cancel();
+                false
+            }
+        }
+    }
+
+    /// Closes the client's socket with this code and reason, after what is already queued.
+    pub fn close(&self, code: u16, reason: &'static str) {
+        if self.queue.try_send(Outgoing::Close(code, reason)).is_err() {
+            self.kick.cancel();
+        }
+    }
+
+    /// Queues one server message.
+    pub fn send_message(&self, message: &ServerMessage) -> bool {
+        self.send(message.to_json().into())
+    }
+}
+
+/// A message's text (JSON), for one client or many: always UTF-8, since it is built only from
+/// a `String` or a `&str`, and cheap to clone for a broadcast (the clones share its bytes).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Text(Bytes);
+
+impl Text {
+    /// The text. It is checked to be UTF-8 on the way (safe code cannot skip the check), so
+    /// this is for tests and logs, not for the way to a client.
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("a Text is built from a str")
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether it is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Its bytes (UTF-8), shared with its clones.
+    pub fn into_bytes(self) -> Bytes {
+        self.0
+    }
+}
+
+impl From<String> for Text {
+    /// Takes the string's buffer, without copying it.
+    fn from(text: String) -> Text {
+        Text(Bytes::from(text))
+    }
+}
+
+impl From<&str> for Text {
+    /// Copies the text.
+    fn from(text: &str) -> Text {
+        Text(Bytes::copy_from_slice(text.as_bytes()))
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_is_its_string_and_its_clones_share_the_bytes() {
+        let text = Text::from(String::from("{\"type\":\"pong\"}"));
+        let copy = text.clone();
+        assert_eq!(copy.as_str(), "{\"type\":\"pong\"}");
+        assert_eq!(text.len(), 15);
+        assert_eq!(
+            text.clone().into_bytes().as_ptr(),
+            copy.into_bytes().as_ptr()
+        );
+        assert_eq!(Text::from("é").to_string(), "é");
+        assert_eq!(format!("{:?}", Text::from("a\"b")), "\"a\\\"b\"");
+    }
+}
