@@ -1,22 +1,23 @@
 //! The room's decisions, synchronous: seats, host, lobby, votes, the [`Game`], bots and
-//! stand-ins. No channel, socket or task: [`RoomCore`] takes one input at a time (a person's
-//! message, a join, a leave, a timer that fired) with the time and a source of randomness, and
-//! leaves behind what to send ([`Effect`]s) and what changed for good ([`Record`]s). The actor
-//! ([`super::actor`]) appends the records to the room's log, and only once that append has
-//! completed delivers the effects.
+//! stand-ins. No channel, socket, task or web framework: [`RoomCore`] takes one input at a time
+//! (a person's message, a join, a leave, a timer that fired) with the time and a source of
+//! randomness ([`Entropy`]), and leaves behind what to send ([`Effect`]s, with the room's own
+//! [`Text`]) and what changed for good ([`Record`]s). The actor ([`super::actor`]) appends the
+//! records to the room's log, and only once that append has completed delivers the effects.
 //!
-//! Every durable change goes through one function, `RoomCore::apply`, live and in a replay alike: the live
-//! path validates, draws what is random, and commits a record (apply it, keep it for the log);
-//! [`RoomCore::restore`] applies the logged records, with no clock and no bot's decision. Bots
-//! play in the core; their choices are logged as [`Record::Acted`] like anyone's, so a replay
-//! never runs a bot. (A bot a record seats is made by the live path, or at the end of a
-//! replay, with a seed of its own from the room's [`Entropy`], for the moves it will choose
-//! later; nothing replayed depends on it.)
+//! Every durable change goes through one function, `RoomCore::apply`, live and in a replay
+//! alike: the live path validates, draws what is random, and commits a record (apply it, keep
+//! it for the log); [`RoomCore::restore`] applies the logged records, with no clock and no
+//! bot's decision. Bots play in the core; their choices are logged as [`Record::Acted`] like
+//! anyone's, so a replay never runs a bot. (`apply` makes no bot: the live path seats the bots a
+//! record calls for, and a replay seats them at its end, each with a seed of its own from the
+//! room's [`Entropy`], for the moves it will choose later; nothing replayed depends on it.)
 //!
 //! The room checks permission (a seat, the host, the stage) and then the rules (the engine),
 //! and answers a refusal with an `error` to that client only, changing nothing.
 //!
-//! Its parts, each an `impl RoomCore` block:
+//! Its parts: the state is [`RoomCore`]'s fields, three of them parts with types of their own
+//! (`Timers`, `Outbox`, and each person's `Cover`); the decisions are `impl RoomCore` blocks.
 //! - this module: the room's state, its inputs ([`RoomCore::handle`], [`RoomCore::wake`],
 //!   [`RoomCore::settle`]) and what the actor takes away;
 //! - `cover`: `Cover`, who plays a person's turns (they do, or a stand-in, and until when);
@@ -26,7 +27,8 @@
 //! - `outbox`: `Outbox`, what the input being handled leaves for the actor: effects, records,
 //!   the snapshot the log restarts from, and what stand-ins did to tell;
 //! - `play`: the match, moves, what each change tells everyone, chat, votes, rematches;
-//! - `stand_ins`: bots, stand-ins for people away or out of time, the turn's clock;
+//! - `stand_ins`: bots and their seeds, stand-ins for people away or out of time, the turn's
+//!   clock;
 //! - `tell`: sending to one client or all, and the room as each client sees it;
 //! - `timers`: `Timers`, every timer of the room (its closing, the bot's next action, a
 //!   takeover, the turn's clock) and which is due next;
