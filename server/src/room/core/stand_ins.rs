@@ -33,9 +33,14 @@ impl RoomCore {
             .is_some_and(|g| matches!(g.phase(), Phase::Throw | Phase::Draw));
         let mut told = Vec::new();
         for (seat, occupant) in self.seats.iter_mut().enumerate() {
+            // Most seats have no stand-in: they are passed over at once (this runs twice an
+            // action).
             let Seat::Human(human) = occupant else {
                 continue;
             };
+            if !human.cover.is_covered() {
+                continue;
+            }
             let finishing = turn == Some(seat) && mid_turn;
             let handing = Handing {
                 turn_over: turn != Some(seat),
