@@ -18,6 +18,8 @@
 //!   the hidden cards where hard finds several close; calls when the call's expected value, under
 //!   a calibrated belief about every opponent's hand and the table's real penalty, beats holding
 //!   on; weighs elimination and the last round's standing.
+//! - [`coach`] — [`coach::advise`] and [`coach::review`]: the expert's judgement of a decision
+//!   (a hint) and of every decision a seat made in a match, from that seat's view alone.
 //! - [`belief`] — [`Belief`]: the distribution of each opponent's hand from public facts (known
 //!   cards, unknown cards that lean low the longer it has thrown), fitted on recorded rounds.
 //! - [`search`] — the expert's optional search: determinized play-outs of the rest of the round
@@ -53,6 +55,7 @@
 
 pub mod arena;
 pub mod belief;
+pub mod coach;
 pub mod easy;
 pub mod expert;
 pub mod groups;

@@ -334,6 +334,38 @@ pub(crate) fn call_or_hold(
     (call / n, keep / n)
 }
 
+/// Every candidate's score on each of `samples` samples of what `view`'s seat cannot see, all
+/// the candidates meeting the same samples (a candidate `None` is a call now): for the coach
+/// ([`crate::coach`]), which compares a person's move with the best one, paired. No wall-clock
+/// cap: the same view and seed give the same scores on any machine.
+pub(crate) fn play_outs(
+    view: &SeatView,
+    memory: &Memory,
+    judge: &Judge<'_>,
+    candidates: &[Option<Candidate>],
+    samples: u32,
+    open_call_at: u32,
+    seed: u64,
+) -> Vec<Vec<f64>> {
+    let seat = me(view);
+    let mut rng = ChaCha8Rng::seed_from_u64(
+        seed ^ 0xc0ac ^ (u64::from(view.round) << 40) ^ (u64::from(view.throws) << 20),
+    );
+    let call_at = rollout_call_at(view, open_call_at);
+    let mut scores = vec![Vec::with_capacity(samples as usize); candidates.len()];
+    for _ in 0..samples {
+        let world = World::sample(view, memory, &mut rng);
+        for (k, candidate) in candidates.iter().enumerate() {
+            let mut sim = Sim::new(view, memory, &world, &call_at);
+            scores[k].push(match candidate {
+                Some(candidate) => sim.play_candidate(seat, candidate, judge),
+                None => sim.score(seat, End::Call(seat)),
+            });
+        }
+    }
+    scores
+}
+
 /// The total each seat calls at in a play-out: hard's rule for the opponents, and for the seat
 /// itself the expert's planning total (at a table with no limit, `open` for everyone).
 fn rollout_call_at(view: &SeatView, open: u32) -> Vec<Option<u32>> {

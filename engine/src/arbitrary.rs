@@ -224,6 +224,8 @@ pub fn any_raw_settings() -> BoxedStrategy<Settings> {
                 turn_timer,
                 direction,
                 reshuffle_keeps,
+                // Anything at all: with and without hints (the engine ignores them).
+                hints: difficulty == Difficulty::Easy,
             },
         )
         .boxed()
@@ -387,6 +389,9 @@ fn table(drawn: Drawn) -> Settings {
         turn_timer: drawn.turn_timer,
         direction: drawn.direction,
         reshuffle_keeps: drawn.reshuffle_keeps,
+        // The engine ignores hints; tying them to one difficulty draws tables with and without
+        // them (for the settings' JSON) at no cost to the strategies' shrinking.
+        hints: drawn.difficulty == Difficulty::Expert,
     };
     if let Err(e) = settings.validate() {
         panic!("a settings strategy made an invalid table ({e}): {settings:?}");

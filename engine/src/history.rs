@@ -124,7 +124,7 @@ pub fn verify(record: &HandHistory) -> Verification {
     for (i, round) in record.rounds.iter().enumerate() {
         let verdict = match game.as_mut() {
             None => Err("not checked: an earlier round could not be replayed".to_owned()),
-            Some(game) => replay_round(game, i, round),
+            Some(game) => replay_round(game, i, round, &mut |_, _| {}),
         };
         if verdict
             .as_ref()
@@ -146,6 +146,18 @@ pub fn verify(record: &HandHistory) -> Verification {
         Some(_) => Ok(()),
     };
     verification
+}
+
+/// Replays a hand history through the engine, showing `each` the game as it stood just before
+/// every recorded step (which the game then applies): every seat's view at every decision, for
+/// a review of the match. Checks what [`verify`] checks and stops at the first thing that does
+/// not follow, with the same words; returns the game at the match's end.
+pub fn replay(record: &HandHistory, mut each: impl FnMut(&Game, &Step)) -> Result<Game, String> {
+    let mut game = start(record)?;
+    for (i, round) in record.rounds.iter().enumerate() {
+        replay_round(&mut game, i, round, &mut each)?;
+    }
+    Ok(game)
 }
 
 /// The game the record starts from, once its seed checks out against its commitment.
@@ -175,8 +187,14 @@ fn start(record: &HandHistory) -> Result<Game, String> {
         .map_err(|e| format!("the settings are not a valid table: {e}"))
 }
 
-/// Replays round `index` of a record on `game` and compares what it recorded with what was.
-fn replay_round(game: &mut Game, index: usize, round: &RoundHistory) -> Result<(), String> {
+/// Replays round `index` of a record on `game` and compares what it recorded with what was;
+/// shows `each` the game before every step.
+fn replay_round(
+    game: &mut Game,
+    index: usize,
+    round: &RoundHistory,
+    each: &mut dyn FnMut(&Game, &Step),
+) -> Result<(), String> {
     if index > 0 {
         game.set_client_seeds(round.client_seeds.clone());
         game.next_round()
@@ -197,6 +215,7 @@ fn replay_round(game: &mut Game, index: usize, round: &RoundHistory) -> Result<(
         return Err(describe_deal(&ours, round));
     }
     for (k, step) in round.steps.iter().enumerate() {
+        each(game, step);
         game.apply(step.seat, step.action.clone()).map_err(|e| {
             format!(
                 "replay stopped: step {} (seat {}) is refused by the rules: {e}",

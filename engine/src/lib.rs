@@ -16,7 +16,8 @@
 //! - [`shuffle`] — seeded ChaCha20 Fisher–Yates shuffles.
 //! - [`fair`] — provably fair deals: the commitment, and deck seeds from the match seed and the
 //!   players' client seeds.
-//! - [`history`] — a finished match's [`HandHistory`], and [`verify`], which checks one.
+//! - [`history`] — a finished match's [`HandHistory`]; [`verify`], which checks one, and
+//!   [`replay`], which shows the game before each of its steps (for a review of the match).
 //! - [`game`] — the [`Game`] state machine: [`Action`]s in, public [`Event`]s out.
 //! - [`score`] — scoring a round at the show ([`RoundResult`]) and the match [`Standing`]s.
 //! - [`view`] — [`SeatView`], what one seat may see and may do now, and the [`PublicHistory`]
@@ -54,7 +55,7 @@ pub use error::RuleError;
 pub use fair::{ClientSeed, FairDeal, Hex32};
 pub use game::{Action, Event, Game, Phase, Source, pickup_choices};
 pub use group::{GroupKind, classify, group_ends};
-pub use history::{HandHistory, RoundHistory, Step, Verification, verify};
+pub use history::{HandHistory, RoundHistory, Step, Verification, replay, verify};
 pub use score::{Charges, Ending, RoundResult, Standing, caught_charge, charges, standings};
 pub use settings::{
     CourtValues, Difficulty, Direction, DoublePenalty, MAX_GUIDE_PLAYERS, PenaltyMode, PickUp,

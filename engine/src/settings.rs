@@ -260,7 +260,7 @@ impl ReshuffleKeeps {
 /// only accepts it once [`Settings::validate`] does.
 ///
 /// Settings read from JSON may leave out the options added since tables were first stored:
-/// `turn_timer` (none), `direction` (clockwise) and `reshuffle_keeps` (what the table kept
+/// `turn_timer` (none), `direction` (clockwise), `hints` (off) and `reshuffle_keeps` (what the table kept
 /// before it was a setting, [`ReshuffleKeeps::before_the_setting`]), so a stored room replays
 /// exactly as it was played.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -316,6 +316,15 @@ pub struct Settings {
     /// throw-then-draw tables.
     #[serde(default)]
     pub reshuffle_keeps: ReshuffleKeeps,
+    /// Whether a person may ask the coach for a hint on their turn (off when left out, and left
+    /// out of the JSON when off). Everyone at the table sees the setting; the engine ignores it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hints: bool,
+}
+
+/// Whether `b` is `false` (a setting that is off is left out of the JSON).
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The fields of [`Settings`] as JSON gives them, with the options added later optional; only
@@ -346,6 +355,8 @@ struct SettingsFields {
     direction: Direction,
     #[serde(default)]
     reshuffle_keeps: Option<ReshuffleKeeps>,
+    #[serde(default)]
+    hints: bool,
 }
 
 impl<'de> Deserialize<'de> for Settings {
@@ -374,6 +385,7 @@ impl<'de> Deserialize<'de> for Settings {
             reshuffle_keeps: f
                 .reshuffle_keeps
                 .unwrap_or_else(|| ReshuffleKeeps::before_the_setting(f.turn_order)),
+            hints: f.hints,
         })
     }
 }
@@ -649,6 +661,7 @@ impl Preset {
                 turn_timer: None,
                 direction: Direction::Clockwise,
                 reshuffle_keeps: ReshuffleKeeps::TopCard,
+                hints: false,
             },
             Preset::Household => Settings {
                 players: 5,
@@ -671,6 +684,7 @@ impl Preset {
                 turn_timer: None,
                 direction: Direction::Clockwise,
                 reshuffle_keeps: ReshuffleKeeps::TopCard,
+                hints: false,
             },
             Preset::Yaniv => Settings {
                 players: 4,
@@ -693,6 +707,7 @@ impl Preset {
                 turn_timer: None,
                 direction: Direction::Clockwise,
                 reshuffle_keeps: ReshuffleKeeps::TopThrow,
+                hints: false,
             },
         }
     }

@@ -325,11 +325,25 @@ pub enum ClientMessage {
     /// foreground, so it can tell a stalled connection from a quiet table. Counted against the
     /// message rate like any message.
     Ping,
+    /// On your turn, at a table whose `hints` setting is on: ask the coach what it would do.
+    /// Answered with `hint` (to you alone) once it has weighed the moves, usually within a tenth
+    /// of a second; refused with `hints_off`, `not_your_turn`, `not_seated`, or `coach_busy` when
+    /// the server's thinking pool is full.
+    Hint,
+    /// Once a match is over, while the room still shows it: ask the coach to review your own
+    /// decisions in it (a watcher names the `seat`, which a seated person may leave out or must
+    /// name as their own). Answered with `review` (to you alone); refused with `no_review` (no
+    /// match over to review), `not_your_seat`, `no_such_seat`, or `coach_busy`.
+    Review {
+        /// The seat to review; your own when left out.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seat: Option<usize>,
+    },
 }
 
 impl ClientMessage {
     /// Every `type` a client may send.
-    pub const TYPES: [&'static str; 25] = [
+    pub const TYPES: [&'static str; 27] = [
         "hello",
         "take_seat",
         "set_settings",
@@ -355,6 +369,8 @@ impl ClientMessage {
         "rematch",
         "resync",
         "ping",
+        "hint",
+        "review",
     ];
 
     /// This message's `type`.
@@ -385,6 +401,8 @@ impl ClientMessage {
             ClientMessage::Rematch { .. } => "rematch",
             ClientMessage::Resync => "resync",
             ClientMessage::Ping => "ping",
+            ClientMessage::Hint => "hint",
+            ClientMessage::Review { .. } => "review",
         }
     }
 }

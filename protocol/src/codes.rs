@@ -137,3 +137,15 @@ pub const NO_SUCH_WATCHER: &str = "no_such_watcher";
 pub const TOO_MANY_REACTIONS: &str = "too_many_reactions";
 /// Something went wrong inside the server; it has been logged.
 pub const INTERNAL: &str = "internal";
+/// `hint` at a table whose `hints` setting is off.
+pub const HINTS_OFF: &str = "hints_off";
+/// The coach is busy: the server's thinking pool has no room for a hint or a review now; ask
+/// again in a moment.
+pub const COACH_BUSY: &str = "coach_busy";
+/// `review` with no match over to review (the match is still being played, or none has ended
+/// since the room last went back to the lobby).
+pub const NO_REVIEW: &str = "no_review";
+/// A seated person asked for the review of another seat: the room reviews your own seat only
+/// (anyone may review any seat with the revealed match seed, `GET
+/// /api/rooms/{code}/matches/{number}/review?seat=N`).
+pub const NOT_YOUR_SEAT: &str = "not_your_seat";

@@ -65,7 +65,7 @@ pub use server::{
 /// 5: after a change each client gets a `patch` of its view with a version number, instead of a
 /// whole `state` ([`patch`]); `resync` asks for the whole view again; `ping` is answered with
 /// `pong`, so a page can tell a stalled connection from a quiet one.
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// The WebSocket close code sent to a connection whose seat was taken back by another connection
 /// presenting the same seat token (the newer connection wins).

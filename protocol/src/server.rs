@@ -13,6 +13,7 @@
 //! [`crate::History`]). [`StateFrames`] builds one change's `state` for every client at once,
 //! serialising what they share once.
 
+use dhumbal_bots::coach::{Advice, Review};
 use dhumbal_engine::{
     Card, ClientSeed, Difficulty, Event, Game, Hex32, RoundResult, SeatView, Settings, Standing,
 };
@@ -114,6 +115,23 @@ pub enum ServerMessage {
         commitment: Hex32,
         /// The seed taken.
         client_seed: ClientSeed,
+    },
+    /// To you alone, the answer to `hint`: what the coach would do on your turn, and why, weighed
+    /// from your view alone. `v` is the version of the view it weighed: a hint for a version you
+    /// no longer hold (the table moved on) is stale, and the page drops it.
+    Hint {
+        /// The version of your view the hint is for.
+        v: u64,
+        /// The moves weighed, best first, and why the best is best.
+        advice: Advice,
+    },
+    /// To you alone, the answer to `review`: the coach's review of one seat's decisions in the
+    /// match that has just ended, each weighed from that seat's view at the time.
+    Review {
+        /// The match's number in the room.
+        match_number: u32,
+        /// The review.
+        review: Review,
     },
     /// A message was refused; nothing changed.
     Error(ErrorMessage),
@@ -649,6 +667,16 @@ mod tests {
                 events: game.log().to_vec(),
                 rounds_ended: 1,
             }),
+            ServerMessage::Hint {
+                v: 3,
+                advice: dhumbal_bots::coach::advise(
+                    &game.view(game.turn()),
+                    game.public_history(),
+                    None,
+                    &dhumbal_bots::coach::CoachParams::HINT,
+                    7,
+                ),
+            },
         ];
         for message in messages {
             let text = message.to_json();
@@ -656,6 +684,24 @@ mod tests {
                 serde_json::from_str::<ServerMessage>(&text).unwrap(),
                 message
             );
+        }
+    }
+
+    /// The examples of `hint` and `review` in `docs/protocol.md` are messages the server sends,
+    /// written as the server writes them.
+    #[test]
+    fn the_documented_coach_answers_are_the_servers() {
+        let doc = include_str!("../../docs/protocol.md");
+        for kind in [
+            "{\"type\":\"hint\",\"v\"",
+            "{\"type\":\"review\",\"match_number\"",
+        ] {
+            let line = doc
+                .lines()
+                .find(|l| l.starts_with(kind))
+                .unwrap_or_else(|| panic!("docs/protocol.md has no example starting {kind}"));
+            let message: ServerMessage = serde_json::from_str(line).unwrap();
+            assert_eq!(message.to_json(), line);
         }
     }
 

@@ -1,5 +1,5 @@
 //! The HTTP routes: room creation and lookup, the presets and the check of a room's settings,
-//! finished matches' hand histories, the WebSocket upgrade (`/ws`, or `/ws/{code}` with the room's
+//! finished matches' hand histories and the coach's reviews of them, the WebSocket upgrade (`/ws`, or `/ws/{code}` with the room's
 //! code in the path, so that a load balancer can route a room's sockets by it), and the health
 //! check.
 
@@ -50,6 +50,10 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route(
             "/api/rooms/{code}/matches/{number}/history",
             get(match_history),
+        )
+        .route(
+            "/api/rooms/{code}/matches/{number}/review",
+            get(match_review),
         )
         .route("/ws", get(upgrade))
         .route("/ws/{code}", get(upgrade_room))
@@ -249,22 +253,32 @@ async fn room_summary(
     }
 }
 
-/// `GET /api/rooms/{code}/matches/{number}/history`: a finished match's hand history, for
-/// someone who sat in it (`Authorization: Bearer <seat token>`) or saw its end (`Bearer <the
-/// revealed match seed>`). `401 unauthorized` without any credential, whatever the room; with one,
-/// `404 unknown_match` alike for a credential that does not fit and for a match (or room) that is
-/// not kept, so that the answer never says whether a room exists. Each of those counts as a
-/// failed lookup of the caller's address ([`crate::limits::JoinAttempts`]), and an address
-/// blocked for failing too often is refused (`429 too_many_attempts`) as at every lookup. See
-/// `docs/fairness.md`.
-async fn match_history(
-    State(app): State<Arc<AppState>>,
-    client: ClientAddr,
-    Path((code, number)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Response {
+/// Who may read a kept match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reader {
+    /// Someone who sat in it (their seat token) or saw its end (the revealed match seed).
+    SatOrSaw,
+    /// Only someone who presents the revealed match seed.
+    SawTheEnd,
+}
+
+/// The kept match `number` of room `code` for the caller's `Authorization: Bearer` credential,
+/// or the refusal to answer: `401 unauthorized` without any credential, whatever the room;
+/// with one, `404 unknown_match` alike for a credential that does not fit and for a match (or
+/// room) that is not kept, so that the answer never says whether a room exists. Each of those
+/// counts as a failed lookup of the caller's address ([`crate::limits::JoinAttempts`]), and an
+/// address blocked for failing too often is refused (`429 too_many_attempts`) as at every
+/// lookup.
+async fn kept_match_for(
+    app: &AppState,
+    client: &ClientAddr,
+    code: &str,
+    number: &str,
+    headers: &HeaderMap,
+    reader: Reader,
+) -> Result<(String, u32, record::KeptMatch), Response> {
     if app.join_attempts.check(client.ip).is_err() {
-        return Refusal::TooManyAttempts.into_response();
+        return Err(Refusal::TooManyAttempts.into_response());
     }
     let Some(credential) = headers
         .get(axum::http::header::AUTHORIZATION)
@@ -278,7 +292,7 @@ async fn match_history(
             axum::http::header::WWW_AUTHENTICATE,
             axum::http::HeaderValue::from_static("Bearer"),
         );
-        return response;
+        return Err(response);
     };
     // No such match, and a credential that does not fit it: one answer, and one failure.
     let refused = || {
@@ -286,27 +300,45 @@ async fn match_history(
         Refusal::UnknownMatch.into_response()
     };
     let Ok(number) = number.parse::<u32>() else {
-        return refused();
+        return Err(refused());
     };
-    let code = normalize(&code);
+    let code = normalize(code);
     let kept = match app.rooms.store().find_match(&code, number).await {
         Ok(Some(kept)) => kept,
-        Ok(None) => return refused(),
+        Ok(None) => return Err(refused()),
         Err(e) => {
-            return Refusal::store(
+            return Err(Refusal::store(
                 &format!("room {code}: reading hand history {number} failed"),
                 &e,
             )
-            .into_response();
+            .into_response());
         }
     };
-    let sat = kept.token_hashes.contains(&record::hash_secret(credential));
+    let sat =
+        reader == Reader::SatOrSaw && kept.token_hashes.contains(&record::hash_secret(credential));
     let saw_the_end = credential
         .parse::<dhumbal_engine::Hex32>()
         .is_ok_and(|seed| dhumbal_engine::fair::commitment(&seed.0).to_string() == kept.commitment);
     if !sat && !saw_the_end {
-        return refused();
+        return Err(refused());
     }
+    Ok((code, number, kept))
+}
+
+/// `GET /api/rooms/{code}/matches/{number}/history`: a finished match's hand history, for
+/// someone who sat in it (`Authorization: Bearer <seat token>`) or saw its end (`Bearer <the
+/// revealed match seed>`); refused as [`kept_match_for`] says. See `docs/fairness.md`.
+async fn match_history(
+    State(app): State<Arc<AppState>>,
+    client: ClientAddr,
+    Path((code, number)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let (code, number, kept) =
+        match kept_match_for(&app, &client, &code, &number, &headers, Reader::SatOrSaw).await {
+            Ok(found) => found,
+            Err(refused) => return refused,
+        };
     let disposition = format!("attachment; filename=\"dhumbal-{code}-{number}.json\"");
     (
         [
@@ -323,6 +355,86 @@ async fn match_history(
         kept.history,
     )
         .into_response()
+}
+
+/// The query of `GET …/review`.
+#[derive(Debug, serde::Deserialize)]
+struct ReviewQuery {
+    /// The seat to review.
+    seat: usize,
+}
+
+/// `GET /api/rooms/{code}/matches/{number}/review?seat=N`: the coach's review of one seat's
+/// decisions in a finished match (the same object as the WebSocket's `review` message), for
+/// anyone who presents the revealed match seed (`Authorization: Bearer <seed>`): everyone at
+/// the table and every watcher saw it at the end, and with it the hand history shows every hand
+/// anyway. Refused as [`kept_match_for`] says, with `400 no_such_seat` for a seat not at the
+/// table, and `503 coach_busy` (with `Retry-After`) when the thinking pool is full. A review is
+/// made once and kept.
+async fn match_review(
+    State(app): State<Arc<AppState>>,
+    client: ClientAddr,
+    Path((code, number)): Path<(String, String)>,
+    query: Result<axum::extract::Query<ReviewQuery>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+) -> Response {
+    let (code, number, kept) =
+        match kept_match_for(&app, &client, &code, &number, &headers, Reader::SawTheEnd).await {
+            Ok(found) => found,
+            Err(refused) => return refused,
+        };
+    let Ok(axum::extract::Query(ReviewQuery { seat })) = query else {
+        return Refusal::BadBody("name the seat to review: ?seat=N, from 0".into()).into_response();
+    };
+    let record: dhumbal_engine::HandHistory = match serde_json::from_str(&kept.history) {
+        Ok(record) => record,
+        Err(e) => {
+            return Refusal::internal(
+                &format!("room {code}: hand history {number} unreadable"),
+                &e,
+            )
+            .into_response();
+        }
+    };
+    if seat >= usize::from(record.settings.players) {
+        return Refusal::NoSuchSeat(seat).into_response();
+    }
+    let work = move || {
+        let review =
+            dhumbal_bots::coach::review(&record, seat, &dhumbal_bots::coach::CoachParams::REVIEW)
+                .map_err(|why| Refusal::internal("a kept match does not replay", &why))?;
+        let message = dhumbal_protocol::ServerMessage::Review {
+            match_number: number,
+            review,
+        };
+        Ok(message.to_json().into())
+    };
+    match app
+        .rooms
+        .thinkers()
+        .review((code, number, seat), work)
+        .await
+    {
+        Ok(text) => (
+            [
+                (axum::http::header::CONTENT_TYPE, "application/json"),
+                (axum::http::header::CACHE_CONTROL, "private, no-store"),
+            ],
+            text.as_str().to_owned(),
+        )
+            .into_response(),
+        Err(refusal) => {
+            let busy = matches!(refusal, Refusal::CoachBusy);
+            let mut response = refusal.into_response();
+            if busy {
+                response.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    HeaderValue::from_static("2"),
+                );
+            }
+            response
+        }
+    }
 }
 
 /// `GET /ws`: the WebSocket, for any room (its `hello` names it), with limits fit for small JSON

@@ -133,6 +133,20 @@ pub enum Refusal {
     /// An after-the-match action before the match is over.
     #[error("that is only possible once the match is over")]
     MatchNotOver,
+    /// `hint` at a table whose hints setting is off.
+    #[error("this table does not allow hints; the host can turn them on in the settings")]
+    HintsOff,
+    /// The thinking pool has no room for the coach now.
+    #[error("the coach is busy just now; ask again in a moment")]
+    CoachBusy,
+    /// `review` with no finished match to review.
+    #[error("there is no finished match to review here")]
+    NoReview,
+    /// A seated person asked for the review of another seat.
+    #[error(
+        "at the table you can review only your own seat; with the match seed you can review any"
+    )]
+    NotYourSeat,
     /// A bot is finishing the turn it began for this person.
     #[error("a bot is finishing this turn for you; your seat is yours again from your next turn")]
     StandInPlaying,
@@ -266,6 +280,10 @@ impl Refusal {
             Refusal::NotStarted => codes::NOT_STARTED,
             Refusal::NotBetweenRounds => codes::NOT_BETWEEN_ROUNDS,
             Refusal::MatchNotOver => codes::MATCH_NOT_OVER,
+            Refusal::HintsOff => codes::HINTS_OFF,
+            Refusal::CoachBusy => codes::COACH_BUSY,
+            Refusal::NoReview => codes::NO_REVIEW,
+            Refusal::NotYourSeat => codes::NOT_YOUR_SEAT,
             Refusal::StandInPlaying => codes::STAND_IN_PLAYING,
             Refusal::NotAway => codes::NOT_AWAY,
             Refusal::AlreadyStandIn(_) => codes::ALREADY_STAND_IN,
@@ -316,12 +334,15 @@ impl Refusal {
             | Refusal::NotSeated
             | Refusal::NotHost
             | Refusal::Muted
+            | Refusal::HintsOff
+            | Refusal::NotYourSeat
             | Refusal::WatchingOff
             | Refusal::ForbiddenOrigin
             | Refusal::TestDecksDisabled => StatusCode::FORBIDDEN,
             Refusal::TooManyRooms
             | Refusal::TooManyConnections(_)
             | Refusal::ShuttingDown
+            | Refusal::CoachBusy
             | Refusal::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Refusal::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Refusal::AlreadyJoined
@@ -337,6 +358,7 @@ impl Refusal {
             | Refusal::NotStarted
             | Refusal::NotBetweenRounds
             | Refusal::MatchNotOver
+            | Refusal::NoReview
             | Refusal::StandInPlaying
             | Refusal::NotAway
             | Refusal::AlreadyStandIn(_)

@@ -107,6 +107,11 @@ impl Registry {
         &self.store
     }
 
+    /// The pool where bots and the coach think.
+    pub fn thinkers(&self) -> &Thinkers {
+        &self.thinkers
+    }
+
     /// Opens a room under a fresh code: writes its setup to the store, then starts it. `setup`'s
     /// code is replaced by the new code, which is returned. `creator` is the creating address's
     /// place under its cap, held until the room closes.

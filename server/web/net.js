@@ -8,7 +8,7 @@
 // the page asks at once.
 
 /** The protocol version this client speaks. */
-export const PROTOCOL = 5;
+export const PROTOCOL = 6;
 
 /** After this long without a message the page asks the server whether it is there (`ping`). */
 const QUIET_MS = 2500;

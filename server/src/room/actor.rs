@@ -319,6 +319,11 @@ impl Actor {
                 // Stored by `flush`, before anything is delivered.
                 Effect::KeepMatch(_) => {}
                 Effect::Think(job) => self.thinkers.think(*job, self.thoughts.clone()),
+                Effect::Coach(job) => {
+                    if let Some(client) = self.clients.get(&job.conn) {
+                        self.thinkers.coach(*job, client.clone());
+                    }
+                }
             }
         }
         dropped

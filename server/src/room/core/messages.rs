@@ -1,7 +1,7 @@
 //! Client messages: permission first (a seat, the host, the stage), then the rules.
 
 use dhumbal_engine::{Action, Difficulty, Settings};
-use dhumbal_protocol::{ClientMessage, Notice, ServerMessage, Stage, draw_source};
+use dhumbal_protocol::{ClientMessage, MessageId, Notice, ServerMessage, Stage, draw_source};
 use tracing::info;
 
 use super::{ConnId, Entropy, RoomCore, Seat, bot_knowing};
@@ -13,6 +13,7 @@ impl RoomCore {
     pub(super) fn on_message(
         &mut self,
         conn: ConnId,
+        id: Option<MessageId>,
         message: ClientMessage,
         entropy: &mut dyn Entropy,
     ) -> Result<(), Refusal> {
@@ -31,10 +32,12 @@ impl RoomCore {
             ClientMessage::SetPreset { preset } => {
                 self.require_host(seat)?;
                 self.require_lobby()?;
-                // A preset is the rules; the turn timer is the table's own and stays.
-                let turn_timer = self.settings.turn_timer;
+                // A preset is the rules; the turn timer and the hints are the table's own and
+                // stay.
+                let (turn_timer, hints) = (self.settings.turn_timer, self.settings.hints);
                 self.change_settings(Settings {
                     turn_timer,
+                    hints,
                     ..preset.settings()
                 })
             }
@@ -90,6 +93,8 @@ impl RoomCore {
             // Answered by the connection itself, before the room; here only in the room's
             // own tests.
             ClientMessage::Ping => Ok(()),
+            ClientMessage::Hint => self.ask_hint(conn, id, seat),
+            ClientMessage::Review { seat: asked } => self.ask_review(conn, id, seat, asked),
             ClientMessage::Rematch { client_seed } => {
                 let seat = self.require_seated(seat)?;
                 if self.stage() != Stage::MatchOver {

@@ -20,6 +20,7 @@
 //! (`Timers`, `Outbox`, and each person's `Cover`); the decisions are `impl RoomCore` blocks.
 //! - this module: the room's state, its inputs ([`RoomCore::handle`], [`RoomCore::wake`],
 //!   [`RoomCore::settle`]) and what the actor takes away;
+//! - `coach`: who may ask the coach for a hint or a review, and the [`CoachJob`] it goes out as;
 //! - `cover`: `Cover`, who plays a person's turns (they do, or a stand-in, and until when);
 //! - `log`: `commit` and `apply`, snapshots;
 //! - `lobby`: joining and leaving, seats, the host's checks, settings, removals, client seeds;
@@ -49,6 +50,7 @@ use rand::{Rng, TryRngCore};
 use tokio::time::Instant;
 use tracing::{debug, info};
 
+mod coach;
 mod cover;
 mod lobby;
 mod log;
@@ -60,6 +62,7 @@ mod tell;
 mod timers;
 mod watchers;
 
+pub use coach::{Ask, CoachJob};
 pub use stand_ins::{ThinkJob, Thought, Ticket};
 
 use self::cover::Cover;
@@ -97,6 +100,8 @@ pub enum Effect {
     /// Let a bot think, away from the room's task (an expert's search takes milliseconds), and
     /// hand back what it chose as [`Input::Thought`].
     Think(Box<ThinkJob>),
+    /// Ask the coach, away from the room's task, and send its answer to the one who asked.
+    Coach(Box<CoachJob>),
 }
 
 /// What [`RoomCore::handle`] did with an input, for the caller.
@@ -571,7 +576,7 @@ impl RoomCore {
             Input::Message(Request { conn, id, message }) => {
                 let kind = message.type_name();
                 let started = std::time::Instant::now();
-                let handled = self.on_message(conn, message, entropy);
+                let handled = self.on_message(conn, id.clone(), message, entropy);
                 self.metrics.action_handled(started.elapsed());
                 if let Err(refusal) = handled {
                     self.metrics.rejected(refusal.code());

@@ -211,7 +211,9 @@ fn nothing_is_sent_to_anyone_but_through_effects() {
     };
     let welcome: serde_json::Value = match &effects[0] {
         Effect::Send { text, .. } => serde_json::from_str(text.as_str()).unwrap(),
-        Effect::Close { .. } | Effect::KeepMatch(_) | Effect::Think(_) => panic!("not a message"),
+        Effect::Close { .. } | Effect::KeepMatch(_) | Effect::Think(_) | Effect::Coach(_) => {
+            panic!("not a message")
+        }
     };
     let token = welcome["token"].as_str().unwrap();
     let logged = serde_json::to_string(records).unwrap();
@@ -232,7 +234,7 @@ fn replay_equals_the_room(settings: Settings, seed: u64, steps: usize) -> bool {
             .ok()?["token"]
             .as_str()
             .map(str::to_owned),
-        Effect::Close { .. } | Effect::KeepMatch(_) | Effect::Think(_) => None,
+        Effect::Close { .. } | Effect::KeepMatch(_) | Effect::Think(_) | Effect::Coach(_) => None,
     });
     join(&mut played, 2, hello("Bina", None, false));
     played.message(
