@@ -29,12 +29,16 @@
 //!   ([`History::follow`]), since a `state` does not repeat them.
 //! - [`http`] — the JSON bodies of the HTTP API (`POST /api/rooms`, `GET /api/rooms/{code}`,
 //!   `GET /api/presets`, `POST /api/settings/check`, `GET /api/invite-base`).
+//! - [`coach`] — the coach's answers to `hint` and `review` ([`coach::Advice`],
+//!   [`coach::Review`]): the bots crate's own types, re-exported, since the coach lives there.
 //! - [`text`] — the character rules for names and chat lines.
 //! - [`codes`] — the stable error codes of the protocol itself (the engine adds its rule codes).
 //! - `schema` — the JSON Schema ([`json_schema`]), generated from the messages and the engine's own
 //!   wire types (its `schemars` feature).
 
 pub mod client;
+/// The coach's answers (`hint`, `review`), the bots crate's own types on the wire.
+pub use dhumbal_bots::coach;
 pub mod codes;
 pub mod history;
 pub mod http;

@@ -33,11 +33,15 @@
 //!   code decoded to its link, its 404 and lookup cap, and the binary's startup line.
 //! - `patches` — protocol 5: one whole view, then a `patch` per change; a returning person
 //!   gets the whole view first; `resync`; `ping` and `pong`; a protocol 4 page is refused.
+//! - `coach` — protocol 6's coach: a hint on your turn at a table that allows hints, refusals
+//!   everywhere else; the review of a finished match, your own seat at the table and any seat
+//!   with the revealed seed over HTTP.
 //! - `common` — helpers shared by these tests.
 
 mod api;
 mod bad_input;
 mod chat;
+mod coach;
 mod common;
 mod durable;
 mod fairness;
