@@ -81,7 +81,8 @@ const ASSETS: &[Asset] = &[
     asset!("join.js", "text/javascript"),
     asset!("lobby.js", "text/javascript"),
     asset!("log.js", "text/javascript"),
-    asset!("messages.js", "text/javascript"),
+    asset!("messages-en.js", "text/javascript"),
+    asset!("messages-ne.js", "text/javascript"),
     asset!("net.js", "text/javascript"),
     asset!("offline.js", "text/javascript"),
     asset!("page.js", "text/javascript"),
@@ -123,9 +124,75 @@ const WORKER: usize = 3;
 /// page's script imports lazily, with `import("./…")`), and which has no file of its own.
 const ROOM: usize = ASSETS.len();
 
+/// The languages the page speaks, each with its table: a page preloads the table of the language
+/// it will pick ([`page_language`]), so that each page has a variant in each language.
+const LANGUAGES: [(&str, &str); 2] = [("en", "messages-en.js"), ("ne", "messages-ne.js")];
+
+/// The pages, each served in a variant per language: the first language's variant is the page's
+/// own number, the others' come after [`ROOM`], in this order.
+const PAGES: [usize; 4] = [INDEX, ROOM, REPLAY, OFFLINE];
+
+/// How many bodies are served: every asset, the room page, and each page in each other language.
+const SERVED: usize = ROOM + 1 + PAGES.len() * (LANGUAGES.len() - 1);
+
+/// The served body of page `page` (one of [`PAGES`]) in language `language` (of [`LANGUAGES`]).
+fn variant(page: usize, language: usize) -> usize {
+    match PAGES.iter().position(|&p| p == page) {
+        Some(k) if language > 0 => ROOM + 1 + (language - 1) * PAGES.len() + k,
+        _ => page,
+    }
+}
+
+/// The page (or asset) served body `i` is a variant of, and the variant's language.
+fn variant_of(i: usize) -> (usize, usize) {
+    if i <= ROOM {
+        (i, 0)
+    } else {
+        let k = i - ROOM - 1;
+        (PAGES[k % PAGES.len()], 1 + k / PAGES.len())
+    }
+}
+
 /// The file served body `i` is made from: the room page is the index page.
 fn source(i: usize) -> &'static Asset {
+    let (i, _) = variant_of(i);
     &ASSETS[if i == ROOM { INDEX } else { i }]
+}
+
+/// The language (of [`LANGUAGES`]) a page will pick, as i18n.js's `pickLanguage` does: the one
+/// chosen on this browser (the `dhumbal.lang` cookie the page keeps), else the first of the
+/// browser's languages (`Accept-Language`, in its order) the page speaks, else English.
+fn page_language(headers: &HeaderMap) -> usize {
+    let known = |code: &str| LANGUAGES.iter().position(|(c, _)| *c == code);
+    let chosen = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().strip_prefix("dhumbal.lang="))
+        .find_map(known);
+    chosen
+        .or_else(|| {
+            headers
+                .get_all(header::ACCEPT_LANGUAGE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .filter(|item| {
+                    !item.split(';').skip(1).any(|p| {
+                        p.trim()
+                            .strip_prefix("q=")
+                            .and_then(|q| q.parse::<f32>().ok())
+                            .is_some_and(|q| q <= 0.0)
+                    })
+                })
+                .filter_map(|item| {
+                    let tag = item.split(';').next()?.trim().to_ascii_lowercase();
+                    known(tag.split('-').next()?)
+                })
+                .next()
+        })
+        .unwrap_or(0)
 }
 
 /// Where the offline page is served.
@@ -134,7 +201,7 @@ const OFFLINE_PATH: &str = "/offline";
 /// Whether asset `i` is a page (served at its own path, with the Content-Security-Policy) rather
 /// than a file under `/assets/`.
 fn is_page(i: usize) -> bool {
-    i == INDEX || i == ROOM || i == REPLAY || i == OFFLINE
+    PAGES.contains(&variant_of(i).0)
 }
 
 /// Whether asset `i` is served at its own path and revalidated (a page, or the service worker)
@@ -148,7 +215,8 @@ fn is_own_path(i: usize) -> bool {
 struct Built {
     /// A hash of every file: the folder under `/assets/`.
     version: String,
-    /// Each asset's body as served, in [`ASSETS`]' order, then the room page's ([`ROOM`]).
+    /// Each asset's body as served, in [`ASSETS`]' order, then the room page's ([`ROOM`]), then
+    /// each page's in the other languages ([`variant`]).
     bodies: Vec<Bytes>,
     /// Each served body's `ETag`.
     etags: Vec<String>,
@@ -237,7 +305,7 @@ fn compressible(i: usize) -> bool {
 /// Compresses every file in every encoding now, rather than on its first request: the server
 /// calls this off its runtime at start ([`crate::run`]), so that no player's first load waits.
 pub fn precompress() {
-    for i in (0..=ROOM).filter(|&i| compressible(i)) {
+    for i in (0..SERVED).filter(|&i| compressible(i)) {
         for encoding in [Encoding::Brotli, Encoding::Gzip] {
             encoded_body(i, encoding);
         }
@@ -260,11 +328,17 @@ fn built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
         let version = hash_of_every_file();
-        let bodies: Vec<Bytes> = (0..=ROOM)
+        let bodies: Vec<Bytes> = (0..SERVED)
             .map(|i| {
                 let a = source(i);
+                let (page, language) = variant_of(i);
                 match (is_page(i), i == WORKER, std::str::from_utf8(a.body)) {
-                    (true, _, Ok(text)) => Bytes::from(rewrite_page(text, &version, i == ROOM)),
+                    (true, _, Ok(text)) => Bytes::from(rewrite_page(
+                        text,
+                        &version,
+                        page == ROOM,
+                        LANGUAGES[language].1,
+                    )),
                     (_, true, Ok(text)) => Bytes::from(rewrite_worker(text, &version)),
                     _ => Bytes::from_static(a.body),
                 }
@@ -355,20 +429,21 @@ fn lazy_imports(text: &'static str) -> Vec<&'static str> {
     found
 }
 
-/// Every embedded module that the modules of `entry`'s graph import lazily load (and that
-/// `entry`'s graph does not already), breadth first.
+/// Every embedded module that the modules `entry` itself imports lazily load (and that `entry`'s
+/// graph does not already), breadth first. Only `entry`'s own: i18n.js's lazy imports are the
+/// language tables, of which a page preloads only its own.
 fn lazy_graph(entry: &str) -> Vec<&'static str> {
     let eager = module_graph(entry);
     let mut lazy: Vec<&'static str> = Vec::new();
-    for name in &eager {
-        let Some(i) = find(name) else { continue };
-        let Ok(text) = std::str::from_utf8(ASSETS[i].body) else {
-            continue;
-        };
-        for module in lazy_imports(text).into_iter().flat_map(module_graph) {
-            if !eager.contains(&module) && !lazy.contains(&module) {
-                lazy.push(module);
-            }
+    let text = find(entry).and_then(|i| std::str::from_utf8(ASSETS[i].body).ok());
+    for module in text
+        .map(lazy_imports)
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(module_graph)
+    {
+        if !eager.contains(&module) && !lazy.contains(&module) {
+            lazy.push(module);
         }
     }
     lazy
@@ -422,16 +497,19 @@ fn page_files(text: &str) -> Vec<&'static str> {
 }
 
 /// A page as served: a `<link rel="modulepreload">` for every module its module script imports
-/// (before that script), and for the room page ([`ROOM`]) every module those import lazily too;
-/// the presets in their data block ([`with_presets`]); and every `"/assets/` path with the
-/// version.
-fn rewrite_page(text: &str, version: &str, room: bool) -> String {
+/// (before that script), for the language table `table` where it imports i18n.js, and for the
+/// room page ([`ROOM`]) for every module the script imports lazily too; the presets in their data
+/// block ([`with_presets`]); and every `"/assets/` path with the version.
+fn rewrite_page(text: &str, version: &str, room: bool, table: &'static str) -> String {
     let mut page = String::with_capacity(text.len() + 4096);
     for line in text.split_inclusive('\n') {
         if let Some(entry) = module_script(line) {
             // The largest first: on a slow network its bytes start while the small ones wait
             // for their round trips.
             let mut modules = module_graph(entry).split_off(1);
+            if modules.contains(&"i18n.js") {
+                modules.push(table);
+            }
             if room {
                 modules.extend(lazy_graph(entry));
             }
@@ -468,12 +546,18 @@ fn with_presets(page: &str) -> String {
 }
 
 /// The files the service worker keeps for offline use: the offline page and every file it loads
-/// (under `/assets/{version}/`).
+/// (under `/assets/{version}/`), with every language's table (it switches language offline).
 fn offline_files(version: &str) -> Vec<String> {
     let page = std::str::from_utf8(ASSETS[OFFLINE].body).unwrap_or_default();
+    let mut files = page_files(page);
+    for (_, table) in LANGUAGES {
+        if !files.contains(&table) {
+            files.push(table);
+        }
+    }
     std::iter::once(OFFLINE_PATH.to_owned())
         .chain(
-            page_files(page)
+            files
                 .into_iter()
                 .map(|name| format!("/assets/{version}/{name}")),
         )
@@ -557,20 +641,25 @@ pub(crate) fn is_fresh(headers: &HeaderMap, etag: &str) -> bool {
         .is_some_and(|v| v.split(',').any(|t| t.trim() == "*" || opaque(t) == wanted))
 }
 
+/// Page `page` in the variant of the language it will pick.
+fn serve_page(page: usize, headers: &HeaderMap) -> Response {
+    serve(variant(page, page_language(headers)), headers)
+}
+
 async fn index(headers: HeaderMap) -> Response {
-    serve(INDEX, &headers)
+    serve_page(INDEX, &headers)
 }
 
 async fn room(headers: HeaderMap) -> Response {
-    serve(ROOM, &headers)
+    serve_page(ROOM, &headers)
 }
 
 async fn replay(headers: HeaderMap) -> Response {
-    serve(REPLAY, &headers)
+    serve_page(REPLAY, &headers)
 }
 
 async fn offline(headers: HeaderMap) -> Response {
-    serve(OFFLINE, &headers)
+    serve_page(OFFLINE, &headers)
 }
 
 async fn worker(headers: HeaderMap) -> Response {
@@ -629,7 +718,13 @@ fn serve(i: usize, headers: &HeaderMap) -> Response {
         r
     };
     let h = response.headers_mut();
-    if compressible(i) {
+    if is_page(i) {
+        // Its preloads follow the language the page will pick.
+        h.insert(
+            header::VARY,
+            HeaderValue::from_static("accept-encoding, accept-language, cookie"),
+        );
+    } else if compressible(i) {
         h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
     }
     if revalidated {
@@ -845,7 +940,7 @@ mod tests {
     #[tokio::test]
     async fn a_compressed_answer_decodes_to_the_file() {
         use std::io::Read as _;
-        let name = "messages.js";
+        let name = "messages-en.js";
         let file = ASSETS[find(name).unwrap()].body;
         let (status, headers, gzipped) =
             get(&asset_path(name), &[("accept-encoding", "gzip")]).await;
@@ -930,7 +1025,7 @@ mod tests {
             "home.js",
             "settings.js",
             "errors.js",
-            "messages.js",
+            "messages-en.js",
             "install.js",
         ] {
             assert!(preloaded.contains(&module), "{module}: {preloaded:?}");
@@ -948,6 +1043,7 @@ mod tests {
             assert!(!preloaded.contains(&module), "{module}: {preloaded:?}");
         }
         let mut graph = module_graph("app.js").split_off(1);
+        graph.push("messages-en.js");
         let mut sorted = preloaded.clone();
         graph.sort_unstable();
         sorted.sort_unstable();
@@ -973,6 +1069,7 @@ mod tests {
         let lazy = lazy_imports(std::str::from_utf8(app).unwrap());
         assert_eq!(lazy, ["session.js", "score.js"]);
         let mut expected: Vec<&str> = module_graph("app.js").split_off(1);
+        expected.push("messages-en.js");
         for module in lazy.into_iter().flat_map(module_graph) {
             if !expected.contains(&module) {
                 expected.push(module);
@@ -1005,6 +1102,54 @@ mod tests {
                 .join("\n")
         };
         assert_eq!(strip(home), strip(room));
+    }
+
+    /// Each page preloads the table of the language it will pick: the one chosen on this browser
+    /// (its cookie), else the browser's first language the page speaks, else English.
+    #[test]
+    fn a_page_preloads_only_the_table_of_its_language() {
+        let picked = |pairs: &[(&'static str, &str)]| {
+            let mut headers = HeaderMap::new();
+            for (name, value) in pairs {
+                headers.append(
+                    header::HeaderName::from_static(name),
+                    HeaderValue::from_str(value).unwrap(),
+                );
+            }
+            LANGUAGES[page_language(&headers)].0
+        };
+        assert_eq!(picked(&[]), "en");
+        assert_eq!(
+            picked(&[("accept-language", "ne-NP,ne;q=0.9,en;q=0.8")]),
+            "ne"
+        );
+        assert_eq!(picked(&[("accept-language", "hi-IN, NE")]), "ne");
+        assert_eq!(picked(&[("accept-language", "en-GB,ne")]), "en");
+        assert_eq!(picked(&[("accept-language", "ne;q=0, en")]), "en");
+        assert_eq!(picked(&[("accept-language", "fr")]), "en");
+        let nepali_phone = ("accept-language", "ne-NP");
+        assert_eq!(
+            picked(&[nepali_phone, ("cookie", "a=b; dhumbal.lang=en")]),
+            "en"
+        );
+        assert_eq!(
+            picked(&[("cookie", "dhumbal.lang=ne"), ("accept-language", "en")]),
+            "ne"
+        );
+        assert_eq!(picked(&[nepali_phone, ("cookie", "dhumbal.lang=xx")]), "ne");
+        for page in PAGES {
+            for (language, (_, table)) in LANGUAGES.iter().enumerate() {
+                let i = variant(page, language);
+                assert_eq!(variant_of(i), (page, language));
+                let served = std::str::from_utf8(&built().bodies[i]).unwrap();
+                let preloaded = preloads(served);
+                assert!(preloaded.contains(table), "{page} {table}: {preloaded:?}");
+                for (_, other) in LANGUAGES.iter().filter(|(_, t)| t != table) {
+                    assert!(!preloaded.contains(other), "{page} {other}: {preloaded:?}");
+                }
+            }
+        }
+        assert_eq!(variant(WORKER, 1), WORKER);
     }
 
     #[test]
@@ -1066,7 +1211,8 @@ mod tests {
         for name in [
             "offline.js",
             "i18n.js",
-            "messages.js",
+            "messages-en.js",
+            "messages-ne.js",
             "storage.js",
             "style.css",
             "icon.svg",

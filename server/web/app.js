@@ -13,7 +13,7 @@
 // - shared: dom.js (the one `el`), page.js (screens, notices, banner), errors.js (refusals in
 //   words), storage.js, settings.js (the form, the server's presets and check), cards.js,
 //   log.js (events in words), announce.js (the table's news for a screen reader), fly.js,
-//   alert.js, i18n.js and messages.js (every word).
+//   alert.js, i18n.js and messages-en.js, messages-ne.js (every word, one table a language).
 //
 // The rules are the server's: the view says what this seat may do now, the server's presets and
 // its check of a settings form say what a table may be. The page only asks; `classify`

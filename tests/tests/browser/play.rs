@@ -62,7 +62,8 @@ async fn the_page_is_served_at_the_root_and_at_room_links_with_every_file_it_loa
         "chat.js",
         "dom.js",
         "i18n.js",
-        "messages.js",
+        "messages-en.js",
+        "messages-ne.js",
     ] {
         assert!(
             seen.contains(expected),
