@@ -14,8 +14,13 @@
 //!   The server writes each page's `/assets/` paths with the version at start, and adds a
 //!   `<link rel="modulepreload">` before its module script for every module that script imports
 //!   (read from the files' `import … from "./…"` lines), so the browser asks for the whole graph at
-//!   once instead of import by import. It writes the version and the files to keep offline into
-//!   `sw.js`'s `const BUILD` line.
+//!   once instead of import by import. The home page's script imports a room's modules lazily
+//!   (`import("./…")`): `/` preloads only what home needs, `/r/{code}` those too. Each page
+//!   preloads the words of one language, the one it will pick (`page_language`: the
+//!   `dhumbal.lang` cookie, else `Accept-Language`), so each page is served in a variant per
+//!   language. The index page carries the presets (`GET /api/presets`' JSON) in a data block,
+//!   so its form waits for no second round trip. The server writes the version and the files to
+//!   keep offline into `sw.js`'s `const BUILD` line.
 //! - Every answer carries its content type and `X-Content-Type-Options: nosniff`, each page a
 //!   Content-Security-Policy that allows only this server.
 //! - Every text file goes br- or gzip-encoded (as the request's `Accept-Encoding` allows),
