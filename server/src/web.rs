@@ -14,8 +14,13 @@
 //!   The server writes each page's `/assets/` paths with the version at start, and adds a
 //!   `<link rel="modulepreload">` before its module script for every module that script imports
 //!   (read from the files' `import … from "./…"` lines), so the browser asks for the whole graph at
-//!   once instead of import by import. It writes the version and the files to keep offline into
-//!   `sw.js`'s `const BUILD` line.
+//!   once instead of import by import. The home page's script imports a room's modules lazily
+//!   (`import("./…")`): `/` preloads only what home needs, `/r/{code}` those too. Each page
+//!   preloads the words of one language, the one it will pick (`page_language`: the
+//!   `dhumbal.lang` cookie, else `Accept-Language`), so each page is served in a variant per
+//!   language. The index page carries the presets (`GET /api/presets`' JSON) in a data block,
+//!   so its form waits for no second round trip. The server writes the version and the files to
+//!   keep offline into `sw.js`'s `const BUILD` line.
 //! - Every answer carries its content type and `X-Content-Type-Options: nosniff`, each page a
 //!   Content-Security-Policy that allows only this server.
 //! - Every text file goes br- or gzip-encoded (as the request's `Accept-Encoding` allows),
@@ -81,7 +86,8 @@ const ASSETS: &[Asset] = &[
     asset!("join.js", "text/javascript"),
     asset!("lobby.js", "text/javascript"),
     asset!("log.js", "text/javascript"),
-    asset!("messages.js", "text/javascript"),
+    asset!("messages-en.js", "text/javascript"),
+    asset!("messages-ne.js", "text/javascript"),
     asset!("net.js", "text/javascript"),
     asset!("offline.js", "text/javascript"),
     asset!("page.js", "text/javascript"),
@@ -118,13 +124,89 @@ const OFFLINE: usize = 2;
 /// the paths under its own, and it must control `/`).
 const WORKER: usize = 3;
 
+/// The room page's number among the served bodies ([`Built::bodies`], after [`ASSETS`]'): the
+/// index page again, served at `/r/{code}`, whose preloads add the room's modules (what the
+/// page's script imports lazily, with `import("./…")`), and which has no file of its own.
+const ROOM: usize = ASSETS.len();
+
+/// The languages the page speaks, each with its table: a page preloads the table of the language
+/// it will pick ([`page_language`]), so that each page has a variant in each language.
+const LANGUAGES: [(&str, &str); 2] = [("en", "messages-en.js"), ("ne", "messages-ne.js")];
+
+/// The pages, each served in a variant per language: the first language's variant is the page's
+/// own number, the others' come after [`ROOM`], in this order.
+const PAGES: [usize; 4] = [INDEX, ROOM, REPLAY, OFFLINE];
+
+/// How many bodies are served: every asset, the room page, and each page in each other language.
+const SERVED: usize = ROOM + 1 + PAGES.len() * (LANGUAGES.len() - 1);
+
+/// The served body of page `page` (one of [`PAGES`]) in language `language` (of [`LANGUAGES`]).
+fn variant(page: usize, language: usize) -> usize {
+    match PAGES.iter().position(|&p| p == page) {
+        Some(k) if language > 0 => ROOM + 1 + (language - 1) * PAGES.len() + k,
+        _ => page,
+    }
+}
+
+/// The page (or asset) served body `i` is a variant of, and the variant's language.
+fn variant_of(i: usize) -> (usize, usize) {
+    if i <= ROOM {
+        (i, 0)
+    } else {
+        let k = i - ROOM - 1;
+        (PAGES[k % PAGES.len()], 1 + k / PAGES.len())
+    }
+}
+
+/// The file served body `i` is made from: the room page is the index page.
+fn source(i: usize) -> &'static Asset {
+    let (i, _) = variant_of(i);
+    &ASSETS[if i == ROOM { INDEX } else { i }]
+}
+
+/// The language (of [`LANGUAGES`]) a page will pick, as i18n.js's `pickLanguage` does: the one
+/// chosen on this browser (the `dhumbal.lang` cookie the page keeps), else the first of the
+/// browser's languages (`Accept-Language`, in its order) the page speaks, else English.
+fn page_language(headers: &HeaderMap) -> usize {
+    let known = |code: &str| LANGUAGES.iter().position(|(c, _)| *c == code);
+    let chosen = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().strip_prefix("dhumbal.lang="))
+        .find_map(known);
+    chosen
+        .or_else(|| {
+            headers
+                .get_all(header::ACCEPT_LANGUAGE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .filter(|item| {
+                    !item.split(';').skip(1).any(|p| {
+                        p.trim()
+                            .strip_prefix("q=")
+                            .and_then(|q| q.parse::<f32>().ok())
+                            .is_some_and(|q| q <= 0.0)
+                    })
+                })
+                .filter_map(|item| {
+                    let tag = item.split(';').next()?.trim().to_ascii_lowercase();
+                    known(tag.split('-').next()?)
+                })
+                .next()
+        })
+        .unwrap_or(0)
+}
+
 /// Where the offline page is served.
 const OFFLINE_PATH: &str = "/offline";
 
 /// Whether asset `i` is a page (served at its own path, with the Content-Security-Policy) rather
 /// than a file under `/assets/`.
 fn is_page(i: usize) -> bool {
-    i == INDEX || i == REPLAY || i == OFFLINE
+    PAGES.contains(&variant_of(i).0)
 }
 
 /// Whether asset `i` is served at its own path and revalidated (a page, or the service worker)
@@ -138,7 +220,8 @@ fn is_own_path(i: usize) -> bool {
 struct Built {
     /// A hash of every file: the folder under `/assets/`.
     version: String,
-    /// Each asset's body as served, in [`ASSETS`]' order.
+    /// Each asset's body as served, in [`ASSETS`]' order, then the room page's ([`ROOM`]), then
+    /// each page's in the other languages ([`variant`]).
     bodies: Vec<Bytes>,
     /// Each served body's `ETag`.
     etags: Vec<String>,
@@ -221,13 +304,13 @@ fn encoding_for(headers: &HeaderMap) -> Option<Encoding> {
 
 /// Whether asset `i` is worth compressing: text (not the PNGs, already compressed).
 fn compressible(i: usize) -> bool {
-    !ASSETS[i].content_type.starts_with("image/png")
+    !source(i).content_type.starts_with("image/png")
 }
 
 /// Compresses every file in every encoding now, rather than on its first request: the server
 /// calls this off its runtime at start ([`crate::run`]), so that no player's first load waits.
 pub fn precompress() {
-    for i in (0..ASSETS.len()).filter(|&i| compressible(i)) {
+    for i in (0..SERVED).filter(|&i| compressible(i)) {
         for encoding in [Encoding::Brotli, Encoding::Gzip] {
             encoded_body(i, encoding);
         }
@@ -250,16 +333,21 @@ fn built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
         let version = hash_of_every_file();
-        let bodies: Vec<Bytes> = ASSETS
-            .iter()
-            .enumerate()
-            .map(
-                |(i, a)| match (is_page(i), i == WORKER, std::str::from_utf8(a.body)) {
-                    (true, _, Ok(text)) => Bytes::from(rewrite_page(text, &version)),
+        let bodies: Vec<Bytes> = (0..SERVED)
+            .map(|i| {
+                let a = source(i);
+                let (page, language) = variant_of(i);
+                match (is_page(i), i == WORKER, std::str::from_utf8(a.body)) {
+                    (true, _, Ok(text)) => Bytes::from(rewrite_page(
+                        text,
+                        &version,
+                        page == ROOM,
+                        LANGUAGES[language].1,
+                    )),
                     (_, true, Ok(text)) => Bytes::from(rewrite_worker(text, &version)),
                     _ => Bytes::from_static(a.body),
-                },
-            )
+                }
+            })
             .collect();
         let etags = bodies.iter().map(|b| etag(b)).collect();
         let encoded = bodies.iter().map(|_| Encoded::default()).collect();
@@ -324,6 +412,48 @@ fn imports(text: &'static str) -> Vec<&'static str> {
     found.into_iter().map(|(_, name)| name).collect()
 }
 
+/// The modules `text` imports lazily and relatively (`import("./x.js")` in code; not a JSDoc type's
+/// `{import("./x.js").T}`, nor a line of a comment), by file name, in the order written.
+fn lazy_imports(text: &'static str) -> Vec<&'static str> {
+    const PATTERN: &str = "import(\"./";
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let code = line.trim_start();
+        if code.starts_with("//") || code.starts_with('*') || code.starts_with("/*") {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find(PATTERN) {
+            let typed = rest[..at].ends_with('{');
+            rest = &rest[at + PATTERN.len()..];
+            if let Some(end) = rest.find('"').filter(|_| !typed) {
+                found.push(&rest[..end]);
+            }
+        }
+    }
+    found
+}
+
+/// Every embedded module that the modules `entry` itself imports lazily load (and that `entry`'s
+/// graph does not already), breadth first. Only `entry`'s own: i18n.js's lazy imports are the
+/// language tables, of which a page preloads only its own.
+fn lazy_graph(entry: &str) -> Vec<&'static str> {
+    let eager = module_graph(entry);
+    let mut lazy: Vec<&'static str> = Vec::new();
+    let text = find(entry).and_then(|i| std::str::from_utf8(ASSETS[i].body).ok());
+    for module in text
+        .map(lazy_imports)
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(module_graph)
+    {
+        if !eager.contains(&module) && !lazy.contains(&module) {
+            lazy.push(module);
+        }
+    }
+    lazy
+}
+
 /// Every embedded module that loading `entry` loads, `entry` first, breadth first.
 fn module_graph(entry: &str) -> Vec<&'static str> {
     let mut graph: Vec<&'static str> = Vec::new();
@@ -372,14 +502,22 @@ fn page_files(text: &str) -> Vec<&'static str> {
 }
 
 /// A page as served: a `<link rel="modulepreload">` for every module its module script imports
-/// (before that script), and every `"/assets/` path with the version.
-fn rewrite_page(text: &str, version: &str) -> String {
+/// (before that script), for the language table `table` where it imports i18n.js, and for the
+/// room page ([`ROOM`]) for every module the script imports lazily too; the presets in their data
+/// block ([`with_presets`]); and every `"/assets/` path with the version.
+fn rewrite_page(text: &str, version: &str, room: bool, table: &'static str) -> String {
     let mut page = String::with_capacity(text.len() + 4096);
     for line in text.split_inclusive('\n') {
         if let Some(entry) = module_script(line) {
             // The largest first: on a slow network its bytes start while the small ones wait
             // for their round trips.
             let mut modules = module_graph(entry).split_off(1);
+            if modules.contains(&"i18n.js") {
+                modules.push(table);
+            }
+            if room {
+                modules.extend(lazy_graph(entry));
+            }
             modules.sort_by_key(|m| std::cmp::Reverse(find(m).map_or(0, |i| ASSETS[i].body.len())));
             for module in modules {
                 page.push_str("<link rel=\"modulepreload\" href=\"/assets/");
@@ -389,16 +527,42 @@ fn rewrite_page(text: &str, version: &str) -> String {
         }
         page.push_str(line);
     }
-    page.replace("\"/assets/", &format!("\"/assets/{version}/"))
+    with_presets(&page).replace("\"/assets/", &format!("\"/assets/{version}/"))
+}
+
+/// The data block the page reads the server's presets from, empty as written in the file.
+const PRESETS_BLOCK: &str = "<script id=\"presets\" type=\"application/json\">null</script>";
+
+/// `page` with the presets (`GET /api/presets`' JSON) in its data block, if it has one: the
+/// settings form needs no second round trip. A data block is not a script (the browser runs
+/// nothing in it, and the CSP needs no `unsafe-inline`); a `<` in it is written `\u003c`, so that
+/// no text in it can close the block.
+fn with_presets(page: &str) -> String {
+    if !page.contains(PRESETS_BLOCK) {
+        return page.to_owned();
+    }
+    let json = serde_json::to_string(&dhumbal_protocol::Presets::from_engine())
+        .unwrap_or_else(|_| "null".to_owned())
+        .replace('<', "\\u003c");
+    page.replace(
+        PRESETS_BLOCK,
+        &PRESETS_BLOCK.replace(">null<", &format!(">{json}<")),
+    )
 }
 
 /// The files the service worker keeps for offline use: the offline page and every file it loads
-/// (under `/assets/{version}/`).
+/// (under `/assets/{version}/`), with every language's table (it switches language offline).
 fn offline_files(version: &str) -> Vec<String> {
     let page = std::str::from_utf8(ASSETS[OFFLINE].body).unwrap_or_default();
+    let mut files = page_files(page);
+    for (_, table) in LANGUAGES {
+        if !files.contains(&table) {
+            files.push(table);
+        }
+    }
     std::iter::once(OFFLINE_PATH.to_owned())
         .chain(
-            page_files(page)
+            files
                 .into_iter()
                 .map(|name| format!("/assets/{version}/{name}")),
         )
@@ -453,7 +617,7 @@ fn content_security_policy(headers: &HeaderMap) -> HeaderValue {
 pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route("/", get(index))
-        .route("/r/{code}", get(index))
+        .route("/r/{code}", get(room))
         .route("/replay", get(replay))
         .route(OFFLINE_PATH, get(offline))
         .route("/sw.js", get(worker))
@@ -482,16 +646,25 @@ pub(crate) fn is_fresh(headers: &HeaderMap, etag: &str) -> bool {
         .is_some_and(|v| v.split(',').any(|t| t.trim() == "*" || opaque(t) == wanted))
 }
 
+/// Page `page` in the variant of the language it will pick.
+fn serve_page(page: usize, headers: &HeaderMap) -> Response {
+    serve(variant(page, page_language(headers)), headers)
+}
+
 async fn index(headers: HeaderMap) -> Response {
-    serve(INDEX, &headers)
+    serve_page(INDEX, &headers)
+}
+
+async fn room(headers: HeaderMap) -> Response {
+    serve_page(ROOM, &headers)
 }
 
 async fn replay(headers: HeaderMap) -> Response {
-    serve(REPLAY, &headers)
+    serve_page(REPLAY, &headers)
 }
 
 async fn offline(headers: HeaderMap) -> Response {
-    serve(OFFLINE, &headers)
+    serve_page(OFFLINE, &headers)
 }
 
 async fn worker(headers: HeaderMap) -> Response {
@@ -524,7 +697,7 @@ async fn unversioned(Path(file): Path<String>) -> Response {
 /// Answers with asset `i`: a page or the worker revalidated (`304 Not Modified` when the
 /// browser already has this version), any other file for good.
 fn serve(i: usize, headers: &HeaderMap) -> Response {
-    let asset = &ASSETS[i];
+    let asset = source(i);
     let built = built();
     let etag = &built.etags[i];
     let revalidated = is_own_path(i);
@@ -550,7 +723,13 @@ fn serve(i: usize, headers: &HeaderMap) -> Response {
         r
     };
     let h = response.headers_mut();
-    if compressible(i) {
+    if is_page(i) {
+        // Its preloads follow the language the page will pick.
+        h.insert(
+            header::VARY,
+            HeaderValue::from_static("accept-encoding, accept-language, cookie"),
+        );
+    } else if compressible(i) {
         h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
     }
     if revalidated {
@@ -669,7 +848,7 @@ mod tests {
 
     #[test]
     fn an_unchanged_page_answers_not_modified_and_a_changed_one_in_full() {
-        for page in [INDEX, REPLAY, OFFLINE, WORKER] {
+        for page in [INDEX, ROOM, REPLAY, OFFLINE, WORKER] {
             let mut headers = HeaderMap::new();
             let first = serve(page, &headers);
             assert_eq!(first.status(), StatusCode::OK);
@@ -766,7 +945,7 @@ mod tests {
     #[tokio::test]
     async fn a_compressed_answer_decodes_to_the_file() {
         use std::io::Read as _;
-        let name = "messages.js";
+        let name = "messages-en.js";
         let file = ASSETS[find(name).unwrap()].body;
         let (status, headers, gzipped) =
             get(&asset_path(name), &[("accept-encoding", "gzip")]).await;
@@ -827,6 +1006,14 @@ mod tests {
         assert_eq!(headers[header::CONTENT_ENCODING], "gzip");
     }
 
+    /// The modules a served page preloads, by file name, in its order.
+    fn preloads(page: &str) -> Vec<&str> {
+        page.lines()
+            .filter_map(|l| l.strip_prefix("<link rel=\"modulepreload\" href=\""))
+            .map(|l| l.trim_end_matches("\">").rsplit('/').next().unwrap())
+            .collect()
+    }
+
     #[test]
     fn a_page_names_only_this_versions_files_and_preloads_every_module_its_script_imports() {
         let page = std::str::from_utf8(&built().bodies[INDEX]).unwrap();
@@ -836,25 +1023,36 @@ mod tests {
                 assert!(piece.starts_with(&prefix[1..]), "{piece}");
             }
         }
-        let preloaded: Vec<&str> = page
-            .lines()
-            .filter_map(|l| l.strip_prefix("<link rel=\"modulepreload\" href=\""))
-            .map(|l| l.trim_end_matches("\">").rsplit('/').next().unwrap())
-            .collect();
-        // Every module app.js loads, however deep (session.js imports net.js, which only it
-        // does), and not app.js itself, which the page's script tag loads.
+        let preloaded = preloads(page);
+        // Every module app.js loads, however deep (home.js imports settings.js, which imports
+        // errors.js), and not app.js itself, which the page's script tag loads.
         for module in [
-            "session.js",
-            "net.js",
-            "table-paint.js",
-            "messages.js",
+            "home.js",
+            "settings.js",
+            "errors.js",
+            "messages-en.js",
             "install.js",
         ] {
             assert!(preloaded.contains(&module), "{module}: {preloaded:?}");
         }
         assert!(!preloaded.contains(&"app.js"));
         assert!(!preloaded.contains(&"replay.js"));
-        assert_eq!(preloaded.len(), module_graph("app.js").len() - 1);
+        // The home page needs no module of a room: app.js imports them lazily.
+        for module in [
+            "session.js",
+            "net.js",
+            "table-paint.js",
+            "lobby.js",
+            "chat.js",
+        ] {
+            assert!(!preloaded.contains(&module), "{module}: {preloaded:?}");
+        }
+        let mut graph = module_graph("app.js").split_off(1);
+        graph.push("messages-en.js");
+        let mut sorted = preloaded.clone();
+        graph.sort_unstable();
+        sorted.sort_unstable();
+        assert_eq!(sorted, graph);
         // Every preload comes before the script, inside <head>.
         let script = page.find("<script type=\"module\"").unwrap();
         assert!(page.rfind("modulepreload").unwrap() < script);
@@ -862,6 +1060,130 @@ mod tests {
         let replay = std::str::from_utf8(&built().bodies[REPLAY]).unwrap();
         assert!(replay.contains(&format!("{prefix}fair.js\"")));
         assert!(replay.contains(&format!("{prefix}manifest.webmanifest\"")));
+    }
+
+    /// A room's link preloads what the home page does and every module app.js imports lazily
+    /// (the room's: session.js and all it imports), each once; the graph is read from the files,
+    /// so that a module a change adds to the room is preloaded with it.
+    #[test]
+    fn a_rooms_page_preloads_the_rooms_modules_too() {
+        let home = std::str::from_utf8(&built().bodies[INDEX]).unwrap();
+        let room = std::str::from_utf8(&built().bodies[ROOM]).unwrap();
+        let preloaded = preloads(room);
+        let app = ASSETS[find("app.js").unwrap()].body;
+        let lazy = lazy_imports(std::str::from_utf8(app).unwrap());
+        assert_eq!(lazy, ["session.js", "score.js"]);
+        let mut expected: Vec<&str> = module_graph("app.js").split_off(1);
+        expected.push("messages-en.js");
+        for module in lazy.into_iter().flat_map(module_graph) {
+            if !expected.contains(&module) {
+                expected.push(module);
+            }
+        }
+        for module in [
+            "session.js",
+            "net.js",
+            "table-paint.js",
+            "lobby.js",
+            "chat.js",
+            "fair-scheme.js",
+        ] {
+            assert!(preloaded.contains(&module), "{module}: {preloaded:?}");
+        }
+        for module in preloads(home) {
+            assert!(preloaded.contains(&module), "{module}: {preloaded:?}");
+        }
+        let mut sorted = preloaded.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), preloaded.len(), "{preloaded:?}");
+        expected.sort_unstable();
+        assert_eq!(sorted, expected);
+        // The same page otherwise.
+        let strip = |page: &str| {
+            page.lines()
+                .filter(|l| !l.starts_with("<link rel=\"modulepreload\""))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(strip(home), strip(room));
+    }
+
+    /// Each page preloads the table of the language it will pick: the one chosen on this browser
+    /// (its cookie), else the browser's first language the page speaks, else English.
+    #[test]
+    fn a_page_preloads_only_the_table_of_its_language() {
+        let picked = |pairs: &[(&'static str, &str)]| {
+            let mut headers = HeaderMap::new();
+            for (name, value) in pairs {
+                headers.append(
+                    header::HeaderName::from_static(name),
+                    HeaderValue::from_str(value).unwrap(),
+                );
+            }
+            LANGUAGES[page_language(&headers)].0
+        };
+        assert_eq!(picked(&[]), "en");
+        assert_eq!(
+            picked(&[("accept-language", "ne-NP,ne;q=0.9,en;q=0.8")]),
+            "ne"
+        );
+        assert_eq!(picked(&[("accept-language", "hi-IN, NE")]), "ne");
+        assert_eq!(picked(&[("accept-language", "en-GB,ne")]), "en");
+        assert_eq!(picked(&[("accept-language", "ne;q=0, en")]), "en");
+        assert_eq!(picked(&[("accept-language", "fr")]), "en");
+        let nepali_phone = ("accept-language", "ne-NP");
+        assert_eq!(
+            picked(&[nepali_phone, ("cookie", "a=b; dhumbal.lang=en")]),
+            "en"
+        );
+        assert_eq!(
+            picked(&[("cookie", "dhumbal.lang=ne"), ("accept-language", "en")]),
+            "ne"
+        );
+        assert_eq!(picked(&[nepali_phone, ("cookie", "dhumbal.lang=xx")]), "ne");
+        for page in PAGES {
+            for (language, (_, table)) in LANGUAGES.iter().enumerate() {
+                let i = variant(page, language);
+                assert_eq!(variant_of(i), (page, language));
+                let served = std::str::from_utf8(&built().bodies[i]).unwrap();
+                let preloaded = preloads(served);
+                assert!(preloaded.contains(table), "{page} {table}: {preloaded:?}");
+                for (_, other) in LANGUAGES.iter().filter(|(_, t)| t != table) {
+                    assert!(!preloaded.contains(other), "{page} {other}: {preloaded:?}");
+                }
+            }
+        }
+        assert_eq!(variant(WORKER, 1), WORKER);
+    }
+
+    #[test]
+    fn the_lazy_imports_are_read_from_code_and_not_from_types_or_comments() {
+        let text: &'static str = "const a = import(\"./a.js\");\n  Promise.all([import(\"./b.js\"), import(\"./c.js\")]);\n/** @returns {import(\"./d.js\").D} */\n// import(\"./e.js\")\n * import(\"./f.js\")\nimport { g } from \"./g.js\";\n";
+        assert_eq!(lazy_imports(text), ["a.js", "b.js", "c.js"]);
+        assert_eq!(imports(text), ["g.js"]);
+    }
+
+    /// The presets are in the page, as `GET /api/presets` answers them, in a data block the CSP
+    /// lets be (it runs nothing); a `<` could not close the block.
+    #[test]
+    fn the_index_and_room_pages_carry_the_presets() {
+        let json = serde_json::to_string(&dhumbal_protocol::Presets::from_engine()).unwrap();
+        for page in [INDEX, ROOM] {
+            let page = std::str::from_utf8(&built().bodies[page]).unwrap();
+            let start = "<script id=\"presets\" type=\"application/json\">";
+            let at = page.find(start).unwrap() + start.len();
+            let block = &page[at..at + page[at..].find("</script>").unwrap()];
+            let read: serde_json::Value = serde_json::from_str(block).unwrap();
+            assert_eq!(
+                read,
+                serde_json::from_str::<serde_json::Value>(&json).unwrap()
+            );
+            assert!(read["presets"]["standard"].is_object(), "{read}");
+            assert!(!block.contains('<'));
+        }
+        assert!(with_presets(&format!("a{PRESETS_BLOCK}b")).starts_with("a<script id=\"presets\""));
+        assert_eq!(with_presets("no block"), "no block");
     }
 
     #[test]
@@ -894,7 +1216,8 @@ mod tests {
         for name in [
             "offline.js",
             "i18n.js",
-            "messages.js",
+            "messages-en.js",
+            "messages-ne.js",
             "storage.js",
             "style.css",
             "icon.svg",

@@ -1,6 +1,6 @@
 // The server's refusals in plain words, in one place. Every refusal carries a stable code (HTTP:
 // `{code, message}`; WebSocket: an `error` message), and the page says the message `error.CODE`
-// of the tables in `messages.js`; that includes the settings' codes (`bad_players`, …), which the
+// of the tables in `messages-en.js` and `messages-ne.js`; that includes the settings' codes (`bad_players`, …), which the
 // server's check of a settings form gives too.
 
 import { hasMessage, language, t } from "./i18n.js";

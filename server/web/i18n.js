@@ -1,5 +1,9 @@
 // The page's languages: English and Nepali (नेपाली). Every word the page shows comes from the
-// tables in `messages.js` through `t`, so that switching language redraws the page in the other.
+// tables in `messages-en.js` and `messages-ne.js` through `t`, so that switching language redraws
+// the page in the other. A page loads only its own language's table (this module waits for it
+// before any module that imports it runs; the server preloads the one the page will pick, from
+// the `dhumbal.lang` cookie this module keeps beside localStorage, else the browser's languages),
+// and the other only at a switch.
 //
 // - `t(key, params)`: the message in the page's language, with `{name}` filled from `params`.
 //   A message may be an object of plural forms (`{ one, other }`, chosen by `params.count` with
@@ -20,16 +24,42 @@
 // "English", the romanised Nepali words of How to play) or `translate="no"` (room codes, seeds),
 // and keys of the keyboard are `<kbd>`.
 
-import { EN, NE } from "./messages.js";
 import { device } from "./storage.js";
 
-/** The languages, each with its own name for itself and its table. */
+/**
+ * The languages, each with its own name for itself, how to load its table, and its table once
+ * loaded.
+ */
 export const LANGUAGES = [
-  { code: "en", name: "English", table: EN },
-  { code: "ne", name: "\u0928\u0947\u092a\u093e\u0932\u0940", table: NE },
+  { code: "en", name: "English", load: () => import("./messages-en.js").then((m) => m.EN), table: null },
+  { code: "ne", name: "\u0928\u0947\u092a\u093e\u0932\u0940", load: () => import("./messages-ne.js").then((m) => m.NE), table: null },
 ];
 
 const STORE_KEY = "dhumbal.lang";
+
+/**
+ * A language's table, loaded once.
+ * @param {string} code a code of {@link LANGUAGES}
+ * @returns {Promise<Object<string, string|object>>}
+ */
+export async function messagesOf(code) {
+  const l = LANGUAGES.find((x) => x.code === code);
+  if (!l.table) l.table = await l.load();
+  return l.table;
+}
+
+/**
+ * Tells the server the language chosen on this browser (a cookie for the pages only), so that
+ * the page it serves next preloads that language's table.
+ * @param {string} code
+ */
+function tellServer(code) {
+  try {
+    document.cookie = `${STORE_KEY}=${code}; path=/; max-age=31536000; samesite=lax`;
+  } catch {
+    // No cookies: the server guesses from the browser's languages; the page still picks right.
+  }
+}
 
 /**
  * The language to show: the one chosen before on this browser, else the first of the browser's
@@ -48,18 +78,16 @@ export function pickLanguage(stored, preferred) {
   return "en";
 }
 
-let current = pickLanguage(device.get(STORE_KEY), navigator.languages || [navigator.language]);
-let table = tableOf(current);
+const stored = device.get(STORE_KEY);
+let current = pickLanguage(stored, navigator.languages || [navigator.language]);
+if (stored === current) tellServer(current);
+let table = await messagesOf(current);
 let plurals = new Intl.PluralRules(current);
 const listeners = [];
 
-function tableOf(code) {
-  return LANGUAGES.find((l) => l.code === code).table;
-}
-
-/** Whether the tables have a message `key`. */
+/** Whether the tables have a message `key` (they have the same keys). */
 export function hasMessage(key) {
-  return Object.prototype.hasOwnProperty.call(EN, key);
+  return Object.prototype.hasOwnProperty.call(table, key);
 }
 
 /** The page's language now (`en` or `ne`). */
@@ -73,7 +101,7 @@ function raw(key, params) {
   if (msg === undefined) {
     // A key missing from a table is a bug: say so (the browser tests fail on console errors).
     console.error(`i18n: no message "${key}" in ${current}`);
-    msg = EN[key] === undefined ? key : EN[key];
+    msg = key;
   }
   if (typeof msg === "object") {
     const form = plurals.select(Number(params && params.count));
@@ -84,7 +112,7 @@ function raw(key, params) {
 
 /**
  * A message in the page's language.
- * @param {string} key a key of the tables in `messages.js`
+ * @param {string} key a key of the tables in `messages-en.js` and `messages-ne.js`
  * @param {Object<string, string|number>} [params] the values of its `{name}`s
  * @returns {string}
  */
@@ -172,14 +200,31 @@ function apply() {
   for (const box of document.querySelectorAll(".lang-switch")) paintSwitch(box);
 }
 
+/** The language last asked for by {@link setLanguage}, while its table loads. */
+let wanted = null;
+
 /**
- * Switches the page to a language, remembers it on this browser, and draws the page again.
+ * Switches the page to a language (once its table has loaded), remembers it on this browser,
+ * and draws the page again.
  * @param {string} code `en` or `ne`
+ * @returns {Promise<void>} settled once the page shows that language (or stays, if its table
+ *   could not be loaded)
  */
-export function setLanguage(code) {
-  if (!LANGUAGES.some((l) => l.code === code) || code === current) return;
+export async function setLanguage(code) {
+  if (!LANGUAGES.some((l) => l.code === code)) return;
+  wanted = code;
+  let loaded;
+  try {
+    loaded = await messagesOf(code);
+  } catch {
+    // Out of reach: the page stays in its language (a later click tries again).
+    return;
+  }
+  // A later choice, made while this one loaded, wins.
+  if (wanted !== code || code === current) return;
   current = code;
-  table = tableOf(code);
+  table = loaded;
+  tellServer(code);
   plurals = new Intl.PluralRules(code);
   device.set(STORE_KEY, code);
   apply();

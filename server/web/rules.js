@@ -6,9 +6,28 @@
 // about the rules, for people; the page judges nothing by them.
 
 import { courtText, limitText, roundsText, timerLength } from "./settings.js";
-import { WORDS } from "./messages.js";
 import { $, el, kbd } from "./dom.js";
 import { t, tNodes } from "./i18n.js";
+
+/**
+ * The table's own words, from the glossary of the standard table's rule text: each word in
+ * Devanagari and romanised, the same in both languages; what each means is the message
+ * `words.KEY`.
+ */
+export const WORDS = [
+  { key: "dhumbal", word: "धुम्बल", roman: "Dhumbal" },
+  { key: "jhyap", word: "झ्याप", roman: "Jhyap" },
+  { key: "call", word: "कल", roman: "Kal" },
+  { key: "caught", word: "समातियो", roman: "Samatiyo" },
+  { key: "light", word: "हलुका, भारी", roman: "Haluka, bhari" },
+  { key: "thupro", word: "थुप्रो", roman: "Thupro" },
+  { key: "phaleko", word: "फालेको पत्ती", roman: "Phaleko patti" },
+  { key: "throw", word: "फाल्नु", roman: "Phalnu" },
+  { key: "set", word: "जोडा", roman: "Joda" },
+  { key: "run", word: "सिक्वेन्स", roman: "Sikwens" },
+  { key: "penalty", word: "जरिवाना", roman: "Jariwana" },
+  { key: "rows", word: "लागेको, लेनदेन", roman: "Lageko, lenden" },
+];
 
 /** The settings How to play was last opened with (drawn again at a switch of language). */
 let shownFor = null;

@@ -16,13 +16,29 @@ import { t } from "./i18n.js";
 let catalogue = null;
 
 /**
- * The server's presets and turn timers, asked for once a page.
+ * The presets the server wrote into the page (its `<script id="presets" type="application/json">`
+ * block, the same JSON as `GET /api/presets`), or null where it wrote none.
+ * @returns {object|null}
+ */
+function presetsInPage() {
+  try {
+    const body = JSON.parse(document.getElementById("presets")?.textContent || "null");
+    return body && body.presets && body.turn_timers ? body : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The server's presets and turn timers: from the page itself, else asked for once a page.
  * @returns {Promise<Catalogue>} rejected when the server cannot be reached
  */
 export function loadCatalogue() {
   if (!catalogue) {
-    catalogue = fetch("/api/presets")
-      .then((res) => (res.ok ? res.json() : Promise.reject(new Error(`presets: ${res.status}`))))
+    const written = presetsInPage();
+    catalogue = (written
+      ? Promise.resolve(written)
+      : fetch("/api/presets").then((res) => (res.ok ? res.json() : Promise.reject(new Error(`presets: ${res.status}`)))))
       .then((body) => ({ presets: body.presets, turnTimers: body.turn_timers }));
     catalogue.catch(() => { catalogue = null; });
   }

@@ -42,7 +42,7 @@
 //!   the table mid-round and the score dialog (`nepali.rs`, the allow-list explained there); the
 //!   language follows the browser's, is remembered across a reload, switches back live in the
 //!   lobby and at the table keeping the hand and its marks, and on the replay page; the English
-//!   and Nepali tables of `server/web/messages.js` have the same keys and the same `{params}`. At
+//!   and Nepali tables (`server/web/messages-en.js`, `messages-ne.js`) have the same keys and the same `{params}`. At
 //!   a table with a 15 s turn timer, on a phone, the countdown, the host's seat menu, the banner
 //!   when the time runs out, the notice and the log's line naming the bot, and the while-away
 //!   summary show no English word either.

@@ -567,9 +567,8 @@ async fn the_english_and_nepali_tables_have_the_same_keys_and_params() {
     b.open_home(stage.addr).await;
     let report = b
         .eval(
-            &versioned(r#"return Promise.all([import('/assets/i18n.js'), import('/assets/messages.js')]).then(([i18n, { WORDS }]) => {
-  const EN = i18n.LANGUAGES.find((l) => l.code === 'en').table;
-  const NE = i18n.LANGUAGES.find((l) => l.code === 'ne').table;
+            &versioned(r#"return Promise.all([import('/assets/i18n.js'), import('/assets/rules.js')]).then(([i18n, { WORDS }]) =>
+  Promise.all([i18n.messagesOf('en'), i18n.messagesOf('ne')]).then(([EN, NE]) => {
   const problems = [];
   const forms = (m) => (typeof m === 'object' ? Object.values(m) : [m]);
   const params = (m) => [...new Set(forms(m).flatMap((f) => [...f.matchAll(/\{(\w+)\}/g)].map((x) => x[1])))].sort().join(',');
@@ -604,7 +603,7 @@ async fn the_english_and_nepali_tables_have_the_same_keys_and_params() {
     if (!(`words.${w.key}` in EN)) problems.push(`word ${w.key} has no meaning`);
   }
   return { keys: en.length, problems };
-});"#),
+}));"#),
         )
         .await;
     assert_eq!(report["problems"], json!([]), "{report}");
@@ -612,7 +611,7 @@ async fn the_english_and_nepali_tables_have_the_same_keys_and_params() {
     // And the glossary of How to play names every word of the standard table's own glossary.
     let words = b
         .eval(&versioned(
-            "return import('/assets/messages.js').then((m) => m.WORDS.map((w) => w.word));",
+            "return import('/assets/rules.js').then((m) => m.WORDS.map((w) => w.word));",
         ))
         .await;
     for word in [
@@ -637,14 +636,13 @@ async fn the_english_and_nepali_tables_have_the_same_keys_and_params() {
             &versioned("return import('/assets/i18n.js').then((m) => { \
                const en = [m.t('seat.cards', { count: 1 }), m.t('seat.cards', { count: 5 }), \
                  m.t('lobby.startWithBots', { count: 1 }), m.t('log.took', { who: 'Asha', card: '7\u{2665}' })]; \
-               m.setLanguage('ne'); \
+               return m.setLanguage('ne').then(() => { \
                const code = document.createElement('span'); \
                const parts = m.tNodes('join.title', { code }); \
                const ne = [m.t('seat.cards', { count: 1 }), m.t('seat.cards', { count: 5 }), \
                  m.t('log.took', { who: 'आशा', card: '7\u{2665}' }), document.documentElement.lang, \
                  parts.length, parts.indexOf(code)]; \
-               m.setLanguage('en'); \
-               return [en, ne, m.language()]; });"),
+               return m.setLanguage('en').then(() => [en, ne, m.language()]); }); });"),
         )
         .await;
     assert_eq!(
