@@ -139,6 +139,7 @@ export function renderRules(container, s) {
       : t("rules.settlement")],
     [t("rules.row.bots"), t(`difficulty.${s.difficulty}`)],
     [t("rules.row.turnTimer"), s.turn_timer ? t("rules.turnTimer", { time: timerLength(s.turn_timer) }) : t("rules.noTurnTimer")],
+    [t("rules.row.hints"), t(s.hints ? "rules.hints" : "rules.noHints")],
   ];
   for (const [k, v] of rows) {
     const tr = el("tr");

@@ -80,16 +80,20 @@ export function copySettings(s) {
   return JSON.parse(JSON.stringify(s));
 }
 
+/** The settings that are the table's own, not the rules': a preset keeps them as they are. */
+const OWN = ["turn_timer", "hints"];
+
 /**
- * The preset these settings equal in every rule, or null. The turn timer is left out: it sets the
- * pace, not the game, so a preset with a timer is still that preset.
+ * The preset these settings equal in every rule, or null. The turn timer and the hints are left
+ * out: they set the pace and the help, not the game, so a preset with a timer is still that
+ * preset.
  * @param {object} s
  * @param {Object<string, object>} presets the server's
  */
 export function presetOf(s, presets) {
   for (const [name, preset] of Object.entries(presets)) {
-    const keys = Object.keys(preset).filter((k) => k !== "turn_timer");
-    const extra = Object.keys(s).filter((k) => k !== "turn_timer" && !(k in preset));
+    const keys = Object.keys(preset).filter((k) => !OWN.includes(k));
+    const extra = Object.keys(s).filter((k) => !OWN.includes(k) && !(k in preset));
     if (extra.length === 0 && keys.every((k) => JSON.stringify(s[k]) === JSON.stringify(preset[k]))) return name;
   }
   return null;
@@ -145,6 +149,7 @@ export function summary(s) {
       : t("summary.settlement"),
     t("summary.bots", { level: t(`difficulty.${s.difficulty}`) }),
     timerText(s),
+    s.hints ? t("summary.hints") : null,
   ];
   return items.filter((item) => item !== null);
 }
@@ -230,6 +235,7 @@ export function settingsForm(container, initial, offer, onChecked) {
     c.scoreReset = select(falseTrue(t("option.off"), t("option.on")));
     c.difficulty = select(options("option.difficulty", ["easy", "medium", "hard", "expert"]));
     c.turnTimer = select([[OFF, t("option.timerOff")], ...offer.turnTimers.map((n) => [String(n), timerLength(n)])]);
+    c.hints = select(falseTrue(t("option.hintsOff"), t("option.hintsOn")));
 
     presetNote = el("p", "note");
     const row = (id, key, control) => field(id, t(`setting.${key}`), t(`setting.${key}.note`), control);
@@ -260,6 +266,7 @@ export function settingsForm(container, initial, offer, onChecked) {
       row("set-score-reset", "scoreReset", c.scoreReset),
       row("set-difficulty", "difficulty", c.difficulty),
       row("set-turn-timer", "turnTimer", c.turnTimer),
+      row("set-hints", "hints", c.hints),
     ];
     rows[0].append(presetNote);
     error = el("p", "form-error");
@@ -300,6 +307,7 @@ export function settingsForm(container, initial, offer, onChecked) {
     c.scoreReset.value = String(s.score_reset);
     c.difficulty.value = s.difficulty;
     c.turnTimer.value = s.turn_timer ? String(s.turn_timer) : OFF;
+    c.hints.value = String(Boolean(s.hints));
     rowOf(c.rounds).hidden = s.rounds === "until_one_remains";
     rowOf(c.limit).hidden = s.call_limit === null;
     rowOf(c.doubleAmount).hidden = !s.double_penalty;
@@ -370,15 +378,19 @@ export function settingsForm(container, initial, offer, onChecked) {
     if (s.rounds === "until_one_remains" && s.elimination === null) s.rounds = { fixed: 3 };
     s.difficulty = c.difficulty.value;
     s.turn_timer = c.turnTimer.value === OFF ? null : int(c.turnTimer, 30);
+    // Off is left out, as the server writes it.
+    if (c.hints.value === "true") s.hints = true;
+    else delete s.hints;
     return s;
   };
 
   container.addEventListener("change", (event) => {
     if (event.target === c.preset) {
       if (c.preset.value === "custom") return;
-      // A preset sets the rules; the turn timer (the pace) stays as chosen.
+      // A preset sets the rules; the turn timer (the pace) and the hints stay as chosen.
       const pace = current.turn_timer === undefined ? null : current.turn_timer;
       current = { ...copySettings(offer.presets[c.preset.value]), turn_timer: pace };
+      if (c.hints.value === "true") current.hints = true;
     } else {
       current = read();
     }

@@ -8,6 +8,11 @@
 //! show: `match_result`, the `round_ended` and `match_ended` events, and the `results` of
 //! finished rounds in `history`). Any other card that is neither in the seat's own hand nor
 //! public is a leak. A frame never spans two rounds: a deal is a change of its own.
+//!
+//! The coach's `review` of a match is a show too (it names the hands a seat held, every one of
+//! which the table saw face up by the end), so it is allowed only once this client has seen the
+//! match end (a `match_ended` event, live or in `history`) and before the next deal; a review at
+//! any other moment is a leak whatever it names.
 
 use std::collections::HashSet;
 
@@ -29,6 +34,8 @@ pub struct LeakCheck {
     seat: Option<u64>,
     /// How many frames were scanned.
     pub frames: usize,
+    /// Whether the match has ended (and no new one has been dealt) as far as this client knows.
+    over: bool,
 }
 
 impl LeakCheck {
@@ -63,6 +70,10 @@ impl LeakCheck {
                 );
             }
         }
+        if kind == "review" {
+            assert!(self.over, "a review before the match's end: {frame}");
+            return;
+        }
         let mut named = Vec::new();
         collect_cards(frame, &mut named);
         for card in named {
@@ -76,7 +87,9 @@ impl LeakCheck {
     /// Learns the cards a public event shows; a deal starts a new round's knowledge.
     fn learn_event(&mut self, event: &Value) {
         match event["type"].as_str().unwrap_or_default() {
+            "match_ended" => self.over = true,
             "dealt" => {
+                self.over = false;
                 self.public.clear();
                 self.public.extend(cards_of(&event["pile_top"]));
             }
@@ -144,6 +157,30 @@ mod tests {
             check.scan(&json!({"type":"state","events":[],"view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5],"top_throw":["QC"]}}));
         });
         assert!(leak.is_err(), "QC was never shown to seat 0");
+    }
+
+    #[test]
+    fn a_review_is_a_leak_until_the_match_has_ended_and_again_after_the_next_deal() {
+        let review = json!({"type":"review","match_number":1,"review":{"seat":1,
+            "flagged":[{"hand":["QC","9H"],"chose":{"type":"call"},"best":{"type":"draw","card":null}}]}});
+        let dealt = json!({"type":"state",
+            "events":[{"type":"dealt","round":1,"dealer":3,"pile_top":"5H"}],
+            "view":{"seat":0,"hand":["AS","2S"],"card_counts":[2,5]}});
+        let early = std::panic::catch_unwind(|| {
+            let mut check = LeakCheck::default();
+            check.scan(&dealt);
+            check.scan(&review);
+        });
+        assert!(early.is_err(), "a review before the end");
+        let mut check = LeakCheck::default();
+        check.scan(&dealt);
+        check.scan(&json!({"type":"patch","v":2,"events":[{"type":"match_ended","standings":[]}],"view":{}}));
+        check.scan(&review);
+        let next = std::panic::catch_unwind(move || {
+            check.scan(&dealt);
+            check.scan(&review);
+        });
+        assert!(next.is_err(), "a review of the last match once the next is dealt");
     }
 
     #[test]

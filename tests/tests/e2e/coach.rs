@@ -9,7 +9,7 @@ use dhumbal_tests::http::get_with;
 use dhumbal_tests::client::hello;
 use dhumbal_tests::{Client, TestServer};
 
-use crate::common::{play_to_the_end, room_with, standard_for};
+use crate::common::{play_on_to_the_end, room_with, standard_for};
 
 /// The next `hint`, with the version it is for.
 async fn next_hint(client: &mut Client) -> (u64, Advice) {
@@ -146,7 +146,7 @@ async fn a_finished_match_is_reviewed_for_your_own_seat_or_by_its_seed() {
     asha.recv_state_where(|_| true).await;
     asha.send(ClientMessage::Review { seat: None }).await;
     assert_eq!(next_error(&mut asha).await.0, codes::NO_REVIEW);
-    let (mut asha, result) = play_to_the_end(asha, 3).await;
+    let (mut asha, result) = play_on_to_the_end(asha, 3).await;
     let seat = asha.seat().expect("seated");
     let other = 1 - seat;
 
