@@ -72,6 +72,7 @@ const ASSETS: &[Asset] = &[
     asset!("app.js", "text/javascript"),
     asset!("cards.js", "text/javascript"),
     asset!("chat.js", "text/javascript"),
+    asset!("coach.js", "text/javascript"),
     asset!("deals.js", "text/javascript"),
     asset!("dock.js", "text/javascript"),
     asset!("dom.js", "text/javascript"),

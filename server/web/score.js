@@ -7,6 +7,7 @@
 import { cardElement } from "./cards.js";
 import { $, el, hideNameTip, nameCut, seatName, signed, totalText } from "./dom.js";
 import { t } from "./i18n.js";
+import { reviewBox } from "./coach.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -288,6 +289,7 @@ export function renderScore(box, opts) {
       box.append(details);
     }
     if (opts.fairness) box.append(fairnessBox(opts.fairness));
+    if (opts.coach) box.append(coachBox(opts.coach));
     const rematch = el("button", "primary", t(opts.waiting ? "score.rematchAskedButton" : "score.rematch"));
     rematch.type = "button";
     rematch.id = "rematch";
@@ -373,10 +375,12 @@ export function fairnessBox(fairness) {
  * @param {object|null} at.matchResult the `match_result`, once it came
  * @param {boolean} at.host whether this page is the room's host
  * @param {object|null} at.fairness see `renderScore`'s `opts.fairness`
+ * @param {object|null} at.coach the coach's review of this page's seat: `{review, reviewing,
+ *   onReview}` (`review` the `review` message once it came)
  * @param {object} actions `onNext`, `onRematch`, `onLeave`, and the host's `onToLobby` and
  *   `onChangeSettings`
  */
-export function showScore({ room, view, matchResult, host, fairness }, actions) {
+export function showScore({ room, view, matchResult, host, fairness, coach }, actions) {
   const results = matchResult ? matchResult.results : view.results;
   const result = results[results.length - 1];
   if (!result) return;
@@ -412,6 +416,7 @@ export function showScore({ room, view, matchResult, host, fairness }, actions) 
     onChangeSettings: host ? actions.onChangeSettings : null,
     fairness: matchOver ? fairness : null,
     room: matchOver ? room : null,
+    coach: matchOver && me !== null && coach ? coach : null,
   });
   // The buttons stand below the results, which scroll on their own: always in view, never over
   // the results. The heading stands above them, as still: scrolling the results (to Verify's
@@ -451,4 +456,24 @@ export function setupScore() {
       next.click();
     }
   });
+}
+
+/**
+ * After the match, the coach's review of this page's own seat: Review my play, then (once the
+ * server has looked the match over) where the points went.
+ * @param {{review: object|null, reviewing: boolean, onReview: () => void}} coach
+ */
+function coachBox(coach) {
+  if (coach.review) return reviewBox(coach.review.review);
+  const box = el("div", "coach-ask");
+  const ask = el("button", "", t("score.review"), { type: "button", id: "review-play" });
+  ask.disabled = coach.reviewing;
+  ask.addEventListener("click", coach.onReview);
+  box.append(ask);
+  if (coach.reviewing) {
+    const status = el("p", "note", t("coach.reviewing"));
+    status.setAttribute("role", "status");
+    box.append(status);
+  }
+  return box;
 }

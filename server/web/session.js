@@ -19,10 +19,11 @@ import { downloadHistory, verifyDeals } from "./deals.js";
 import { gone, joinForm, relabelJoin } from "./join.js";
 import { $ } from "./dom.js";
 import { errorText } from "./errors.js";
-import { banner, notice, screen, show } from "./page.js";
+import { banner, notice, say, screen, show } from "./page.js";
 import { forgetRoom, lastName, rememberName, storeRoom, storedRoom } from "./storage.js";
 import { t } from "./i18n.js";
 import { announceState } from "./announce.js";
+import { hintWords } from "./coach.js";
 
 /** The room's state, as this page knows it. */
 const session = {
@@ -37,6 +38,10 @@ const session = {
   wire: null,
   /** Whether a `resync` is out (a patch did not build on the view held). */
   resyncing: false,
+  /** The coach's `review` of this page's seat for the last match, once it came. */
+  review: null,
+  /** Whether a `review` is out. */
+  reviewing: false,
   /** The server's presets and turn timers (for the host's settings form), once fetched. */
   offer: null,
   /**
@@ -253,6 +258,18 @@ function onMessage(msg) {
     case "reaction":
       session.chat.reaction(msg);
       break;
+    case "hint":
+      // For the view this page holds now; a hint for an earlier one is stale.
+      if (session.table && session.wire && msg.v === session.wire.v) {
+        session.table.hint(msg.advice);
+        say(hintWords(msg.advice));
+      }
+      break;
+    case "review":
+      session.review = msg;
+      session.reviewing = false;
+      paint();
+      break;
     case "client_seed_taken":
       session.fair.taken(msg.commitment, msg.client_seed);
       break;
@@ -261,6 +278,13 @@ function onMessage(msg) {
         // The room has moved on to another commitment: a fresh seed for the one it shows.
         sendSeed();
         break;
+      }
+      if (msg.code === "coach_busy" || msg.code === "hints_off" || msg.code === "not_your_turn") {
+        if (session.table) session.table.hintRefused();
+      }
+      if (session.reviewing && (msg.code === "coach_busy" || msg.code === "no_review")) {
+        session.reviewing = false;
+        paint();
       }
       onError(msg);
       break;
@@ -492,6 +516,15 @@ function paintScore() {
       replayUrl: `/replay#${encodeURIComponent(code)}/${n}`,
       onVerify: () => verifyDeals(session, setVerdict),
       onDownload: () => downloadHistory(session),
+    } : null,
+    coach: n ? {
+      review: session.review && session.review.match_number === n ? session.review : null,
+      reviewing: Boolean(session.reviewing),
+      onReview: () => {
+        session.reviewing = true;
+        send({ type: "review" });
+        paintScore();
+      },
     } : null,
   }, {
     // A fresh seed first, on its own: should the room have moved on, the vote still counts.

@@ -215,6 +215,7 @@ export function bindTableInput(p, state, hooks, redraw) {
     } else if (k === "t") doThrow();
     else if (k === "c") doCall();
     else if (k === "o") doSort();
+    else if (k === "h" && !p.coach.hidden && !p.hintButton.disabled) p.hintButton.click();
     else if (k === "s") drawStock();
     else if (k === "p") drawPile(null);
     else if (k === "escape") {

@@ -11,6 +11,7 @@ import { describeEvent, noticeText } from "./log.js";
 import { alertOn } from "./alert.js";
 import { paintWatchers } from "./watchers.js";
 import { roundOver } from "./table-state.js";
+import { hintWords } from "./coach.js";
 
 /** A `<button type="button">` with a class, an id and a text that follows the language. */
 const labelled = (cls, id, key) => label(el("button", cls, undefined, { type: "button", id }), key);
@@ -51,6 +52,13 @@ export function buildTable(root) {
   middle.append(stockBox, p.pile);
   p.middle = middle;
   p.prompt = el("p", "prompt", undefined, { id: "prompt" });
+  // The coach's line, at a table that allows hints: Hint on this seat's turn, and what it said
+  // (not a live region: the session says the hint once, through the page's announcer).
+  p.coach = el("div", "coach-line", undefined, { id: "coach-line", hidden: true });
+  p.hintButton = el("button", "hint", t("table.hint"), { type: "button", id: "hint" });
+  p.hintButton.setAttribute("aria-keyshortcuts", "H");
+  p.hintText = el("p", "hint-text", undefined, { id: "hint-text" });
+  p.coach.append(p.hintButton, p.hintText);
   // Not a live region: announce.js says each move and this seat's turn once.
   p.log = label(el("ol", "log", undefined, { id: "log", tabIndex: 0 }), "table.log", "aria-label");
 
@@ -75,7 +83,7 @@ export function buildTable(root) {
   p.callHint = el("small", "call-hint", undefined, { id: "call-hint", hidden: true });
   callSlot.append(p.callButton, p.callHint);
   p.actions.append(callSlot, p.sortButton, p.throwButton);
-  p.mine.append(p.status, p.hand, p.actions);
+  p.mine.append(p.coach, p.status, p.hand, p.actions);
   // The host's list of the people removed during the match, each with Let back.
   p.removedList = label(el("ul", "table-removed", undefined, { id: "table-removed", hidden: true }), "lobby.removedList", "aria-label");
   // Who watches: everyone sees it; the host may remove a watcher or turn watching off.
@@ -182,6 +190,7 @@ export function paintTable(p, state) {
   paintHand(p, state);
   paintActions(p, state);
   paintPrompt(p, state);
+  paintHint(p, state);
   paintLog(p, state);
   paintRemoved(p, state);
   paintKeys(p, view);
@@ -189,6 +198,22 @@ export function paintTable(p, state) {
     const host = view.seat !== null && state.room.host === view.seat;
     paintWatchers(p.watchers, state.room, host);
   }
+}
+
+/**
+ * The coach's line: shown on this seat's turn at a table that allows hints, with what the coach
+ * said for this very view (a hint for an earlier view is gone), or that it is thinking.
+ */
+function paintHint(p, state) {
+  const { view, hint } = state;
+  const covered = state.room && view.seat !== null && state.room.seats[view.seat] && state.room.seats[view.seat].stand_in;
+  const on = Boolean(view.settings.hints) && state.myTurn() && !covered;
+  p.coach.hidden = !on;
+  const current = hint && hint.view === view ? hint : null;
+  p.hintButton.textContent = t("table.hint");
+  p.hintButton.disabled = Boolean(current);
+  p.hintText.textContent = !current ? "" : current.advice ? hintWords(current.advice) : t("coach.asking");
+  p.hintText.hidden = !current;
 }
 
 /**

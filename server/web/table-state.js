@@ -57,6 +57,8 @@ function keptHand(room, view) {
 /** What the table shows and what this page keeps of it. */
 export class TableState {
   constructor() {
+    /** The coach's hint: `{view, advice}`, for that view only (`advice` null while asked). */
+    this.hint = null;
     /** The server's view of the table for this page's seat, or null before the first. */
     this.view = null;
     /** The room (seats, host, stage), or null. */

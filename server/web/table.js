@@ -81,6 +81,12 @@ export function createTable(root, hooks) {
 
   // The table's menu.
   parts.menuButton.addEventListener("click", () => parts.menu.showModal());
+  parts.hintButton.addEventListener("click", () => {
+    if (!state.view) return;
+    state.hint = { view: state.view, advice: null };
+    hooks.send({ type: "hint" });
+    paint();
+  });
   parts.menuClose.addEventListener("click", () => parts.menu.close());
   parts.menuRules.addEventListener("click", () => {
     parts.menu.close();
@@ -176,6 +182,17 @@ export function createTable(root, hooks) {
       if (fresh) keepTheKeyboardsPlace(before, view, fresh);
       if (flights) flyEvents(parts, view, flights, Boolean(catchUp || jump));
       if (wasMine === false && myTurnOf(view) && alertOn()) turnAlert();
+    },
+    /** Shows the coach's hint for the view shown now (the session has checked its version). */
+    hint(advice) {
+      if (!state.view) return;
+      state.hint = { view: state.view, advice };
+      paint();
+    },
+    /** The coach could not answer: the Hint button is back. */
+    hintRefused() {
+      state.hint = null;
+      paint();
     },
     /** Forgets the hand order and the marks (a new match). */
     reset() {

@@ -114,6 +114,7 @@
 
 mod a11y;
 mod chat;
+mod coach;
 mod connection;
 mod fairness;
 mod friends;
