@@ -223,6 +223,7 @@ const TIMING: Timing = Timing {
     lobby_ttl: Duration::from_secs(3600),
     unjoined_ttl: Duration::from_secs(3600),
     max_watchers: 20,
+    turn_second: Duration::from_secs(1),
 };
 
 /// Entropy from a counter: the same seeds and tokens every run, so that every match after the

@@ -37,6 +37,7 @@ const TIMING: Timing = Timing {
     lobby_ttl: Duration::from_secs(3600),
     unjoined_ttl: Duration::from_secs(3600),
     max_watchers: 20,
+    turn_second: Duration::from_secs(1),
 };
 
 /// How many rooms the cold-cache case plays in turn (as `loadgen play --rooms 500`).

@@ -101,6 +101,11 @@ pub struct Config {
     /// production: a fixed deck is a known deck.
     #[arg(long, env = "DHUMBAL_ALLOW_TEST_DECKS")]
     pub allow_test_decks: bool,
+    /// Makes one second of every table's turn timer last this many milliseconds, so that a
+    /// test need not wait out a real turn. Hidden, and never for production: every timed turn
+    /// runs out sooner than its table says.
+    #[arg(long, env = "DHUMBAL_TEST_TURN_SECOND_MS", hide = true)]
+    pub test_turn_second_ms: Option<u64>,
     /// How long the server keeps serving after a shutdown signal with `/readyz` answering 503,
     /// so that a load balancer stops sending people here first.
     #[arg(long, env = "DHUMBAL_DRAIN_DELAY", default_value = "0s", value_parser = parse_duration)]
@@ -333,6 +338,7 @@ impl Config {
             lobby_ttl: self.lobby_ttl,
             unjoined_ttl: self.unjoined_room_ttl,
             max_watchers: self.max_watchers,
+            turn_second: Duration::from_millis(self.test_turn_second_ms.unwrap_or(1000)),
         }
     }
 
@@ -407,6 +413,7 @@ impl Default for Config {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             client_queue: DEFAULT_CLIENT_QUEUE,
             allow_test_decks: false,
+            test_turn_second_ms: None,
             drain_delay: Duration::ZERO,
             message_burst: DEFAULT_MESSAGE_BURST,
             messages_per_sec: DEFAULT_MESSAGES_PER_SEC,
@@ -493,6 +500,22 @@ mod tests {
         assert_eq!(config.addr.to_string(), "0.0.0.0:9000");
         assert_eq!(config.bot_delay(), Duration::ZERO);
         assert!(config.allow_test_decks);
+    }
+
+    #[test]
+    fn the_test_turn_second_scales_turn_timers_and_is_not_in_the_help() {
+        let config =
+            Config::try_parse_from(["dhumbal-server", "--test-turn-second-ms", "50"]).unwrap();
+        assert_eq!(config.timing().turn_time(15), Duration::from_millis(750));
+        assert_eq!(
+            Config::default().timing().turn_time(15),
+            Duration::from_secs(15)
+        );
+        let help = <Config as clap::CommandFactory>::command()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("--allow-test-decks"), "{help}");
+        assert!(!help.contains("turn-second"), "{help}");
     }
 
     #[test]

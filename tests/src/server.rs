@@ -25,12 +25,13 @@ impl TestServer {
     /// A server for tests: bots play without delay, fixed test decks are allowed, and the
     /// message rate is not limited (test clients play whole matches as fast as the bots).
     pub async fn start() -> TestServer {
-        TestServer::with_config(Config {
-            bot_delay_ms: 0,
-            allow_test_decks: true,
-            ..unlimited_rate()
-        })
-        .await
+        TestServer::with_config(test_config()).await
+    }
+
+    /// [`TestServer::start`]'s server with fast turn timers: one second of a table's turn timer
+    /// lasts `second_ms` milliseconds ([`fast_turns`]).
+    pub async fn with_fast_turns(second_ms: u64) -> TestServer {
+        TestServer::with_config(fast_turns(second_ms)).await
     }
 
     /// A server with this configuration (its `addr` is ignored: the server binds loopback port
@@ -76,6 +77,27 @@ impl TestServer {
                 .expect("the server task ended cleanly")
                 .expect("the server ran without an IO error");
         }
+    }
+}
+
+/// [`TestServer::start`]'s configuration: bots play without delay, fixed test decks are
+/// allowed, and the message rate is not limited.
+pub fn test_config() -> Config {
+    Config {
+        bot_delay_ms: 0,
+        allow_test_decks: true,
+        ..unlimited_rate()
+    }
+}
+
+/// [`test_config`] for a test that only needs a turn to run out: one second of a table's turn
+/// timer lasts `second_ms` milliseconds (`--test-turn-second-ms`, never for production), and
+/// what clients are told of the clock is scaled alike (a 15-second timer says
+/// `15 * second_ms`). A test of the real countdown keeps real seconds.
+pub fn fast_turns(second_ms: u64) -> Config {
+    Config {
+        test_turn_second_ms: Some(second_ms),
+        ..test_config()
     }
 }
 

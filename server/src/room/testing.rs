@@ -15,6 +15,7 @@ pub(crate) const TIMING: Timing = Timing {
     lobby_ttl: Duration::from_secs(7200),
     unjoined_ttl: Duration::from_secs(900),
     max_watchers: 20,
+    turn_second: Duration::from_secs(1),
 };
 
 /// The setup of a room with this code and these settings, whose host secret is `secret`.

@@ -5,20 +5,19 @@
 //! laptop (its menu and How to play too), the score dialog after round 1, the match-over dialog
 //! and the Replay page (before a file and stepping through one), in English and in Nepali.
 //! Every violation is printed (its id, the elements it names and its help) and fails the test.
+//! The English matches also check, from `ledger.rs`, the end of the match and the room's ledger,
+//! and the replay page's controls, which need the same match and the same page.
 
-use crate::hand_order::{LAPTOP, PHONE_640, deck_dealing};
+use crate::hand_order::{LAPTOP, PHONE_640};
 use crate::harness::*;
+use crate::ledger::{
+    no_ledger_before_a_match_has_ended,
+    the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger,
+    the_replay_controls_never_cover_the_stock_or_the_pile,
+};
 
 /// axe-core itself, as published (`npm pack axe-core@4`).
 const AXE: &str = include_str!("vendor/axe.min.js");
-
-/// Two jokers and three aces: 3, a call at once that nobody can match.
-const LIGHT: [&str; 5] = ["RJ", "BJ", "AS", "AH", "AD"];
-/// 11: the other person's hand.
-const ELEVEN: [&str; 5] = ["2S", "2H", "2D", "2C", "3S"];
-/// The bots' hands: 50 each.
-const BOT3: [&str; 5] = ["KS", "KH", "KD", "KC", "QS"];
-const BOT4: [&str; 5] = ["QH", "QD", "QC", "JS", "JH"];
 
 /// Runs axe-core on the whole document and returns its violations, one line each: the rule's
 /// id, the elements it names and its help.
@@ -76,53 +75,13 @@ impl Audit {
     }
 }
 
-/// A finished match's hand history, played by the engine (each seat takes its first legal
-/// action), as a file of it would hold.
-fn a_history() -> dhumbal_engine::HandHistory {
-    use dhumbal_engine::{FairDeal, Game, Phase};
-    let deal = FairDeal {
-        seed: [7; 32],
-        room: "ABCDE".into(),
-        match_number: 1,
-    };
-    let mut game = Game::fair(Preset::Standard.settings(), deal, vec![None; 4]).unwrap();
-    while !game.is_over() {
-        if game.phase() == Phase::RoundOver {
-            game.next_round().unwrap();
-        } else {
-            let seat = game.turn();
-            let action = game.legal_actions(seat).remove(0);
-            game.apply(seat, action).unwrap();
-        }
-    }
-    let mut history = game.hand_history().unwrap();
-    history.players = ["Asha", "Bina", "Chandra", "Dawa"]
-        .map(String::from)
-        .to_vec();
-    history
-}
-
-/// Switches the page's language with the control in its header, and waits for it.
-async fn switch_to(b: &Browser, lang: &str) {
-    b.click(&format!("#lang-switch button[data-lang='{lang}']"))
-        .await;
-    b.until(
-        "the language to switch",
-        &format!("return document.documentElement.lang === '{lang}';"),
-    )
-    .await;
-}
-
-/// A two-round match of two people and two bots, host at `host_size` and the friend at
-/// `guest_size`, in `lang`: axe-core on every screen they pass.
+/// A two-round match of two people and two bots ([`two_called_rounds`]), host at `host_size`
+/// and the friend at `guest_size`, in `lang`: axe-core on every screen they pass; in English,
+/// the end of the match and the room's ledger too.
 async fn no_violations(host_size: (u32, u32), guest_size: (u32, u32), lang: &str, label: &str) {
     let mut stage = stage!();
     let addr = stage.addr;
-    let decks = vec![
-        deck_dealing([LIGHT, ELEVEN, BOT3, BOT4], 0),
-        deck_dealing([ELEVEN, LIGHT, BOT3, BOT4], 1),
-    ];
-    let room = room_with(&stage.server, standard(2), decks).await;
+    let room = room_with(&stage.server, standard(2), two_called_rounds()).await;
     let link = format!("http://{addr}{}", room.url);
     let asha = stage.browser(host_size).await;
     let bina = stage.browser(guest_size).await;
@@ -130,7 +89,7 @@ async fn no_violations(host_size: (u32, u32), guest_size: (u32, u32), lang: &str
 
     // Home, folded and with its settings open.
     asha.open_home(addr).await;
-    switch_to(&asha, lang).await;
+    asha.switch_language(lang).await;
     audit.check(&asha, "home").await;
     asha.click("#home-settings-toggle").await;
     audit.check(&asha, "home with its settings").await;
@@ -140,7 +99,7 @@ async fn no_violations(host_size: (u32, u32), guest_size: (u32, u32), lang: &str
     asha.goto(&link).await;
     asha.wait_until("the lobby", |s| s.screen == "lobby").await;
     bina.open_home(addr).await;
-    switch_to(&bina, lang).await;
+    bina.switch_language(lang).await;
     bina.open_join_form(&link).await;
     audit.check(&bina, "the join form").await;
     bina.join_as("Bina", "#join-sit").await;
@@ -148,6 +107,7 @@ async fn no_violations(host_size: (u32, u32), guest_size: (u32, u32), lang: &str
     asha.until_text("#lobby-seats", "Bina").await;
     audit.check(&asha, "the host's lobby").await;
     audit.check(&bina, "a friend's lobby").await;
+    no_ledger_before_a_match_has_ended(&asha).await;
 
     // The table, on both pages, then with a card marked.
     asha.click("#start").await;
@@ -196,30 +156,24 @@ async fn no_violations(host_size: (u32, u32), guest_size: (u32, u32), lang: &str
     audit.check(&asha, "the match-over dialog (host)").await;
     audit.check(&bina, "the match-over dialog (friend)").await;
     asha.screenshot(&format!("a11y-match-over-{label}")).await;
+    if lang == "en" {
+        the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger(&asha, &bina, label).await;
+    }
 
     // The Replay page, before a file and with a finished match's hand history from a file.
     bina.goto(&format!("http://{addr}/replay")).await;
     bina.find("#replay-file").await;
     audit.check(&bina, "the replay page before a file").await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("dhumbal-ABCDE-1.json");
-    std::fs::write(&file, serde_json::to_string(&a_history()).unwrap()).unwrap();
-    asha.goto(&format!("http://{addr}/replay")).await;
-    asha.find("#replay-file")
-        .await
-        .send_keys(&file.display().to_string())
-        .await
-        .unwrap();
-    asha.until(
-        "the replay",
-        "return !document.querySelector('#replay').hidden;",
-    )
-    .await;
+    let (_dir, file) = a_hand_history_file();
+    open_replay(&asha, addr, &file).await;
     audit.check(&asha, "the replay page").await;
     for _ in 0..3 {
         asha.click("#replay-forward").await;
     }
     audit.check(&asha, "the replay page, stepped on").await;
+    if lang == "en" {
+        the_replay_controls_never_cover_the_stock_or_the_pile(&asha, addr, &file, label).await;
+    }
 
     check_and_close(vec![asha, bina]).await;
     audit.assert_clean();

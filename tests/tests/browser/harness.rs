@@ -9,6 +9,7 @@ pub(crate) use std::time::{Duration, Instant};
 pub(crate) use dhumbal_engine::{Card, CourtValues, Preset, Rounds, Settings};
 pub(crate) use dhumbal_protocol::{CreateRoom, CreatedRoom};
 pub(crate) use dhumbal_tests::TestServer;
+pub(crate) use dhumbal_tests::server::fast_turns;
 pub(crate) use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
 pub(crate) use fantoccini::error::CmdError;
 pub(crate) use fantoccini::wd::WebDriverCompatibleCommand;
@@ -114,8 +115,9 @@ impl Stage {
     }
 }
 
-/// The test's [`Stage`] (`stage!()`, `stage!(config)` for a server with this configuration, or
-/// `stage!(alone)` for one no other browser test runs beside),
+/// The test's [`Stage`] (`stage!()`, `stage!(config)` for a server with this configuration
+/// (`stage!(fast_turns(ms))` for one whose turn timers run fast, for a test that only needs a
+/// turn to run out), or `stage!(alone)` for one no other browser test runs beside),
 /// or, when the browser is not installed, a return from the test, which passes having said why.
 macro_rules! stage {
     (alone) => {
@@ -486,6 +488,17 @@ impl Browser {
         self.wait_until("the lobby", |s| s.screen == "lobby").await;
     }
 
+    /// Switches the page's language with the control in its header, and waits for it.
+    pub(crate) async fn switch_language(&self, lang: &str) {
+        self.click(&format!("#lang-switch button[data-lang='{lang}']"))
+            .await;
+        self.until(
+            "the language to switch",
+            &format!("return document.documentElement.lang === '{lang}';"),
+        )
+        .await;
+    }
+
     pub(crate) async fn snapshot(&self) -> Snapshot {
         let value = self.client.execute(SNAPSHOT, vec![]).await.unwrap();
         serde_json::from_value(value).unwrap()
@@ -821,8 +834,10 @@ pub(crate) async fn draw_and_throw_it_back(b: &Browser) {
     assert_eq!(ready.marked, vec![card.clone()]);
     assert_eq!(ready.throw_text, format!("Throw {}", value(&card)));
     b.click("#throw").await;
+    // Landed: the card has left the hand. (Not "no longer this page's turn": on a busy machine
+    // the bots, who play at once, may bring the turn back before the page is looked at.)
     b.wait_until("the throw to land", |s| {
-        !s.my_turn && !s.hand.contains(&card)
+        !s.may_throw && !s.hand.contains(&card)
     })
     .await;
 }
@@ -1010,6 +1025,76 @@ pub(crate) async fn room_with(
             ..CreateRoom::default()
         })
         .await
+}
+
+/// Two jokers and three aces: 3, light enough to call on at once, and no other hand dealt here
+/// matches it.
+pub(crate) const LIGHT: [&str; 5] = ["RJ", "BJ", "AS", "AH", "AD"];
+/// 11: the other person's hand in [`two_called_rounds`].
+pub(crate) const ELEVEN: [&str; 5] = ["2S", "2H", "2D", "2C", "3S"];
+/// Bots' hands, 50 each: heavy, so that no bot calls.
+pub(crate) const BOT3: [&str; 5] = ["KS", "KH", "KD", "KC", "QS"];
+pub(crate) const BOT4: [&str; 5] = ["QH", "QD", "QC", "JS", "JH"];
+
+/// The decks of a two-round match of two people (seats 0 and 1) and two bots: round 1 deals
+/// seat 0 [`LIGHT`] and seat 1 [`ELEVEN`]; round 2 (dealt from seat 1) the other way round. The
+/// person holding `LIGHT` calls at once: both end on +100, a shared first place.
+pub(crate) fn two_called_rounds() -> Vec<Vec<Card>> {
+    use crate::hand_order::deck_dealing;
+    vec![
+        deck_dealing([LIGHT, ELEVEN, BOT3, BOT4], 0),
+        deck_dealing([ELEVEN, LIGHT, BOT3, BOT4], 1),
+    ]
+}
+
+/// A finished match's hand history, played by the engine (each seat takes its first legal
+/// action), as a file of it would hold: for the replay page.
+pub(crate) fn a_hand_history() -> dhumbal_engine::HandHistory {
+    use dhumbal_engine::{FairDeal, Game, Phase};
+    let deal = FairDeal {
+        seed: [7; 32],
+        room: "ABCDE".into(),
+        match_number: 1,
+    };
+    let mut game = Game::fair(Preset::Standard.settings(), deal, vec![None; 4]).unwrap();
+    while !game.is_over() {
+        if game.phase() == Phase::RoundOver {
+            game.next_round().unwrap();
+        } else {
+            let seat = game.turn();
+            let action = game.legal_actions(seat).remove(0);
+            game.apply(seat, action).unwrap();
+        }
+    }
+    let mut history = game.hand_history().unwrap();
+    history.players = ["Asha", "Bina", "Chandra", "Dawa"]
+        .map(String::from)
+        .to_vec();
+    history
+}
+
+/// Writes [`a_hand_history`] to a file in a new temporary folder, named as the page names its
+/// download; the folder lives as long as the returned guard.
+pub(crate) fn a_hand_history_file() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("dhumbal-ABCDE-1.json");
+    std::fs::write(&file, serde_json::to_string(&a_hand_history()).unwrap()).unwrap();
+    (dir, file)
+}
+
+/// Opens the replay page and loads `file` (a hand history) into it, waiting for the replay.
+pub(crate) async fn open_replay(b: &Browser, addr: SocketAddr, file: &Path) {
+    b.goto(&format!("http://{addr}/replay")).await;
+    b.find("#replay-file")
+        .await
+        .send_keys(&file.display().to_string())
+        .await
+        .unwrap();
+    b.until(
+        "the replay",
+        "return !document.querySelector('#replay').hidden;",
+    )
+    .await;
 }
 
 /// Calls at once and waits for the score dialog.

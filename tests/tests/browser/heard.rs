@@ -9,12 +9,9 @@
 use crate::hand_order::{LAPTOP, PHONE_640, deck_dealing};
 use crate::harness::*;
 
-/// Two jokers and three aces: 3, light enough to call on.
-const LIGHT: [&str; 5] = ["RJ", "BJ", "AS", "AH", "AD"];
-/// The bots' hands: heavy, so that none of them calls.
+/// The first bot's hand (the others hold [`BOT3`] and [`BOT4`]): heavy, so that it does not
+/// call.
 const BOT2: [&str; 5] = ["2S", "9H", "9D", "9C", "10S"];
-const BOT3: [&str; 5] = ["KS", "KH", "KD", "KC", "QS"];
-const BOT4: [&str; 5] = ["QH", "QD", "QC", "JS", "JH"];
 
 /// Run before the page's own scripts: every line added to the live region is kept, in order,
 /// in `window.__heard` (what a screen reader is given to say).
@@ -66,20 +63,15 @@ async fn focused(b: &Browser) -> Value {
     .await
 }
 
-/// Switches the page's language with the control in its header, and waits for it.
-async fn switch_to(b: &Browser, lang: &str) {
-    b.click(&format!("#lang-switch button[data-lang='{lang}']"))
-        .await;
-    b.until(
-        "the language to switch",
-        &format!("return document.documentElement.lang === '{lang}';"),
-    )
-    .await;
-}
+/// How long one second of the turn timer lasts here: the 15-second turn that runs out takes 9 s,
+/// and the page's own turns (each a score of WebDriver round trips) still have time on a busy
+/// machine.
+const SECOND_MS: u64 = 600;
 
-/// A one-round match with a 15-second turn timer against three bots, in `lang`.
+/// A one-round match with a 15-second turn timer (fast: [`SECOND_MS`]) against three bots, in
+/// `lang`.
 async fn a_round_heard(size: (u32, u32), lang: &str, label: &str) {
-    let mut stage = stage!();
+    let mut stage = stage!(fast_turns(SECOND_MS));
     let addr = stage.addr;
     let settings = Settings {
         turn_timer: Some(15),
@@ -92,7 +84,7 @@ async fn a_round_heard(size: (u32, u32), lang: &str, label: &str) {
 
     // Home, then the lobby, then the table: each time the focus is on the screen's heading.
     b.open_home(addr).await;
-    switch_to(&b, lang).await;
+    b.switch_language(lang).await;
     b.open_home(addr).await;
     assert_eq!(focused(&b).await, json!(["H1", "", "home"]), "home");
     b.host_room(addr, &room, "Asha").await;

@@ -3,20 +3,15 @@
 //! anything else, and the room's ledger (played, won, points per seat) shows in the dialog and
 //! in the lobby; after Verify the heading is still in view; the replay page's controls never
 //! cover its stock or pile; the settings say "Difficulty"; a hand emptied at the show says so.
+//! The match's end and the ledger, and the replay's controls, are checked by `a11y.rs`'s English
+//! matches (the host on a phone, then on a laptop), which already play the match and open the
+//! replay page they need.
 
-use crate::hand_order::{LAPTOP, PHONE_640, deck_dealing};
+use crate::hand_order::{LAPTOP, PHONE_640};
 use crate::harness::*;
 use dhumbal_engine::full_deck;
 use dhumbal_protocol::{ClientMessage, DrawFrom};
 use dhumbal_tests::Client;
-
-/// Two jokers and three aces: 3, a call at once that nobody can match.
-const LIGHT: [&str; 5] = ["RJ", "BJ", "AS", "AH", "AD"];
-/// 11: the other person's hand.
-const ELEVEN: [&str; 5] = ["2S", "2H", "2D", "2C", "3S"];
-/// The bots' hands: 50 each.
-const BOT3: [&str; 5] = ["KS", "KH", "KD", "KC", "QS"];
-const BOT4: [&str; 5] = ["QH", "QD", "QC", "JS", "JH"];
 
 /// The ledger's rows as the page shows them, in `scope`: name, played, won, points.
 async fn ledger_rows(b: &Browser, scope: &str) -> Value {
@@ -36,54 +31,38 @@ async fn first_heading(b: &Browser) -> Value {
     .await
 }
 
-/// The two people of a room, Asha (the host) and Bina, with their pages.
-async fn the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger(
-    host_size: (u32, u32),
-    guest_size: (u32, u32),
-    label: &str,
-) {
-    let mut stage = stage!();
-    let addr = stage.addr;
-    // Round 1: Asha calls on 3; round 2 (dealt from seat 1): Bina calls on 3, holding what the
-    // other held. Two rounds: both on +100, a shared first place. One round: Asha alone.
-    let decks = vec![
-        deck_dealing([LIGHT, ELEVEN, BOT3, BOT4], 0),
-        deck_dealing([ELEVEN, LIGHT, BOT3, BOT4], 1),
-    ];
-    let room = room_with(&stage.server, standard(2), decks).await;
-    let link = format!("http://{addr}{}", room.url);
-    let asha = stage.browser(host_size).await;
-    let bina = stage.browser(guest_size).await;
-    asha.host_room(addr, &room, "Asha").await;
-    bina.join_from_link(&link, "Bina", "#join-sit").await;
-    asha.until_text("#lobby-seats", "Bina").await;
+/// Before the match: the host's lobby shows no ledger.
+pub(crate) async fn no_ledger_before_a_match_has_ended(asha: &Browser) {
     assert_eq!(
         asha.eval("return document.querySelector('#lobby-ledger').hidden;")
             .await,
         json!(true),
         "no ledger before a match has ended"
     );
-    asha.click("#start").await;
-    call_now(&asha).await;
-    bina.wait_until("round 1's result", |s| s.score_open).await;
-    for page in [&asha, &bina] {
-        page.click("#next-round").await;
-    }
-    call_now(&bina).await;
+}
+
+/// From the match-over dialog of [`two_called_rounds`] in English, where Asha (the host) and
+/// Bina share first place, on both people's pages: the heading names both first, then the
+/// standings and the ledger; the lobby shows the ledger; then a one-round match that Asha
+/// alone takes, whose dialog and lobby count it. Ends with both pages in the lobby.
+pub(crate) async fn the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger(
+    asha: &Browser,
+    bina: &Browser,
+    label: &str,
+) {
+    // A shared first place: the heading names both, first; then the standings and the ledger.
     asha.wait_until("the match's end", |s| {
         s.score_open && s.phase == "match_over"
     })
     .await;
-
-    // A shared first place: the heading names both, first; then the standings and the ledger.
     asha.until_text("#score-title", "share first place").await;
     assert_eq!(
-        first_heading(&asha).await,
+        first_heading(asha).await,
         json!(["You and Bina share first place", "score-title"])
     );
     bina.until_text("#score-title", "share first place").await;
     assert_eq!(
-        first_heading(&bina).await,
+        first_heading(bina).await,
         json!(["You and Asha share first place", "score-title"])
     );
     let standings = asha.text("#score-dialog .standings").await;
@@ -97,7 +76,7 @@ async fn the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger(
         ["Bot 3", "1", "0", "\u{2212}100"],
         ["Bot 4", "1", "0", "\u{2212}100"],
     ]);
-    for page in [&asha, &bina] {
+    for page in [asha, bina] {
         page.until(
             "the ledger in the dialog",
             "return document.querySelectorAll('#score-dialog .ledger-table tr').length === 5;",
@@ -113,7 +92,7 @@ async fn the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger(
     asha.click("#change-settings").await;
     asha.wait_until("the lobby", |s| s.screen == "lobby").await;
     bina.wait_until("the lobby", |s| s.screen == "lobby").await;
-    for page in [&asha, &bina] {
+    for page in [asha, bina] {
         assert_eq!(ledger_rows(page, "#lobby-ledger").await, shared);
     }
     asha.eval(
@@ -123,16 +102,16 @@ async fn the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger(
     .await;
     bina.until_text("#lobby-settings", "1 round").await;
     asha.click("#start").await;
-    call_now(&asha).await;
+    call_now(asha).await;
     bina.wait_until("the match's end", |s| s.score_open).await;
     asha.until_text("#score-title", "You win").await;
     assert_eq!(
-        first_heading(&asha).await,
+        first_heading(asha).await,
         json!(["You win the match!", "score-title"])
     );
     bina.until_text("#score-title", "Asha wins").await;
     assert_eq!(
-        first_heading(&bina).await,
+        first_heading(bina).await,
         json!(["Asha wins the match", "score-title"])
     );
     let two = json!([
@@ -141,7 +120,7 @@ async fn the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger(
         ["Bot 3", "2", "0", "\u{2212}150"],
         ["Bot 4", "2", "0", "\u{2212}150"],
     ]);
-    for page in [&asha, &bina] {
+    for page in [asha, bina] {
         page.until(
             "the ledger to count the second match",
             "const c = document.querySelector('#score-dialog .ledger-table tr:nth-child(2) td'); \
@@ -155,7 +134,7 @@ async fn the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger(
 
     // Back in the lobby, both pages show the ledger.
     asha.click("#to-lobby").await;
-    for page in [&asha, &bina] {
+    for page in [asha, bina] {
         page.wait_until("the lobby", |s| s.screen == "lobby" && !s.score_open)
             .await;
         assert_eq!(ledger_rows(page, "#lobby-ledger").await, two);
@@ -165,13 +144,7 @@ async fn the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger(
     asha.eval("document.querySelector('#lobby-ledger').scrollIntoView();")
         .await;
     asha.screenshot(&format!("ledger-lobby-{label}")).await;
-    check_and_close(vec![asha, bina]).await;
 }
-
-browser_tests!(the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger {
-    the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger_host_on_a_phone => (PHONE_640, LAPTOP, "host-phone"),
-    the_end_of_a_match_names_the_winner_and_the_room_keeps_a_ledger_host_on_a_laptop => (LAPTOP, PHONE_640, "host-laptop"),
-});
 
 /// Where the dialog's heading and Verify's verdict are, against the window.
 const IN_VIEW: &str = r#"
@@ -232,32 +205,6 @@ browser_tests!(verify_keeps_the_heading_in_view {
     verify_keeps_the_heading_in_view_on_a_laptop => (LAPTOP, "laptop"),
 });
 
-/// A finished match's hand history, played by the engine (each seat takes its first legal
-/// action).
-fn a_history() -> dhumbal_engine::HandHistory {
-    use dhumbal_engine::{FairDeal, Game, Phase};
-    let deal = FairDeal {
-        seed: [7; 32],
-        room: "ABCDE".into(),
-        match_number: 1,
-    };
-    let mut game = Game::fair(Preset::Standard.settings(), deal, vec![None; 4]).unwrap();
-    while !game.is_over() {
-        if game.phase() == Phase::RoundOver {
-            game.next_round().unwrap();
-        } else {
-            let seat = game.turn();
-            let action = game.legal_actions(seat).remove(0);
-            game.apply(seat, action).unwrap();
-        }
-    }
-    let mut history = game.hand_history().unwrap();
-    history.players = ["Asha", "Bina", "Chandra", "Dawa"]
-        .map(String::from)
-        .to_vec();
-    history
-}
-
 /// At every scroll position from the top of the page to its end, whether the replay's controls
 /// overlap its stock or its pile: the overlaps found.
 const CONTROLS_OVER: &str = r#"
@@ -279,25 +226,15 @@ return found;
 "#;
 
 /// The replay page's controls never cover the stock or the pile, at any scroll position, at the
-/// deal and at the end of the match.
-async fn the_replay_controls_never_cover_the_stock_or_the_pile(size: (u32, u32), label: &str) {
-    let mut stage = stage!();
-    let addr = stage.addr;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("dhumbal-ABCDE-1.json");
-    std::fs::write(&file, serde_json::to_string(&a_history()).unwrap()).unwrap();
-    let b = stage.browser(size).await;
-    b.goto(&format!("http://{addr}/replay")).await;
-    b.find("#replay-file")
-        .await
-        .send_keys(&file.display().to_string())
-        .await
-        .unwrap();
-    b.until(
-        "the replay",
-        "return !document.querySelector('#replay').hidden;",
-    )
-    .await;
+/// deal and at the end of the match: on `b`, which opens `file` (a hand history) on the replay
+/// page. Run by `a11y.rs`'s English matches, on the host's page (a phone, then a laptop).
+pub(crate) async fn the_replay_controls_never_cover_the_stock_or_the_pile(
+    b: &Browser,
+    addr: SocketAddr,
+    file: &Path,
+    label: &str,
+) {
+    open_replay(b, addr, file).await;
     let at_the_deal = b.eval(CONTROLS_OVER).await;
     assert_eq!(at_the_deal, json!([]), "at the deal");
     b.screenshot(&format!("ledger-replay-deal-{label}")).await;
@@ -311,13 +248,7 @@ async fn the_replay_controls_never_cover_the_stock_or_the_pile(size: (u32, u32),
         .await;
     b.screenshot(&format!("ledger-replay-end-{label}")).await;
     b.assert_fits_the_width("the replay page").await;
-    check_and_close(vec![b]).await;
 }
-
-browser_tests!(the_replay_controls_never_cover_the_stock_or_the_pile {
-    the_replay_controls_never_cover_the_stock_or_the_pile_on_a_phone => (PHONE_640, "phone"),
-    the_replay_controls_never_cover_the_stock_or_the_pile_on_a_laptop => (LAPTOP, "laptop"),
-});
 
 /// Item 6: the settings form labels the bots' level "Difficulty" (कठिनाइ in Nepali), and a hand
 /// emptied at the show says "no cards" (पत्ती छैन) in the score table.

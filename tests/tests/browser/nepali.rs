@@ -90,17 +90,6 @@ async fn assert_fits(b: &Browser, what: &str) {
     assert_eq!(out, json!([]), "{what} is wider than the window");
 }
 
-/// Switches the page's language with the control in its header.
-async fn switch_to(b: &Browser, lang: &str) {
-    b.click(&format!("#lang-switch button[data-lang='{lang}']"))
-        .await;
-    b.until(
-        "the language to switch",
-        &format!("return document.documentElement.lang === '{lang}';"),
-    )
-    .await;
-}
-
 /// In Nepali, chosen with the control on the home page: How to play, the lobby, the table in the
 /// middle of a round (with a card marked), How to play again from the table, and the score
 /// dialog each show no English word. On a phone the match is the standard table's three rounds
@@ -114,7 +103,7 @@ async fn a_round_in_nepali(size: (u32, u32), label: &str) {
     let one_round = label == "desktop";
 
     b.open_home(addr).await;
-    switch_to(&b, "ne").await;
+    b.switch_language("ne").await;
     assert_eq!(b.text("#create").await, "कोठा बनाउनुहोस्");
     if one_round {
         // A one-round match: the rounds field, as a person sets it (a change event).
@@ -259,14 +248,19 @@ browser_tests!(a_round_in_nepali {
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timed_table_in_nepali_shows_no_english_word_on_a_phone() {
-    // Bots that take a moment, so that the banner is seen while the stand-in plays.
-    let mut stage = stage!(slow_bots());
+    // Bots that take a moment, so that the banner is seen while the stand-in plays; a turn
+    // timer whose seconds last 600 ms (the 15-second turn runs out in 9 s, time enough for the
+    // host's menu first). `friends.rs` checks the real countdown.
+    let mut stage = stage!(dhumbal_server::Config {
+        test_turn_second_ms: Some(600),
+        ..slow_bots()
+    });
     let addr = stage.addr;
     let asha = stage.browser(PHONE).await;
     let bina = stage.browser(DESKTOP).await;
 
     asha.open_home(addr).await;
-    switch_to(&asha, "ne").await;
+    asha.switch_language("ne").await;
     unfold_home_settings(&asha).await;
     choose_two_seats_and_15_s(&asha).await;
     let invite = create_room_here(&asha, addr, "आशा").await;
@@ -431,7 +425,7 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
     );
     // A name typed before the switch stays in its field.
     b.type_into("#home-name", "Asha").await;
-    switch_to(&b, "ne").await;
+    b.switch_language("ne").await;
     assert_eq!(b.text("#create").await, "कोठा बनाउनुहोस्");
     assert_eq!(b.text("#home-rules").await, "कसरी खेल्ने");
     assert_eq!(b.client.title().await.unwrap(), "धुम्बल");
@@ -462,7 +456,7 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
     let code = code_of(&invite);
     assert_eq!(b.text("#lobby-title").await, format!("कोठा {code}"));
     assert_eq!(b.text("#start").await, "सुरु गर्नुहोस् (3 ठाउँमा कम्प्युटर)");
-    switch_to(&b, "en").await;
+    b.switch_language("en").await;
     assert_eq!(b.text("#lobby-title").await, format!("Room {code}"));
     assert_eq!(b.text("#start").await, "Start (bots take 3 seats)");
     assert_eq!(
@@ -489,7 +483,7 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
     b.tap(&card).await;
     let before = b.snapshot().await;
     assert!(before.status.contains("Holding"), "{before:?}");
-    switch_to(&b, "ne").await;
+    b.switch_language("ne").await;
     let after = b.snapshot().await;
     assert_eq!(
         (&after.hand, &after.marked),
@@ -512,7 +506,7 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
         json!(false),
         "the cards' names are in Nepali"
     );
-    switch_to(&b, "en").await;
+    b.switch_language("en").await;
     let back = b.snapshot().await;
     assert_eq!(back.throw_text, format!("Throw {}", value(&card)));
     assert_eq!(back.marked, before.marked);
@@ -526,7 +520,7 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
     b.find("#replay-file").await;
     assert_eq!(b.text("h1").await, "Replay a match");
     assert_eq!(b.client.title().await.unwrap(), "Dhumbal replay");
-    switch_to(&b, "ne").await;
+    b.switch_language("ne").await;
     assert_eq!(b.text("h1").await, "खेल फेरि हेर्नुहोस्");
     assert_eq!(b.client.title().await.unwrap(), "धुम्बल: खेल फेरि हेर्नुहोस्");
     assert!(b.text("#replay-source").await.contains("खोल्नुहोस्"));
@@ -543,7 +537,7 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
         "return document.querySelector('h1').textContent === 'खेल फेरि हेर्नुहोस्';",
     )
     .await;
-    switch_to(&b, "en").await;
+    b.switch_language("en").await;
     assert_eq!(b.text("h1").await, "Replay a match");
     assert!(
         b.text("#replay-source")

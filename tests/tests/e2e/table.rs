@@ -34,9 +34,13 @@ async fn next_clock(client: &mut Client) -> TurnClock {
         .await
 }
 
+/// How long one second of the turn timer lasts where a turn is only left to run out (a 15-second
+/// timer, 4.5 s).
+const SECOND_MS: u64 = 300;
+
 #[tokio::test]
 async fn a_turn_left_to_run_out_is_played_by_a_stand_in_and_its_person_is_told() {
-    let server = TestServer::start().await;
+    let server = TestServer::with_fast_turns(SECOND_MS).await;
     let settings = Settings {
         turn_timer: Some(15),
         ..standard_for(2)
@@ -45,11 +49,15 @@ async fn a_turn_left_to_run_out_is_played_by_a_stand_in_and_its_person_is_told()
     let mut asha = Client::join(server.addr, &room.code, "Asha", Some(&room.host_secret)).await;
     let mut bina = Client::join(server.addr, &room.code, "Bina", None).await;
     asha.send(ClientMessage::Start).await;
-    // Both see the turn's clock, whole or nearly so.
+    // Both see the turn's clock, whole or nearly so (15 of the timer's seconds, each
+    // `SECOND_MS` long on this server).
     let clock = next_clock(&mut asha).await;
     assert_eq!(next_clock(&mut bina).await.seat, clock.seat);
-    assert_eq!(clock.total_ms, 15_000);
-    assert!((10_000..=15_000).contains(&clock.left_ms), "{clock:?}");
+    assert_eq!(clock.total_ms, 15 * SECOND_MS);
+    assert!(
+        (10 * SECOND_MS..=15 * SECOND_MS).contains(&clock.left_ms),
+        "{clock:?}"
+    );
     let (idle, other) = if clock.seat == 0 {
         (&mut asha, &mut bina)
     } else {

@@ -170,6 +170,16 @@ pub struct Timing {
     /// How long a room nobody has ever sat in stays open (while nobody is connected), so that
     /// rooms created and never used give their places back soon.
     pub unjoined_ttl: Duration,
+    /// How long one second of a table's turn timer lasts: a second, except on a server for
+    /// tests (`--test-turn-second-ms`), whose turns run out sooner.
+    pub turn_second: Duration,
+}
+
+impl Timing {
+    /// How long a turn timer of `seconds` lasts (what clients are told it lasts, too).
+    pub fn turn_time(&self, seconds: u32) -> Duration {
+        self.turn_second * seconds
+    }
 }
 
 /// One input for the room.

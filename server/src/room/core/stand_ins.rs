@@ -70,7 +70,7 @@ impl RoomCore {
         let time = self
             .settings
             .turn_timer
-            .map(|seconds| Duration::from_secs(seconds.into()));
+            .map(|seconds| self.timing.turn_time(seconds));
         let dealt = events.iter().any(|e| matches!(e, Event::Dealt { .. }));
         self.timers
             .set_turn_clock(person.zip(time), dealt, self.now)
@@ -79,7 +79,7 @@ impl RoomCore {
     /// The turn's clock as clients see it, now.
     pub(super) fn clock(&self) -> Option<TurnClock> {
         let (seat, due) = self.timers.turn_clock()?;
-        let total = Duration::from_secs(self.settings.turn_timer?.into());
+        let total = self.timing.turn_time(self.settings.turn_timer?);
         Some(TurnClock {
             seat,
             left_ms: millis(due.saturating_duration_since(self.now)),

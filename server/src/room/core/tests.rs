@@ -66,10 +66,14 @@ struct Played {
 
 impl Played {
     fn new(settings: Settings, seed: u64) -> Played {
+        Played::with_timing(settings, seed, TIMING)
+    }
+
+    fn with_timing(settings: Settings, seed: u64, timing: Timing) -> Played {
         let now = Instant::now();
         let setup = setup("TESTROOM23", settings);
         Played {
-            core: RoomCore::new(&setup, TIMING, Arc::default(), now),
+            core: RoomCore::new(&setup, timing, Arc::default(), now),
             setup,
             entropy: TestEntropy(StdRng::seed_from_u64(seed)),
             now,
@@ -416,12 +420,17 @@ fn sent(effects: &[Effect], conn: ConnId) -> Vec<serde_json::Value> {
 /// A two-seat standard table with a turn timer: Asha (the host, connection 1) and Bina
 /// (connection 2), started.
 fn timed_table(seed: u64) -> Played {
+    timed_table_with(seed, TIMING)
+}
+
+/// [`timed_table`] with these timings.
+fn timed_table_with(seed: u64, timing: Timing) -> Played {
     let settings = Settings {
         players: 2,
         turn_timer: Some(15),
         ..Preset::Standard.settings()
     };
-    let mut played = Played::new(settings, seed);
+    let mut played = Played::with_timing(settings, seed, timing);
     assert!(join(&mut played, 1, hello("Asha", None, true)).0);
     assert!(join(&mut played, 2, hello("Bina", None, false)).0);
     let effects = played.message(1, ClientMessage::Start);
@@ -519,6 +528,43 @@ fn a_turn_runs_out_a_stand_in_plays_it_and_the_seat_comes_back_with_a_summary() 
         played.core.human(seat).unwrap().cover,
         Cover::Own { timed_out: false }
     ));
+}
+
+#[test]
+fn a_test_servers_turn_second_scales_the_turn_clock_and_what_clients_are_told() {
+    // One second of the timer lasts 20 ms: a 15-second turn, 300 ms.
+    let timing = Timing {
+        turn_second: Duration::from_millis(20),
+        ..TIMING
+    };
+    let mut played = timed_table_with(11, timing);
+    let start = played.now;
+    let seat = turn(&played);
+    let (_, due) = played.core.timers.turn_clock().unwrap();
+    assert_eq!(due, start + Duration::from_millis(300));
+    let clock = played.core.clock().unwrap();
+    assert_eq!(
+        (clock.seat, clock.total_ms, clock.left_ms),
+        (seat, 300, 300)
+    );
+    // Half of it later, a state sent says half is left, of 300 ms.
+    played.now = start + Duration::from_millis(150);
+    let told = sent(&played.message(1, ClientMessage::Resync), 1);
+    let clock = &last_state(&told)["clock"];
+    assert_eq!(
+        (&clock["total_ms"], &clock["left_ms"]),
+        (&serde_json::json!(300), &serde_json::json!(150)),
+        "{told:?}"
+    );
+    // It runs out at 300 ms, not 15 s.
+    let effects = played.tick();
+    assert_eq!(played.now, start + Duration::from_millis(300));
+    let notices: Vec<_> = sent(&effects, 1)
+        .into_iter()
+        .filter(|m| m["type"] == "notice")
+        .collect();
+    assert_eq!(notices.len(), 1, "{effects:?}");
+    assert_eq!(notices[0]["kind"], "timed_out");
 }
 
 #[test]
