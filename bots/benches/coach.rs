@@ -71,7 +71,9 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
-    println!("| preset | hints timed | p50 (ms) | p99 (ms) | max (ms) | reviews | mean (s) | max (s) |");
+    println!(
+        "| preset | hints timed | p50 (ms) | p99 (ms) | max (ms) | reviews | mean (s) | max (s) |"
+    );
     println!("|---|---|---|---|---|---|---|---|");
     for preset in Preset::ALL {
         let settings = preset.settings();

@@ -265,11 +265,14 @@ function onMessage(msg) {
         say(hintWords(msg.advice));
       }
       break;
-    case "review":
+    case "review": {
       session.review = msg;
       session.reviewing = false;
       paint();
+      const shown = $("coach-review");
+      if (shown) shown.scrollIntoView({ block: "nearest" });
       break;
+    }
     case "client_seed_taken":
       session.fair.taken(msg.commitment, msg.client_seed);
       break;

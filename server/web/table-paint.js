@@ -83,12 +83,12 @@ export function buildTable(root) {
   p.callHint = el("small", "call-hint", undefined, { id: "call-hint", hidden: true });
   callSlot.append(p.callButton, p.callHint);
   p.actions.append(callSlot, p.sortButton, p.throwButton);
-  p.mine.append(p.coach, p.status, p.hand, p.actions);
+  p.mine.append(p.status, p.hand, p.actions);
   // The host's list of the people removed during the match, each with Let back.
   p.removedList = label(el("ul", "table-removed", undefined, { id: "table-removed", hidden: true }), "lobby.removedList", "aria-label");
   // Who watches: everyone sees it; the host may remove a watcher or turn watching off.
   p.watchers = el("div", "watchers table-watchers", undefined, { id: "table-watchers" });
-  root.append(p.heading, header, p.seats, middle, p.prompt, p.mine, p.log, p.keys, p.removedList, p.watchers, p.menu);
+  root.append(p.heading, header, p.seats, middle, p.prompt, p.coach, p.mine, p.log, p.keys, p.removedList, p.watchers, p.menu);
   paintAlert(p);
   return p;
 }

@@ -180,7 +180,10 @@ mod tests {
             check.scan(&dealt);
             check.scan(&review);
         });
-        assert!(next.is_err(), "a review of the last match once the next is dealt");
+        assert!(
+            next.is_err(),
+            "a review of the last match once the next is dealt"
+        );
     }
 
     #[test]

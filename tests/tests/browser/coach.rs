@@ -7,18 +7,15 @@
 use crate::a11y::axe_violations;
 use crate::hand_order::{LAPTOP, PHONE_640};
 use crate::harness::*;
-
-/// Records what the live region is given to say, from the page's first script on.
-const RECORD_HEARD: &str = "window.__heard = []; \
-    document.addEventListener('DOMContentLoaded', () => { \
-      const region = document.getElementById('announcer'); \
-      if (region) new MutationObserver((changes) => { for (const c of changes) \
-        for (const n of c.addedNodes) window.__heard.push(n.textContent); }) \
-        .observe(region, { childList: true }); });";
+use crate::heard::{RECORD_HEARD, heard};
 
 /// The opening of a hint in `lang` (`coach.hint`).
 fn hint_opening(lang: &str) -> &'static str {
-    if lang == "ne" { "सुझाव:" } else { "Hint:" }
+    if lang == "ne" {
+        "सुझाव:"
+    } else {
+        "Hint:"
+    }
 }
 
 /// The review's heading in `lang` (`coach.reviewTitle`).
@@ -51,13 +48,7 @@ async fn the_coach_hints_and_reviews(size: (u32, u32), lang: &str, label: &str) 
     let b = stage.browser(size).await;
     b.before_each_page(RECORD_HEARD).await;
     b.open_home(addr).await;
-    b.click(&format!("#lang-switch button[data-lang='{lang}']"))
-        .await;
-    b.until(
-        "the language to switch",
-        &format!("return document.documentElement.lang === '{lang}';"),
-    )
-    .await;
+    b.switch_language(lang).await;
     b.host_room(addr, &room, "Asha").await;
     // The host's settings show the hints on; the summary everyone reads says so.
     b.until(
@@ -71,7 +62,7 @@ async fn the_coach_hints_and_reviews(size: (u32, u32), lang: &str, label: &str) 
     let turn = b
         .wait_until("the first turn", |s| s.screen == "table" && s.my_turn)
         .await;
-    stage.shot(&b, &format!("coach-{label}-turn")).await;
+    b.screenshot(&format!("coach-{label}-turn")).await;
     let on_screen: Value = b
         .eval(
             "const h = document.getElementById('hint').getBoundingClientRect(); \
@@ -93,11 +84,11 @@ async fn the_coach_hints_and_reviews(size: (u32, u32), lang: &str, label: &str) 
     }
     poll(
         "the hint to be heard",
-        async || b.view::<Vec<String>>("return window.__heard || [];").await,
+        async || heard(&b).await,
         |h| h.iter().any(|l| l == &said),
     )
     .await;
-    stage.shot(&b, &format!("coach-{label}-hint")).await;
+    b.screenshot(&format!("coach-{label}-hint")).await;
     let found = axe_violations(&b).await;
     assert!(found.is_empty(), "the table with a hint: {found:#?}");
 
@@ -108,12 +99,13 @@ async fn the_coach_hints_and_reviews(size: (u32, u32), lang: &str, label: &str) 
     })
     .await;
     b.click("#review-play").await;
-    b.until_text("#coach-review-title", review_title(lang)).await;
+    b.until_text("#coach-review-title", review_title(lang))
+        .await;
     let summary: String = b
         .view("return document.querySelector('#coach-review .coach-summary').textContent;")
         .await;
     assert!(!summary.is_empty());
-    stage.shot(&b, &format!("coach-{label}-review")).await;
+    b.screenshot(&format!("coach-{label}-review")).await;
     let found = axe_violations(&b).await;
     assert!(found.is_empty(), "the review: {found:#?}");
     check_and_close(vec![b]).await;

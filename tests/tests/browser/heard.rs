@@ -15,7 +15,7 @@ const BOT2: [&str; 5] = ["2S", "9H", "9D", "9C", "10S"];
 
 /// Run before the page's own scripts: every line added to the live region is kept, in order,
 /// in `window.__heard` (what a screen reader is given to say).
-const RECORD_HEARD: &str = "window.__heard = []; \
+pub(crate) const RECORD_HEARD: &str = "window.__heard = []; \
     document.addEventListener('DOMContentLoaded', () => { \
       const region = document.getElementById('announcer'); \
       if (region) new MutationObserver((changes) => { for (const c of changes) \
@@ -23,7 +23,7 @@ const RECORD_HEARD: &str = "window.__heard = []; \
         .observe(region, { childList: true }); });";
 
 /// What the live region has been given to say since the page loaded.
-async fn heard(b: &Browser) -> Vec<String> {
+pub(crate) async fn heard(b: &Browser) -> Vec<String> {
     b.view("return window.__heard || [];").await
 }
 

@@ -2,11 +2,11 @@
 //! refusal everywhere else, changing nothing), and the review of a finished match: your own
 //! seat at the table, any seat with the revealed match seed over HTTP.
 
-use dhumbal_protocol::coach::{Advice, Move, Review};
 use dhumbal_engine::{Rounds, Settings};
+use dhumbal_protocol::coach::{Advice, Move, Review};
 use dhumbal_protocol::{ClientMessage, Hello, ServerMessage, codes};
-use dhumbal_tests::http::get_with;
 use dhumbal_tests::client::hello;
+use dhumbal_tests::http::get_with;
 use dhumbal_tests::{Client, TestServer};
 
 use crate::common::{play_on_to_the_end, room_with, standard_for};
@@ -165,8 +165,7 @@ async fn a_finished_match_is_reviewed_for_your_own_seat_or_by_its_seed() {
     assert!(mine.weighed > 0, "{mine:?}");
     let flagged: i32 = mine.flagged.iter().map(|d| d.cost.0).sum();
     assert_eq!(mine.cost.0, flagged);
-    asha.send(ClientMessage::Review { seat: Some(other) })
-        .await;
+    asha.send(ClientMessage::Review { seat: Some(other) }).await;
     assert_eq!(next_error(&mut asha).await.0, codes::NOT_YOUR_SEAT);
 
     // A watcher who arrives after the end reviews any seat.
