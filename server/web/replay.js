@@ -8,6 +8,7 @@ import { canVerify, verifyHistory } from "./fair.js";
 import { $, codeSpan, el, kbd, totalText } from "./dom.js";
 import { notice } from "./page.js";
 import { storedRoom } from "./storage.js";
+import { reviewBox } from "./coach.js";
 import { onLanguageChange, startPage, t, tNodes } from "./i18n.js";
 
 /**
@@ -124,6 +125,8 @@ const state = {
   source: () => tNodes("replay.intro", { file: codeSpan("dhumbal-CODE-N.json") }),
   /** The corner's verdict on the deals: `{ kind, text }`, `text()` its words; or null. */
   check: null,
+  /** The coach's review shown: `{ seat, review }`, or null. */
+  review: null,
 };
 
 /** Says where the match comes from (or why none came): `words()` gives the text or nodes. */
@@ -176,6 +179,57 @@ function load(history, from) {
   // Arrow keys step at once, not in the file chooser.
   $("replay-forward").focus({ preventScroll: true });
   check(history);
+  offerReview(history);
+}
+
+/**
+ * The coach's review of a seat of the history shown: its seats to choose from, and nothing yet
+ * (a review asks the server, with the match's revealed seed, which the history holds).
+ */
+function offerReview(history) {
+  const seats = $("replay-review-seat");
+  seats.replaceChildren(...history.rounds[0].hands.map((_, s) => el("option", "", nameOf(history, s), { value: String(s) })));
+  state.review = null;
+  $("replay-review-box").replaceChildren();
+  $("replay-review-status").textContent = "";
+  $("replay-coach").hidden = !history.seed;
+}
+
+/** Asks the server for the coach's review of the chosen seat, and shows it. */
+async function review() {
+  const h = state.history;
+  if (!h || !h.seed) return;
+  const seat = Number($("replay-review-seat").value);
+  const status = $("replay-review-status");
+  const button = $("replay-review");
+  button.disabled = true;
+  status.textContent = t("coach.reviewing");
+  $("replay-review-box").replaceChildren();
+  try {
+    const res = await fetch(`/api/rooms/${encodeURIComponent(h.room)}/matches/${encodeURIComponent(h.match_number)}/review?seat=${seat}`, {
+      headers: { authorization: `Bearer ${h.seed}` },
+    });
+    if (!res.ok) {
+      const body = await res.json().catch(() => ({}));
+      status.textContent = res.status === 404 ? t("replay.reviewGone") : t(body.code === "coach_busy" ? "error.coach_busy" : "replay.reviewRefused");
+      return;
+    }
+    const message = await res.json();
+    state.review = { seat, review: message.review };
+    status.textContent = "";
+    paintReview();
+  } catch {
+    status.textContent = t("replay.unreachable");
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** The review shown, in the page's language. */
+function paintReview() {
+  const box = $("replay-review-box");
+  if (!state.review || !state.history) return;
+  box.replaceChildren(reviewBox(state.review.review, nameOf(state.history, state.review.seat)));
 }
 
 /** Shows the verdict on the deals in the corner; `text` gives its words. */
@@ -366,6 +420,7 @@ function relabel() {
   paintSource();
   paintKeys();
   paintCheck();
+  paintReview();
   if (state.frames.length > 0) paint();
 }
 
@@ -396,6 +451,7 @@ function setup() {
   $("replay-forward").addEventListener("click", () => go(state.at + 1));
   $("replay-prev-round").addEventListener("click", previousRound);
   $("replay-next-round").addEventListener("click", nextRound);
+  $("replay-review").addEventListener("click", review);
   document.addEventListener("keydown", (event) => {
     if (state.frames.length === 0 || event.ctrlKey || event.metaKey || event.altKey) return;
     const tag = document.activeElement ? document.activeElement.tagName : "";

@@ -2,7 +2,8 @@
 //! a table that allows hints the host's settings say so, Hint stands on this seat's turn (on
 //! screen, beside the hand), says what the coach would do in the page's language and through
 //! the live region; after the match, Review my play in the match-over dialog shows where the
-//! points went; axe-core finds nothing to fault in either.
+//! points went, and Replay reviews any seat (the bot's here) with the history's seed; axe-core
+//! finds nothing to fault in any of them.
 
 use crate::a11y::axe_violations;
 use crate::hand_order::{LAPTOP, PHONE_640};
@@ -108,6 +109,21 @@ async fn the_coach_hints_and_reviews(size: (u32, u32), lang: &str, label: &str) 
     b.screenshot(&format!("coach-{label}-review")).await;
     let found = axe_violations(&b).await;
     assert!(found.is_empty(), "the review: {found:#?}");
+
+    // Replay, from the server: the bot's seat reviewed, with the seed the history holds.
+    b.goto(&format!("http://{addr}/replay#{}/1", room.code)).await;
+    b.until(
+        "the replay to load",
+        "return !document.getElementById('replay').hidden && !document.getElementById('replay-coach').hidden;",
+    )
+    .await;
+    b.eval("document.getElementById('replay-review-seat').value = '1'; return null;")
+        .await;
+    b.click("#replay-review").await;
+    b.until_text("#coach-review-title", review_title(lang)).await;
+    b.screenshot(&format!("coach-{label}-replay")).await;
+    let found = axe_violations(&b).await;
+    assert!(found.is_empty(), "the review on Replay: {found:#?}");
     check_and_close(vec![b]).await;
 }
 
