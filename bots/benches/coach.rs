@@ -9,11 +9,11 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use dhumbal_bots::arena::play_match;
 use dhumbal_bots::coach::{CoachParams, advise, review};
 use dhumbal_bots::{Bot, new_bot};
 use dhumbal_engine::{
-    Difficulty, FairDeal, Game, HandHistory, Phase, Preset, PublicHistory, Rounds, SeatView,
-    Settings,
+    Difficulty, HandHistory, Preset, PublicHistory, Rounds, SeatView, Settings, replay,
 };
 
 /// Seats' difficulties round the table.
@@ -25,40 +25,24 @@ const SEATS: [Difficulty; 4] = [
 ];
 
 /// Plays a seeded three-round match of `settings`; returns its hand history and every view a
-/// seat decided from, with the public history then.
+/// seat decided from, with the public history then (read back through the engine's replay).
 fn play(settings: &Settings, seed: u8) -> (HandHistory, Vec<(SeatView, PublicHistory)>) {
     let settings = Settings {
         rounds: Rounds::Fixed(3),
         elimination: None,
         ..settings.clone()
     };
-    let deal = FairDeal {
-        seed: [seed; 32],
-        room: "BENCH1".into(),
-        match_number: 1,
-    };
-    let mut game = Game::fair(settings.clone(), deal, Vec::new()).expect("a valid table");
     let mut bots: Vec<Box<dyn Bot>> = (0..settings.players)
         .map(|s| new_bot(SEATS[usize::from(s) % SEATS.len()], u64::from(s)))
         .collect();
+    let game = play_match(&settings, [seed; 32], &mut bots).expect("bots play legally");
+    let record = game.hand_history().expect("a fair match's history");
     let mut points = Vec::new();
-    while !game.is_over() {
-        if game.phase() == Phase::RoundOver {
-            game.next_round().expect("the round is over");
-            continue;
-        }
-        let seat = game.turn();
-        let view = game.view(seat);
-        let history = game.public_history().clone();
-        let action = bots[seat].choose(&view, &history);
-        points.push((view, history));
-        for event in game.apply(seat, action).expect("bots play legally") {
-            for bot in &mut bots {
-                bot.observe(&event);
-            }
-        }
-    }
-    (game.hand_history().expect("a fair match's history"), points)
+    replay(&record, |game, step| {
+        points.push((game.view(step.seat), game.public_history().clone()));
+    })
+    .expect("it replays");
+    (record, points)
 }
 
 /// The value at quantile `q` of sorted `times`.

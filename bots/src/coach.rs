@@ -606,36 +606,18 @@ pub fn review(record: &HandHistory, seat: usize, params: &CoachParams) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dhumbal_engine::{FairDeal, Game, Preset, Settings};
+    use dhumbal_engine::{Game, Preset, Settings};
 
     use crate::new_bot;
 
     /// A finished match of `settings` between bots of the given difficulties.
     fn played(settings: Settings, seats: &[dhumbal_engine::Difficulty], seed: u8) -> HandHistory {
-        let deal = FairDeal {
-            seed: [seed; 32],
-            room: "COACH1".into(),
-            match_number: 1,
-        };
-        let mut game = Game::fair(settings, deal, Vec::new()).unwrap();
         let mut bots: Vec<_> = seats
             .iter()
             .enumerate()
             .map(|(s, &d)| new_bot(d, s as u64))
             .collect();
-        while !game.is_over() {
-            if !game.view(game.turn()).my_turn() {
-                game.next_round().unwrap();
-                continue;
-            }
-            let seat = game.turn();
-            let action = bots[seat].choose(&game.view(seat), game.public_history());
-            for event in game.apply(seat, action).unwrap() {
-                for bot in &mut bots {
-                    bot.observe(&event);
-                }
-            }
-        }
+        let game = crate::arena::play_match(&settings, [seed; 32], &mut bots).unwrap();
         game.hand_history().unwrap()
     }
 

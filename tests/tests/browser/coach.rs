@@ -111,7 +111,8 @@ async fn the_coach_hints_and_reviews(size: (u32, u32), lang: &str, label: &str) 
     assert!(found.is_empty(), "the review: {found:#?}");
 
     // Replay, from the server: the bot's seat reviewed, with the seed the history holds.
-    b.goto(&format!("http://{addr}/replay#{}/1", room.code)).await;
+    b.goto(&format!("http://{addr}/replay#{}/1", room.code))
+        .await;
     b.until(
         "the replay to load",
         "return !document.getElementById('replay').hidden && !document.getElementById('replay-coach').hidden;",
@@ -120,7 +121,8 @@ async fn the_coach_hints_and_reviews(size: (u32, u32), lang: &str, label: &str) 
     b.eval("document.getElementById('replay-review-seat').value = '1'; return null;")
         .await;
     b.click("#replay-review").await;
-    b.until_text("#coach-review-title", review_title(lang)).await;
+    b.until_text("#coach-review-title", review_title(lang))
+        .await;
     b.screenshot(&format!("coach-{label}-replay")).await;
     let found = axe_violations(&b).await;
     assert!(found.is_empty(), "the review on Replay: {found:#?}");

@@ -11,6 +11,18 @@ use dhumbal_tests::{Client, TestServer};
 
 use crate::common::{play_on_to_the_end, room_with, standard_for};
 
+/// Dev, a watcher of room `code`, once welcomed.
+async fn watch(server: &TestServer, code: &str) -> Client {
+    let mut dev = Client::connect(server.addr).await;
+    dev.send(ClientMessage::Hello(Hello {
+        spectator: true,
+        ..hello(code, "Dev")
+    }))
+    .await;
+    dev.expect_welcome().await;
+    dev
+}
+
 /// The next `hint`, with the version it is for.
 async fn next_hint(client: &mut Client) -> (u64, Advice) {
     client
@@ -48,13 +60,7 @@ async fn a_hint_comes_on_your_turn_at_a_table_that_allows_hints() {
         let room = server.create_room(&room_with(settings)).await;
         let mut asha = Client::join(server.addr, &room.code, "Asha", Some(&room.host_secret)).await;
         let mut bina = Client::join(server.addr, &room.code, "Bina", None).await;
-        let mut dev = Client::connect(server.addr).await;
-        dev.send(ClientMessage::Hello(Hello {
-            spectator: true,
-            ..hello(&room.code, "Dev")
-        }))
-        .await;
-        dev.expect_welcome().await;
+        let mut dev = watch(&server, &room.code).await;
         asha.send(ClientMessage::Start).await;
         asha.recv_state_where(|_| true).await;
         bina.recv_state_where(|_| true).await;
@@ -169,13 +175,7 @@ async fn a_finished_match_is_reviewed_for_your_own_seat_or_by_its_seed() {
     assert_eq!(next_error(&mut asha).await.0, codes::NOT_YOUR_SEAT);
 
     // A watcher who arrives after the end reviews any seat.
-    let mut dev = Client::connect(server.addr).await;
-    dev.send(ClientMessage::Hello(Hello {
-        spectator: true,
-        ..hello(&room.code, "Dev")
-    }))
-    .await;
-    dev.expect_welcome().await;
+    let mut dev = watch(&server, &room.code).await;
     dev.send(ClientMessage::Review { seat: None }).await;
     assert_eq!(next_error(&mut dev).await.0, codes::NOT_SEATED);
     dev.send(ClientMessage::Review { seat: Some(other) }).await;
