@@ -1609,3 +1609,74 @@ fn every_clients_patched_view_is_the_engines_at_every_step() {
         patch_bytes.0, patch_bytes.1
     );
 }
+
+/// The coach's jobs from the core's side. A hint goes out with the asker's own view (exactly the
+/// engine's `view(seat)`) and the public history, and nothing else; off the asker's turn, at a
+/// table without hints or from a watcher it is refused, with no job and no record. A review is
+/// refused before the match's end, and a person may not ask for another seat's.
+#[test]
+fn the_coach_gets_the_askers_view_alone_and_refusals_make_no_job() {
+    let jobs = |effects: &[Effect]| {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Coach(job) => Some(job.conn),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    for hints in [false, true] {
+        let settings = Settings {
+            players: 2,
+            hints,
+            ..Preset::Standard.settings()
+        };
+        let mut played = Played::new(settings, 5);
+        join(&mut played, 1, hello("Asha", None, true));
+        join(&mut played, 2, hello("Bina", None, false));
+        join(
+            &mut played,
+            3,
+            Hello {
+                spectator: true,
+                ..hello("Dev", None, false)
+            },
+        );
+        played.message(1, ClientMessage::Start);
+        let turn = played.core.game.as_ref().unwrap().turn();
+        let (on, off) = if turn == 0 { (1, 2) } else { (2, 1) };
+        let logged = played.log.len();
+        // A table without hints says so to anyone seated, whoever's turn it is.
+        let (turn_code, on_code) = if hints {
+            ("not_your_turn", "")
+        } else {
+            ("hints_off", "hints_off")
+        };
+        for (conn, code) in [(off, turn_code), (3, "not_seated"), (on, on_code)] {
+            let effects = played.message(conn, ClientMessage::Hint);
+            if code.is_empty() {
+                assert_eq!(jobs(&effects), [conn]);
+                let Some(Effect::Coach(job)) =
+                    effects.iter().find(|e| matches!(e, Effect::Coach(_)))
+                else {
+                    unreachable!()
+                };
+                let game = played.core.game.as_ref().unwrap();
+                match &job.ask {
+                    Ask::Hint { view, history, .. } => {
+                        assert_eq!(**view, game.view(turn));
+                        assert_eq!(**history, *game.public_history());
+                    }
+                    Ask::Review { .. } => panic!("a review for a hint"),
+                }
+            } else {
+                assert_eq!(errors(&effects, conn), [code], "{conn}");
+                assert!(jobs(&effects).is_empty());
+            }
+        }
+        assert_eq!(played.log.len(), logged, "a hint logs nothing");
+        let effects = played.message(on, ClientMessage::Review { seat: None });
+        assert_eq!(errors(&effects, on), ["no_review"]);
+        assert!(jobs(&effects).is_empty());
+    }
+}
