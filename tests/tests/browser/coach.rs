@@ -1,4 +1,5 @@
-//! The coach in the page (issue 32), on a phone (360×640) in English and a laptop in Nepali: at
+//! The coach in the page (issue 32), on a phone (360×640) in English, a laptop in Nepali and a
+//! phone on its side (740×360): at
 //! a table that allows hints the host's settings say so, Hint stands on this seat's turn (on
 //! screen, beside the hand), says what the coach would do in the page's language and through
 //! the live region; after the match, Review my play in the match-over dialog shows where the
@@ -9,6 +10,7 @@ use crate::a11y::axe_violations;
 use crate::hand_order::{LAPTOP, PHONE_640};
 use crate::harness::*;
 use crate::heard::{RECORD_HEARD, heard};
+use crate::layout::resize;
 
 /// The opening of a hint in `lang` (`coach.hint`).
 fn hint_opening(lang: &str) -> &'static str {
@@ -47,6 +49,11 @@ async fn the_coach_hints_and_reviews(size: (u32, u32), lang: &str, label: &str) 
         })
         .await;
     let b = stage.browser(size).await;
+    // A phone on its side: the viewport itself at that size, as the layout tests set it (a
+    // window of 740×360 would leave the page less).
+    if size.0 > size.1 {
+        resize(&b, size).await;
+    }
     b.before_each_page(RECORD_HEARD).await;
     b.open_home(addr).await;
     b.switch_language(lang).await;
@@ -132,4 +139,5 @@ async fn the_coach_hints_and_reviews(size: (u32, u32), lang: &str, label: &str) 
 browser_tests!(the_coach_hints_and_reviews {
     the_coach_hints_and_reviews_in_english_on_a_phone => (PHONE_640, "en", "en-phone"),
     the_coach_hints_and_reviews_in_nepali_on_a_laptop => (LAPTOP, "ne", "ne-laptop"),
+    the_coach_hints_and_reviews_on_a_phone_on_its_side => ((740, 360), "en", "en-landscape"),
 });

@@ -45,7 +45,7 @@ const LIGHT: [&str; 5] = ["RJ", "BJ", "AS", "AH", "AD"];
 
 /// Sets the window's viewport as a phone (narrower than 500 px) or a screen of this size would
 /// have it, and waits for the page to be laid out again.
-async fn resize(b: &Browser, (width, height): (u32, u32)) {
+pub(crate) async fn resize(b: &Browser, (width, height): (u32, u32)) {
     b.cdp(
         "Emulation.setDeviceMetricsOverride",
         json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 500 }),
