@@ -26,7 +26,7 @@ const KEPT_REVIEWS: usize = 256;
 ///
 /// The coach thinks here too ([`Thinkers::coach`]): a hint or a review takes a permit if one is
 /// free and is refused with `coach_busy` if none is, so the coach never makes a bot wait long
-/// nor a person wait for nothing. A review, once made, is kept (the last [`KEPT_REVIEWS`]), so
+/// nor a person wait for nothing. A review, once made, is kept (the last 256), so
 /// asking again, from the table or from Replay, costs nothing.
 #[derive(Clone, Debug)]
 pub struct Thinkers {
