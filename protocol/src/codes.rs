@@ -71,6 +71,9 @@ pub const TOO_MANY_CONNECTIONS: &str = "too_many_connections";
 /// A browser page from an origin the server does not allow tried to open the WebSocket
 /// (`GET /ws` or `GET /ws/{code}` answers 403).
 pub const FORBIDDEN_ORIGIN: &str = "forbidden_origin";
+/// A WebSocket upgrade asked for a compression the server does not speak: `?compress=` takes
+/// only `deflate-raw` (`GET /ws` or `GET /ws/{code}` answers 400).
+pub const UNSUPPORTED_COMPRESSION: &str = "unsupported_compression";
 /// `POST /api/rooms` was not sent as JSON (`Content-Type: application/json`).
 pub const UNSUPPORTED_MEDIA_TYPE: &str = "unsupported_media_type";
 /// Rooms created from the client's address are still open, as many as one address may have.

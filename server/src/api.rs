@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -445,9 +445,10 @@ async fn upgrade(
     client: ClientAddr,
     tcp: Option<Extension<TcpSlot>>,
     headers: HeaderMap,
+    RawQuery(query): RawQuery,
     ws: WebSocketUpgrade,
 ) -> Response {
-    open_socket(app, client, tcp, &headers, ws, None)
+    open_socket(app, client, tcp, &headers, query, ws, None)
 }
 
 /// `GET /ws/{code}`: the WebSocket for the room `code`, so that a load balancer in front of
@@ -460,21 +461,28 @@ async fn upgrade_room(
     tcp: Option<Extension<TcpSlot>>,
     headers: HeaderMap,
     Path(code): Path<String>,
+    RawQuery(query): RawQuery,
     ws: WebSocketUpgrade,
 ) -> Response {
-    open_socket(app, client, tcp, &headers, ws, Some(code))
+    open_socket(app, client, tcp, &headers, query, ws, Some(code))
 }
 
-/// The checks and the upgrade of both WebSocket routes; `path_room` is the code in the path of
-/// `/ws/{code}`.
+/// The checks and the upgrade of both WebSocket routes; `query` is the request's query string
+/// (`compress=deflate-raw` asks for the compressed stream, [`conn::Framing`]), `path_room` the
+/// code in the path of `/ws/{code}`.
 fn open_socket(
     app: Arc<AppState>,
     client: ClientAddr,
     tcp: Option<Extension<TcpSlot>>,
     headers: &HeaderMap,
+    query: Option<String>,
     ws: WebSocketUpgrade,
     path_room: Option<String>,
 ) -> Response {
+    let framing = match conn::Framing::from_query(query.as_deref()) {
+        Ok(framing) => framing,
+        Err(refusal) => return refusal.into_response(),
+    };
     let host = requested_host(client.peer.ip(), headers, app.config.forwarding());
     if !origin::allowed(headers, host.as_deref(), &app.config.allowed_origins) {
         debug!(origin = ?headers.get(axum::http::header::ORIGIN), "foreign origin refused");
@@ -499,7 +507,9 @@ fn open_socket(
     let places = conn::Places::new(slot, address, tcp);
     ws_limits(ws, &app.config).on_upgrade(move |socket| {
         let shutdown = app.shutdown.clone();
-        shutdown.track(conn::serve(socket, app, client.ip, path_room, places))
+        shutdown.track(conn::serve(
+            socket, app, client.ip, path_room, framing, places,
+        ))
     })
 }
 

@@ -84,7 +84,7 @@ async fn relay_socket(socket: WebSocket, relay: Arc<Relay>, group: String, queue
         // Only texts are queued here, so nothing is ever held back.
         let mut held = None;
         while let Some(Outgoing::Text(text)) = outbox.recv().await {
-            if write_batch(&mut sink, text, &mut outbox, &mut held)
+            if write_batch(&mut sink, text, &mut outbox, &mut held, None)
                 .await
                 .is_none()
             {

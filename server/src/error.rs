@@ -195,6 +195,11 @@ pub enum Refusal {
     /// The server, or the client's address, holds as many connections as it may.
     #[error("{0} holds as many connections as it may; try again later")]
     TooManyConnections(&'static str),
+    /// A WebSocket asked for a compression (`?compress=…`) the server does not speak.
+    #[error(
+        "this server compresses a socket only as ?compress=deflate-raw; leave it out for text frames"
+    )]
+    UnsupportedCompression,
     /// A browser page of a foreign origin tried to open the game's WebSocket.
     #[error("pages of this origin may not open the game's WebSocket")]
     ForbiddenOrigin,
@@ -296,6 +301,7 @@ impl Refusal {
             Refusal::TooManyRooms => codes::TOO_MANY_ROOMS,
             Refusal::TooManyOpenRooms => codes::TOO_MANY_OPEN_ROOMS,
             Refusal::TooManyConnections(_) => codes::TOO_MANY_CONNECTIONS,
+            Refusal::UnsupportedCompression => codes::UNSUPPORTED_COMPRESSION,
             Refusal::ForbiddenOrigin => codes::FORBIDDEN_ORIGIN,
             Refusal::ShuttingDown => codes::SHUTTING_DOWN,
             Refusal::StoreUnavailable => codes::STORE_UNAVAILABLE,
@@ -315,6 +321,7 @@ impl Refusal {
             | Refusal::UnsupportedProtocol
             | Refusal::HelloFirst
             | Refusal::RoomMismatch
+            | Refusal::UnsupportedCompression
             | Refusal::BadName(_)
             | Refusal::BadChat(_)
             | Refusal::NoSuchSeat(_)

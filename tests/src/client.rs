@@ -1,5 +1,6 @@
 //! A WebSocket client for tests: it keeps what the server told it and scans every frame.
 
+use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
 
 use dhumbal_engine::{Event, SeatView};
@@ -25,6 +26,8 @@ use crate::LeakCheck;
 pub struct Client {
     /// The socket.
     ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    /// A compressed socket's stream ([`Client::connect_compressed`]).
+    inflate: Option<Inflate>,
     /// The scan of every frame received.
     pub leaks: LeakCheck,
     /// The last `welcome`.
@@ -38,12 +41,44 @@ pub struct Client {
     pub held: HeldView,
     /// How many `patch` messages arrived (each is handed to the test as the `state` it makes).
     pub patches: usize,
-    /// The bytes of every text message received.
+    /// The bytes of every message payload received (as compressed, on a compressed socket).
     pub bytes: usize,
     /// The history as this client keeps it.
     pub history: History,
     /// Every message received, in order.
     pub received: Vec<ServerMessage>,
+}
+
+/// A compressed socket's inflater, and the messages inflated and not yet read.
+struct Inflate {
+    /// The raw DEFLATE stream.
+    stream: flate2::Decompress,
+    /// Messages of frames already inflated.
+    lines: VecDeque<String>,
+}
+
+impl Inflate {
+    /// Inflates one binary frame (its flush's tail put back) into whole messages.
+    fn frame(&mut self, frame: &[u8]) {
+        let input = [frame, &dhumbal_server::conn::FLUSH_TAIL].concat();
+        let mut out = Vec::with_capacity(input.len() * 8 + 256);
+        let mut used = 0;
+        loop {
+            let before = self.stream.total_in();
+            out.reserve(4096);
+            self.stream
+                .decompress_vec(&input[used..], &mut out, flate2::FlushDecompress::Sync)
+                .expect("the server's frame inflates");
+            used += usize::try_from(self.stream.total_in() - before).expect("a length");
+            if used == input.len() && out.len() < out.capacity() {
+                break;
+            }
+        }
+        let text = String::from_utf8(out).expect("the stream is UTF-8");
+        let (whole, rest) = text.rsplit_once('\n').expect("a frame holds whole messages");
+        assert!(rest.is_empty(), "a frame ends inside a message: {rest:?}");
+        self.lines.extend(whole.split('\n').map(str::to_owned));
+    }
 }
 
 /// A `hello` to `room` as a new person named `name` (no token, no host secret, seated): change
@@ -84,6 +119,37 @@ pub fn room_path(code: &str) -> String {
 }
 
 impl Client {
+    /// A client over an open socket of text frames.
+    fn over(ws: WebSocketStream<MaybeTlsStream<TcpStream>>) -> Client {
+        Client {
+            ws,
+            inflate: None,
+            leaks: LeakCheck::default(),
+            welcome: None,
+            room: None,
+            view: None,
+            held: HeldView::default(),
+            patches: 0,
+            bytes: 0,
+            history: History::default(),
+            received: Vec::new(),
+        }
+    }
+
+    /// Opens a compressed WebSocket to `path` (`/ws`, or a room's `/ws/{code}`): it asks for
+    /// `?compress=deflate-raw` and inflates the server's binary frames into their messages
+    /// (`bytes` counts the compressed bytes).
+    pub async fn connect_compressed(addr: SocketAddr, path: &str) -> Client {
+        let join = if path.contains('?') { '&' } else { '?' };
+        let path = format!("{path}{join}compress=deflate-raw");
+        let mut client = Client::connect_to(addr, &path).await;
+        client.inflate = Some(Inflate {
+            stream: flate2::Decompress::new(false),
+            lines: VecDeque::new(),
+        });
+        client
+    }
+
     /// Opens a WebSocket to the server's `/ws` (the socket for any room).
     pub async fn connect(addr: SocketAddr) -> Client {
         Client::connect_to(addr, "/ws").await
@@ -98,18 +164,7 @@ impl Client {
         )
         .await
         .expect("the WebSocket opens");
-        Client {
-            ws,
-            leaks: LeakCheck::default(),
-            welcome: None,
-            room: None,
-            view: None,
-            held: HeldView::default(),
-            patches: 0,
-            bytes: 0,
-            history: History::default(),
-            received: Vec::new(),
-        }
+        Client::over(ws)
     }
 
     /// Opens a WebSocket to the server's `/ws` from the loopback address `from` (any of
@@ -163,18 +218,7 @@ impl Client {
             client_async(request, MaybeTlsStream::Plain(stream)).await
         };
         match crate::guarded("the WebSocket to open", open).await {
-            Ok((ws, _)) => Ok(Client {
-                ws,
-                leaks: LeakCheck::default(),
-                welcome: None,
-                room: None,
-                view: None,
-                held: HeldView::default(),
-                patches: 0,
-                bytes: 0,
-                history: History::default(),
-                received: Vec::new(),
-            }),
+            Ok((ws, _)) => Ok(Client::over(ws)),
             Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
                 let status = response.status().as_u16();
                 let body = response.body().clone().unwrap_or_default();
@@ -284,34 +328,48 @@ impl Client {
     /// socket closes.
     pub async fn recv(&mut self) -> ServerMessage {
         loop {
+            if let Some(line) = self.inflate.as_mut().and_then(|i| i.lines.pop_front()) {
+                return self.read(&line);
+            }
             let frame = crate::guarded("a message from the server", self.ws.next())
                 .await
                 .expect("the socket is open")
                 .expect("a frame");
             let text = match frame {
                 Message::Text(text) => text,
+                Message::Binary(frame) if self.inflate.is_some() => {
+                    self.bytes += frame.len();
+                    if let Some(inflate) = &mut self.inflate {
+                        inflate.frame(&frame);
+                    }
+                    continue;
+                }
                 Message::Ping(_) | Message::Pong(_) => continue,
                 other => panic!("expected a text message, got {other:?}"),
             };
             self.bytes += text.len();
-            let value: serde_json::Value =
-                serde_json::from_str(text.as_str()).expect("the server sends JSON");
-            self.leaks.scan(&value);
-            if value["type"] == "state" {
-                let view = &value["view"];
-                assert!(
-                    view.get("log").is_none() && view.get("results").is_none(),
-                    "a state repeats the history: {text}"
-                );
-            }
-            let message: ServerMessage =
-                serde_json::from_value(value).expect("the server sends protocol messages");
-            let message = self.follow(message).unwrap_or_else(|stale| {
-                panic!("a patch that does not build on the view held ({stale:?}): {text}")
-            });
-            self.received.push(message.clone());
-            return message;
+            return self.read(text.as_str());
         }
+    }
+
+    /// Reads one message's text: scans it, keeps what it says, and hands it on.
+    fn read(&mut self, text: &str) -> ServerMessage {
+        let value: serde_json::Value = serde_json::from_str(text).expect("the server sends JSON");
+        self.leaks.scan(&value);
+        if value["type"] == "state" {
+            let view = &value["view"];
+            assert!(
+                view.get("log").is_none() && view.get("results").is_none(),
+                "a state repeats the history: {text}"
+            );
+        }
+        let message: ServerMessage =
+            serde_json::from_value(value).expect("the server sends protocol messages");
+        let message = self.follow(message).unwrap_or_else(|stale| {
+            panic!("a patch that does not build on the view held ({stale:?}): {text}")
+        });
+        self.received.push(message.clone());
+        message
     }
 
     /// Keeps what one message from the server says: the history, the view held, the last

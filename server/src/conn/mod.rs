@@ -7,12 +7,16 @@
 //!   `/ws/{code}`), hands every other message to the room, notices silence, a missing `hello`, a
 //!   kick and the shutdown, and says goodbye as each requires.
 //!
+//! - `deflate` is the compressed stream of a socket opened with `?compress=deflate-raw`
+//!   ([`Framing`]): each batch of the writer's texts becomes one binary frame of it.
+//!
 //! [`serve`] runs both over an upgraded socket; `serve_streams` is the same over any sink and
 //! stream of messages, which is how the tests drive a connection without a socket. Whichever
 //! side ends first ends the other, and the room is told the connection has gone (its seat is
 //! kept). When the server shuts down, the client is told `bye` and closed with 1001 (or 1012
 //! when its room is kept for the restart).
 
+mod deflate;
 mod hello;
 mod reader;
 #[cfg(test)]
@@ -30,10 +34,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
+pub use deflate::{Deflater, FLUSH_TAIL};
 pub(crate) use writer::write_batch;
 
 use crate::AppState;
 use crate::code::normalize;
+use crate::error::Refusal;
 use crate::limits::{AddressSlot, Slot};
 use crate::listener::Held;
 use crate::room::Command;
@@ -67,23 +73,53 @@ impl Places {
     }
 }
 
+/// How the server's messages travel on a socket, as its opening asked (`?compress=…`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Framing {
+    /// Each message in a text frame of its own (the default).
+    #[default]
+    Text,
+    /// One raw DEFLATE stream for the socket's life, each binary frame a piece of it holding one
+    /// or more messages, each followed by a newline ([`Deflater`]).
+    DeflateRaw,
+}
+
+impl Framing {
+    /// The framing a socket's query string asks for: `compress=deflate-raw`, or nothing; any
+    /// other value of `compress` is refused (other parameters are left to others).
+    pub fn from_query(query: Option<&str>) -> Result<Framing, Refusal> {
+        let mut framing = Framing::Text;
+        for pair in query.unwrap_or_default().split('&') {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            if key == "compress" {
+                framing = match value {
+                    "deflate-raw" => Framing::DeflateRaw,
+                    _ => return Err(Refusal::UnsupportedCompression),
+                };
+            }
+        }
+        Ok(framing)
+    }
+}
+
 /// How long a socket closed on purpose stays open so that the client can read the close frame.
 const CLOSE_LINGER: Duration = Duration::from_secs(1);
 
 /// Serves one upgraded WebSocket from the client at `ip` until either side ends it or the
 /// server shuts down. `path_room` is the room code of the socket's path (`/ws/{code}`), which its
-/// `hello` must name, or `None` (`/ws`: any room). `places` are the connection's places under
-/// the caps, given back at the end.
+/// `hello` must name, or `None` (`/ws`: any room); `framing` how its messages travel. `places`
+/// are the connection's places under the caps, given back at the end.
 pub async fn serve(
     socket: WebSocket,
     app: Arc<AppState>,
     ip: IpAddr,
     path_room: Option<String>,
+    framing: Framing,
     places: Places,
 ) {
     let _places = places;
     let (sink, stream) = socket.split();
-    serve_streams(sink, stream, app, ip, path_room).await;
+    serve_streams(sink, stream, app, ip, path_room, framing).await;
 }
 
 /// Serves one connection over `sink` and `stream` (a socket's halves, or channels in tests).
@@ -93,6 +129,7 @@ pub(crate) async fn serve_streams<S, R>(
     app: Arc<AppState>,
     ip: IpAddr,
     path_room: Option<String>,
+    framing: Framing,
 ) where
     S: Sink<Message> + Unpin + Send + 'static,
     R: Stream<Item = Result<Message, axum::Error>> + Unpin,
@@ -112,6 +149,7 @@ pub(crate) async fn serve_streams<S, R>(
         kick.clone(),
         pings,
         Arc::clone(&app.metrics),
+        (framing == Framing::DeflateRaw).then(Deflater::new),
     ));
     let path_room = path_room.map(|code| normalize(&code));
     let mut reader = Reader::new(conn, Arc::clone(&app), ip, path_room, tx);

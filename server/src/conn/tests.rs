@@ -68,6 +68,7 @@ fn connect_at(config: Config, stalled: bool, path_room: Option<&str>) -> Client 
         Arc::clone(&app),
         IpAddr::V4(Ipv4Addr::LOCALHOST),
         path_room.map(str::to_owned),
+        super::Framing::Text,
     ));
     Client {
         to_server,
@@ -283,7 +284,14 @@ fn an_idle_connections_task_stays_small() {
     let (_to_server, mut inbound) = mpsc::unbounded_channel::<Result<Message, axum::Error>>();
     let stream: BoxedStream = Box::pin(stream::poll_fn(move |cx| inbound.poll_recv(cx)));
     let sink: BoxedSink = Box::pin(sink::drain().sink_map_err(|_| ()));
-    let served = serve_streams(sink, stream, app, IpAddr::V4(Ipv4Addr::LOCALHOST), None);
+    let served = serve_streams(
+        sink,
+        stream,
+        app,
+        IpAddr::V4(Ipv4Addr::LOCALHOST),
+        None,
+        super::Framing::Text,
+    );
     let size = std::mem::size_of_val(&served);
     assert!(
         size <= MAX_CONNECTION_FUTURE,

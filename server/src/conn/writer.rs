@@ -12,6 +12,7 @@ use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
 use super::Outgoing;
+use super::deflate::Deflater;
 use crate::metrics::Metrics;
 use crate::room::client::Text;
 
@@ -23,24 +24,20 @@ const MAX_BATCH: usize = 64;
 
 /// Writes `first` and every text already waiting in `outbox` (up to [`MAX_BATCH`]) to the socket,
 /// then flushes once: an action's state leaves in one write with whatever else is queued. A close
-/// found in the queue is put in `held`, to be sent after. Returns how many messages went out, or
-/// `None` if the socket failed.
+/// found in the queue is put in `held`, to be sent after. On a compressed socket (`deflater`) the
+/// texts go in one binary frame of its stream. Returns how many messages went out, or `None` if
+/// the socket failed.
 pub(crate) async fn write_batch<S: Sink<Message> + Unpin>(
     sink: &mut S,
     first: Text,
     outbox: &mut mpsc::Receiver<Outgoing>,
     held: &mut Option<Outgoing>,
+    deflater: Option<&mut Deflater>,
 ) -> Option<u64> {
-    let mut text = first;
-    let mut sent = 0;
-    loop {
-        sink.feed(frame(text)).await.ok()?;
-        sent += 1;
-        if sent == MAX_BATCH as u64 {
-            break;
-        }
+    let mut texts = vec![first];
+    while texts.len() < MAX_BATCH {
         match outbox.try_recv() {
-            Ok(Outgoing::Text(more)) => text = more,
+            Ok(Outgoing::Text(more)) => texts.push(more),
             Ok(other) => {
                 *held = Some(other);
                 break;
@@ -48,7 +45,19 @@ pub(crate) async fn write_batch<S: Sink<Message> + Unpin>(
             Err(_) => break,
         }
     }
-    sink.flush().await.ok()?;
+    let sent = texts.len() as u64;
+    match deflater {
+        Some(deflater) => {
+            let frame = deflater.frame(texts.iter().map(Text::as_bytes));
+            sink.send(Message::Binary(frame.into())).await.ok()?;
+        }
+        None => {
+            for text in texts {
+                sink.feed(frame(text)).await.ok()?;
+            }
+            sink.flush().await.ok()?;
+        }
+    }
     Some(sent)
 }
 
@@ -60,13 +69,15 @@ fn frame(text: Text) -> Message {
 }
 
 /// Runs the writer until the queue closes, a close frame is sent, the socket fails or `kick` is
-/// cancelled; then cancels `kick` itself, so that the reader ends too.
+/// cancelled; then cancels `kick` itself, so that the reader ends too. `deflater` is the
+/// socket's compressed stream, if it asked for one.
 pub(super) async fn run<S: Sink<Message> + Unpin>(
     mut sink: S,
     mut outbox: mpsc::Receiver<Outgoing>,
     kick: CancellationToken,
     mut pings: Option<Interval>,
     metrics: Arc<Metrics>,
+    mut deflater: Option<Deflater>,
 ) {
     // A close taken off the queue while batching texts, to be sent after them.
     let mut held: Option<Outgoing> = None;
@@ -96,7 +107,7 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
             Some(Outgoing::Text(text)) => {
                 // A socket that stops taking data must not keep this task alive once kicked.
                 let sent = tokio::select! {
-                    sent = write_batch(&mut sink, text, &mut outbox, &mut held) => sent,
+                    sent = write_batch(&mut sink, text, &mut outbox, &mut held, deflater.as_mut()) => sent,
                     () = &mut kicked => None,
                 };
                 let Some(sent) = sent else {

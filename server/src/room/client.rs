@@ -74,6 +74,11 @@ impl Text {
         self.0.is_empty()
     }
 
+    /// Its bytes (UTF-8), to compress.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
     /// Its bytes (UTF-8), shared with its clones.
     pub fn into_bytes(self) -> Bytes {
         self.0

@@ -68,7 +68,7 @@ pub(crate) async fn idle(args: IdleArgs) -> Result<IdleFigures, String> {
         let addr = server.addr;
         opening.spawn(async move {
             let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
-            tokio::time::timeout(SETUP_LIMIT, connect(addr, source(&common, n), "/ws"))
+            tokio::time::timeout(SETUP_LIMIT, connect(addr, source(&common, n), "/ws", false))
                 .await
                 .map_err(|_| "timed out".to_owned())?
         });
@@ -87,7 +87,7 @@ pub(crate) async fn idle(args: IdleArgs) -> Result<IdleFigures, String> {
     // Every held socket is still open: the server has not dropped any.
     let mut still_open = 0;
     for ws in &mut held {
-        match tokio::time::timeout(Duration::from_millis(1), ws.next()).await {
+        match tokio::time::timeout(Duration::from_millis(1), ws.socket.next()).await {
             Err(_) => still_open += 1,
             Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => still_open += 1,
             Ok(_) => {}

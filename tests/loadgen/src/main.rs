@@ -149,6 +149,10 @@ struct PlayArgs {
     /// The bots of the `--bot-rooms`.
     #[arg(long, value_enum, default_value_t = Bots::Expert)]
     bots: Bots,
+    /// The people's sockets ask for the compressed stream (`?compress=deflate-raw`), as the web
+    /// page does where the browser can inflate it; the bytes counted are the compressed ones.
+    #[arg(long)]
+    compress: bool,
 }
 
 /// The bots of the `--bot-rooms`.
@@ -217,6 +221,10 @@ struct ReportArgs {
     /// Idle connections to open and hold in each idle run.
     #[arg(long, default_value_t = 10_000)]
     idle_connections: usize,
+    /// The game's people ask for compressed sockets (`?compress=deflate-raw`), as the web page
+    /// does: the bytes are the compressed ones, and the CPU includes the compression.
+    #[arg(long)]
+    compress: bool,
 }
 
 /// The most clients any play run may open.

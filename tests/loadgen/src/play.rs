@@ -10,12 +10,10 @@ use dhumbal_protocol::{
     ClientEnvelope, ClientMessage, CreatedRoom, HeldView, Hello, PROTOCOL_VERSION, ServerMessage,
 };
 use dhumbal_tests::random_action;
-use futures_util::SinkExt;
 use hdrhistogram::Histogram;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tokio::sync::Semaphore;
-use tokio_tungstenite::tungstenite::Message;
 
 use crate::report::{Measure, Unit, command_line, spread_cell, table_row};
 use crate::server::{Server, cpu_seconds, histogram_quantile, metrics_text, store_cpu_seconds};
@@ -142,7 +140,7 @@ pub(crate) async fn seat_people(
         let from = source(&args.common, room * usize::from(args.humans) + n);
         let mut ws = {
             let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
-            connect(server, from, &created.ws).await?
+            connect(server, from, &created.ws, args.compress).await?
         };
         let hello = Hello {
             protocol: PROTOCOL_VERSION,
@@ -237,16 +235,18 @@ pub(crate) async fn play_seat(
     let mut pending: Option<Instant> = None;
     let mut ready_for = 0;
     let mut held = HeldView::default();
+    // Only what is read while playing counts: not the welcome and the views before.
+    ws.wire = 0;
     loop {
         let text = match recv_text(&mut ws, deadline).await {
             Ok(Some(text)) => text,
             Ok(None) => break,
             Err(e) => {
                 tally.error(kind(&e));
+                tally.received += ws.wire;
                 return tally;
             }
         };
-        tally.received += text.len() as u64;
         // Room updates need no answer: skip them unparsed.
         if text.as_str().starts_with(r#"{"type":"room""#) {
             continue;
@@ -273,6 +273,7 @@ pub(crate) async fn play_seat(
                         tally.error(e);
                         if let Err(e) = send(&mut ws, ClientMessage::Resync).await {
                             tally.error(kind(&e));
+                            tally.received += ws.wire;
                             return tally;
                         }
                         continue;
@@ -307,11 +308,13 @@ pub(crate) async fn play_seat(
         if let Some(answer) = answer {
             if let Err(e) = send(&mut ws, answer).await {
                 tally.error(kind(&e));
+                tally.received += ws.wire;
                 return tally;
             }
         }
     }
-    let _ = ws.close(None).await;
+    tally.received += ws.wire;
+    ws.close().await;
     tally
 }
 
@@ -336,14 +339,14 @@ pub(crate) async fn take_turns(
             tokio::time::sleep(think).await;
         }
         let sent = Instant::now();
-        if let Err(e) = seats[turn].send(Message::text(message.clone())).await {
-            tally.error(kind(&e.to_string()));
+        if let Err(e) = seats[turn].send_text(message.clone()).await {
+            tally.error(kind(&e));
             break;
         }
         for n in 0..readers {
             let seat = (turn + n) % seats.len();
             match recv_text(&mut seats[seat], deadline).await {
-                Ok(Some(text)) => tally.received += text.len() as u64,
+                Ok(Some(_)) => {}
                 Ok(None) => break 'play,
                 Err(e) => {
                     tally.error(kind(&e));
@@ -357,7 +360,8 @@ pub(crate) async fn take_turns(
         turn = (turn + 1) % seats.len();
     }
     for mut ws in seats {
-        let _ = ws.close(None).await;
+        tally.received += ws.wire;
+        ws.close().await;
     }
     tally
 }
@@ -398,7 +402,7 @@ pub(crate) async fn seat_diagnostic_room(
     for n in 0..usize::from(args.humans) {
         let from = source(&args.common, room * usize::from(args.humans) + n);
         let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
-        seats.push(connect(server, from, &path).await?);
+        seats.push(connect(server, from, &path, false).await?);
     }
     Ok(seats)
 }

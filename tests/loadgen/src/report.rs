@@ -84,6 +84,7 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), String> {
         pairs: 1,
         bot_rooms: 0,
         bots: Bots::Expert,
+        compress: args.compress,
     };
     let idle_args = || IdleArgs {
         common: args.common.clone(),

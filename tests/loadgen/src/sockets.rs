@@ -1,10 +1,13 @@
 //! The client sockets: spread over loopback source addresses, and the messages sent and read on them.
 
+use std::collections::VecDeque;
 use std::net::{Ipv4Addr, SocketAddr};
 
 use dhumbal_engine::{Difficulty, Preset, Settings};
 use dhumbal_protocol::{ClientEnvelope, ClientMessage, CreateRoom, CreatedRoom, ServerMessage};
+use dhumbal_server::conn::FLUSH_TAIL;
 use dhumbal_tests::http;
+use flate2::{Decompress, FlushDecompress};
 use futures_util::{SinkExt, StreamExt};
 use serde::Deserialize;
 use tokio::net::{TcpSocket, TcpStream};
@@ -16,8 +19,62 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use crate::Common;
 use crate::server::local;
 
-/// A client's WebSocket.
-pub(crate) type Ws = WebSocketStream<TcpStream>;
+/// A client's WebSocket, and its compressed stream when it asked for one.
+pub(crate) struct Ws {
+    /// The socket.
+    pub(crate) socket: WebSocketStream<TcpStream>,
+    /// The inflater of a socket opened with `?compress=deflate-raw`.
+    inflate: Option<Decompress>,
+    /// Messages inflated from a frame and not yet handed on.
+    lines: VecDeque<String>,
+    /// The bytes of every payload read from the server, as they came on the wire (compressed or
+    /// not).
+    pub(crate) wire: u64,
+}
+
+impl Ws {
+    /// Sends a text frame.
+    pub(crate) async fn send_text(&mut self, text: String) -> Result<(), String> {
+        self.socket
+            .send(Message::text(text))
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Closes the socket.
+    pub(crate) async fn close(&mut self) {
+        let _ = self.socket.close(None).await;
+    }
+
+    /// Inflates one binary frame of the compressed stream into its messages.
+    fn inflate(&mut self, frame: &[u8]) -> Result<(), String> {
+        let Some(inflate) = &mut self.inflate else {
+            return Err("a binary frame on a text socket".into());
+        };
+        let input = [frame, &FLUSH_TAIL].concat();
+        let mut out = Vec::with_capacity(input.len() * 8 + 256);
+        let mut used = 0;
+        loop {
+            let before = inflate.total_in();
+            out.reserve(4096);
+            inflate
+                .decompress_vec(&input[used..], &mut out, FlushDecompress::Sync)
+                .map_err(|e| format!("inflate: {e}"))?;
+            used += usize::try_from(inflate.total_in() - before).unwrap_or(usize::MAX);
+            if used >= input.len() && out.len() < out.capacity() {
+                break;
+            }
+        }
+        let text = String::from_utf8(out).map_err(|e| format!("inflate: {e}"))?;
+        let mut lines = text.split('\n');
+        let rest = lines.next_back().unwrap_or_default();
+        if !rest.is_empty() {
+            return Err("a frame that ends inside a message".into());
+        }
+        self.lines.extend(lines.map(str::to_owned));
+        Ok(())
+    }
+}
 
 /// The loopback source address for the `n`th client.
 pub(crate) fn source(common: &Common, n: usize) -> Ipv4Addr {
@@ -26,8 +83,14 @@ pub(crate) fn source(common: &Common, n: usize) -> Ipv4Addr {
     Ipv4Addr::new(127, 0, 0, last)
 }
 
-/// Opens a WebSocket to `path` on the server from the loopback address `from`.
-pub(crate) async fn connect(server: SocketAddr, from: Ipv4Addr, path: &str) -> Result<Ws, String> {
+/// Opens a WebSocket to `path` on the server from the loopback address `from`; with `compress`,
+/// one that asks for the compressed stream (`?compress=deflate-raw`).
+pub(crate) async fn connect(
+    server: SocketAddr,
+    from: Ipv4Addr,
+    path: &str,
+    compress: bool,
+) -> Result<Ws, String> {
     let socket = TcpSocket::new_v4().map_err(|e| e.to_string())?;
     socket
         .bind(SocketAddr::from((from, 0)))
@@ -42,22 +105,26 @@ pub(crate) async fn connect(server: SocketAddr, from: Ipv4Addr, path: &str) -> R
     let config = WebSocketConfig::default()
         .read_buffer_size(4 * 1024)
         .write_buffer_size(0);
-    let (ws, _) = tokio_tungstenite::client_async_with_config(
-        format!("ws://{server}{path}"),
+    let query = if compress { "?compress=deflate-raw" } else { "" };
+    let (socket, _) = tokio_tungstenite::client_async_with_config(
+        format!("ws://{server}{path}{query}"),
         stream,
         Some(config),
     )
     .await
     .map_err(|e| format!("upgrade: {e}"))?;
-    Ok(ws)
+    Ok(Ws {
+        socket,
+        inflate: compress.then(|| Decompress::new(false)),
+        lines: VecDeque::new(),
+        wire: 0,
+    })
 }
 
 /// Sends one client message.
 pub(crate) async fn send(ws: &mut Ws, message: ClientMessage) -> Result<(), String> {
     let text = serde_json::to_string(&ClientEnvelope::from(message)).map_err(|e| e.to_string())?;
-    ws.send(Message::text(text))
-        .await
-        .map_err(|e| e.to_string())
+    ws.send_text(text).await
 }
 
 /// The next server message, or `None` at the deadline.
@@ -73,20 +140,31 @@ pub(crate) async fn recv(
     }
 }
 
-/// The next text message from the server, or `None` at the deadline.
+/// The next text message from the server (a text frame, or the next message of the compressed
+/// stream), or `None` at the deadline.
 pub(crate) async fn recv_text(
     ws: &mut Ws,
     deadline: tokio::time::Instant,
 ) -> Result<Option<tokio_tungstenite::tungstenite::Utf8Bytes>, String> {
     loop {
-        let frame = match timeout_at(deadline, ws.next()).await {
+        if let Some(line) = ws.lines.pop_front() {
+            return Ok(Some(line.into()));
+        }
+        let frame = match timeout_at(deadline, ws.socket.next()).await {
             Err(_) => return Ok(None),
             Ok(None) => return Err("the server ended the socket".into()),
             Ok(Some(Err(e))) => return Err(e.to_string()),
             Ok(Some(Ok(frame))) => frame,
         };
         match frame {
-            Message::Text(text) => return Ok(Some(text)),
+            Message::Text(text) => {
+                ws.wire += text.len() as u64;
+                return Ok(Some(text));
+            }
+            Message::Binary(frame) => {
+                ws.wire += frame.len() as u64;
+                ws.inflate(&frame)?;
+            }
             Message::Close(frame) => return Err(format!("closed by the server: {frame:?}")),
             _ => {}
         }

@@ -36,6 +36,8 @@
 //! - `coach` — protocol 6's coach: a hint on your turn at a table that allows hints, refusals
 //!   everywhere else; the review of a finished match, your own seat at the table and any seat
 //!   with the revealed seed over HTTP.
+//! - `compressed` — the compressed socket (`?compress=deflate-raw`): the same match as a plain
+//!   socket in a fraction of the bytes; any other compression refused at the upgrade.
 //! - `common` — helpers shared by these tests.
 
 mod api;
@@ -43,6 +45,7 @@ mod bad_input;
 mod chat;
 mod coach;
 mod common;
+mod compressed;
 mod durable;
 mod fairness;
 mod history;
