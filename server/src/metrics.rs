@@ -87,6 +87,10 @@ pub struct Metrics {
     pub messages_in: Counter,
     /// Messages sent to clients.
     pub messages_out: Counter,
+    /// Payload bytes sent to clients in text frames.
+    pub bytes_out_text: Counter,
+    /// Payload bytes sent to clients in frames of compressed streams.
+    pub bytes_out_deflate: Counter,
     /// Clients dropped because they fell behind.
     pub slow_clients_dropped: Counter,
     /// Stand-in bots started for away people.
@@ -179,6 +183,11 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
         "dhumbal_messages_out_total",
         Kind::Counter,
         "WebSocket messages sent to clients.",
+    ),
+    (
+        "dhumbal_bytes_out_total",
+        Kind::Counter,
+        "Payload bytes of the messages sent to clients, by framing: text frames (text) or a compressed stream (deflate_raw).",
     ),
     (
         "dhumbal_rejected_messages_total",
@@ -329,6 +338,15 @@ impl Metrics {
                 vec![Label::from_static_parts("kind", kind)],
             ))
         };
+        let framed = |framing: &'static str| {
+            recorder.register_counter(
+                &Key::from_parts(
+                    "dhumbal_bytes_out_total",
+                    vec![Label::from_static_parts("framing", framing)],
+                ),
+                &METADATA,
+            )
+        };
         Metrics {
             rooms: gauge(Key::from_static_name("dhumbal_rooms")),
             connections: gauge(Key::from_static_name("dhumbal_connections")),
@@ -336,6 +354,8 @@ impl Metrics {
             bots: seated("bot"),
             messages_in: counter("dhumbal_messages_in_total"),
             messages_out: counter("dhumbal_messages_out_total"),
+            bytes_out_text: framed("text"),
+            bytes_out_deflate: framed("deflate_raw"),
             slow_clients_dropped: counter("dhumbal_slow_clients_dropped_total"),
             bot_takeovers: counter("dhumbal_bot_takeovers_total"),
             matches_finished: counter("dhumbal_matches_finished_total"),

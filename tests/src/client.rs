@@ -75,7 +75,9 @@ impl Inflate {
             }
         }
         let text = String::from_utf8(out).expect("the stream is UTF-8");
-        let (whole, rest) = text.rsplit_once('\n').expect("a frame holds whole messages");
+        let (whole, rest) = text
+            .rsplit_once('\n')
+            .expect("a frame holds whole messages");
         assert!(rest.is_empty(), "a frame ends inside a message: {rest:?}");
         self.lines.extend(whole.split('\n').map(str::to_owned));
     }

@@ -267,7 +267,7 @@ mod tests {
         let first = br#"{"type":"patch","v":1,"view":{"turn":1,"phase":"draw"}}"#.to_vec();
         let second = br#"{"type":"patch","v":2,"view":{"turn":2,"phase":"draw"}}"#.to_vec();
         let one = deflater.frame([first.as_slice()]);
-        assert_eq!(reader.read(&one), lines(&[first.clone()]));
+        assert_eq!(reader.read(&one), lines(std::slice::from_ref(&first)));
         let two = deflater.frame([second.as_slice(), first.as_slice()]);
         assert_eq!(reader.read(&two), lines(&[second, first]));
         // The second frame says most of itself by pointing back at the first.
@@ -304,7 +304,9 @@ mod tests {
                 .collect()
         };
         for distance in [1usize, 2, 3, 4, 5, 7, 9, 100, 1000, 4097, 8000, 12_000] {
-            for len in [3usize, 4, 10, 11, 18, 19, 34, 35, 66, 67, 130, 131, 257, 258, 600] {
+            for len in [
+                3usize, 4, 10, 11, 18, 19, 34, 35, 66, 67, 130, 131, 257, 258, 600,
+            ] {
                 let head = noise(distance);
                 let text: Vec<u8> = head.iter().cycle().take(distance + len).copied().collect();
                 let frame = deflater.frame([text.as_slice()]);

@@ -299,3 +299,29 @@ fn an_idle_connections_task_stays_small() {
          future it awaits rarely"
     );
 }
+
+/// `?compress=deflate-raw` asks for the compressed stream; no `compress` is text frames; any
+/// other value is refused with `unsupported_compression`, whatever else the query holds.
+#[test]
+fn the_query_chooses_the_framing_and_an_unknown_compression_is_refused() {
+    use super::Framing;
+    for (query, framing) in [
+        (None, Framing::Text),
+        (Some(""), Framing::Text),
+        (Some("v=2&lang"), Framing::Text),
+        (Some("compress=deflate-raw"), Framing::DeflateRaw),
+        (Some("x=1&compress=deflate-raw"), Framing::DeflateRaw),
+    ] {
+        assert_eq!(Framing::from_query(query).unwrap(), framing, "{query:?}");
+    }
+    for query in [
+        "compress",
+        "compress=",
+        "compress=gzip",
+        "compress=DEFLATE-RAW",
+    ] {
+        let refused = Framing::from_query(Some(query)).unwrap_err();
+        assert_eq!(refused.code(), "unsupported_compression", "{query}");
+        assert_eq!(refused.status(), axum::http::StatusCode::BAD_REQUEST);
+    }
+}

@@ -25,15 +25,15 @@ const MAX_BATCH: usize = 64;
 /// Writes `first` and every text already waiting in `outbox` (up to [`MAX_BATCH`]) to the socket,
 /// then flushes once: an action's state leaves in one write with whatever else is queued. A close
 /// found in the queue is put in `held`, to be sent after. On a compressed socket (`deflater`) the
-/// texts go in one binary frame of its stream. Returns how many messages went out, or `None` if
-/// the socket failed.
+/// texts go in one binary frame of its stream. Returns how many messages went out and their
+/// payload bytes, or `None` if the socket failed.
 pub(crate) async fn write_batch<S: Sink<Message> + Unpin>(
     sink: &mut S,
     first: Text,
     outbox: &mut mpsc::Receiver<Outgoing>,
     held: &mut Option<Outgoing>,
     deflater: Option<&mut Deflater>,
-) -> Option<u64> {
+) -> Option<(u64, u64)> {
     let mut texts = vec![first];
     while texts.len() < MAX_BATCH {
         match outbox.try_recv() {
@@ -46,19 +46,24 @@ pub(crate) async fn write_batch<S: Sink<Message> + Unpin>(
         }
     }
     let sent = texts.len() as u64;
-    match deflater {
+    let bytes = match deflater {
         Some(deflater) => {
             let frame = deflater.frame(texts.iter().map(Text::as_bytes));
+            let bytes = frame.len();
             sink.send(Message::Binary(frame.into())).await.ok()?;
+            bytes
         }
         None => {
+            let mut bytes = 0;
             for text in texts {
+                bytes += text.len();
                 sink.feed(frame(text)).await.ok()?;
             }
             sink.flush().await.ok()?;
+            bytes
         }
-    }
-    Some(sent)
+    };
+    Some((sent, bytes as u64))
 }
 
 /// A text as a WebSocket text frame. axum checks again that its bytes are UTF-8 (safe code
@@ -110,10 +115,15 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
                     sent = write_batch(&mut sink, text, &mut outbox, &mut held, deflater.as_mut()) => sent,
                     () = &mut kicked => None,
                 };
-                let Some(sent) = sent else {
+                let Some((sent, bytes)) = sent else {
                     break;
                 };
                 metrics.messages_out.increment(sent);
+                if deflater.is_some() {
+                    metrics.bytes_out_deflate.increment(bytes);
+                } else {
+                    metrics.bytes_out_text.increment(bytes);
+                }
             }
             Some(Outgoing::Close(code, reason)) => {
                 let frame = CloseFrame {

@@ -105,7 +105,11 @@ pub(crate) async fn connect(
     let config = WebSocketConfig::default()
         .read_buffer_size(4 * 1024)
         .write_buffer_size(0);
-    let query = if compress { "?compress=deflate-raw" } else { "" };
+    let query = if compress {
+        "?compress=deflate-raw"
+    } else {
+        ""
+    };
     let (socket, _) = tokio_tungstenite::client_async_with_config(
         format!("ws://{server}{path}{query}"),
         stream,

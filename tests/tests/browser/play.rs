@@ -287,9 +287,25 @@ async fn one_player_plays_a_round_against_three_bots_to_the_score_dialog() {
         .wait_until("round 2", |s| !s.score_open && s.round == 2)
         .await;
     assert_eq!(next.hand.len(), 5);
+    // The page asked for the compressed socket: everything it was sent came that way.
+    let (status, metrics) = dhumbal_tests::http::get(stage.addr, "/metrics").await;
+    assert_eq!(status, 200);
+    let sent = |framing: &str| -> f64 {
+        let series = format!("dhumbal_bytes_out_total{{framing=\"{framing}\"}} ");
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(series.as_str())?.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let (compressed, text) = (sent("deflate_raw"), sent("text"));
+    assert!(
+        compressed > 0.0 && text == 0.0,
+        "compressed {compressed} bytes, text {text}"
+    );
     let _ = writeln!(
         std::io::stderr(),
-        "played round 1 through the page: {marked_throws} marked throws, ending: {ending}"
+        "played round 1 through the page: {marked_throws} marked throws, ending: {ending}; \
+         {compressed} bytes sent compressed"
     );
     check_and_close(vec![b]).await;
 }

@@ -35,7 +35,12 @@ fn told(client: &Client) -> Vec<&ServerMessage> {
     client
         .received
         .iter()
-        .filter(|m| matches!(m, ServerMessage::State { .. } | ServerMessage::MatchResult(_)))
+        .filter(|m| {
+            matches!(
+                m,
+                ServerMessage::State { .. } | ServerMessage::MatchResult(_)
+            )
+        })
         .collect()
 }
 
@@ -77,7 +82,10 @@ async fn a_compressed_socket_is_told_the_same_match_in_a_fraction_of_the_bytes()
     assert!(asha.patches > 50, "Asha followed {} patches", asha.patches);
     let (plain, compressed) = (told(&dev), told(&eve));
     assert!(plain.len() > 50, "{} views", plain.len());
-    assert_eq!(plain, compressed, "the two watchers were told the same match");
+    assert_eq!(
+        plain, compressed,
+        "the two watchers were told the same match"
+    );
     assert!(
         eve.bytes * 3 < dev.bytes,
         "compressed {} bytes against {} plain",
@@ -121,8 +129,7 @@ async fn an_unknown_compression_is_refused_at_the_upgrade() {
         assert_eq!(error.code, codes::UNSUPPORTED_COMPRESSION, "{refused}");
         assert!(error.message.contains("deflate-raw"), "{}", error.message);
     }
-    let mut asha =
-        Client::connect_compressed(server.addr, &format!("{path}?v=1&x")).await;
+    let mut asha = Client::connect_compressed(server.addr, &format!("{path}?v=1&x")).await;
     asha.send(ClientMessage::Hello(hello(&room.code, "Asha")))
         .await;
     asha.expect_welcome().await;
