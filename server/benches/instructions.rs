@@ -10,6 +10,9 @@
 //! - `patches, 4 seats`: one change's `patch` frames for a table of four, as the room builds them
 //!   after an action under protocol 5 ([`PatchFrames::new`] and a [`PatchFrames::for_seat`] per
 //!   seat, and what they tell kept for the next change).
+//! - `compress, 4 seats`: the same patch frames, each compressed by its seat's own stream, as
+//!   the writer of a compressed socket does ([`Deflater::frame`]; the patches are built outside
+//!   the count).
 //! - `room action`: what the room's task does with one client message, as
 //!   `cargo bench -p dhumbal-server --bench room` times it: parse the text, handle it (the rules,
 //!   the records), settle, encode the log entry, take the snapshot and the effects. Every
@@ -35,6 +38,7 @@ use dhumbal_protocol::{
     ClientMessage, DrawFrom, Hello, PROTOCOL_VERSION, PatchFrames, StateFrames, Told,
     parse_client_message,
 };
+use dhumbal_server::conn::Deflater;
 use dhumbal_server::room::core::{Effect, Entropy, Handled, Input, Request};
 use dhumbal_server::room::record::{Entry, FORMAT, Setup, encode, hash_secret};
 use dhumbal_server::room::{RoomCore, Timing};
@@ -61,7 +65,7 @@ struct Case {
 }
 
 /// Every case, in the table's order.
-const CASES: [Case; 4] = [
+const CASES: [Case; 5] = [
     Case {
         title: "engine apply",
         key: "engine",
@@ -82,6 +86,13 @@ const CASES: [Case; 4] = [
         function: "counted_patches",
         operations: 5_000,
         run: run_patches,
+    },
+    Case {
+        title: "compress, 4 seats",
+        key: "compress",
+        function: "counted_compress",
+        operations: 5_000,
+        run: run_compress,
     },
     Case {
         title: "room action",
@@ -119,6 +130,16 @@ fn counted_patches(before: &Told, game: &Game, events: &[Event]) -> (Vec<String>
         .map(|seat| frames.for_seat(before, Some(seat)))
         .collect();
     (texts, frames.into_told())
+}
+
+/// One change's patch frames, each through its seat's compressed stream.
+#[inline(never)]
+fn counted_compress(streams: &mut [Deflater], texts: &[String]) -> Vec<Vec<u8>> {
+    streams
+        .iter_mut()
+        .zip(texts)
+        .map(|(stream, text)| stream.frame([text.as_bytes()]))
+        .collect()
 }
 
 /// What the room's task does with one client text. Returns the effects, dropped outside the
@@ -211,6 +232,20 @@ fn run_patches(n: usize) {
         let before = told.take().unwrap_or_else(|| Told::of(game, 0));
         let (texts, now) = counted_patches(&before, game, events);
         black_box(texts);
+        told = Some(now);
+    });
+}
+
+/// `n` changes' patches, each compressed by its seat's stream (the patches built outside the
+/// count).
+fn run_compress(n: usize) {
+    let mut told: Option<Told> = None;
+    let mut streams: Vec<Deflater> = Vec::new();
+    play(n, |game, events| {
+        let before = told.take().unwrap_or_else(|| Told::of(game, 0));
+        let (texts, now) = counted_patches(&before, game, events);
+        streams.resize_with(texts.len(), Deflater::new);
+        black_box(counted_compress(&mut streams, &texts));
         told = Some(now);
     });
 }
