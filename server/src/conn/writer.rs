@@ -86,6 +86,8 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
 ) {
     // A close taken off the queue while batching texts, to be sent after them.
     let mut held: Option<Outgoing> = None;
+    // Whether nothing has been sent since the last ping.
+    let mut quiet = false;
     // Made once: a cancellation future registers itself when first polled, not on every turn.
     let kicked = kick.cancelled();
     tokio::pin!(kicked);
@@ -97,6 +99,14 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
                 next = outbox.recv() => next,
                 () = &mut kicked => None,
                 () = tick(&mut pings) => {
+                    // A compressed stream quiet for a whole ping interval lets go of its
+                    // memory: an idle socket holds none of it.
+                    if let Some(deflater) = &mut deflater {
+                        if quiet {
+                            deflater.forget();
+                        }
+                        quiet = true;
+                    }
                     let sent = tokio::select! {
                         sent = sink.send(Message::Ping(Default::default())) => sent.is_ok(),
                         () = &mut kicked => false,
@@ -118,6 +128,7 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
                 let Some((sent, bytes)) = sent else {
                     break;
                 };
+                quiet = false;
                 metrics.messages_out.increment(sent);
                 if deflater.is_some() {
                     metrics.bytes_out_deflate.increment(bytes);
