@@ -430,6 +430,40 @@ pub struct ParseError {
 
 /// Reads a client message: JSON, an object, a known `type`, fields that fit it.
 pub fn parse_client_message(text: &str) -> Result<ClientEnvelope, ParseError> {
+    quick_parse(text).map_or_else(|| parse_client_message_through_value(text), Ok)
+}
+
+/// Just a message's `type`, read without building anything else.
+#[derive(Deserialize)]
+struct Tag<'a> {
+    /// The `type`, if it is a string.
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// The way a well-formed message takes: straight into a [`ClientEnvelope`], once a first look has
+/// found its `type` a string naming a message (serde would take a number there as a variant's
+/// index). `None` for anything else, which [`parse_client_message_through_value`] then reads
+/// again to say what is wrong: a message this accepts, that reads the same (the fuzz tests hold
+/// the two equal on every input they make). It saves about 2,000 of the 38,500 instructions of
+/// a room's action (`cargo bench -p dhumbal-server --bench instructions`).
+fn quick_parse(text: &str) -> Option<ClientEnvelope> {
+    let tag: Tag<'_> = serde_json::from_str(text).ok()?;
+    if !ClientMessage::TYPES.contains(&tag.kind?.as_ref()) {
+        return None;
+    }
+    let envelope: ClientEnvelope = serde_json::from_str(text).ok()?;
+    if let ClientMessage::Draw { from, card } = &envelope.message {
+        draw_source(*from, *card).ok()?;
+    }
+    Some(envelope)
+}
+
+/// Reads a client message as [`parse_client_message`] does, always through a
+/// [`serde_json::Value`]: the way that says exactly what is wrong with one that does not parse,
+/// which `parse_client_message` takes for anything its quicker way does not read. Public so that
+/// the fuzz tests can hold the two ways equal.
+pub fn parse_client_message_through_value(text: &str) -> Result<ClientEnvelope, ParseError> {
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ParseError {
         code: codes::BAD_MESSAGE,
         message: format!("the message is not JSON: {e}"),

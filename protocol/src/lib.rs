@@ -50,7 +50,7 @@ pub mod text;
 pub use client::{
     CHAT_KEPT_LINES, CHAT_MAX_CHARS, ChatError, ClientEnvelope, ClientMessage, DrawFrom, Hello,
     MessageId, ParseError, Reaction, SeedAnswer, check_chat, clean_chat, draw_source,
-    parse_client_message,
+    parse_client_message, parse_client_message_through_value,
 };
 pub use history::History;
 pub use http::{

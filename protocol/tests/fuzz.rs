@@ -665,6 +665,12 @@ fn check_settings_error(err: &SettingsError) {
 
 /// Checks one message text against the parser.
 fn check_message(text: &str) {
+    // The quick way and the careful one read every text the same.
+    assert_eq!(
+        parse_client_message(text),
+        dhumbal_protocol::parse_client_message_through_value(text),
+        "{text:?}"
+    );
     match parse_client_message(text) {
         Ok(envelope) => {
             let kind = envelope.message.type_name();

@@ -70,8 +70,13 @@ const LAST_BLOCK = new Uint8Array([0x01, 0x00, 0x00, 0xff, 0xff]);
  * that comes out is one server message.
  */
 class Inflater {
-  /** @param {(text: string) => void} line called with each message's text, in order */
-  constructor(line) {
+  /**
+   * @param {(text: string) => void} line called with each message's text, in order
+   * @param {() => void} failed called if the stream cannot be inflated (it never should be)
+   */
+  constructor(line, failed) {
+    /** Whether the socket has closed (a failure after that is the close's own). */
+    this.ended = false;
     const stream = new DecompressionStream("deflate-raw");
     this.writer = stream.writable.getWriter();
     const reader = stream.readable.getReader();
@@ -90,7 +95,9 @@ class Inflater {
           end = rest.indexOf("\n");
         }
       }
-    })().catch(() => {});
+    })().catch(() => {
+      if (!this.ended) failed();
+    });
   }
 
   /** @param {ArrayBuffer} frame the next binary frame */
@@ -101,6 +108,7 @@ class Inflater {
 
   /** Ends the stream; resolves once every message in it has been handed on. */
   end() {
+    this.ended = true;
     this.writer.write(LAST_BLOCK).catch(() => {});
     this.writer.close().catch(() => {});
     return this.done;
@@ -202,7 +210,16 @@ export class Connection {
     this.pinged = null;
     clearInterval(this.watch);
     this.watch = setInterval(() => this.tick(), 1000);
-    const inflater = CAN_INFLATE ? new Inflater((text) => this.received(socket, text)) : null;
+    // A stream that cannot be inflated would leave the page hearing frames and reading nothing:
+    // it is given up like a stalled socket, and a new one opened.
+    const inflater = CAN_INFLATE
+      ? new Inflater(
+          (text) => this.received(socket, text),
+          () => {
+            if (this.socket === socket) this.drop();
+          },
+        )
+      : null;
     socket.addEventListener("open", () => {
       this.heard = performance.now();
       socket.send(JSON.stringify(this.handlers.hello()));

@@ -11,14 +11,23 @@ use crate::harness::*;
 /// Run before the page's own scripts: `window.__stall()` makes every socket the page has opened
 /// so far silent in both directions (its messages are swallowed, what it sends goes nowhere),
 /// while it stays open, as a connection does behind a dead Wi-Fi router.
+/// `window.__garble()` makes the next binary frame each of them hands the page bytes that do
+/// not inflate (a block of the reserved type), as a broken proxy might.
 const STALLABLE: &str = "window.__sockets = []; \
     window.__stall = () => window.__sockets.forEach((s) => { s.__stalled = true; }); \
+    window.__garble = () => window.__sockets.forEach((s) => { s.__garble = true; }); \
     window.WebSocket = class extends window.WebSocket { \
       constructor(...args) { super(...args); window.__sockets.push(this); } \
       send(data) { if (!this.__stalled) super.send(data); } \
       addEventListener(type, listener, options) { \
         if (type !== 'message') return super.addEventListener(type, listener, options); \
-        return super.addEventListener(type, (e) => { if (!this.__stalled) listener(e); }, options); } };";
+        return super.addEventListener(type, (e) => { \
+          if (this.__stalled) return; \
+          if (this.__garble && e.data instanceof ArrayBuffer) { \
+            this.__garble = false; \
+            listener(new MessageEvent('message', { data: new Uint8Array([0xff, 0xff, 0xff, 0xff]).buffer })); \
+            return; } \
+          listener(e); }, options); } };";
 
 /// Sets the page's network off or back on, through DevTools.
 async fn network(b: &Browser, offline: bool) {
@@ -106,6 +115,39 @@ async fn a_silent_stall_is_noticed_and_the_page_comes_back_by_itself() {
         b.assert_no_console_errors().await;
         b.close().await;
     }
+}
+
+/// A compressed frame that does not inflate (the page's socket is compressed) is not left to
+/// silence the page while the socket stays open: the page gives the socket up, opens a new one
+/// and is back in its seat with the same hand, with no console error.
+#[cfg_attr(
+    missing_chromium,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_that_does_not_inflate_is_given_up_and_the_page_comes_back() {
+    let mut stage = stage!(dhumbal_server::Config {
+        bot_delay_ms: 200,
+        ..dhumbal_tests::server::unlimited_rate()
+    });
+    let (b, before) = at_the_table(&mut stage, (360, 640), "en").await;
+    b.eval("window.__garble();").await;
+    // The next frame (a bot's move, or the answer to the page's next ping) is garbled.
+    b.until(
+        "a new socket",
+        "return window.__sockets.length >= 2 || window.__sockets.length;",
+    )
+    .await;
+    let back = b
+        .wait_until("the seat again", |s| {
+            !s.banner && s.screen == "table" && !s.hand.is_empty()
+        })
+        .await;
+    if back.round == before.round && back.phase == before.phase && back.my_turn {
+        assert_eq!(back.hand, before.hand, "the same seat and hand");
+    }
+    b.assert_no_console_errors().await;
+    b.close().await;
 }
 
 /// The network cut with DevTools: the page says "Reconnecting…", and when its attempts keep

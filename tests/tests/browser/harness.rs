@@ -776,13 +776,15 @@ pub(crate) async fn create_room_here(b: &Browser, addr: SocketAddr, name: &str) 
 }
 
 /// Whether a console error is Chromium's own line for a room's WebSocket that could not connect
-/// to `addr` (`WebSocket connection to 'ws://…/ws/{code}' failed: …`): what the page's
-/// reconnection attempts log while the server is down. Nothing else is passed over.
+/// to `addr` (`WebSocket connection to 'ws://…/ws/{code}' failed: …`, or `…/ws/{code}?compress=
+/// deflate-raw'`): what the page's reconnection attempts log while the server is down. Nothing
+/// else is passed over.
 pub(crate) fn refused_websocket(addr: SocketAddr, message: &str) -> bool {
     let opening = format!("WebSocket connection to 'ws://{addr}/ws/");
     message.find(&opening).is_some_and(|at| {
         let rest = &message[at + opening.len()..];
-        rest.split_once("' failed").is_some_and(|(code, _)| {
+        rest.split_once("' failed").is_some_and(|(url, _)| {
+            let code = url.strip_suffix("?compress=deflate-raw").unwrap_or(url);
             !code.is_empty() && code.bytes().all(|b| b.is_ascii_alphanumeric())
         })
     })

@@ -356,11 +356,22 @@ window.WebSocket = class extends window.WebSocket {
     });
   }
 };
+// Woken, the held messages are handed on one task each, in order, and anything that arrives
+// meanwhile waits behind them, as a browser never reorders a socket's messages (a compressed
+// socket's frames only make sense in order).
 window.__wake = () => {
-  window.__asleep = false;
-  for (const [socket, data] of window.__held.splice(0)) {
-    setTimeout(() => { const e = new MessageEvent('message', { data }); e.__replayed = true; socket.dispatchEvent(e); }, 0);
-  }
+  const next = () => {
+    const held = window.__held.shift();
+    if (held === undefined) {
+      window.__asleep = false;
+      return;
+    }
+    const e = new MessageEvent('message', { data: held[1] });
+    e.__replayed = true;
+    held[0].dispatchEvent(e);
+    setTimeout(next, 0);
+  };
+  setTimeout(next, 0);
 };
 const hide = (hidden) => {
   Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (hidden ? 'hidden' : 'visible') });

@@ -655,7 +655,7 @@ async fn a_room_that_moves_to_another_server_brings_the_page_back_at_once() {
     let urls: Vec<(String, f64)> = b.view("return window.__opened;").await;
     assert!(
         urls.iter()
-            .all(|(url, _)| *url == format!("ws://{}/ws/{code}", stage.addr)),
+            .all(|(url, _)| *url == format!("ws://{}/ws/{code}?compress=deflate-raw", stage.addr)),
         "the page opens the room's own socket: {urls:?}"
     );
 
