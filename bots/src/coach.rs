@@ -19,7 +19,8 @@
 //! match gets the same review on any machine, and no clock is read.
 
 use dhumbal_engine::{
-    Action, Card, HandHistory, PublicHistory, Scoring, SeatView, Source, classify, replay,
+    Action, Card, HandHistory, PublicHistory, RoundResult, Scoring, SeatView, Source, classify,
+    replay,
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -245,13 +246,8 @@ pub fn advise(
     params: &CoachParams,
     seed: u64,
 ) -> Advice {
-    let mut memory = Memory::new();
-    memory.sync(view, history);
-    let plan_at = match view.settings.call_limit {
-        Some(limit) => Some(limit - 1.min(limit / 2)),
-        None => Some(crate::expert::ExpertParams::default().open_plan_at),
-    };
-    let judge = Judge::with_call_at(view, &memory, plan_at);
+    let memory = synced(view, history);
+    let judge = judge_of(view, &memory);
     let mut moves = candidates(view, &judge, params);
     if let Some(also) = also
         && !moves.iter().any(|m| m.same(also))
@@ -315,6 +311,73 @@ pub fn advise(
         moves: weighed,
         why,
         samples: params.samples,
+    }
+}
+
+/// What the public `history` tells `view`'s seat.
+fn synced(view: &SeatView, history: &PublicHistory) -> Memory {
+    let mut memory = Memory::new();
+    memory.sync(view, history);
+    memory
+}
+
+/// The coach's judge at `view`: hard's judgement, planning to call at the expert's total.
+fn judge_of<'a>(view: &'a SeatView, memory: &Memory) -> Judge<'a> {
+    let plan_at = match view.settings.call_limit {
+        Some(limit) => Some(limit - 1.min(limit / 2)),
+        None => Some(crate::expert::ExpertParams::default().open_plan_at),
+    };
+    Judge::with_call_at(view, memory, plan_at)
+}
+
+/// Weighs only `best` against `chose` at `view`'s decision, afresh: both played out from
+/// [`CoachParams::samples`] new samples made from `seed` (give it a seed other than the one the
+/// decision was first weighed with). Returns how many points `chose` is behind `best` (negative
+/// if ahead) and the standard error of that paired difference. An independent second look at a
+/// flagged decision: the first estimate is large partly *because* it is flagged (the samples
+/// that happened to favour the best made the flag), this one is not.
+pub fn reweigh(
+    view: &SeatView,
+    history: &PublicHistory,
+    best: &Move,
+    chose: &Move,
+    params: &CoachParams,
+    seed: u64,
+) -> (f64, f64) {
+    if best.same(chose) {
+        return (0.0, 0.0);
+    }
+    let memory = synced(view, history);
+    let judge = judge_of(view, &memory);
+    let candidates = [best.candidate(), chose.candidate()];
+    let open = SearchParams::default().open_call_at;
+    let scores = play_outs(
+        view,
+        &memory,
+        &judge,
+        &candidates,
+        params.samples,
+        open,
+        seed,
+    );
+    let diffs: Vec<f64> = scores[0]
+        .iter()
+        .zip(&scores[1])
+        .map(|(a, b)| a - b)
+        .collect();
+    let n = diffs.len().max(1) as f64;
+    let mean = diffs.iter().sum::<f64>() / n;
+    let spread = diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    (mean, (spread / n).sqrt())
+}
+
+/// `seat`'s score in a finished round, in the coach's unit (higher better): its Paid at a
+/// settlement table, minus the points it took (the Took row, before any score reset) at a
+/// cumulative one — the engine's rows, read as the play-outs score a round's end.
+pub fn round_value(result: &RoundResult, seat: usize, scoring: Scoring) -> f64 {
+    match scoring {
+        Scoring::Settlement => result.paid[seat] as f64,
+        Scoring::Cumulative => -f64::from(result.took[seat]),
     }
 }
 
@@ -528,20 +591,62 @@ impl Review {
     }
 }
 
-/// Reviews every decision `seat` made in the finished match `record` (see the
-/// [module documentation](self)). Fails, with the verifier's words, if the record does not
-/// replay, or if the seat is not at the table.
-pub fn review(record: &HandHistory, seat: usize, params: &CoachParams) -> Result<Review, String> {
+/// One decision a seat made and was weighed on, as the review judged it: what [`judge_match`]
+/// returns for every decision with an alternative, flagged or not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Judged {
+    /// Where it was: the index of its step among every recorded step of the match, all seats'
+    /// and all rounds' together, in the order [`dhumbal_engine::replay`] shows them (the game
+    /// `replay` shows with that step is the real game state of the decision).
+    pub step: usize,
+    /// The round, from 1.
+    pub round: u32,
+    /// The seat's turn in that round, from 1.
+    pub turn: u32,
+    /// The seat's hand when it decided.
+    pub hand: Vec<Card>,
+    /// Its total.
+    pub total: u32,
+    /// What it did.
+    pub chose: Move,
+    /// What the coach found best.
+    pub best: Move,
+    /// How far behind the best the move made was, in points of the round's expected score (0
+    /// when it was the best).
+    pub cost: Tenths,
+    /// The standard error of that difference (paired over the samples).
+    pub error: Tenths,
+    /// Whether the review flags it ([`CoachParams::flag_at`] and [`CoachParams::z`]).
+    pub flagged: bool,
+    /// Why the best was better (for a flagged decision; [`Why::PlaysOut`] otherwise).
+    pub why: Why,
+}
+
+/// The seed of the review's samples for the decision of `view` (its place in the match).
+fn decision_seed(view: &SeatView) -> u64 {
+    (u64::from(view.round) << 32) ^ u64::from(view.throws) ^ 0xc0ac4
+}
+
+/// Judges every decision `seat` made in the finished match `record` that had an alternative,
+/// in the order made: the rule [`review`] flags by. Fails, with the verifier's words, if the
+/// record does not replay, or if the seat is not at the table.
+pub fn judge_match(
+    record: &HandHistory,
+    seat: usize,
+    params: &CoachParams,
+) -> Result<Vec<Judged>, String> {
     if seat >= usize::from(record.settings.players) {
         return Err(format!(
             "seat {seat} is not at this table of {}",
             record.settings.players
         ));
     }
-    let mut flagged = Vec::new();
-    let mut weighed = 0;
+    let mut judged = Vec::new();
     let mut turn = (0u32, 0u32);
+    let mut index = 0usize;
     replay(record, |game, step| {
+        let at = index;
+        index += 1;
         if step.seat != seat {
             return;
         }
@@ -553,46 +658,66 @@ pub fn review(record: &HandHistory, seat: usize, params: &CoachParams) -> Result
             turn.1 += 1;
         }
         let chose = Move::of(&step.action, &view);
-        let decision_seed = (u64::from(view.round) << 32) ^ u64::from(view.throws) ^ 0xc0ac4;
         let advice = advise(
             &view,
             game.public_history(),
             Some(&chose),
             params,
-            decision_seed,
+            decision_seed(&view),
         );
         if advice.why == Why::Only {
             return;
         }
-        weighed += 1;
-        let Some(made) = advice.weighed(&chose) else {
-            return;
+        let best = advice.best().clone();
+        let (cost, error) = advice
+            .weighed(&chose)
+            .map_or((Tenths(0), Tenths(0)), |made| (made.behind, made.error));
+        let behind = cost.points();
+        let flagged = advice.weighed(&chose).is_some()
+            && behind >= params.flag_at
+            && behind >= params.z * error.points();
+        let why = if flagged && !best.same(&chose) {
+            why(&view, &synced(&view, game.public_history()), &best, &chose)
+        } else {
+            Why::PlaysOut
         };
-        let behind = made.behind.points();
-        if behind >= params.flag_at && behind >= params.z * made.error.points() {
-            let best = advice.best().clone();
-            let why = if best.same(&chose) {
-                Why::PlaysOut
-            } else {
-                let memory = {
-                    let mut m = Memory::new();
-                    m.sync(&view, game.public_history());
-                    m
-                };
-                why(&view, &memory, &best, &chose)
-            };
-            flagged.push(Decision {
-                round: view.round,
-                turn: turn.1.max(1),
-                hand: view.hand.clone(),
-                total: view.hand_total,
-                chose,
-                best,
-                cost: made.behind,
-                why,
-            });
-        }
+        judged.push(Judged {
+            step: at,
+            round: view.round,
+            turn: turn.1.max(1),
+            hand: view.hand.clone(),
+            total: view.hand_total,
+            chose,
+            best,
+            cost,
+            error,
+            flagged,
+            why,
+        });
     })?;
+    Ok(judged)
+}
+
+/// Reviews every decision `seat` made in the finished match `record` (see the
+/// [module documentation](self)): the decisions [`judge_match`] flags. Fails, with the
+/// verifier's words, if the record does not replay, or if the seat is not at the table.
+pub fn review(record: &HandHistory, seat: usize, params: &CoachParams) -> Result<Review, String> {
+    let judged = judge_match(record, seat, params)?;
+    let weighed = judged.len() as u32;
+    let flagged: Vec<Decision> = judged
+        .into_iter()
+        .filter(|j| j.flagged)
+        .map(|j| Decision {
+            round: j.round,
+            turn: j.turn,
+            hand: j.hand,
+            total: j.total,
+            chose: j.chose,
+            best: j.best,
+            cost: j.cost,
+            why: j.why,
+        })
+        .collect();
     let cost = Tenths(flagged.iter().map(|d| d.cost.0).sum());
     Ok(Review {
         seat,
