@@ -72,7 +72,9 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--seed" => options.seed = value.parse().map_err(bad)?,
             "--plays" => options.plays = value.parse().map_err(bad)?,
             "--threads" => options.threads = value.parse::<usize>().map_err(bad)?.max(1),
-            "--share" => options.share = value.parse().map_err(|_| format!("bad --share"))?,
+            "--share" => {
+                options.share = value.parse().map_err(|_| format!("bad {arg}: `{value}`"))?
+            }
             "--seats" => {
                 options.seats = value
                     .split(',')
@@ -645,4 +647,106 @@ fn main() -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dhumbal_engine::Rounds;
+
+    /// A one-round match of the standard table between `seats`, with the bots seeded `seeds`.
+    fn one_round(seats: &[Difficulty], seeds: &[u64]) -> HandHistory {
+        let settings = Settings {
+            rounds: Rounds::Fixed(1),
+            ..Preset::Standard.settings()
+        };
+        let mut bots: Vec<Box<dyn Bot>> = seats
+            .iter()
+            .zip(seeds)
+            .map(|(&d, &s)| new_bot(d, s))
+            .collect();
+        let game = play_match(&settings, [4; 32], &mut bots).unwrap();
+        game.hand_history().unwrap()
+    }
+
+    #[test]
+    fn the_rest_of_the_round_from_the_first_step_with_the_matchs_bots_is_the_round_played() {
+        let seats = [
+            Difficulty::Hard,
+            Difficulty::Medium,
+            Difficulty::Easy,
+            Difficulty::Hard,
+        ];
+        let seeds = [11, 12, 13, 14];
+        let record = one_round(&seats, &seeds);
+        let mut first = None;
+        let end = replay(&record, |game, step| {
+            if first.is_none() {
+                first = Some((game.clone(), step.action.clone()));
+            }
+        })
+        .unwrap();
+        let (game, action) = first.unwrap();
+        let result = end.results().last().unwrap();
+        // `play_rest` scores the seat it is told of; the seat to play applies `action`.
+        for seat in 0..4 {
+            let score = play_rest(&game, &action, seat, &seats, &seeds).unwrap();
+            assert_eq!(score, round_value(result, seat, game.settings().scoring));
+        }
+    }
+
+    #[test]
+    fn a_move_measured_against_itself_loses_exactly_nothing_and_plays_are_paired() {
+        let seats = [
+            Difficulty::Expert,
+            Difficulty::Hard,
+            Difficulty::Medium,
+            Difficulty::Easy,
+        ];
+        let record = one_round(&seats, &[1, 2, 3, 4]);
+        let mut checked = 0;
+        let mut at = 0;
+        replay(&record, |game, step| {
+            at += 1;
+            if at % 7 != 0 {
+                return;
+            }
+            let legal = game.legal_actions(step.seat);
+            let other = legal
+                .iter()
+                .find(|a| **a != step.action)
+                .unwrap_or(&step.action);
+            let same = measure(game, &step.action, &step.action, &seats, 3, at).unwrap();
+            assert_eq!(same, vec![0.0; 3]);
+            let once = measure(game, &step.action, other, &seats, 3, at).unwrap();
+            let again = measure(game, &step.action, other, &seats, 3, at).unwrap();
+            assert_eq!(once, again);
+            // Swapping the branches negates every play's difference: the plays are paired.
+            let swapped = measure(game, other, &step.action, &seats, 3, at).unwrap();
+            assert_eq!(swapped, once.iter().map(|d| -d).collect::<Vec<_>>());
+            checked += 1;
+        })
+        .unwrap();
+        assert!(checked > 2);
+    }
+
+    #[test]
+    fn bins_cover_the_losses_and_the_arguments_parse() {
+        assert_eq!(bin_of(-1.0), 0);
+        assert_eq!(bin_of(0.49), 0);
+        assert_eq!(bin_of(0.5), 1);
+        assert_eq!(bin_of(3.9), 3);
+        assert_eq!(bin_of(8.0), 5);
+        assert_eq!(bin_label(5), "≥ 8");
+        let options = parse(
+            "--preset yaniv --matches 3 --seats hard,expert --plays 2 --json"
+                .split(' ')
+                .map(String::from),
+        )
+        .unwrap();
+        assert_eq!(options.preset, Preset::Yaniv);
+        assert_eq!(options.seats, vec![Difficulty::Hard, Difficulty::Expert]);
+        assert_eq!((options.matches, options.plays, options.json), (3, 2, true));
+        assert!(parse(["--seats".to_owned(), "best".to_owned()].into_iter()).is_err());
+    }
 }

@@ -776,4 +776,73 @@ mod tests {
         }
         assert!(review(&record, 4, &CoachParams::REVIEW).is_err());
     }
+
+    #[test]
+    fn judge_match_flags_what_the_review_flags_at_the_decisions_real_place() {
+        use dhumbal_engine::Difficulty::{Easy, Expert, Hard, Medium};
+        let settings = Settings {
+            players: 4,
+            ..Preset::Household.settings()
+        };
+        let record = played(settings, &[Expert, Hard, Medium, Easy], 7);
+        for seat in 0..4 {
+            let judged = judge_match(&record, seat, &CoachParams::REVIEW).unwrap();
+            let review = review(&record, seat, &CoachParams::REVIEW).unwrap();
+            assert_eq!(review.weighed as usize, judged.len());
+            let flagged: Vec<(u32, u32, Move, Move, Tenths)> = judged
+                .iter()
+                .filter(|j| j.flagged)
+                .map(|j| (j.round, j.turn, j.chose.clone(), j.best.clone(), j.cost))
+                .collect();
+            let reviewed: Vec<(u32, u32, Move, Move, Tenths)> = review
+                .flagged
+                .iter()
+                .map(|d| (d.round, d.turn, d.chose.clone(), d.best.clone(), d.cost))
+                .collect();
+            assert_eq!(flagged, reviewed);
+            for j in &judged {
+                assert_eq!(
+                    j.flagged,
+                    j.cost.points() >= 0.5 && j.cost >= Tenths(2 * j.error.0)
+                );
+            }
+            // Each decision's step is the seat's own, in the game where its hand was held.
+            let mut at = 0;
+            let mut found = 0;
+            replay(&record, |game, step| {
+                if let Some(j) = judged.iter().find(|j| j.step == at) {
+                    assert_eq!(step.seat, seat);
+                    assert_eq!(game.view(seat).hand, j.hand);
+                    assert!(Move::of(&step.action, &game.view(seat)).same(&j.chose));
+                    found += 1;
+                }
+                at += 1;
+            })
+            .unwrap();
+            assert_eq!(found, judged.len());
+        }
+    }
+
+    #[test]
+    fn a_move_reweighed_against_itself_is_not_behind_and_another_is_measured() {
+        let game = Game::new(Preset::Standard.settings(), [9; 32]).unwrap();
+        let seat = game.turn();
+        let view = game.view(seat);
+        let history = game.public_history();
+        let advice = advise(&view, history, None, &CoachParams::REVIEW, 5);
+        let best = advice.best().clone();
+        assert_eq!(
+            reweigh(&view, history, &best, &best, &CoachParams::REVIEW, 6),
+            (0.0, 0.0)
+        );
+        let worst = advice.moves.last().unwrap();
+        let (behind, error) = reweigh(&view, history, &best, &worst.play, &CoachParams::REVIEW, 6);
+        assert!(error > 0.0 || worst.behind == Tenths(0), "{advice:?}");
+        // A fresh look agrees with the first within a few standard errors of both.
+        let spread = 4.0 * (error + worst.error.points()) + 0.1;
+        assert!(
+            (behind - worst.behind.points()).abs() <= spread,
+            "{behind} {advice:?}"
+        );
+    }
 }
