@@ -5,7 +5,10 @@
 //! with the coach's best, with fresh bots of the table's difficulties and the same bot seeds in
 //! both branches, and compares the measured difference of the seat's round score with the
 //! review's estimate. Each sampled decision is also weighed a second time, on fresh samples
-//! ([`reweigh`]), to measure the winner's curse.
+//! ([`reweigh`]), to measure the winner's curse. Flags here are the first estimate's (the
+//! review's rule with [`CoachParams::recheck`] off), so every decision the review weighs again
+//! is in the sample; "kept" counts those whose re-estimate stays at `flag_at` or more, as the
+//! review's re-check keeps them (with the example's own seeds for the second samples).
 //!
 //! ```text
 //! cargo run --release -p dhumbal-bots --example calibrate -- --preset standard --matches 200 \
@@ -248,7 +251,12 @@ fn calibrate_match(settings: &Settings, options: &Options, g: u64) -> Result<Mat
         .collect();
     let game = play_match(settings, deal, &mut bots).map_err(|e| e.to_string())?;
     let record: HandHistory = game.hand_history().ok_or("no hand history")?;
-    let params = CoachParams::REVIEW;
+    // The first estimate decides the flags here: every decision it flags is calibrated (and
+    // re-estimated below, as the review's re-check does, on samples of its own).
+    let params = CoachParams {
+        recheck: false,
+        ..CoachParams::REVIEW
+    };
     let mut out = MatchOut {
         rounds: record.rounds.len() as u64,
         ..MatchOut::default()

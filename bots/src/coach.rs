@@ -11,7 +11,11 @@
 //!   moment — never the hidden hands, which the hand history holds but no [`SeatView`] does. A
 //!   decision is flagged when the move it made is behind the best by at least
 //!   [`CoachParams::flag_at`] points and by [`CoachParams::z`] standard errors of the paired
-//!   difference, so the luck of the samples does not flag a good move.
+//!   difference, so the luck of the samples does not flag a good move; the two moves are then
+//!   weighed again on fresh samples ([`reweigh`], [`CoachParams::recheck`]), and that second,
+//!   independent estimate is the cost reported (a flag it puts under `flag_at` is dropped),
+//!   because the first overstates what a flagged decision cost (the winner's curse).
+//!   [`judge_match`] is the rule, decision by decision.
 //!
 //! Values are the seat's score for the round, higher better: its Paid at a settlement table,
 //! minus the points it takes at a cumulative one. The work is a fixed number of samples
@@ -42,15 +46,21 @@ pub struct CoachParams {
     pub flag_at: f64,
     /// … and by this many standard errors of the paired difference.
     pub z: f64,
+    /// Whether a decision flagged so is weighed again, on fresh samples, against the best
+    /// ([`reweigh`]): the review then reports that second estimate and drops the flag if it is
+    /// under [`CoachParams::flag_at`]. The first estimate of a flagged decision overstates its
+    /// cost (it is flagged *because* its samples favoured the best); the second does not.
+    pub recheck: bool,
 }
 
 impl CoachParams {
-    /// The review's budget: 96 samples, four throws.
+    /// The review's budget: 96 samples, four throws, flags re-checked.
     pub const REVIEW: CoachParams = CoachParams {
         samples: 96,
         throws: 4,
         flag_at: 0.5,
         z: 2.0,
+        recheck: true,
     };
     /// A hint's budget at the table: fewer samples, to answer within a tenth of a second.
     pub const HINT: CoachParams = CoachParams {
@@ -58,6 +68,7 @@ impl CoachParams {
         throws: 4,
         flag_at: 0.5,
         z: 2.0,
+        recheck: false,
     };
 }
 
@@ -559,7 +570,8 @@ pub struct Decision {
     pub chose: Move,
     /// What the coach found best.
     pub best: Move,
-    /// How many points of the round's expected score the difference cost.
+    /// How many points of the round's expected score the difference cost: the re-check's
+    /// estimate, on samples other than those that flagged it (see [`CoachParams::recheck`]).
     pub cost: Tenths,
     /// Why the best was better.
     pub why: Why,
@@ -612,15 +624,32 @@ pub struct Judged {
     /// What the coach found best.
     pub best: Move,
     /// How far behind the best the move made was, in points of the round's expected score (0
-    /// when it was the best).
+    /// when it was the best): the first estimate, the one the flag is decided by.
     pub cost: Tenths,
     /// The standard error of that difference (paired over the samples).
     pub error: Tenths,
-    /// Whether the review flags it ([`CoachParams::flag_at`] and [`CoachParams::z`]).
+    /// Whether the first estimate flags it: behind by [`CoachParams::flag_at`] points and
+    /// [`CoachParams::z`] standard errors.
+    pub flagged_first: bool,
+    /// For a decision flagged first, with [`CoachParams::recheck`]: how far behind the best it
+    /// is when the two moves are weighed again on fresh samples ([`reweigh`]).
+    pub recheck: Option<Tenths>,
+    /// Whether the review flags it: flagged first, and not cleared by the re-check (a
+    /// re-estimate under [`CoachParams::flag_at`]).
     pub flagged: bool,
     /// Why the best was better (for a flagged decision; [`Why::PlaysOut`] otherwise).
     pub why: Why,
 }
+
+impl Judged {
+    /// The cost the review reports: the re-check's when there was one, else the first estimate.
+    pub fn reported(&self) -> Tenths {
+        self.recheck.unwrap_or(self.cost)
+    }
+}
+
+/// What a re-check's seed differs from the decision's first seed by.
+const RECHECK_SEED: u64 = 0x5ec0_4d10_0c00_0000;
 
 /// The seed of the review's samples for the decision of `view` (its place in the match).
 fn decision_seed(view: &SeatView) -> u64 {
@@ -673,9 +702,21 @@ pub fn judge_match(
             .weighed(&chose)
             .map_or((Tenths(0), Tenths(0)), |made| (made.behind, made.error));
         let behind = cost.points();
-        let flagged = advice.weighed(&chose).is_some()
+        let flagged_first = advice.weighed(&chose).is_some()
             && behind >= params.flag_at
             && behind >= params.z * error.points();
+        let recheck = (flagged_first && params.recheck).then(|| {
+            let (again, _) = reweigh(
+                &view,
+                game.public_history(),
+                &best,
+                &chose,
+                params,
+                decision_seed(&view) ^ RECHECK_SEED,
+            );
+            Tenths::of(again)
+        });
+        let flagged = flagged_first && recheck.is_none_or(|again| again.points() >= params.flag_at);
         let why = if flagged && !best.same(&chose) {
             why(&view, &synced(&view, game.public_history()), &best, &chose)
         } else {
@@ -691,6 +732,8 @@ pub fn judge_match(
             best,
             cost,
             error,
+            flagged_first,
+            recheck,
             flagged,
             why,
         });
@@ -710,11 +753,11 @@ pub fn review(record: &HandHistory, seat: usize, params: &CoachParams) -> Result
         .map(|j| Decision {
             round: j.round,
             turn: j.turn,
+            cost: j.reported(),
             hand: j.hand,
             total: j.total,
             chose: j.chose,
             best: j.best,
-            cost: j.cost,
             why: j.why,
         })
         .collect();
@@ -792,7 +835,15 @@ mod tests {
             let flagged: Vec<(u32, u32, Move, Move, Tenths)> = judged
                 .iter()
                 .filter(|j| j.flagged)
-                .map(|j| (j.round, j.turn, j.chose.clone(), j.best.clone(), j.cost))
+                .map(|j| {
+                    (
+                        j.round,
+                        j.turn,
+                        j.chose.clone(),
+                        j.best.clone(),
+                        j.reported(),
+                    )
+                })
                 .collect();
             let reviewed: Vec<(u32, u32, Move, Move, Tenths)> = review
                 .flagged
@@ -802,9 +853,29 @@ mod tests {
             assert_eq!(flagged, reviewed);
             for j in &judged {
                 assert_eq!(
-                    j.flagged,
+                    j.flagged_first,
                     j.cost.points() >= 0.5 && j.cost >= Tenths(2 * j.error.0)
                 );
+                // Flagged first, re-checked, and kept only if the re-check still finds it costly.
+                assert_eq!(j.recheck.is_some(), j.flagged_first, "{j:?}");
+                assert_eq!(
+                    j.flagged,
+                    j.recheck.is_some_and(|again| again.points() >= 0.5),
+                    "{j:?}"
+                );
+            }
+            // Without the re-check, the first estimate decides and is the one reported.
+            let plain = CoachParams {
+                recheck: false,
+                ..CoachParams::REVIEW
+            };
+            for (j, first) in judge_match(&record, seat, &plain)
+                .unwrap()
+                .iter()
+                .zip(&judged)
+            {
+                assert_eq!((j.cost, j.flagged_first), (first.cost, first.flagged_first));
+                assert_eq!((j.flagged, j.reported()), (j.flagged_first, j.cost));
             }
             // Each decision's step is the seat's own, in the game where its hand was held.
             let mut at = 0;
