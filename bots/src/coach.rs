@@ -49,7 +49,9 @@ pub struct CoachParams {
     /// Whether a decision flagged so is weighed again, on fresh samples, against the best
     /// ([`reweigh`]): the review then reports that second estimate and drops the flag if it is
     /// under [`CoachParams::flag_at`]. The first estimate of a flagged decision overstates its
-    /// cost (it is flagged *because* its samples favoured the best); the second does not.
+    /// cost (it is flagged *because* its samples favoured the best); the second is free of that
+    /// bias, though not of the play-outs' own (`docs/bots.md`, "How far to trust "points
+    /// lost"").
     pub recheck: bool,
 }
 
@@ -570,8 +572,9 @@ pub struct Decision {
     pub chose: Move,
     /// What the coach found best.
     pub best: Move,
-    /// How many points of the round's expected score the difference cost: the re-check's
-    /// estimate, on samples other than those that flagged it (see [`CoachParams::recheck`]).
+    /// How many points of the round's expected score the difference cost: with
+    /// [`CoachParams::recheck`] (the review's), the re-check's estimate, on samples other than
+    /// those that flagged it; else the first.
     pub cost: Tenths,
     /// Why the best was better.
     pub why: Why,
