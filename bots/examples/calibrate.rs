@@ -155,18 +155,18 @@ fn play_rest(
     Ok(round_value(result, seat, game.settings().scoring))
 }
 
-/// The measured loss of `made` against `best` at the real game state `game` (the seat to play
-/// is `seat`): the rest of the round played `plays` times after each, play `i` of both with the
-/// same bot seeds (drawn from `seed` and `i`). Returns each play's score after `best` less the
-/// score after `made`.
-fn measure(
+/// The scores of `made` and of `best` at the real game state `game` (for the seat to play):
+/// the rest of the round played `plays` times after each, play `i` of both with the same bot
+/// seeds (drawn from `seed` and `i`). Returns each play's (score after `made`, score after
+/// `best`).
+fn measure_pairs(
     game: &Game,
     made: &Action,
     best: &Action,
     seats: &[Difficulty],
     plays: u32,
     seed: u64,
-) -> Result<Vec<f64>, String> {
+) -> Result<Vec<(f64, f64)>, String> {
     let seat = game.turn();
     (0..plays)
         .map(|i| {
@@ -175,9 +175,26 @@ fn measure(
                 .collect();
             let a = play_rest(game, made, seat, seats, &seeds)?;
             let b = play_rest(game, best, seat, seats, &seeds)?;
-            Ok(b - a)
+            Ok((a, b))
         })
         .collect()
+}
+
+/// The measured loss of `made` against `best` ([`measure_pairs`]): each play's score after
+/// `best` less the score after `made`.
+#[cfg(test)]
+fn measure(
+    game: &Game,
+    made: &Action,
+    best: &Action,
+    seats: &[Difficulty],
+    plays: u32,
+    seed: u64,
+) -> Result<Vec<f64>, String> {
+    Ok(measure_pairs(game, made, best, seats, plays, seed)?
+        .into_iter()
+        .map(|(a, b)| b - a)
+        .collect())
 }
 
 /// One decision calibrated.
@@ -198,6 +215,9 @@ struct Sample {
     /// The standard deviation of the plays' differences about `measured` (0 when every play
     /// of the decision ended alike).
     spread: f64,
+    /// The first estimate's expected scores after the move made and after the best, and the
+    /// measured means of both.
+    values: [f64; 4],
 }
 
 /// What one match gave.
@@ -287,8 +307,8 @@ fn calibrate_match(settings: &Settings, options: &Options, g: u64) -> Result<Mat
         };
         let difficulty = seats[step.seat];
         let best_made = judged.best.same(&judged.chose);
-        let (reestimate, reerror, measured, spread) = if best_made {
-            (0.0, 0.0, 0.0, 0.0)
+        let (reestimate, reerror, measured, spread, scores) = if best_made {
+            (0.0, 0.0, 0.0, 0.0, (0.0, 0.0))
         } else {
             let view = game.view(step.seat);
             let (re, re_error) = reweigh(
@@ -300,7 +320,7 @@ fn calibrate_match(settings: &Settings, options: &Options, g: u64) -> Result<Mat
                 mix(&[options.seed, g, 3, at as u64]),
             );
             let seed = mix(&[options.seed, g, 4, at as u64]);
-            match measure(
+            match measure_pairs(
                 game,
                 &step.action,
                 &judged.best.action(),
@@ -308,12 +328,15 @@ fn calibrate_match(settings: &Settings, options: &Options, g: u64) -> Result<Mat
                 options.plays,
                 seed,
             ) {
-                Ok(diffs) => {
-                    let n = diffs.len().max(1) as f64;
+                Ok(pairs) => {
+                    let n = pairs.len().max(1) as f64;
+                    let diffs: Vec<f64> = pairs.iter().map(|(a, b)| b - a).collect();
                     let m = diffs.iter().sum::<f64>() / n;
                     let var =
                         diffs.iter().map(|d| (d - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-                    (re, re_error, m, var.sqrt())
+                    let made = pairs.iter().map(|p| p.0).sum::<f64>() / n;
+                    let best = pairs.iter().map(|p| p.1).sum::<f64>() / n;
+                    (re, re_error, m, var.sqrt(), (made, best))
                 }
                 Err(why) => {
                     out.refused += 1;
@@ -333,6 +356,12 @@ fn calibrate_match(settings: &Settings, options: &Options, g: u64) -> Result<Mat
             reerror,
             measured,
             spread,
+            values: [
+                judged.value_chose.points(),
+                scores.0,
+                judged.value_best.points(),
+                scores.1,
+            ],
         });
     })?;
     if let Some(why) = failure {
@@ -632,6 +661,30 @@ fn main() -> Result<(), String> {
         println!(
             "| {} | {} | {:.2} | {:.2} | {:.2} | ±{:.2} |",
             r.bin, r.count, r.estimate, r.reestimate, r.measured, r.ci95
+        );
+    }
+    println!(
+        "\nFlagged decisions by the move made → the coach's best: each branch's score for the \
+         round, as the coach expected it and as measured:\n"
+    );
+    println!(
+        "| made → best | n | made: expected | made: measured | best: expected | best: measured |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for r in &kinds {
+        let these: Vec<&Sample> = samples
+            .iter()
+            .filter(|s| s.flagged && s.kinds == r.bin)
+            .collect();
+        let v = |k: usize| mean(these.iter().map(|s| s.values[k]));
+        println!(
+            "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            r.bin,
+            r.count,
+            v(0),
+            v(1),
+            v(2),
+            v(3)
         );
     }
     println!("\nFlag rate per bot:\n");

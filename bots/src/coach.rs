@@ -631,6 +631,10 @@ pub struct Judged {
     pub cost: Tenths,
     /// The standard error of that difference (paired over the samples).
     pub error: Tenths,
+    /// The first estimate's expected score for the round after the move made.
+    pub value_chose: Tenths,
+    /// … and after the best.
+    pub value_best: Tenths,
     /// Whether the first estimate flags it: behind by [`CoachParams::flag_at`] points and
     /// [`CoachParams::z`] standard errors.
     pub flagged_first: bool,
@@ -701,9 +705,12 @@ pub fn judge_match(
             return;
         }
         let best = advice.best().clone();
-        let (cost, error) = advice
+        let (cost, error, value_chose) = advice
             .weighed(&chose)
-            .map_or((Tenths(0), Tenths(0)), |made| (made.behind, made.error));
+            .map_or((Tenths(0), Tenths(0), advice.moves[0].value), |made| {
+                (made.behind, made.error, made.value)
+            });
+        let value_best = advice.moves[0].value;
         let behind = cost.points();
         let flagged_first = advice.weighed(&chose).is_some()
             && behind >= params.flag_at
@@ -735,6 +742,8 @@ pub fn judge_match(
             best,
             cost,
             error,
+            value_chose,
+            value_best,
             flagged_first,
             recheck,
             flagged,
