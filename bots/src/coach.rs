@@ -11,7 +11,11 @@
 //!   moment — never the hidden hands, which the hand history holds but no [`SeatView`] does. A
 //!   decision is flagged when the move it made is behind the best by at least
 //!   [`CoachParams::flag_at`] points and by [`CoachParams::z`] standard errors of the paired
-//!   difference, so the luck of the samples does not flag a good move.
+//!   difference, so the luck of the samples does not flag a good move; the two moves are then
+//!   weighed again on fresh samples ([`reweigh`], [`CoachParams::recheck`]), and that second,
+//!   independent estimate is the cost reported (a flag it puts under `flag_at` is dropped),
+//!   because the first overstates what a flagged decision cost (the winner's curse).
+//!   [`judge_match`] is the rule, decision by decision.
 //!
 //! Values are the seat's score for the round, higher better: its Paid at a settlement table,
 //! minus the points it takes at a cumulative one. The work is a fixed number of samples
@@ -19,7 +23,8 @@
 //! match gets the same review on any machine, and no clock is read.
 
 use dhumbal_engine::{
-    Action, Card, HandHistory, PublicHistory, Scoring, SeatView, Source, classify, replay,
+    Action, Card, HandHistory, PublicHistory, RoundResult, Scoring, SeatView, Source, classify,
+    replay,
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -41,15 +46,23 @@ pub struct CoachParams {
     pub flag_at: f64,
     /// … and by this many standard errors of the paired difference.
     pub z: f64,
+    /// Whether a decision flagged so is weighed again, on fresh samples, against the best
+    /// ([`reweigh`]): the review then reports that second estimate and drops the flag if it is
+    /// under [`CoachParams::flag_at`]. The first estimate of a flagged decision overstates its
+    /// cost (it is flagged *because* its samples favoured the best); the second is free of that
+    /// bias, though not of the play-outs' own (`docs/bots.md`, "How far to trust "points
+    /// lost"").
+    pub recheck: bool,
 }
 
 impl CoachParams {
-    /// The review's budget: 96 samples, four throws.
+    /// The review's budget: 96 samples, four throws, flags re-checked.
     pub const REVIEW: CoachParams = CoachParams {
         samples: 96,
         throws: 4,
         flag_at: 0.5,
         z: 2.0,
+        recheck: true,
     };
     /// A hint's budget at the table: fewer samples, to answer within a tenth of a second.
     pub const HINT: CoachParams = CoachParams {
@@ -57,6 +70,7 @@ impl CoachParams {
         throws: 4,
         flag_at: 0.5,
         z: 2.0,
+        recheck: false,
     };
 }
 
@@ -245,13 +259,8 @@ pub fn advise(
     params: &CoachParams,
     seed: u64,
 ) -> Advice {
-    let mut memory = Memory::new();
-    memory.sync(view, history);
-    let plan_at = match view.settings.call_limit {
-        Some(limit) => Some(limit - 1.min(limit / 2)),
-        None => Some(crate::expert::ExpertParams::default().open_plan_at),
-    };
-    let judge = Judge::with_call_at(view, &memory, plan_at);
+    let memory = synced(view, history);
+    let judge = judge_of(view, &memory);
     let mut moves = candidates(view, &judge, params);
     if let Some(also) = also
         && !moves.iter().any(|m| m.same(also))
@@ -315,6 +324,73 @@ pub fn advise(
         moves: weighed,
         why,
         samples: params.samples,
+    }
+}
+
+/// What the public `history` tells `view`'s seat.
+fn synced(view: &SeatView, history: &PublicHistory) -> Memory {
+    let mut memory = Memory::new();
+    memory.sync(view, history);
+    memory
+}
+
+/// The coach's judge at `view`: hard's judgement, planning to call at the expert's total.
+fn judge_of<'a>(view: &'a SeatView, memory: &Memory) -> Judge<'a> {
+    let plan_at = match view.settings.call_limit {
+        Some(limit) => Some(limit - 1.min(limit / 2)),
+        None => Some(crate::expert::ExpertParams::default().open_plan_at),
+    };
+    Judge::with_call_at(view, memory, plan_at)
+}
+
+/// Weighs only `best` against `chose` at `view`'s decision, afresh: both played out from
+/// [`CoachParams::samples`] new samples made from `seed` (give it a seed other than the one the
+/// decision was first weighed with). Returns how many points `chose` is behind `best` (negative
+/// if ahead) and the standard error of that paired difference. An independent second look at a
+/// flagged decision: the first estimate is large partly *because* it is flagged (the samples
+/// that happened to favour the best made the flag), this one is not.
+pub fn reweigh(
+    view: &SeatView,
+    history: &PublicHistory,
+    best: &Move,
+    chose: &Move,
+    params: &CoachParams,
+    seed: u64,
+) -> (f64, f64) {
+    if best.same(chose) {
+        return (0.0, 0.0);
+    }
+    let memory = synced(view, history);
+    let judge = judge_of(view, &memory);
+    let candidates = [best.candidate(), chose.candidate()];
+    let open = SearchParams::default().open_call_at;
+    let scores = play_outs(
+        view,
+        &memory,
+        &judge,
+        &candidates,
+        params.samples,
+        open,
+        seed,
+    );
+    let diffs: Vec<f64> = scores[0]
+        .iter()
+        .zip(&scores[1])
+        .map(|(a, b)| a - b)
+        .collect();
+    let n = diffs.len().max(1) as f64;
+    let mean = diffs.iter().sum::<f64>() / n;
+    let spread = diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    (mean, (spread / n).sqrt())
+}
+
+/// `seat`'s score in a finished round, in the coach's unit (higher better): its Paid at a
+/// settlement table, minus the points it took (the Took row, before any score reset) at a
+/// cumulative one — the engine's rows, read as the play-outs score a round's end.
+pub fn round_value(result: &RoundResult, seat: usize, scoring: Scoring) -> f64 {
+    match scoring {
+        Scoring::Settlement => result.paid[seat] as f64,
+        Scoring::Cumulative => -f64::from(result.took[seat]),
     }
 }
 
@@ -496,7 +572,9 @@ pub struct Decision {
     pub chose: Move,
     /// What the coach found best.
     pub best: Move,
-    /// How many points of the round's expected score the difference cost.
+    /// How many points of the round's expected score the difference cost: with
+    /// [`CoachParams::recheck`] (the review's), the re-check's estimate, on samples other than
+    /// those that flagged it; else the first.
     pub cost: Tenths,
     /// Why the best was better.
     pub why: Why,
@@ -528,20 +606,83 @@ impl Review {
     }
 }
 
-/// Reviews every decision `seat` made in the finished match `record` (see the
-/// [module documentation](self)). Fails, with the verifier's words, if the record does not
-/// replay, or if the seat is not at the table.
-pub fn review(record: &HandHistory, seat: usize, params: &CoachParams) -> Result<Review, String> {
+/// One decision a seat made and was weighed on, as the review judged it: what [`judge_match`]
+/// returns for every decision with an alternative, flagged or not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Judged {
+    /// Where it was: the index of its step among every recorded step of the match, all seats'
+    /// and all rounds' together, in the order [`dhumbal_engine::replay`] shows them (the game
+    /// `replay` shows with that step is the real game state of the decision).
+    pub step: usize,
+    /// The round, from 1.
+    pub round: u32,
+    /// The seat's turn in that round, from 1.
+    pub turn: u32,
+    /// The seat's hand when it decided.
+    pub hand: Vec<Card>,
+    /// Its total.
+    pub total: u32,
+    /// What it did.
+    pub chose: Move,
+    /// What the coach found best.
+    pub best: Move,
+    /// How far behind the best the move made was, in points of the round's expected score (0
+    /// when it was the best): the first estimate, the one the flag is decided by.
+    pub cost: Tenths,
+    /// The standard error of that difference (paired over the samples).
+    pub error: Tenths,
+    /// The first estimate's expected score for the round after the move made.
+    pub value_chose: Tenths,
+    /// … and after the best.
+    pub value_best: Tenths,
+    /// Whether the first estimate flags it: behind by [`CoachParams::flag_at`] points and
+    /// [`CoachParams::z`] standard errors.
+    pub flagged_first: bool,
+    /// For a decision flagged first, with [`CoachParams::recheck`]: how far behind the best it
+    /// is when the two moves are weighed again on fresh samples ([`reweigh`]).
+    pub recheck: Option<Tenths>,
+    /// Whether the review flags it: flagged first, and not cleared by the re-check (a
+    /// re-estimate under [`CoachParams::flag_at`]).
+    pub flagged: bool,
+    /// Why the best was better (for a flagged decision; [`Why::PlaysOut`] otherwise).
+    pub why: Why,
+}
+
+impl Judged {
+    /// The cost the review reports: the re-check's when there was one, else the first estimate.
+    pub fn reported(&self) -> Tenths {
+        self.recheck.unwrap_or(self.cost)
+    }
+}
+
+/// What a re-check's seed differs from the decision's first seed by.
+const RECHECK_SEED: u64 = 0x5ec0_4d10_0c00_0000;
+
+/// The seed of the review's samples for the decision of `view` (its place in the match).
+fn decision_seed(view: &SeatView) -> u64 {
+    (u64::from(view.round) << 32) ^ u64::from(view.throws) ^ 0xc0ac4
+}
+
+/// Judges every decision `seat` made in the finished match `record` that had an alternative,
+/// in the order made: the rule [`review`] flags by. Fails, with the verifier's words, if the
+/// record does not replay, or if the seat is not at the table.
+pub fn judge_match(
+    record: &HandHistory,
+    seat: usize,
+    params: &CoachParams,
+) -> Result<Vec<Judged>, String> {
     if seat >= usize::from(record.settings.players) {
         return Err(format!(
             "seat {seat} is not at this table of {}",
             record.settings.players
         ));
     }
-    let mut flagged = Vec::new();
-    let mut weighed = 0;
+    let mut judged = Vec::new();
     let mut turn = (0u32, 0u32);
+    let mut index = 0usize;
     replay(record, |game, step| {
+        let at = index;
+        index += 1;
         if step.seat != seat {
             return;
         }
@@ -553,46 +694,85 @@ pub fn review(record: &HandHistory, seat: usize, params: &CoachParams) -> Result
             turn.1 += 1;
         }
         let chose = Move::of(&step.action, &view);
-        let decision_seed = (u64::from(view.round) << 32) ^ u64::from(view.throws) ^ 0xc0ac4;
         let advice = advise(
             &view,
             game.public_history(),
             Some(&chose),
             params,
-            decision_seed,
+            decision_seed(&view),
         );
         if advice.why == Why::Only {
             return;
         }
-        weighed += 1;
-        let Some(made) = advice.weighed(&chose) else {
-            return;
-        };
-        let behind = made.behind.points();
-        if behind >= params.flag_at && behind >= params.z * made.error.points() {
-            let best = advice.best().clone();
-            let why = if best.same(&chose) {
-                Why::PlaysOut
-            } else {
-                let memory = {
-                    let mut m = Memory::new();
-                    m.sync(&view, game.public_history());
-                    m
-                };
-                why(&view, &memory, &best, &chose)
-            };
-            flagged.push(Decision {
-                round: view.round,
-                turn: turn.1.max(1),
-                hand: view.hand.clone(),
-                total: view.hand_total,
-                chose,
-                best,
-                cost: made.behind,
-                why,
+        let best = advice.best().clone();
+        let (cost, error, value_chose) = advice
+            .weighed(&chose)
+            .map_or((Tenths(0), Tenths(0), advice.moves[0].value), |made| {
+                (made.behind, made.error, made.value)
             });
-        }
+        let value_best = advice.moves[0].value;
+        let behind = cost.points();
+        let flagged_first = advice.weighed(&chose).is_some()
+            && behind >= params.flag_at
+            && behind >= params.z * error.points();
+        let recheck = (flagged_first && params.recheck).then(|| {
+            let (again, _) = reweigh(
+                &view,
+                game.public_history(),
+                &best,
+                &chose,
+                params,
+                decision_seed(&view) ^ RECHECK_SEED,
+            );
+            Tenths::of(again)
+        });
+        let flagged = flagged_first && recheck.is_none_or(|again| again.points() >= params.flag_at);
+        let why = if flagged && !best.same(&chose) {
+            why(&view, &synced(&view, game.public_history()), &best, &chose)
+        } else {
+            Why::PlaysOut
+        };
+        judged.push(Judged {
+            step: at,
+            round: view.round,
+            turn: turn.1.max(1),
+            hand: view.hand.clone(),
+            total: view.hand_total,
+            chose,
+            best,
+            cost,
+            error,
+            value_chose,
+            value_best,
+            flagged_first,
+            recheck,
+            flagged,
+            why,
+        });
     })?;
+    Ok(judged)
+}
+
+/// Reviews every decision `seat` made in the finished match `record` (see the
+/// [module documentation](self)): the decisions [`judge_match`] flags. Fails, with the
+/// verifier's words, if the record does not replay, or if the seat is not at the table.
+pub fn review(record: &HandHistory, seat: usize, params: &CoachParams) -> Result<Review, String> {
+    let judged = judge_match(record, seat, params)?;
+    let weighed = judged.len() as u32;
+    let flagged: Vec<Decision> = judged
+        .into_iter()
+        .filter(|j| j.flagged)
+        .map(|j| Decision {
+            round: j.round,
+            turn: j.turn,
+            cost: j.reported(),
+            hand: j.hand,
+            total: j.total,
+            chose: j.chose,
+            best: j.best,
+            why: j.why,
+        })
+        .collect();
     let cost = Tenths(flagged.iter().map(|d| d.cost.0).sum());
     Ok(Review {
         seat,
@@ -650,5 +830,102 @@ mod tests {
             assert!(!d.best.same(&d.chose), "{d:?}");
         }
         assert!(review(&record, 4, &CoachParams::REVIEW).is_err());
+    }
+
+    #[test]
+    fn judge_match_flags_what_the_review_flags_at_the_decisions_real_place() {
+        use dhumbal_engine::Difficulty::{Easy, Expert, Hard, Medium};
+        let settings = Settings {
+            players: 4,
+            ..Preset::Household.settings()
+        };
+        let record = played(settings, &[Expert, Hard, Medium, Easy], 7);
+        for seat in 0..4 {
+            let judged = judge_match(&record, seat, &CoachParams::REVIEW).unwrap();
+            let review = review(&record, seat, &CoachParams::REVIEW).unwrap();
+            assert_eq!(review.weighed as usize, judged.len());
+            let flagged: Vec<(u32, u32, Move, Move, Tenths)> = judged
+                .iter()
+                .filter(|j| j.flagged)
+                .map(|j| {
+                    (
+                        j.round,
+                        j.turn,
+                        j.chose.clone(),
+                        j.best.clone(),
+                        j.reported(),
+                    )
+                })
+                .collect();
+            let reviewed: Vec<(u32, u32, Move, Move, Tenths)> = review
+                .flagged
+                .iter()
+                .map(|d| (d.round, d.turn, d.chose.clone(), d.best.clone(), d.cost))
+                .collect();
+            assert_eq!(flagged, reviewed);
+            for j in &judged {
+                assert_eq!(
+                    j.flagged_first,
+                    j.cost.points() >= 0.5 && j.cost >= Tenths(2 * j.error.0)
+                );
+                // Flagged first, re-checked, and kept only if the re-check still finds it costly.
+                assert_eq!(j.recheck.is_some(), j.flagged_first, "{j:?}");
+                assert_eq!(
+                    j.flagged,
+                    j.recheck.is_some_and(|again| again.points() >= 0.5),
+                    "{j:?}"
+                );
+            }
+            // Without the re-check, the first estimate decides and is the one reported.
+            let plain = CoachParams {
+                recheck: false,
+                ..CoachParams::REVIEW
+            };
+            for (j, first) in judge_match(&record, seat, &plain)
+                .unwrap()
+                .iter()
+                .zip(&judged)
+            {
+                assert_eq!((j.cost, j.flagged_first), (first.cost, first.flagged_first));
+                assert_eq!((j.flagged, j.reported()), (j.flagged_first, j.cost));
+            }
+            // Each decision's step is the seat's own, in the game where its hand was held.
+            let mut at = 0;
+            let mut found = 0;
+            replay(&record, |game, step| {
+                if let Some(j) = judged.iter().find(|j| j.step == at) {
+                    assert_eq!(step.seat, seat);
+                    assert_eq!(game.view(seat).hand, j.hand);
+                    assert!(Move::of(&step.action, &game.view(seat)).same(&j.chose));
+                    found += 1;
+                }
+                at += 1;
+            })
+            .unwrap();
+            assert_eq!(found, judged.len());
+        }
+    }
+
+    #[test]
+    fn a_move_reweighed_against_itself_is_not_behind_and_another_is_measured() {
+        let game = Game::new(Preset::Standard.settings(), [9; 32]).unwrap();
+        let seat = game.turn();
+        let view = game.view(seat);
+        let history = game.public_history();
+        let advice = advise(&view, history, None, &CoachParams::REVIEW, 5);
+        let best = advice.best().clone();
+        assert_eq!(
+            reweigh(&view, history, &best, &best, &CoachParams::REVIEW, 6),
+            (0.0, 0.0)
+        );
+        let worst = advice.moves.last().unwrap();
+        let (behind, error) = reweigh(&view, history, &best, &worst.play, &CoachParams::REVIEW, 6);
+        assert!(error > 0.0 || worst.behind == Tenths(0), "{advice:?}");
+        // A fresh look agrees with the first within a few standard errors of both.
+        let spread = 4.0 * (error + worst.error.points()) + 0.1;
+        assert!(
+            (behind - worst.behind.points()).abs() <= spread,
+            "{behind} {advice:?}"
+        );
     }
 }
