@@ -52,35 +52,9 @@ pub struct Client {
 /// A compressed socket's inflater, and the messages inflated and not yet read.
 struct Inflate {
     /// The raw DEFLATE stream.
-    stream: flate2::Decompress,
+    stream: dhumbal_server::conn::Inflater,
     /// Messages of frames already inflated.
     lines: VecDeque<String>,
-}
-
-impl Inflate {
-    /// Inflates one binary frame (its flush's tail put back) into whole messages.
-    fn frame(&mut self, frame: &[u8]) {
-        let input = [frame, &dhumbal_server::conn::FLUSH_TAIL].concat();
-        let mut out = Vec::with_capacity(input.len() * 8 + 256);
-        let mut used = 0;
-        loop {
-            let before = self.stream.total_in();
-            out.reserve(4096);
-            self.stream
-                .decompress_vec(&input[used..], &mut out, flate2::FlushDecompress::Sync)
-                .expect("the server's frame inflates");
-            used += usize::try_from(self.stream.total_in() - before).expect("a length");
-            if used == input.len() && out.len() < out.capacity() {
-                break;
-            }
-        }
-        let text = String::from_utf8(out).expect("the stream is UTF-8");
-        let (whole, rest) = text
-            .rsplit_once('\n')
-            .expect("a frame holds whole messages");
-        assert!(rest.is_empty(), "a frame ends inside a message: {rest:?}");
-        self.lines.extend(whole.split('\n').map(str::to_owned));
-    }
 }
 
 /// A `hello` to `room` as a new person named `name` (no token, no host secret, seated): change
@@ -146,7 +120,7 @@ impl Client {
         let path = format!("{path}{join}compress=deflate-raw");
         let mut client = Client::connect_to(addr, &path).await;
         client.inflate = Some(Inflate {
-            stream: flate2::Decompress::new(false),
+            stream: dhumbal_server::conn::Inflater::new(),
             lines: VecDeque::new(),
         });
         client
@@ -342,7 +316,10 @@ impl Client {
                 Message::Binary(frame) if self.inflate.is_some() => {
                     self.bytes += frame.len();
                     if let Some(inflate) = &mut self.inflate {
-                        inflate.frame(&frame);
+                        let messages = inflate.stream.messages(&frame);
+                        inflate
+                            .lines
+                            .extend(messages.expect("the server's frame reads"));
                     }
                     continue;
                 }

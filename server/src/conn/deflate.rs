@@ -193,6 +193,52 @@ fn put_match(bits: &mut Bits, len: usize, distance: usize) {
     bits.put(value, extra);
 }
 
+/// The reading end of a compressed socket, for Rust clients (the tests, the load generator): it
+/// inflates each frame in order, with the flush's tail put back, and splits it into messages.
+pub struct Inflater(flate2::Decompress);
+
+impl Default for Inflater {
+    fn default() -> Inflater {
+        Inflater::new()
+    }
+}
+
+impl Inflater {
+    /// A reader of a stream from its first frame.
+    pub fn new() -> Inflater {
+        Inflater(flate2::Decompress::new(false))
+    }
+
+    /// The bytes the next frame holds.
+    pub fn inflate(&mut self, frame: &[u8]) -> Result<Vec<u8>, String> {
+        let input = [frame, &FLUSH_TAIL].concat();
+        let mut out = Vec::with_capacity(input.len() * 8 + 256);
+        let mut used = 0;
+        loop {
+            let before = self.0.total_in();
+            out.reserve(4096);
+            self.0
+                .decompress_vec(&input[used..], &mut out, flate2::FlushDecompress::Sync)
+                .map_err(|e| format!("the frame does not inflate: {e}"))?;
+            used += usize::try_from(self.0.total_in() - before).unwrap_or(usize::MAX);
+            if used >= input.len() && out.len() < out.capacity() {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// The messages the next frame holds: the texts between its newlines. A frame that does not
+    /// inflate, is not UTF-8 or ends inside a message is an error.
+    pub fn messages(&mut self, frame: &[u8]) -> Result<Vec<String>, String> {
+        let text = String::from_utf8(self.inflate(frame)?)
+            .map_err(|e| format!("the frame is not UTF-8: {e}"))?;
+        let Some(whole) = text.strip_suffix('\n') else {
+            return Err("the frame ends inside a message".into());
+        };
+        Ok(whole.split('\n').map(str::to_owned).collect())
+    }
+}
+
 /// Bits packed into bytes from the least significant end, as DEFLATE packs them.
 struct Bits {
     /// The bytes written.
@@ -238,32 +284,18 @@ impl Bits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flate2::{Decompress, FlushDecompress};
     use proptest::prelude::*;
 
-    /// A reader of the stream: inflates each frame with its tail put back.
-    struct Reader(Decompress);
+    /// A reader of the stream, as the tests read it.
+    struct Reader(Inflater);
 
     impl Reader {
         fn new() -> Reader {
-            Reader(Decompress::new(false))
+            Reader(Inflater::new())
         }
 
         fn read(&mut self, frame: &[u8]) -> Vec<u8> {
-            let input = [frame, &FLUSH_TAIL].concat();
-            let mut out = Vec::with_capacity(input.len() * 8 + 64);
-            let mut used = 0;
-            loop {
-                let before = self.0.total_in();
-                out.reserve(1024);
-                self.0
-                    .decompress_vec(&input[used..], &mut out, FlushDecompress::Sync)
-                    .expect("the frame inflates");
-                used += (self.0.total_in() - before) as usize;
-                if used == input.len() && out.len() < out.capacity() {
-                    return out;
-                }
-            }
+            self.0.inflate(frame).expect("the frame inflates")
         }
     }
 

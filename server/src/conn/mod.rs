@@ -34,7 +34,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
-pub use deflate::{Deflater, FLUSH_TAIL};
+pub use deflate::{Deflater, FLUSH_TAIL, Inflater};
 pub(crate) use writer::write_batch;
 
 use crate::AppState;

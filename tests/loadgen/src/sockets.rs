@@ -5,9 +5,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 
 use dhumbal_engine::{Difficulty, Preset, Settings};
 use dhumbal_protocol::{ClientEnvelope, ClientMessage, CreateRoom, CreatedRoom, ServerMessage};
-use dhumbal_server::conn::FLUSH_TAIL;
+use dhumbal_server::conn::Inflater;
 use dhumbal_tests::http;
-use flate2::{Decompress, FlushDecompress};
 use futures_util::{SinkExt, StreamExt};
 use serde::Deserialize;
 use tokio::net::{TcpSocket, TcpStream};
@@ -24,7 +23,7 @@ pub(crate) struct Ws {
     /// The socket.
     pub(crate) socket: WebSocketStream<TcpStream>,
     /// The inflater of a socket opened with `?compress=deflate-raw`.
-    inflate: Option<Decompress>,
+    inflate: Option<Inflater>,
     /// Messages inflated from a frame and not yet handed on.
     lines: VecDeque<String>,
     /// The bytes of every payload read from the server, as they came on the wire (compressed or
@@ -51,27 +50,7 @@ impl Ws {
         let Some(inflate) = &mut self.inflate else {
             return Err("a binary frame on a text socket".into());
         };
-        let input = [frame, &FLUSH_TAIL].concat();
-        let mut out = Vec::with_capacity(input.len() * 8 + 256);
-        let mut used = 0;
-        loop {
-            let before = inflate.total_in();
-            out.reserve(4096);
-            inflate
-                .decompress_vec(&input[used..], &mut out, FlushDecompress::Sync)
-                .map_err(|e| format!("inflate: {e}"))?;
-            used += usize::try_from(inflate.total_in() - before).unwrap_or(usize::MAX);
-            if used >= input.len() && out.len() < out.capacity() {
-                break;
-            }
-        }
-        let text = String::from_utf8(out).map_err(|e| format!("inflate: {e}"))?;
-        let mut lines = text.split('\n');
-        let rest = lines.next_back().unwrap_or_default();
-        if !rest.is_empty() {
-            return Err("a frame that ends inside a message".into());
-        }
-        self.lines.extend(lines.map(str::to_owned));
+        self.lines.extend(inflate.messages(frame)?);
         Ok(())
     }
 }
@@ -119,7 +98,7 @@ pub(crate) async fn connect(
     .map_err(|e| format!("upgrade: {e}"))?;
     Ok(Ws {
         socket,
-        inflate: compress.then(|| Decompress::new(false)),
+        inflate: compress.then(Inflater::new),
         lines: VecDeque::new(),
         wire: 0,
     })
