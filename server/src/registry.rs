@@ -445,6 +445,12 @@ mod tests {
     use crate::store::StoreConfig;
     use dhumbal_engine::{Action, Preset};
 
+    /// Creates the room `code` at the standard table in `store`.
+    async fn create_standard(store: &Store, code: &str) {
+        let setup = record::encode(&setup(code, Preset::Standard.settings()));
+        store.create_room(code, setup).await.unwrap();
+    }
+
     fn entry(records: Vec<Record>) -> Vec<u8> {
         record::encode(&Entry {
             format: FORMAT,
@@ -458,35 +464,19 @@ mod tests {
     #[tokio::test]
     async fn a_room_whose_log_does_not_replay_is_set_aside_and_the_others_restored() {
         let dir = tempfile::tempdir().unwrap();
-        let config = StoreConfig::Sqlite {
-            data_dir: dir.path().to_owned(),
-            sync: crate::store::SyncMode::Normal,
-        };
-        let metrics = Arc::new(Metrics::new());
-        let store = Store::open(&config, Arc::clone(&metrics)).unwrap();
+        let config = StoreConfig::sqlite(dir.path());
+        let (store, metrics) = crate::store::sqlite_for_tests(dir.path());
         let seated = Record::Seated {
             seat: 0,
             name: "Asha".into(),
             token_hash: hash_secret("token"),
         };
-        store
-            .create_room(
-                "GOODROOM22",
-                record::encode(&setup("GOODROOM22", Preset::Standard.settings())),
-            )
-            .await
-            .unwrap();
+        create_standard(&store, "GOODROOM22").await;
         store
             .append("GOODROOM22", 1, entry(vec![seated.clone()]))
             .await
             .unwrap();
-        store
-            .create_room(
-                "BADACTION2",
-                record::encode(&setup("BADACTION2", Preset::Standard.settings())),
-            )
-            .await
-            .unwrap();
+        create_standard(&store, "BADACTION2").await;
         let call = Record::Acted {
             seat: 0,
             action: Action::Call,
@@ -499,13 +489,7 @@ mod tests {
             .append("BADACTION2", 2, entry(vec![call]))
             .await
             .unwrap();
-        store
-            .create_room(
-                "NEWFORMAT2",
-                record::encode(&setup("NEWFORMAT2", Preset::Standard.settings())),
-            )
-            .await
-            .unwrap();
+        create_standard(&store, "NEWFORMAT2").await;
         let future = record::encode(&Entry {
             format: FORMAT + 1,
             records: vec![seated],

@@ -66,12 +66,7 @@ fn drain(outbox: &mut mpsc::Receiver<Outgoing>) -> Vec<String> {
 #[tokio::test]
 async fn what_is_appended_is_sent_and_what_is_not_never_is() {
     let dir = tempfile::tempdir().unwrap();
-    let config = StoreConfig::Sqlite {
-        data_dir: dir.path().to_owned(),
-        sync: crate::store::SyncMode::Normal,
-    };
-    let metrics = Arc::new(Metrics::new());
-    let store = Store::open(&config, Arc::clone(&metrics)).unwrap();
+    let (store, metrics) = crate::store::sqlite_for_tests(dir.path());
     let shutdown = Shutdown::new();
     let log = RoomLog {
         store: store.clone(),

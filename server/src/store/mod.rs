@@ -85,6 +85,26 @@ pub enum StoreConfig {
     Redis(RedisConfig),
 }
 
+impl StoreConfig {
+    /// The SQLite log in `data_dir`, with the default `--sync` (`normal`).
+    pub fn sqlite(data_dir: &std::path::Path) -> StoreConfig {
+        StoreConfig::Sqlite {
+            data_dir: data_dir.to_owned(),
+            sync: SyncMode::Normal,
+        }
+    }
+}
+
+/// A SQLite store in `dir` (the default `--sync`), with its metrics: for the tests of the store,
+/// the registry and the room.
+#[cfg(test)]
+pub(crate) fn sqlite_for_tests(dir: &std::path::Path) -> (Store, Arc<Metrics>) {
+    let metrics = Arc::new(Metrics::new());
+    let store =
+        Store::open(&StoreConfig::sqlite(dir), Arc::clone(&metrics)).expect("the store opens");
+    (store, metrics)
+}
+
 /// What a SQLite commit survives when it is answered (`--sync`): SQLite's `synchronous` in WAL
 /// mode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

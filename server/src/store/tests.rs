@@ -12,13 +12,7 @@ use super::*;
 
 /// A SQLite store in `dir`, with its metrics.
 fn sqlite(dir: &Path) -> (Store, Arc<Metrics>) {
-    let metrics = Arc::new(Metrics::new());
-    let config = StoreConfig::Sqlite {
-        data_dir: dir.to_owned(),
-        sync: SyncMode::Normal,
-    };
-    let store = Store::open(&config, Arc::clone(&metrics)).expect("the store opens");
-    (store, metrics)
+    sqlite_for_tests(dir)
 }
 
 /// A memory store.
@@ -209,10 +203,7 @@ async fn what_was_answered_committed_survives_a_process_that_never_closed() {
     // The writer is never told to stop: its thread and connection stay as they are, and it
     // keeps the folder: a second store there is refused.
     std::mem::forget(store);
-    let config = StoreConfig::Sqlite {
-        data_dir: dir.path().to_owned(),
-        sync: SyncMode::Normal,
-    };
+    let config = StoreConfig::sqlite(dir.path());
     let refused = Store::open(&config, Arc::new(Metrics::new())).expect_err("the folder is held");
     assert!(matches!(refused, StoreError::Locked { .. }), "{refused:?}");
 
@@ -259,10 +250,7 @@ async fn the_writer_ends_when_the_last_store_is_dropped() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     // The writer lets go of the data directory's lock just after it has closed the database.
-    let config = StoreConfig::Sqlite {
-        data_dir: dir.path().to_owned(),
-        sync: SyncMode::Normal,
-    };
+    let config = StoreConfig::sqlite(dir.path());
     let store = loop {
         match Store::open(&config, Arc::new(Metrics::new())) {
             Ok(store) => break store,
@@ -305,10 +293,7 @@ async fn a_newer_schema_is_refused_and_left_unchanged() {
         conn.pragma_update(None, "user_version", 99).unwrap();
     }
     let before = std::fs::read(&path).unwrap();
-    let config = StoreConfig::Sqlite {
-        data_dir: dir.path().to_owned(),
-        sync: SyncMode::Normal,
-    };
+    let config = StoreConfig::sqlite(dir.path());
     let error = Store::open(&config, Arc::new(Metrics::new())).expect_err("refused");
     assert!(
         matches!(error, StoreError::NewerSchema { found: 99, known, .. } if known as usize == MIGRATIONS.len()),
@@ -1263,10 +1248,7 @@ async fn a_second_store_on_a_held_data_directory_is_refused() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let (first, _) = sqlite(dir.path());
     first.create_room("HELD", Vec::new()).await.unwrap();
-    let config = StoreConfig::Sqlite {
-        data_dir: dir.path().to_owned(),
-        sync: SyncMode::Normal,
-    };
+    let config = StoreConfig::sqlite(dir.path());
     let error = Store::open(&config, Arc::new(Metrics::new())).expect_err("refused");
     assert!(matches!(error, StoreError::Locked { .. }), "{error:?}");
     let message = error.to_string();
@@ -1446,10 +1428,7 @@ async fn an_immutable_database_is_refused_as_unwritable() {
         eprintln!("skipped an_immutable_database_is_refused_as_unwritable: chattr +i failed");
         return;
     }
-    let config = StoreConfig::Sqlite {
-        data_dir: dir.path().to_owned(),
-        sync: SyncMode::Normal,
-    };
+    let config = StoreConfig::sqlite(dir.path());
     let opened = Store::open(&config, Arc::new(Metrics::new()));
     assert!(chattr("-i"), "chattr -i");
     let error = opened.expect_err("an immutable database is refused");

@@ -60,15 +60,12 @@ impl RoomCore {
                 self.play(seat, Action::Draw { from }, entropy)
             }
             ClientMessage::Throw { cards } => self.play(seat, Action::Throw { cards }, entropy),
-            ClientMessage::Ready { client_seed } => {
-                let seat = self.require_seated(seat)?;
-                if self.stage() != Stage::BetweenRounds {
-                    return Err(Refusal::NotBetweenRounds);
-                }
-                self.check_client_seed(client_seed.as_ref())?;
-                self.take_client_seed(conn, seat, client_seed)?;
-                self.vote(seat)
-            }
+            ClientMessage::Ready { client_seed } => self.vote_at(
+                conn,
+                seat,
+                client_seed,
+                (Stage::BetweenRounds, Refusal::NotBetweenRounds),
+            ),
             ClientMessage::Chat { text } => {
                 let seat = self.require_seated(seat)?;
                 self.say(seat, &text)
@@ -95,15 +92,12 @@ impl RoomCore {
             ClientMessage::Ping => Ok(()),
             ClientMessage::Hint => self.ask_hint(conn, id, seat),
             ClientMessage::Review { seat: asked } => self.ask_review(conn, id, seat, asked),
-            ClientMessage::Rematch { client_seed } => {
-                let seat = self.require_seated(seat)?;
-                if self.stage() != Stage::MatchOver {
-                    return Err(Refusal::MatchNotOver);
-                }
-                self.check_client_seed(client_seed.as_ref())?;
-                self.take_client_seed(conn, seat, client_seed)?;
-                self.vote(seat)
-            }
+            ClientMessage::Rematch { client_seed } => self.vote_at(
+                conn,
+                seat,
+                client_seed,
+                (Stage::MatchOver, Refusal::MatchNotOver),
+            ),
         }
     }
 

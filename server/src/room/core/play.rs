@@ -2,10 +2,10 @@
 //! and after the match, and the kept hand history.
 
 use dhumbal_engine::{Action, Event, Phase};
-use dhumbal_protocol::{ServerMessage, Stage, check_chat};
+use dhumbal_protocol::{SeedAnswer, ServerMessage, Stage, check_chat};
 use tracing::{info, warn};
 
-use super::{ApplyError, Effect, Entropy, RoomCore, Seat, match_result};
+use super::{ApplyError, ConnId, Effect, Entropy, RoomCore, Seat, match_result};
 use crate::error::Refusal;
 use crate::room::record::{KeptMatch, Record};
 
@@ -193,6 +193,25 @@ impl RoomCore {
             token_hashes,
             history: serde_json::to_string(&history).expect("a hand history serialises"),
         })
+    }
+
+    /// A `ready` or a `rematch` from `conn` (in `seat`, if seated), with the client seed it
+    /// may carry: taken only at the stage it belongs to (`at`, else its refusal).
+    pub(super) fn vote_at(
+        &mut self,
+        conn: ConnId,
+        seat: Option<usize>,
+        client_seed: Option<SeedAnswer>,
+        at: (Stage, Refusal),
+    ) -> Result<(), Refusal> {
+        let seat = self.require_seated(seat)?;
+        let (stage, refusal) = at;
+        if self.stage() != stage {
+            return Err(refusal);
+        }
+        self.check_client_seed(client_seed.as_ref())?;
+        self.take_client_seed(conn, seat, client_seed)?;
+        self.vote(seat)
     }
 
     /// Records a seat's `ready` (between rounds) or `rematch` (after the match).
