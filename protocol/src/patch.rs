@@ -54,6 +54,19 @@ macro_rules! view_patch {
                 }
             }
 
+            /// Writes what changed from `old` to `new` straight into `out`, as the members of the
+            /// JSON object [`ViewPatch::between`] serialises to, without its braces (`"a":1,"b":2`,
+            /// or nothing): no patch is built, nothing is cloned, and the keys, known to need no
+            /// escaping, are written as they are.
+            pub fn write_between(old: &SeatView, new: &SeatView, out: &mut String) {
+                let start = out.len();
+                $(
+                    if old.$field != new.$field {
+                        member(out, start, concat!("\"", stringify!($field), "\":"), &new.$field);
+                    }
+                )*
+            }
+
             /// Applies this patch to `view`: each field it holds replaces the view's.
             pub fn apply(self, view: &mut SeatView) {
                 $(
@@ -150,20 +163,43 @@ impl OwnView {
         }
     }
 
-    /// The patch of own fields from `self` (what the seat was told) to `new`.
-    fn patch_to(&self, new: &OwnView) -> ViewPatch {
-        let changed = |same: bool| !same;
-        ViewPatch {
-            seat: changed(self.seat == new.seat).then_some(new.seat),
-            hand: changed(self.hand == new.hand).then(|| new.hand.clone()),
-            hand_total: changed(self.hand_total == new.hand_total).then_some(new.hand_total),
-            hand_values: changed(self.hand_values == new.hand_values)
-                .then(|| new.hand_values.clone()),
-            takeable: changed(self.takeable == new.takeable).then(|| new.takeable.clone()),
-            can_call: changed(self.can_call == new.can_call).then_some(new.can_call),
-            can_draw: changed(self.can_draw == new.can_draw).then_some(new.can_draw),
-            can_throw: changed(self.can_throw == new.can_throw).then_some(new.can_throw),
-            ..ViewPatch::default()
+    /// Writes the own fields that changed from `self` (what the seat was told) to `new` into
+    /// `out`, as JSON object members without braces (see [`ViewPatch::write_between`]).
+    fn write_patch_to(&self, new: &OwnView, out: &mut String) {
+        let start = out.len();
+        let OwnView {
+            seat,
+            hand,
+            hand_total,
+            hand_values,
+            takeable,
+            can_call,
+            can_draw,
+            can_throw,
+        } = new;
+        if self.seat != *seat {
+            member(out, start, r#""seat":"#, seat);
+        }
+        if self.hand != *hand {
+            member(out, start, r#""hand":"#, hand);
+        }
+        if self.hand_total != *hand_total {
+            member(out, start, r#""hand_total":"#, hand_total);
+        }
+        if self.hand_values != *hand_values {
+            member(out, start, r#""hand_values":"#, hand_values);
+        }
+        if self.takeable != *takeable {
+            member(out, start, r#""takeable":"#, takeable);
+        }
+        if self.can_call != *can_call {
+            member(out, start, r#""can_call":"#, can_call);
+        }
+        if self.can_draw != *can_draw {
+            member(out, start, r#""can_draw":"#, can_draw);
+        }
+        if self.can_throw != *can_throw {
+            member(out, start, r#""can_throw":"#, can_throw);
         }
     }
 }
@@ -234,7 +270,7 @@ impl PatchFrames {
         let now = Told::of(game, before.version + 1);
         let mut head = String::with_capacity(64 + 64 * events.len());
         head.push_str(r#"{"type":"patch","v":"#);
-        head.push_str(&now.version.to_string());
+        head.push_str(itoa::Buffer::new().format(now.version));
         if !events.is_empty() {
             head.push_str(r#","events":"#);
             head.push_str(&json(events));
@@ -248,31 +284,26 @@ impl PatchFrames {
             head.push_str(&json(&clock));
         }
         head.push_str(r#","view":{"#);
-        let shared = members(&ViewPatch::between(&before.shared, &now.shared));
+        let mut shared = String::with_capacity(256);
+        ViewPatch::write_between(&before.shared, &now.shared, &mut shared);
         PatchFrames { head, shared, now }
     }
 
     /// The `patch` for a client in `seat` (a spectator for `None`) that was told `before`.
     pub fn for_seat(&self, before: &Told, seat: Option<usize>) -> String {
-        let own = match seat {
-            Some(s) => match (before.own.get(s), self.now.own.get(s)) {
-                (Some(old), Some(new)) => members(&old.patch_to(new)),
-                (None, Some(new)) => members(&OwnView::default().patch_to(new)),
-                _ => String::new(),
-            },
-            None => String::new(),
-        };
-        let comma = if own.is_empty() || self.shared.is_empty() {
-            ""
-        } else {
-            ","
-        };
-        let mut out = String::with_capacity(
-            self.head.len() + own.len() + self.shared.len() + comma.len() + 2,
-        );
+        let mut out = String::with_capacity(self.head.len() + self.shared.len() + 160);
         out.push_str(&self.head);
-        out.push_str(&own);
-        out.push_str(comma);
+        let start = out.len();
+        if let Some(s) = seat {
+            match (before.own.get(s), self.now.own.get(s)) {
+                (Some(old), Some(new)) => old.write_patch_to(new, &mut out),
+                (None, Some(new)) => OwnView::default().write_patch_to(new, &mut out),
+                _ => {}
+            }
+        }
+        if out.len() > start && !self.shared.is_empty() {
+            out.push(',');
+        }
         out.push_str(&self.shared);
         out.push_str("}}");
         out
@@ -337,13 +368,87 @@ impl HeldView {
     }
 }
 
-/// A patch's members as JSON without the object's braces: `"a":1,"b":2`, or nothing.
-fn members(patch: &ViewPatch) -> String {
-    let mut text = json(patch);
-    text.pop();
-    text.remove(0);
-    text
+/// Writes one member of a JSON object into `out`: a comma first unless it is the first since
+/// `start`, then `key` (the quoted name and its colon), then the value.
+fn member(out: &mut String, start: usize, key: &str, value: &impl Json) {
+    if out.len() > start {
+        out.push(',');
+    }
+    out.push_str(key);
+    value.write_json(out);
 }
+
+/// A value of a view written as JSON straight into a string: the same text `serde_json` makes
+/// of it (a test holds them equal), without a serializer's machinery for the small values a
+/// patch is made of (numbers, flags, cards and lists of them); the rest goes through
+/// `serde_json`.
+trait Json {
+    /// Appends this value's JSON to `out`.
+    fn write_json(&self, out: &mut String);
+}
+
+impl Json for bool {
+    fn write_json(&self, out: &mut String) {
+        out.push_str(if *self { "true" } else { "false" });
+    }
+}
+
+/// Integers, through `itoa`.
+macro_rules! json_integers {
+    ($($ty:ty),*) => {$(
+        impl Json for $ty {
+            fn write_json(&self, out: &mut String) {
+                out.push_str(itoa::Buffer::new().format(*self));
+            }
+        }
+    )*};
+}
+
+json_integers!(u32, u64, usize, i64);
+
+/// A card's name is letters and digits: nothing to escape.
+impl Json for Card {
+    fn write_json(&self, out: &mut String) {
+        out.push('"');
+        out.push_str(self.name());
+        out.push('"');
+    }
+}
+
+impl<T: Json> Json for Option<T> {
+    fn write_json(&self, out: &mut String) {
+        match self {
+            Some(value) => value.write_json(out),
+            None => out.push_str("null"),
+        }
+    }
+}
+
+impl<T: Json> Json for Vec<T> {
+    fn write_json(&self, out: &mut String) {
+        out.push('[');
+        for (i, value) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            value.write_json(out);
+        }
+        out.push(']');
+    }
+}
+
+/// Values that change seldom (the settings, the phase, the standings), through `serde_json`.
+macro_rules! json_through_serde {
+    ($($ty:ty),*) => {$(
+        impl Json for $ty {
+            fn write_json(&self, out: &mut String) {
+                out.push_str(&json(self));
+            }
+        }
+    )*};
+}
+
+json_through_serde!(Phase, dhumbal_engine::Settings, dhumbal_engine::Standing);
 
 /// A value as JSON.
 fn json<T: Serialize + ?Sized>(value: &T) -> String {
@@ -373,6 +478,37 @@ mod tests {
         let mut view = old.clone();
         patch.apply(&mut view);
         assert_eq!(view, new);
+    }
+
+    /// Every kind of value a patch writes itself is written as `serde_json` writes it.
+    #[test]
+    fn values_are_written_as_serde_json_writes_them() {
+        fn same<T: Json + Serialize>(value: T) {
+            let mut out = String::new();
+            value.write_json(&mut out);
+            assert_eq!(out, json(&value));
+        }
+        same(true);
+        same(false);
+        same(0u32);
+        same(u32::MAX);
+        same(u64::MAX);
+        same(usize::MAX);
+        same(i64::MIN);
+        same(-1i64);
+        same(Vec::<u32>::new());
+        same(vec![Some(3usize), None]);
+        let every: Vec<Card> = (0..dhumbal_engine::card::CARD_KINDS)
+            .filter_map(Card::from_index)
+            .collect();
+        assert_eq!(every.len(), dhumbal_engine::card::CARD_KINDS);
+        same(every);
+        same(Some(Card::RED_JOKER));
+        same(None::<Card>);
+        same(Phase::RoundOver);
+        let game = Game::new(Preset::Household.settings(), [5; 32]).unwrap();
+        same(game.settings().clone());
+        same(game.spectator_view().standings);
     }
 
     /// A field that became `null` is sent as `null` and read back as a change to none.
@@ -441,6 +577,10 @@ mod tests {
                         // Nothing in a patch that did not change.
                         let exact = ViewPatch::between(&held[i], &game.view_of(seat));
                         assert_eq!(*patch.view, exact, "{preset:?} step {step} {seat:?}");
+                        // Written member by member, the view's text is serde_json's, byte for
+                        // byte (the own fields come first in both).
+                        let view = format!(r#""view":{}}}"#, json(&exact));
+                        assert!(frame.ends_with(&view), "{frame}\nnot ending {view}");
                         patch.view.apply(&mut held[i]);
                         assert_eq!(held[i], game.view_of(seat), "{preset:?} step {step}");
                     }
