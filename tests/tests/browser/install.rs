@@ -313,8 +313,22 @@ const SLOW_NETWORK: Profile = Profile {
 #[derive(Debug)]
 struct Load {
     usable_ms: f64,
+    /// Where the time went: the navigation's milestones and the last file's arrival, in ms from
+    /// the navigation's start (`performance` entries).
+    timeline: String,
     tally: Tally,
 }
+
+/// The navigation's milestones and when the last of the page's files arrived, as text.
+const TIMELINE: &str = "const n = performance.getEntriesByType('navigation')[0]; \
+    const files = performance.getEntriesByType('resource'); \
+    const last = files.reduce((m, r) => Math.max(m, r.responseEnd), 0); \
+    const slowest = files.reduce((m, r) => r.responseEnd > (m ? m.responseEnd : 0) ? r : m, null); \
+    const f = (x) => Math.round(x); \
+    return `page's first byte ${f(n.responseStart)}, page in ${f(n.responseEnd)}, \
+      DOM interactive ${f(n.domInteractive)}, DOMContentLoaded ${f(n.domContentLoadedEventEnd)}, \
+      load ${f(n.loadEventEnd)}; ${files.length} files, the last in at ${f(last)} \
+      (${slowest ? slowest.name.split('/').pop() : '-'}, asked at ${slowest ? f(slowest.startTime) : '-'})`;";
 
 /// Opens the home page (already throttled) and waits until its form is usable and the page has
 /// loaded; returns when it was usable and what crossed the wire.
@@ -329,8 +343,10 @@ async fn load(b: &Browser, wire: &Wire) -> Load {
         )
         .await
         .unwrap_or_default();
+    let timeline = b.eval(TIMELINE).await.as_str().unwrap_or_default().to_owned();
     Load {
         usable_ms,
+        timeline,
         tally: wire.take(),
     }
 }
@@ -350,9 +366,10 @@ fn print_load(profile: &str, what: &str, load: &Load) {
         })
         .collect();
     println!(
-        "load figures, {profile}, {what}: usable after {:.0} ms, {:.1} KB down in {} requests \
-         (largest: {}); requests: {:?}",
+        "load figures, {profile}, {what}: usable after {:.0} ms ({}), {:.1} KB down in {} \
+         requests (largest: {}); requests: {:?}",
         load.usable_ms,
+        load.timeline,
         load.tally.down as f64 / 1000.0,
         load.tally.requests.len(),
         largest.join(", "),
