@@ -67,11 +67,16 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                 "threat" => p.threat = v,
                 "min_lightest" => p.min_lightest = v,
                 "threat_margin" => p.threat_margin = v as u32,
+                "relative" => p.relative = v,
+                "standing" => p.throw_first_judge.standing = v,
+                "bonus" => p.throw_first_judge.bonus = v,
+                "reveal" => p.throw_first_judge.reveal = v,
+                "gift" => p.throw_first_judge.gift = v,
                 "search" => {
                     p.search = (v != 0.0).then(|| p.search.unwrap_or_default());
                 }
                 "samples" | "window" | "candidates" | "switch" | "draws" | "throws" | "cap_ms"
-                | "throw_first" | "roll_call_at" | "z" | "open_calls" => {
+                | "throw_first" | "roll_call_at" | "z" | "open_calls" | "hard_calls" | "rel" => {
                     let s = p.search.get_or_insert_with(SearchParams::default);
                     match key {
                         "samples" => s.samples = v as u32,
@@ -83,6 +88,8 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                         "throw_first" => s.throw_first = v != 0.0,
                         "z" => s.switch_z = v,
                         "open_calls" => s.open_calls = v != 0.0,
+                        "hard_calls" => s.hard_calls = v != 0.0,
+                        "rel" => s.relative = v,
                         "roll_call_at" => s.open_call_at = v as u32,
                         _ => {
                             s.time_cap =

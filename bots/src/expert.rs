@@ -37,7 +37,7 @@ use dhumbal_engine::{
 
 use crate::Bot;
 use crate::belief::Belief;
-use crate::hard::{Judge, play};
+use crate::hard::{Judge, JudgeParams, play};
 use crate::memory::Memory;
 use crate::search::{Candidate, Reuse, SearchParams, call_or_hold, search};
 use crate::turn::{Step, draw, me, step, stock_drawable};
@@ -79,6 +79,14 @@ pub struct ExpertParams {
     /// On the last round of a settlement match, how much of its lead over the next seat (or its
     /// deficit to the leader, negative) is added to [`Self::hold`].
     pub place_weight: f64,
+    /// At a cumulative table, how much a right call is worth for the points it makes the
+    /// opponents take (their mean hand, given they are all heavier, times the chance they are):
+    /// 0 weighs only the points it takes itself; 1 weighs its points against theirs, as the
+    /// match standing (and the arena's margin) does.
+    pub relative: f64,
+    /// The weights of its draw and throw judgement at a throw-then-draw table (elsewhere it
+    /// judges with hard's own, [`JudgeParams::default`]).
+    pub throw_first_judge: JudgeParams,
     /// Whether and how much it searches its draws and throws ([`crate::search`]); `None`: hard's
     /// one-turn judgement alone.
     pub search: Option<SearchParams>,
@@ -99,6 +107,8 @@ impl Default for ExpertParams {
             min_lightest: 0.55,
             threat: 0.0,
             threat_margin: 2,
+            relative: 0.0,
+            throw_first_judge: JudgeParams::default(),
             search: Some(SearchParams::default()),
         }
     }
@@ -218,6 +228,15 @@ impl ExpertBot {
         call_value(view, &belief, &self.params)
     }
 
+    /// Its draw and throw judgement for `view`.
+    fn judge<'v>(&self, view: &'v SeatView) -> Judge<'v> {
+        let judge = Judge::with_call_at(view, &self.memory, self.plan_at(&view.settings));
+        match view.settings.turn_order {
+            TurnOrder::ThrowThenDraw => judge.with_params(self.params.throw_first_judge),
+            TurnOrder::DrawThenThrow => judge,
+        }
+    }
+
     /// The highest total the draw and throw look-ahead counts as callable.
     fn plan_at(&self, settings: &Settings) -> Option<u32> {
         Some(match settings.call_limit {
@@ -294,8 +313,13 @@ fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallVa
             }
         }
         Scoring::Cumulative => {
-            // Lower totals are better: the worth is minus the points it adds.
+            // Lower totals are better: the worth is minus the points it adds, plus (as far as
+            // `relative` says) the opponents' mean hand that a right call makes them take.
             let mut call = -caught;
+            if params.relative != 0.0 && !belief.opponents.is_empty() {
+                let theirs = belief.mean_heavier_sum(mine) / belief.opponents.len() as f64;
+                call += params.relative * lightest * theirs;
+            }
             if let Some(threshold) = settings.elimination {
                 let threshold = i64::from(threshold);
                 // A caught call's charge, undoubled.
@@ -364,8 +388,7 @@ impl Bot for ExpertBot {
             }) {
                 // Holding on is worth what hard's move, played out, scores on the same samples.
                 Some(search) => {
-                    let judge =
-                        Judge::with_call_at(view, &self.memory, self.plan_at(&view.settings));
+                    let judge = self.judge(view);
                     let hold = match play(view, step, &judge) {
                         Action::Throw { cards } => Candidate::Throw(cards),
                         Action::Draw {
@@ -383,7 +406,7 @@ impl Bot for ExpertBot {
                 return Action::Call;
             }
         }
-        let judge = Judge::with_call_at(view, &self.memory, self.plan_at(&view.settings));
+        let judge = self.judge(view);
         if let Some(action) = self.searched(view, step, &judge) {
             return action;
         }

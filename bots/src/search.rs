@@ -33,16 +33,17 @@
 //! of a draw-then-throw turn, the throw and the draw of a throw-then-draw one), with the card
 //! drawn from the stock moved into the seat's hand in each.
 
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use dhumbal_engine::{
-    Card, Scoring, SeatView, Settings, THROW_CAP, TurnOrder, charges, pickup_choices,
+    Card, Scoring, SeatView, Settings, THROW_CAP, TurnOrder, charges, full_deck, pickup_choices,
 };
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::belief::lean;
+use crate::belief::{LEAN_CARDS, LEAN_THROWS, lean};
 use crate::groups::{legal_groups, total, value};
 use crate::hard::{CallRule, Judge};
 use crate::memory::Memory;
@@ -77,6 +78,13 @@ pub struct SearchParams {
     /// Whether, at a cumulative table with no limit, the call is also decided by play-outs
     /// (calling against holding on, on the same samples) instead of the expected-value formula.
     pub open_calls: bool,
+    /// Whether a play-out's opponents call as hard does: at most its calling total *and* when
+    /// their chance of being the lightest, judged from the play-out's public state (card
+    /// counts, throws, known pick-ups), reaches hard's confidence. Off: at the total alone.
+    pub hard_calls: bool,
+    /// At a cumulative table, how much the opponents' mean points for the round count in a
+    /// play-out's score (0: the seat's own points alone; 1: its points against theirs).
+    pub relative: f64,
 }
 
 impl Default for SearchParams {
@@ -96,6 +104,8 @@ impl Default for SearchParams {
             throw_first: false,
             open_call_at: 7,
             open_calls: false,
+            hard_calls: false,
+            relative: 0.0,
         }
     }
 }
@@ -242,7 +252,7 @@ pub(crate) fn search(
             }
         }
     }
-    let call_at = rollout_call_at(view, params.open_call_at);
+    let rollout = Rollout::new(view, params);
     let mut scores: Vec<Vec<f64>> = vec![Vec::new(); candidates.len()];
     let mut played = 0u32;
     let mut kept = Vec::new();
@@ -258,7 +268,7 @@ pub(crate) fn search(
             None => World::sample(view, memory, &mut rng),
         };
         for (k, candidate) in candidates.iter().enumerate() {
-            let mut sim = Sim::new(view, memory, &world, &call_at);
+            let mut sim = Sim::new(view, memory, &world, &rollout);
             scores[k].push(sim.play_candidate(seat, candidate, judge));
         }
         kept.push(world);
@@ -314,7 +324,7 @@ pub(crate) fn call_or_hold(
     let mut rng = ChaCha8Rng::seed_from_u64(
         seed ^ 0x5eed ^ (u64::from(view.round) << 40) ^ (u64::from(view.throws) << 20),
     );
-    let call_at = rollout_call_at(view, params.open_call_at);
+    let rollout = Rollout::new(view, params);
     let (mut call, mut keep, mut n) = (0.0, 0.0, 0u32);
     for _ in 0..params.samples {
         if params
@@ -324,9 +334,9 @@ pub(crate) fn call_or_hold(
             break;
         }
         let world = World::sample(view, memory, &mut rng);
-        let sim = Sim::new(view, memory, &world, &call_at);
+        let sim = Sim::new(view, memory, &world, &rollout);
         call += sim.score(seat, End::Call(seat));
-        let mut sim = Sim::new(view, memory, &world, &call_at);
+        let mut sim = Sim::new(view, memory, &world, &rollout);
         keep += sim.play_candidate(seat, hold, judge);
         n += 1;
     }
@@ -351,12 +361,12 @@ pub(crate) fn play_outs(
     let mut rng = ChaCha8Rng::seed_from_u64(
         seed ^ 0xc0ac ^ (u64::from(view.round) << 40) ^ (u64::from(view.throws) << 20),
     );
-    let call_at = rollout_call_at(view, open_call_at);
+    let rollout = Rollout::fixed(rollout_call_at(view, open_call_at));
     let mut scores = vec![Vec::with_capacity(samples as usize); candidates.len()];
     for _ in 0..samples {
         let world = World::sample(view, memory, &mut rng);
         for (k, candidate) in candidates.iter().enumerate() {
-            let mut sim = Sim::new(view, memory, &world, &call_at);
+            let mut sim = Sim::new(view, memory, &world, &rollout);
             scores[k].push(match candidate {
                 Some(candidate) => sim.play_candidate(seat, candidate, judge),
                 None => sim.score(seat, End::Call(seat)),
@@ -383,6 +393,111 @@ fn rollout_call_at(view: &SeatView, open: u32) -> Vec<Option<u32>> {
         .collect()
 }
 
+/// How a play-out's seats call, and how its end is scored.
+struct Rollout {
+    /// The highest total each seat calls at.
+    call_at: Vec<Option<u32>>,
+    /// The chance of being the lightest each seat also wants before it calls (0: none), judged
+    /// from the play-out's public state.
+    confidence: Vec<f64>,
+    /// `above[cell][t]`: the chance that unknown cards of the belief's cell (throws, unknown
+    /// count) total more than `t`, computed when first wanted.
+    above: RefCell<Vec<Option<Vec<f64>>>>,
+    /// One card's value distribution in a full pack (`single[v]`: the share of cards worth
+    /// `v`).
+    single: Vec<f64>,
+    /// How much the opponents' mean points count in the score at a cumulative table.
+    relative: f64,
+}
+
+impl Rollout {
+    /// Every seat calling at its total in `call_at`, nothing else weighed; scored by the seat's
+    /// own points.
+    fn fixed(call_at: Vec<Option<u32>>) -> Rollout {
+        Rollout {
+            confidence: vec![0.0; call_at.len()],
+            call_at,
+            above: RefCell::new(Vec::new()),
+            single: Vec::new(),
+            relative: 0.0,
+        }
+    }
+
+    /// The rollout `params` ask for at `view`'s table.
+    fn new(view: &SeatView, params: &SearchParams) -> Rollout {
+        let settings = &view.settings;
+        let mut call_at = rollout_call_at(view, params.open_call_at);
+        let mut rollout = Rollout::fixed(Vec::new());
+        if params.hard_calls {
+            let rule = CallRule::default();
+            let confidence = rule.confidence(settings);
+            let seat = me(view);
+            for (s, at) in call_at.iter_mut().enumerate() {
+                if s != seat {
+                    *at = rule.call_at(settings);
+                }
+            }
+            rollout.confidence = (0..call_at.len())
+                .map(|s| if s == seat { 0.0 } else { confidence })
+                .collect();
+            let mut single = vec![0.0; 14];
+            let pack = full_deck(settings.jokers);
+            for &c in &pack {
+                single[value(c, settings).min(13) as usize] += 1.0 / pack.len() as f64;
+            }
+            rollout.single = single;
+            *rollout.above.borrow_mut() = vec![None; LEAN_THROWS * LEAN_CARDS];
+        } else {
+            rollout.confidence = vec![0.0; call_at.len()];
+        }
+        rollout.call_at = call_at;
+        if settings.scoring == Scoring::Cumulative {
+            rollout.relative = params.relative;
+        }
+        rollout
+    }
+
+    /// The chance that `unknown` cards of a seat that has thrown `throws` times total more than
+    /// `t`, leaning low as the fitted belief says (from a full pack's values: the play-out does
+    /// not track what each seat has seen).
+    fn above(&self, throws: u32, unknown: usize, t: u32) -> f64 {
+        let row = (throws as usize).min(LEAN_THROWS - 1);
+        let col = unknown.min(LEAN_CARDS - 1);
+        let cell = row * LEAN_CARDS + col;
+        let mut above = self.above.borrow_mut();
+        let table = above[cell].get_or_insert_with(|| {
+            let l = lean(throws, unknown);
+            let mut single: Vec<f64> = self
+                .single
+                .iter()
+                .enumerate()
+                .map(|(v, &p)| p * (-l * v as f64).exp())
+                .collect();
+            let sum: f64 = single.iter().sum();
+            single.iter_mut().for_each(|p| *p /= sum);
+            let mut dist = vec![1.0];
+            for _ in 0..unknown {
+                let mut next = vec![0.0; dist.len() + single.len() - 1];
+                for (s, &p) in dist.iter().enumerate() {
+                    for (v, &q) in single.iter().enumerate() {
+                        next[s + v] += p * q;
+                    }
+                }
+                dist = next;
+            }
+            // Survival: table[t] = P(sum > t).
+            let mut table = vec![0.0; dist.len()];
+            let mut tail = 0.0;
+            for t in (0..dist.len()).rev() {
+                table[t] = tail;
+                tail += dist[t];
+            }
+            table
+        });
+        table.get(t as usize).copied().unwrap_or(0.0)
+    }
+}
+
 /// A round being played out from one sample.
 struct Sim<'a> {
     settings: &'a Settings,
@@ -396,7 +511,11 @@ struct Sim<'a> {
     previous_throw: Vec<Card>,
     barred: Option<Card>,
     throws: u32,
-    call_at: &'a [Option<u32>],
+    /// Each seat's throws this round.
+    throws_by: Vec<u32>,
+    /// The cards each seat is publicly known to hold (pick-ups not thrown since).
+    known: Vec<Vec<Card>>,
+    rollout: &'a Rollout,
     rng: ChaCha8Rng,
 }
 
@@ -407,12 +526,8 @@ enum End {
 }
 
 impl<'a> Sim<'a> {
-    fn new(
-        view: &'a SeatView,
-        memory: &Memory,
-        world: &World,
-        call_at: &'a [Option<u32>],
-    ) -> Sim<'a> {
+    fn new(view: &'a SeatView, memory: &Memory, world: &World, rollout: &'a Rollout) -> Sim<'a> {
+        let seats = world.hands.len();
         Sim {
             settings: &view.settings,
             dealer: view.dealer,
@@ -424,7 +539,9 @@ impl<'a> Sim<'a> {
             previous_throw: view.previous_throw.clone(),
             barred: view.barred,
             throws: view.throws,
-            call_at,
+            throws_by: (0..seats).map(|s| memory.throws_by(s)).collect(),
+            known: (0..seats).map(|s| memory.held(s).to_vec()).collect(),
+            rollout,
             rng: ChaCha8Rng::seed_from_u64(world.seed),
         }
     }
@@ -474,6 +591,7 @@ impl<'a> Sim<'a> {
         self.top_throw.retain(|&c| c != card);
         self.previous_throw.retain(|&c| c != card);
         self.hands[seat].push(card);
+        self.known[seat].push(card);
         if self.settings.turn_order == TurnOrder::DrawThenThrow {
             self.barred = Some(card);
         }
@@ -481,8 +599,10 @@ impl<'a> Sim<'a> {
 
     fn throw(&mut self, seat: usize, cards: &[Card]) {
         self.hands[seat].retain(|c| !cards.contains(c));
+        self.known[seat].retain(|c| !cards.contains(c));
         self.pile.extend_from_slice(cards);
         self.throws += 1;
+        self.throws_by[seat] += 1;
         self.barred = None;
         std::mem::swap(&mut self.previous_throw, &mut self.top_throw);
         self.top_throw.clear();
@@ -544,8 +664,9 @@ impl<'a> Sim<'a> {
     fn play_from(&mut self, mut seat: usize) -> End {
         loop {
             let hand_total = total(&self.hands[seat], self.settings);
-            if self.call_at[seat].is_some_and(|at| hand_total <= at)
+            if self.rollout.call_at[seat].is_some_and(|at| hand_total <= at)
                 && self.settings.call_limit.is_none_or(|l| hand_total <= l)
+                && self.sure_enough(seat, hand_total)
             {
                 return End::Call(seat);
             }
@@ -600,6 +721,29 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// Whether `seat`, holding `mine`, is as sure as its rollout rule wants that every other
+    /// seat is heavier, judged from what the table has seen: each seat's known pick-ups, and
+    /// its other cards leaning low as the fitted belief says.
+    fn sure_enough(&self, seat: usize, mine: u32) -> bool {
+        let want = self.rollout.confidence[seat];
+        if want <= 0.0 {
+            return true;
+        }
+        let mut chance = 1.0;
+        for o in (0..self.hands.len()).filter(|&o| o != seat && self.active[o]) {
+            let known = total(&self.known[o], self.settings);
+            if known > mine {
+                continue;
+            }
+            let unknown = self.hands[o].len().saturating_sub(self.known[o].len());
+            chance *= self.rollout.above(self.throws_by[o], unknown, mine - known);
+            if chance < want {
+                return false;
+            }
+        }
+        chance >= want
+    }
+
     /// Whether `seat` takes `card` off the pile: it pairs with a card it holds, or it is at
     /// most `low`.
     fn wants(&self, seat: usize, card: Card, low: u32) -> bool {
@@ -622,6 +766,14 @@ impl<'a> Sim<'a> {
         let charged = charges(s, &hand, self.dealer, &self.active, caller);
         match s.scoring {
             Scoring::Settlement => charged.settlement_paid(seat) as f64,
+            Scoring::Cumulative if self.rollout.relative != 0.0 => {
+                let others: Vec<u32> = (0..hand.len())
+                    .filter(|&o| o != seat && self.active[o])
+                    .map(|o| charged.took[o])
+                    .collect();
+                let mean = f64::from(others.iter().sum::<u32>()) / others.len().max(1) as f64;
+                self.rollout.relative * mean - f64::from(charged.took[seat])
+            }
             Scoring::Cumulative => -f64::from(charged.took[seat]),
         }
     }
@@ -755,8 +907,8 @@ mod tests {
                 stock: Vec::new(),
                 seed: 0,
             };
-            let call_at = vec![None; result.hands.len()];
-            let sim = Sim::new(&view, &memory, &world, &call_at);
+            let rollout = Rollout::fixed(vec![None; result.hands.len()]);
+            let sim = Sim::new(&view, &memory, &world, &rollout);
             for seat in (0..result.hands.len()).filter(|&s| result.active[s]) {
                 let end = match result.ending {
                     Ending::Call { caller, .. } => End::Call(caller),
