@@ -96,18 +96,18 @@ impl Default for ExpertParams {
     fn default() -> ExpertParams {
         ExpertParams {
             hold: 4.0,
-            hold_per_point: 2.0,
-            hold_flat: 2.0,
+            hold_per_point: 0.0,
+            hold_flat: 5.0,
             plan_margin: 1,
             open_plan_at: 9,
-            open_call_at: 10,
+            open_call_at: 18,
             elimination_cost: 60.0,
             eliminate_bonus: 10.0,
             place_weight: 0.2,
-            min_lightest: 0.55,
+            min_lightest: 0.3,
             threat: 0.0,
             threat_margin: 2,
-            relative: 0.0,
+            relative: 0.7,
             throw_first_judge: JudgeParams::default(),
             search: Some(SearchParams::default()),
         }
