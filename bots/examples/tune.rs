@@ -76,7 +76,8 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                     p.search = (v != 0.0).then(|| p.search.unwrap_or_default());
                 }
                 "samples" | "window" | "candidates" | "switch" | "draws" | "throws" | "cap_ms"
-                | "throw_first" | "roll_call_at" | "z" | "open_calls" | "hard_calls" | "rel" => {
+                | "throw_first" | "roll_call_at" | "z" | "open_calls" | "hard_calls" | "rel"
+                | "own_judge" => {
                     let s = p.search.get_or_insert_with(SearchParams::default);
                     match key {
                         "samples" => s.samples = v as u32,
@@ -90,6 +91,7 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                         "open_calls" => s.open_calls = v != 0.0,
                         "hard_calls" => s.hard_calls = v != 0.0,
                         "rel" => s.relative = v,
+                        "own_judge" => s.own_judge = v != 0.0,
                         "roll_call_at" => s.open_call_at = v as u32,
                         _ => {
                             s.time_cap =

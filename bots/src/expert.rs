@@ -459,6 +459,57 @@ mod tests {
     }
 
     #[test]
+    fn at_a_cumulative_table_a_right_call_is_worth_the_points_it_makes_the_others_take() {
+        let game = Game::new(Preset::Household.settings(), [8; 32]).unwrap();
+        let mut view = game.view(0);
+        view.hand_total = 12;
+        let memory = {
+            let mut m = Memory::new();
+            m.sync(&view, game.public_history());
+            m
+        };
+        let belief = Belief::new(&view, &memory);
+        let own = ExpertParams {
+            relative: 0.0,
+            ..ExpertParams::default()
+        };
+        let alone = call_value(&view, &belief, &own);
+        let relative = call_value(&view, &belief, &ExpertParams::default());
+        // The others' mean five-card hand, heavier than 12, times the chance they all are.
+        let theirs = belief.mean_heavier_sum(12) / 4.0;
+        assert!(theirs > 12.0, "{theirs}");
+        let expected = alone.call + ExpertParams::default().relative * alone.lightest * theirs;
+        assert!(
+            (relative.call - expected).abs() < 1e-9,
+            "{relative:?} {alone:?}"
+        );
+        assert_eq!(relative.hold, alone.hold);
+    }
+
+    #[test]
+    fn its_throw_first_judgement_weights_apply_at_throw_then_draw_tables_only() {
+        let params = ExpertParams {
+            throw_first_judge: JudgeParams {
+                gift: 0.0,
+                ..JudgeParams::default()
+            },
+            ..ExpertParams::default()
+        };
+        for (preset, changed) in [(Preset::Household, true), (Preset::Standard, false)] {
+            let game = Game::new(preset.settings(), [8; 32]).unwrap();
+            let view = game.view(0);
+            let mut bot = ExpertBot::with_params(params, 0);
+            bot.memory.sync(&view, game.public_history());
+            let judge = bot.judge(&view);
+            assert_eq!(
+                judge.params() != JudgeParams::default(),
+                changed,
+                "{preset:?}"
+            );
+        }
+    }
+
+    #[test]
     fn on_the_last_round_a_leader_holds_back_and_a_trailer_presses() {
         let game = Game::new(Preset::Standard.settings(), [7; 32]).unwrap();
         let mut view = game.view(0);

@@ -228,6 +228,12 @@ impl Judge<'_> {
         Judge { params, ..self }
     }
 
+    /// Its weights.
+    #[cfg(test)]
+    pub(crate) fn params(&self) -> JudgeParams {
+        self.params
+    }
+
     /// How good it is to end this turn holding `hand` (lower is better), in points.
     fn hand(&self, hand: &[Card]) -> f64 {
         let now = total(hand, self.settings);

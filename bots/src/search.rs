@@ -85,6 +85,9 @@ pub struct SearchParams {
     /// At a cumulative table, how much the opponents' mean points for the round count in a
     /// play-out's score (0: the seat's own points alone; 1: its points against theirs).
     pub relative: f64,
+    /// Whether the searching seat plays its own later throw-then-draw turns in a play-out by
+    /// hard's judgement (slower) instead of the rollout policy.
+    pub own_judge: bool,
 }
 
 impl Default for SearchParams {
@@ -106,6 +109,7 @@ impl Default for SearchParams {
             open_calls: false,
             hard_calls: false,
             relative: 0.0,
+            own_judge: false,
         }
     }
 }
@@ -408,6 +412,8 @@ struct Rollout {
     single: Vec<f64>,
     /// How much the opponents' mean points count in the score at a cumulative table.
     relative: f64,
+    /// Whether the searching seat plays its later throw-then-draw turns by hard's judgement.
+    own_judge: bool,
 }
 
 impl Rollout {
@@ -420,6 +426,7 @@ impl Rollout {
             above: RefCell::new(Vec::new()),
             single: Vec::new(),
             relative: 0.0,
+            own_judge: false,
         }
     }
 
@@ -451,6 +458,7 @@ impl Rollout {
             rollout.confidence = vec![0.0; call_at.len()];
         }
         rollout.call_at = call_at;
+        rollout.own_judge = params.own_judge;
         if settings.scoring == Scoring::Cumulative {
             rollout.relative = params.relative;
         }
@@ -632,7 +640,8 @@ impl<'a> Sim<'a> {
         let end = if self.throws >= THROW_CAP {
             End::Cap
         } else {
-            self.play_from(self.next(seat))
+            let own = self.rollout.own_judge.then_some((seat, judge));
+            self.play_from(self.next(seat), own)
         };
         self.score(seat, end)
     }
@@ -661,7 +670,8 @@ impl<'a> Sim<'a> {
     }
 
     /// Plays the round from the start of `seat`'s turn to its end by the rollout policy.
-    fn play_from(&mut self, mut seat: usize) -> End {
+    /// With `own`, that seat plays its throw-then-draw turns by that judgement instead.
+    fn play_from(&mut self, mut seat: usize, own: Option<(usize, &Judge<'_>)>) -> End {
         loop {
             let hand_total = total(&self.hands[seat], self.settings);
             if self.rollout.call_at[seat].is_some_and(|at| hand_total <= at)
@@ -690,6 +700,18 @@ impl<'a> Sim<'a> {
                     }
                     let cards = heaviest(&self.hands[seat], self.barred, self.settings);
                     self.throw(seat, &cards);
+                }
+                TurnOrder::ThrowThenDraw if own.is_some_and(|(s, _)| s == seat) => {
+                    let judge = own.expect("checked").1;
+                    let (cards, _) = judge.best_throw(&self.hands[seat], None);
+                    self.throw(seat, &cards);
+                    let pickable = self.pickable();
+                    let stock = self.stock_drawable();
+                    if !stock && pickable.is_empty() {
+                        return End::Cap;
+                    }
+                    let (card, _) = judge.draw_choice(&self.hands[seat], &pickable, stock);
+                    self.root_draw(seat, card);
                 }
                 TurnOrder::ThrowThenDraw => {
                     let cards = heaviest(&self.hands[seat], None, self.settings);
@@ -925,6 +947,24 @@ mod tests {
                     seat,
                     result
                 );
+                // Scored against the others' mean Took row at a cumulative table.
+                if settings.scoring == Scoring::Cumulative {
+                    let relative = Rollout {
+                        relative: 0.5,
+                        ..Rollout::fixed(vec![None; result.hands.len()])
+                    };
+                    let sim = Sim::new(&view, &memory, &world, &relative);
+                    let end = match result.ending {
+                        Ending::Call { caller, .. } => End::Call(caller),
+                        Ending::ThrowCap => End::Cap,
+                    };
+                    let others: Vec<f64> = (0..result.hands.len())
+                        .filter(|&o| o != seat && result.active[o])
+                        .map(|o| f64::from(result.took[o]))
+                        .collect();
+                    let mean = others.iter().sum::<f64>() / others.len() as f64;
+                    prop_assert_eq!(sim.score(seat, end), engine + 0.5 * mean);
+                }
             }
             match result.ending {
                 Ending::Call { caught: true, .. } => caught += 1,
@@ -1035,6 +1075,117 @@ mod tests {
                 assert!(memory.held(s).iter().all(|c| world.hands[s].contains(c)));
             }
         }
+    }
+
+    #[test]
+    fn the_rollouts_chance_of_more_than_a_total_is_a_survival_function() {
+        let view = Game::new(Preset::Household.settings(), [9; 32])
+            .unwrap()
+            .view(0);
+        let params = SearchParams {
+            hard_calls: true,
+            ..SearchParams::default()
+        };
+        let rollout = Rollout::new(&view, &params);
+        // No unknown cards total nothing; one card is never more than a king.
+        assert_eq!(rollout.above(0, 0, 0), 0.0);
+        assert_eq!(rollout.above(0, 1, 13), 0.0);
+        // Without a lean, a card of the household pack is more than 0 unless it is a jack.
+        assert!((rollout.above(0, 1, 0) - 48.0 / 52.0).abs() < 1e-12);
+        for unknown in 1..=5 {
+            let mut last = 1.0;
+            for t in 0..60 {
+                let p = rollout.above(3, unknown, t);
+                assert!(p <= last + 1e-12 && p >= 0.0, "{unknown} {t}");
+                last = p;
+            }
+        }
+        // A seat that has thrown often leans low: more than 20 in five cards is less likely.
+        assert!(rollout.above(11, 5, 20) < rollout.above(0, 5, 20));
+        // Its opponents call at hard's total only when sure enough; the seat itself at its own.
+        assert_eq!(
+            rollout.call_at[1],
+            CallRule::default().call_at(&view.settings)
+        );
+        assert!(rollout.confidence[1] > 0.0 && rollout.confidence[0] == 0.0);
+    }
+
+    #[test]
+    fn a_play_out_opponent_calls_only_when_it_is_likely_the_lightest() {
+        let game = Game::new(Preset::Household.settings(), [9; 32]).unwrap();
+        let view = game.view(0);
+        let mut memory = Memory::new();
+        memory.sync(&view, game.public_history());
+        let params = SearchParams {
+            hard_calls: true,
+            ..SearchParams::default()
+        };
+        let rollout = Rollout::new(&view, &params);
+        let world = World::sample(&view, &memory, &mut ChaCha8Rng::seed_from_u64(1));
+        let mut sim = Sim::new(&view, &memory, &world, &rollout);
+        // Everyone holds five unknown cards: 2 is all but surely the lightest, 9 not quite.
+        assert!(sim.sure_enough(1, 2));
+        // Seat 2 down to one unknown card: 9 is no longer safe.
+        sim.hands[2].truncate(1);
+        assert!(!sim.sure_enough(1, 9));
+        // Its one card known to be a king, it no longer counts against a 9.
+        let heavy = parse_cards("KH").unwrap();
+        sim.hands[2] = heavy.clone();
+        sim.known[2] = heavy;
+        assert!(sim.sure_enough(1, 9));
+        // Nor does anything count for a seat that wants no confidence (the searching seat).
+        sim.hands[3].truncate(1);
+        assert!(!sim.sure_enough(1, 9));
+        assert!(sim.sure_enough(0, 9));
+    }
+
+    #[test]
+    fn a_search_with_the_seats_own_judgement_plays_out_to_legal_ends() {
+        let settings = Preset::Household.settings();
+        let game = Game::new(settings, [21; 32]).unwrap();
+        let seat = game.turn();
+        let view = game.view(seat);
+        let mut memory = Memory::new();
+        memory.sync(&view, game.public_history());
+        let judge = Judge::with_call_at(&view, &memory, Some(9));
+        let params = SearchParams {
+            throw_first: true,
+            hard_calls: true,
+            own_judge: true,
+            relative: 1.0,
+            time_cap: None,
+            samples: 16,
+            ..SearchParams::default()
+        };
+        let candidates: Vec<Candidate> = judge
+            .ranked_throws_first(&view)
+            .into_iter()
+            .take(3)
+            .map(|(cards, _)| Candidate::Throw(cards))
+            .collect();
+        let mut reuse = Reuse::default();
+        let first = search(
+            &view,
+            &memory,
+            &judge,
+            candidates.clone(),
+            &params,
+            4,
+            &mut reuse,
+        );
+        assert_eq!(first.samples, 16);
+        assert!(first.chosen < candidates.len());
+        // The same seed, the same figures.
+        let again = search(
+            &view,
+            &memory,
+            &judge,
+            candidates,
+            &params,
+            4,
+            &mut Reuse::default(),
+        );
+        assert_eq!(first, again);
     }
 
     #[test]
