@@ -7,9 +7,11 @@
 //! ```
 //!
 //! A seat is `hard`, `hard0` (hard's calling rule before the tuning), or `expert`, each with
-//! optional `:key=value,…` changes to its numbers (`CallRule` or `ExpertParams` field names; for
-//! the expert's search, `search=0|1` and the `SearchParams` fields as `samples`, `window`,
-//! `candidates`, `switch`, `z` (`switch_z`), `draws`, `throws`, `throw_first`, `open_calls`, `roll_call_at` and `cap_ms`).
+//! optional `:key=value,…` changes to its numbers (`CallRule` or `ExpertParams` field names;
+//! `standing`, `bonus`, `reveal` and `gift` for its `throw_first_judge`; for the expert's
+//! search, `search=0|1` and the `SearchParams` fields as `samples`, `window`, `candidates`,
+//! `switch`, `z` (`switch_z`), `draws`, `throws`, `throw_first`, `open_calls`, `roll_call_at`,
+//! `hard_calls`, `rel` (`relative`), `own_judge` and `cap_ms`).
 //! Seats are separated by `/`. It prints each seat's mean per round (higher is better, points
 //! negated at cumulative tables), its calls and catches, and the margin of the first seat's
 //! spec over the other seats, paired per match, with its 95% interval.

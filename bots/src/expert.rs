@@ -7,7 +7,9 @@
 //!   rounds).
 //! - Calling: the call is worth `p × G − caught` where `p` is the chance every opponent is
 //!   heavier, `G` what they hold when they are (what a right call collects at a settlement table;
-//!   nothing at a cumulative table, where a right call only spares the caller), and `caught` the
+//!   at a cumulative table, where a right call spares the caller and charges everyone else their
+//!   hand, [`ExpertParams::relative`] times their mean hand, since the match is won on the
+//!   difference), and `caught` the
 //!   expected charge of a caught call — the table's penalty, the double penalty when an opponent
 //!   may be far lighter, the hand on top where the penalty is added to it. Not calling is worth
 //!   `hold`, which [`ExpertParams`] sets (fitted in the arena); it calls when the call is worth
@@ -71,7 +73,8 @@ pub struct ExpertParams {
     /// whatever the expected values say (its estimate of holding on is rough there).
     pub min_lightest: f64,
     /// How much the chance that an opponent calls before its next turn lowers what holding on is
-    /// worth at a settlement table (0: not at all; 1: holding is then worth minus its hand).
+    /// worth (0: not at all; 1: at a settlement table holding is then worth minus its hand, at
+    /// a cumulative one it costs the hand more).
     pub threat: f64,
     /// An opponent is taken to call when its hand is at most this far under the limit (at a
     /// table with no limit, at most [`Self::open_plan_at`]).
@@ -264,6 +267,22 @@ fn expected_caught_charge(settings: &Settings, belief: &Belief, mine: u32, light
     charge + caught * f64::from(on_top)
 }
 
+/// The chance that some opponent holds a hand it would call on: at most
+/// [`ExpertParams::threat_margin`] under the limit, or [`ExpertParams::open_plan_at`] at a table
+/// with no limit.
+fn threat_chance(settings: &Settings, belief: &Belief, params: &ExpertParams) -> f64 {
+    let at = match settings.call_limit {
+        Some(limit) => limit.saturating_sub(params.threat_margin),
+        None => params.open_plan_at,
+    };
+    let quiet: f64 = belief
+        .opponents
+        .iter()
+        .map(|o| 1.0 - o.at_most(at))
+        .product();
+    1.0 - quiet
+}
+
 /// Whether `view` is the match's last round (as far as can be known: a fixed number of rounds).
 fn last_round(view: &SeatView) -> bool {
     match view.settings.rounds {
@@ -285,16 +304,7 @@ fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallVa
             let collect = lightest * belief.mean_heavier_sum(mine);
             let mut hold = params.hold;
             if params.threat > 0.0 {
-                let at = match settings.call_limit {
-                    Some(limit) => limit.saturating_sub(params.threat_margin),
-                    None => params.open_plan_at,
-                };
-                let quiet: f64 = belief
-                    .opponents
-                    .iter()
-                    .map(|o| 1.0 - o.at_most(at))
-                    .product();
-                let threat = params.threat * (1.0 - quiet);
+                let threat = params.threat * threat_chance(settings, belief, params);
                 hold = (1.0 - threat) * hold - threat * f64::from(mine);
             }
             if last_round(view) && params.place_weight != 0.0 {
@@ -347,7 +357,11 @@ fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallVa
                     }
                 }
             }
-            let hold = -(params.hold_per_point * f64::from(mine) + params.hold_flat);
+            let mut hold = -(params.hold_per_point * f64::from(mine) + params.hold_flat);
+            if params.threat > 0.0 {
+                // An opponent that may call before its next turn charges it the hand it holds.
+                hold -= params.threat * threat_chance(settings, belief, params) * f64::from(mine);
+            }
             CallValue {
                 lightest,
                 call,

@@ -22,7 +22,12 @@
 //! 0, where hard's one-turn judgement cannot see a hand emptying itself); at throw-then-draw
 //! tables (household, yaniv) it measured no gain, so it is off there unless
 //! [`SearchParams::throw_first`] is set. [`SearchParams::open_calls`] (off) decides the call at
-//! cumulative tables with no limit by play-outs too; it measured no gain either.
+//! cumulative tables with no limit by play-outs too; it measured no gain either. Three more
+//! options for those tables, all off, none measured a gain (household, tuning seed 11): play-out
+//! opponents that call as hard does, when their chance of being the lightest judged from the
+//! play-out's public state reaches hard's confidence ([`SearchParams::hard_calls`]); a score
+//! against the opponents' mean points ([`SearchParams::relative`]); and the seat's own later
+//! turns played by hard's judgement ([`SearchParams::own_judge`]).
 //!
 //! The budget is [`SearchParams::samples`] samples per candidate, so a decision is the same for
 //! the same seed on any machine; [`SearchParams::time_cap`] is a wall-clock cap on top (a decision
