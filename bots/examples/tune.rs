@@ -7,9 +7,11 @@
 //! ```
 //!
 //! A seat is `hard`, `hard0` (hard's calling rule before the tuning), or `expert`, each with
-//! optional `:key=value,…` changes to its numbers (`CallRule` or `ExpertParams` field names; for
-//! the expert's search, `search=0|1` and the `SearchParams` fields as `samples`, `window`,
-//! `candidates`, `switch`, `z` (`switch_z`), `draws`, `throws`, `throw_first`, `open_calls`, `roll_call_at` and `cap_ms`).
+//! optional `:key=value,…` changes to its numbers (`CallRule` or `ExpertParams` field names;
+//! `standing`, `bonus`, `reveal` and `gift` for its `throw_first_judge`; for the expert's
+//! search, `search=0|1` and the `SearchParams` fields as `samples`, `window`, `candidates`,
+//! `switch`, `z` (`switch_z`), `draws`, `throws`, `throw_first`, `open_calls`, `roll_call_at`,
+//! `hard_calls`, `rel` (`relative`), `own_judge` and `cap_ms`).
 //! Seats are separated by `/`. It prints each seat's mean per round (higher is better, points
 //! negated at cumulative tables), its calls and catches, and the margin of the first seat's
 //! spec over the other seats, paired per match, with its 95% interval.
@@ -67,11 +69,17 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                 "threat" => p.threat = v,
                 "min_lightest" => p.min_lightest = v,
                 "threat_margin" => p.threat_margin = v as u32,
+                "relative" => p.relative = v,
+                "standing" => p.throw_first_judge.standing = v,
+                "bonus" => p.throw_first_judge.bonus = v,
+                "reveal" => p.throw_first_judge.reveal = v,
+                "gift" => p.throw_first_judge.gift = v,
                 "search" => {
                     p.search = (v != 0.0).then(|| p.search.unwrap_or_default());
                 }
                 "samples" | "window" | "candidates" | "switch" | "draws" | "throws" | "cap_ms"
-                | "throw_first" | "roll_call_at" | "z" | "open_calls" => {
+                | "throw_first" | "roll_call_at" | "z" | "open_calls" | "hard_calls" | "rel"
+                | "own_judge" => {
                     let s = p.search.get_or_insert_with(SearchParams::default);
                     match key {
                         "samples" => s.samples = v as u32,
@@ -83,6 +91,9 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                         "throw_first" => s.throw_first = v != 0.0,
                         "z" => s.switch_z = v,
                         "open_calls" => s.open_calls = v != 0.0,
+                        "hard_calls" => s.hard_calls = v != 0.0,
+                        "rel" => s.relative = v,
+                        "own_judge" => s.own_judge = v != 0.0,
                         "roll_call_at" => s.open_call_at = v as u32,
                         _ => {
                             s.time_cap =

@@ -7,7 +7,9 @@
 //!   rounds).
 //! - Calling: the call is worth `p × G − caught` where `p` is the chance every opponent is
 //!   heavier, `G` what they hold when they are (what a right call collects at a settlement table;
-//!   nothing at a cumulative table, where a right call only spares the caller), and `caught` the
+//!   at a cumulative table, where a right call spares the caller and charges everyone else their
+//!   hand, [`ExpertParams::relative`] times their mean hand, since the match is won on the
+//!   difference), and `caught` the
 //!   expected charge of a caught call — the table's penalty, the double penalty when an opponent
 //!   may be far lighter, the hand on top where the penalty is added to it. Not calling is worth
 //!   `hold`, which [`ExpertParams`] sets (fitted in the arena); it calls when the call is worth
@@ -37,7 +39,7 @@ use dhumbal_engine::{
 
 use crate::Bot;
 use crate::belief::Belief;
-use crate::hard::{Judge, play};
+use crate::hard::{Judge, JudgeParams, play};
 use crate::memory::Memory;
 use crate::search::{Candidate, Reuse, SearchParams, call_or_hold, search};
 use crate::turn::{Step, draw, me, step, stock_drawable};
@@ -71,7 +73,8 @@ pub struct ExpertParams {
     /// whatever the expected values say (its estimate of holding on is rough there).
     pub min_lightest: f64,
     /// How much the chance that an opponent calls before its next turn lowers what holding on is
-    /// worth at a settlement table (0: not at all; 1: holding is then worth minus its hand).
+    /// worth (0: not at all; 1: at a settlement table holding is then worth minus its hand, at
+    /// a cumulative one it costs the hand more).
     pub threat: f64,
     /// An opponent is taken to call when its hand is at most this far under the limit (at a
     /// table with no limit, at most [`Self::open_plan_at`]).
@@ -79,6 +82,14 @@ pub struct ExpertParams {
     /// On the last round of a settlement match, how much of its lead over the next seat (or its
     /// deficit to the leader, negative) is added to [`Self::hold`].
     pub place_weight: f64,
+    /// At a cumulative table, how much a right call is worth for the points it makes the
+    /// opponents take (their mean hand, given they are all heavier, times the chance they are):
+    /// 0 weighs only the points it takes itself; 1 weighs its points against theirs, as the
+    /// match standing (and the arena's margin) does.
+    pub relative: f64,
+    /// The weights of its draw and throw judgement at a throw-then-draw table (elsewhere it
+    /// judges with hard's own, [`JudgeParams::default`]).
+    pub throw_first_judge: JudgeParams,
     /// Whether and how much it searches its draws and throws ([`crate::search`]); `None`: hard's
     /// one-turn judgement alone.
     pub search: Option<SearchParams>,
@@ -88,17 +99,19 @@ impl Default for ExpertParams {
     fn default() -> ExpertParams {
         ExpertParams {
             hold: 4.0,
-            hold_per_point: 2.0,
-            hold_flat: 2.0,
+            hold_per_point: 0.0,
+            hold_flat: 5.0,
             plan_margin: 1,
             open_plan_at: 9,
-            open_call_at: 10,
+            open_call_at: 18,
             elimination_cost: 60.0,
             eliminate_bonus: 10.0,
             place_weight: 0.2,
-            min_lightest: 0.55,
+            min_lightest: 0.3,
             threat: 0.0,
             threat_margin: 2,
+            relative: 0.7,
+            throw_first_judge: JudgeParams::default(),
             search: Some(SearchParams::default()),
         }
     }
@@ -218,6 +231,15 @@ impl ExpertBot {
         call_value(view, &belief, &self.params)
     }
 
+    /// Its draw and throw judgement for `view`.
+    fn judge<'v>(&self, view: &'v SeatView) -> Judge<'v> {
+        let judge = Judge::with_call_at(view, &self.memory, self.plan_at(&view.settings));
+        match view.settings.turn_order {
+            TurnOrder::ThrowThenDraw => judge.with_params(self.params.throw_first_judge),
+            TurnOrder::DrawThenThrow => judge,
+        }
+    }
+
     /// The highest total the draw and throw look-ahead counts as callable.
     fn plan_at(&self, settings: &Settings) -> Option<u32> {
         Some(match settings.call_limit {
@@ -245,6 +267,22 @@ fn expected_caught_charge(settings: &Settings, belief: &Belief, mine: u32, light
     charge + caught * f64::from(on_top)
 }
 
+/// The chance that some opponent holds a hand it would call on: at most
+/// [`ExpertParams::threat_margin`] under the limit, or [`ExpertParams::open_plan_at`] at a table
+/// with no limit.
+fn threat_chance(settings: &Settings, belief: &Belief, params: &ExpertParams) -> f64 {
+    let at = match settings.call_limit {
+        Some(limit) => limit.saturating_sub(params.threat_margin),
+        None => params.open_plan_at,
+    };
+    let quiet: f64 = belief
+        .opponents
+        .iter()
+        .map(|o| 1.0 - o.at_most(at))
+        .product();
+    1.0 - quiet
+}
+
 /// Whether `view` is the match's last round (as far as can be known: a fixed number of rounds).
 fn last_round(view: &SeatView) -> bool {
     match view.settings.rounds {
@@ -266,16 +304,7 @@ fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallVa
             let collect = lightest * belief.mean_heavier_sum(mine);
             let mut hold = params.hold;
             if params.threat > 0.0 {
-                let at = match settings.call_limit {
-                    Some(limit) => limit.saturating_sub(params.threat_margin),
-                    None => params.open_plan_at,
-                };
-                let quiet: f64 = belief
-                    .opponents
-                    .iter()
-                    .map(|o| 1.0 - o.at_most(at))
-                    .product();
-                let threat = params.threat * (1.0 - quiet);
+                let threat = params.threat * threat_chance(settings, belief, params);
                 hold = (1.0 - threat) * hold - threat * f64::from(mine);
             }
             if last_round(view) && params.place_weight != 0.0 {
@@ -294,8 +323,13 @@ fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallVa
             }
         }
         Scoring::Cumulative => {
-            // Lower totals are better: the worth is minus the points it adds.
+            // Lower totals are better: the worth is minus the points it adds, plus (as far as
+            // `relative` says) the opponents' mean hand that a right call makes them take.
             let mut call = -caught;
+            if params.relative != 0.0 && !belief.opponents.is_empty() {
+                let theirs = belief.mean_heavier_sum(mine) / belief.opponents.len() as f64;
+                call += params.relative * lightest * theirs;
+            }
             if let Some(threshold) = settings.elimination {
                 let threshold = i64::from(threshold);
                 // A caught call's charge, undoubled.
@@ -323,7 +357,11 @@ fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallVa
                     }
                 }
             }
-            let hold = -(params.hold_per_point * f64::from(mine) + params.hold_flat);
+            let mut hold = -(params.hold_per_point * f64::from(mine) + params.hold_flat);
+            if params.threat > 0.0 {
+                // An opponent that may call before its next turn charges it the hand it holds.
+                hold -= params.threat * threat_chance(settings, belief, params) * f64::from(mine);
+            }
             CallValue {
                 lightest,
                 call,
@@ -364,8 +402,7 @@ impl Bot for ExpertBot {
             }) {
                 // Holding on is worth what hard's move, played out, scores on the same samples.
                 Some(search) => {
-                    let judge =
-                        Judge::with_call_at(view, &self.memory, self.plan_at(&view.settings));
+                    let judge = self.judge(view);
                     let hold = match play(view, step, &judge) {
                         Action::Throw { cards } => Candidate::Throw(cards),
                         Action::Draw {
@@ -383,7 +420,7 @@ impl Bot for ExpertBot {
                 return Action::Call;
             }
         }
-        let judge = Judge::with_call_at(view, &self.memory, self.plan_at(&view.settings));
+        let judge = self.judge(view);
         if let Some(action) = self.searched(view, step, &judge) {
             return action;
         }
@@ -433,6 +470,57 @@ mod tests {
         view.totals[1] = 95;
         let eliminating = bot.call_value(&view, game.public_history());
         assert!(eliminating.call > safe.call, "{eliminating:?} {safe:?}");
+    }
+
+    #[test]
+    fn at_a_cumulative_table_a_right_call_is_worth_the_points_it_makes_the_others_take() {
+        let game = Game::new(Preset::Household.settings(), [8; 32]).unwrap();
+        let mut view = game.view(0);
+        view.hand_total = 12;
+        let memory = {
+            let mut m = Memory::new();
+            m.sync(&view, game.public_history());
+            m
+        };
+        let belief = Belief::new(&view, &memory);
+        let own = ExpertParams {
+            relative: 0.0,
+            ..ExpertParams::default()
+        };
+        let alone = call_value(&view, &belief, &own);
+        let relative = call_value(&view, &belief, &ExpertParams::default());
+        // The others' mean five-card hand, heavier than 12, times the chance they all are.
+        let theirs = belief.mean_heavier_sum(12) / 4.0;
+        assert!(theirs > 12.0, "{theirs}");
+        let expected = alone.call + ExpertParams::default().relative * alone.lightest * theirs;
+        assert!(
+            (relative.call - expected).abs() < 1e-9,
+            "{relative:?} {alone:?}"
+        );
+        assert_eq!(relative.hold, alone.hold);
+    }
+
+    #[test]
+    fn its_throw_first_judgement_weights_apply_at_throw_then_draw_tables_only() {
+        let params = ExpertParams {
+            throw_first_judge: JudgeParams {
+                gift: 0.0,
+                ..JudgeParams::default()
+            },
+            ..ExpertParams::default()
+        };
+        for (preset, changed) in [(Preset::Household, true), (Preset::Standard, false)] {
+            let game = Game::new(preset.settings(), [8; 32]).unwrap();
+            let view = game.view(0);
+            let mut bot = ExpertBot::with_params(params, 0);
+            bot.memory.sync(&view, game.public_history());
+            let judge = bot.judge(&view);
+            assert_eq!(
+                judge.params() != JudgeParams::default(),
+                changed,
+                "{preset:?}"
+            );
+        }
     }
 
     #[test]

@@ -137,6 +137,32 @@ pub struct HardBot {
     rule: CallRule,
 }
 
+/// The weights of hard's one-turn judgement ([`JudgeParams::default`]: hard's own constants);
+/// the expert bot may judge with others.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JudgeParams {
+    /// How much of the total the hand ends the turn with counts besides the expected total after
+    /// the next turn ([`STANDING_WEIGHT`]).
+    pub standing: f64,
+    /// How much better than its total a hand it can call on is ([`CALL_BONUS`]).
+    pub bonus: f64,
+    /// What taking a card from the pile costs for what it tells the table ([`REVEAL_COST`]).
+    pub reveal: f64,
+    /// How much a throw's usefulness to the next player counts (1: hard's own weight).
+    pub gift: f64,
+}
+
+impl Default for JudgeParams {
+    fn default() -> JudgeParams {
+        JudgeParams {
+            standing: STANDING_WEIGHT,
+            bonus: CALL_BONUS,
+            reveal: REVEAL_COST,
+            gift: 1.0,
+        }
+    }
+}
+
 /// What the hard bot knows when it judges hands during one decision (the expert bot judges its
 /// draws and throws with it too).
 pub(crate) struct Judge<'a> {
@@ -149,6 +175,8 @@ pub(crate) struct Judge<'a> {
     call_at: Option<u32>,
     /// Cards the next player is known to hold.
     next_known: Vec<Card>,
+    /// Its weights.
+    params: JudgeParams,
 }
 
 impl Judge<'_> {
@@ -191,7 +219,19 @@ impl Judge<'_> {
             mean_draw,
             call_at,
             next_known: memory.held(next_player(view)).to_vec(),
+            params: JudgeParams::default(),
         }
+    }
+
+    /// The same judge with other weights.
+    pub(crate) fn with_params(self, params: JudgeParams) -> Self {
+        Judge { params, ..self }
+    }
+
+    /// Its weights.
+    #[cfg(test)]
+    pub(crate) fn params(&self) -> JudgeParams {
+        self.params
     }
 
     /// How good it is to end this turn holding `hand` (lower is better), in points.
@@ -214,9 +254,9 @@ impl Judge<'_> {
                 f64::from(now - best_shed(hand, self.settings)) + self.mean_draw
             }
         };
-        let future = future + STANDING_WEIGHT * f64::from(now);
+        let future = future + self.params.standing * f64::from(now);
         match self.call_at {
-            Some(at) if now <= at => future.min(f64::from(now) - CALL_BONUS),
+            Some(at) if now <= at => future.min(f64::from(now) - self.params.bonus),
             _ => future,
         }
     }
@@ -240,7 +280,7 @@ impl Judge<'_> {
                 .total_cmp(&self.usefulness(b))
                 .then(value(b, self.settings).cmp(&value(a, self.settings)))
         });
-        let gift = |c: &Card| self.usefulness(*c);
+        let gift = |c: &Card| self.params.gift * self.usefulness(*c);
         match self.settings.turn_order {
             TurnOrder::DrawThenThrow => {
                 // The last card lands on top.
@@ -406,7 +446,7 @@ impl Judge<'_> {
         } else {
             0.0
         };
-        score + REVEAL_COST + low
+        score + self.params.reveal + low
     }
 
     /// The best draw into `hand` from the stock or one of `pile`, with its judgement.

@@ -22,7 +22,12 @@
 //! 0, where hard's one-turn judgement cannot see a hand emptying itself); at throw-then-draw
 //! tables (household, yaniv) it measured no gain, so it is off there unless
 //! [`SearchParams::throw_first`] is set. [`SearchParams::open_calls`] (off) decides the call at
-//! cumulative tables with no limit by play-outs too; it measured no gain either.
+//! cumulative tables with no limit by play-outs too; it measured no gain either. Three more
+//! options for those tables, all off, none measured a gain (household, tuning seed 11): play-out
+//! opponents that call as hard does, when their chance of being the lightest judged from the
+//! play-out's public state reaches hard's confidence ([`SearchParams::hard_calls`]); a score
+//! against the opponents' mean points ([`SearchParams::relative`]); and the seat's own later
+//! turns played by hard's judgement ([`SearchParams::own_judge`]).
 //!
 //! The budget is [`SearchParams::samples`] samples per candidate, so a decision is the same for
 //! the same seed on any machine; [`SearchParams::time_cap`] is a wall-clock cap on top (a decision
@@ -33,16 +38,17 @@
 //! of a draw-then-throw turn, the throw and the draw of a throw-then-draw one), with the card
 //! drawn from the stock moved into the seat's hand in each.
 
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use dhumbal_engine::{
-    Card, Scoring, SeatView, Settings, THROW_CAP, TurnOrder, charges, pickup_choices,
+    Card, Scoring, SeatView, Settings, THROW_CAP, TurnOrder, charges, full_deck, pickup_choices,
 };
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::belief::lean;
+use crate::belief::{LEAN_CARDS, LEAN_THROWS, lean};
 use crate::groups::{legal_groups, total, value};
 use crate::hard::{CallRule, Judge};
 use crate::memory::Memory;
@@ -77,6 +83,16 @@ pub struct SearchParams {
     /// Whether, at a cumulative table with no limit, the call is also decided by play-outs
     /// (calling against holding on, on the same samples) instead of the expected-value formula.
     pub open_calls: bool,
+    /// Whether a play-out's opponents call as hard does: at most its calling total *and* when
+    /// their chance of being the lightest, judged from the play-out's public state (card
+    /// counts, throws, known pick-ups), reaches hard's confidence. Off: at the total alone.
+    pub hard_calls: bool,
+    /// At a cumulative table, how much the opponents' mean points for the round count in a
+    /// play-out's score (0: the seat's own points alone; 1: its points against theirs).
+    pub relative: f64,
+    /// Whether the searching seat plays its own later throw-then-draw turns in a play-out by
+    /// hard's judgement (slower) instead of the rollout policy.
+    pub own_judge: bool,
 }
 
 impl Default for SearchParams {
@@ -96,6 +112,9 @@ impl Default for SearchParams {
             throw_first: false,
             open_call_at: 7,
             open_calls: false,
+            hard_calls: false,
+            relative: 0.0,
+            own_judge: false,
         }
     }
 }
@@ -242,7 +261,7 @@ pub(crate) fn search(
             }
         }
     }
-    let call_at = rollout_call_at(view, params.open_call_at);
+    let rollout = Rollout::new(view, params);
     let mut scores: Vec<Vec<f64>> = vec![Vec::new(); candidates.len()];
     let mut played = 0u32;
     let mut kept = Vec::new();
@@ -258,7 +277,7 @@ pub(crate) fn search(
             None => World::sample(view, memory, &mut rng),
         };
         for (k, candidate) in candidates.iter().enumerate() {
-            let mut sim = Sim::new(view, memory, &world, &call_at);
+            let mut sim = Sim::new(view, memory, &world, &rollout);
             scores[k].push(sim.play_candidate(seat, candidate, judge));
         }
         kept.push(world);
@@ -314,7 +333,7 @@ pub(crate) fn call_or_hold(
     let mut rng = ChaCha8Rng::seed_from_u64(
         seed ^ 0x5eed ^ (u64::from(view.round) << 40) ^ (u64::from(view.throws) << 20),
     );
-    let call_at = rollout_call_at(view, params.open_call_at);
+    let rollout = Rollout::new(view, params);
     let (mut call, mut keep, mut n) = (0.0, 0.0, 0u32);
     for _ in 0..params.samples {
         if params
@@ -324,9 +343,9 @@ pub(crate) fn call_or_hold(
             break;
         }
         let world = World::sample(view, memory, &mut rng);
-        let sim = Sim::new(view, memory, &world, &call_at);
+        let sim = Sim::new(view, memory, &world, &rollout);
         call += sim.score(seat, End::Call(seat));
-        let mut sim = Sim::new(view, memory, &world, &call_at);
+        let mut sim = Sim::new(view, memory, &world, &rollout);
         keep += sim.play_candidate(seat, hold, judge);
         n += 1;
     }
@@ -351,12 +370,12 @@ pub(crate) fn play_outs(
     let mut rng = ChaCha8Rng::seed_from_u64(
         seed ^ 0xc0ac ^ (u64::from(view.round) << 40) ^ (u64::from(view.throws) << 20),
     );
-    let call_at = rollout_call_at(view, open_call_at);
+    let rollout = Rollout::fixed(rollout_call_at(view, open_call_at));
     let mut scores = vec![Vec::with_capacity(samples as usize); candidates.len()];
     for _ in 0..samples {
         let world = World::sample(view, memory, &mut rng);
         for (k, candidate) in candidates.iter().enumerate() {
-            let mut sim = Sim::new(view, memory, &world, &call_at);
+            let mut sim = Sim::new(view, memory, &world, &rollout);
             scores[k].push(match candidate {
                 Some(candidate) => sim.play_candidate(seat, candidate, judge),
                 None => sim.score(seat, End::Call(seat)),
@@ -383,6 +402,115 @@ fn rollout_call_at(view: &SeatView, open: u32) -> Vec<Option<u32>> {
         .collect()
 }
 
+/// How a play-out's seats call, and how its end is scored.
+struct Rollout {
+    /// The highest total each seat calls at.
+    call_at: Vec<Option<u32>>,
+    /// The chance of being the lightest each seat also wants before it calls (0: none), judged
+    /// from the play-out's public state.
+    confidence: Vec<f64>,
+    /// `above[cell][t]`: the chance that unknown cards of the belief's cell (throws, unknown
+    /// count) total more than `t`, computed when first wanted.
+    above: RefCell<Vec<Option<Vec<f64>>>>,
+    /// One card's value distribution in a full pack (`single[v]`: the share of cards worth
+    /// `v`).
+    single: Vec<f64>,
+    /// How much the opponents' mean points count in the score at a cumulative table.
+    relative: f64,
+    /// Whether the searching seat plays its later throw-then-draw turns by hard's judgement.
+    own_judge: bool,
+}
+
+impl Rollout {
+    /// Every seat calling at its total in `call_at`, nothing else weighed; scored by the seat's
+    /// own points.
+    fn fixed(call_at: Vec<Option<u32>>) -> Rollout {
+        Rollout {
+            confidence: vec![0.0; call_at.len()],
+            call_at,
+            above: RefCell::new(Vec::new()),
+            single: Vec::new(),
+            relative: 0.0,
+            own_judge: false,
+        }
+    }
+
+    /// The rollout `params` ask for at `view`'s table.
+    fn new(view: &SeatView, params: &SearchParams) -> Rollout {
+        let settings = &view.settings;
+        let mut call_at = rollout_call_at(view, params.open_call_at);
+        let mut rollout = Rollout::fixed(Vec::new());
+        if params.hard_calls {
+            let rule = CallRule::default();
+            let confidence = rule.confidence(settings);
+            let seat = me(view);
+            for (s, at) in call_at.iter_mut().enumerate() {
+                if s != seat {
+                    *at = rule.call_at(settings);
+                }
+            }
+            rollout.confidence = (0..call_at.len())
+                .map(|s| if s == seat { 0.0 } else { confidence })
+                .collect();
+            let mut single = vec![0.0; 14];
+            let pack = full_deck(settings.jokers);
+            for &c in &pack {
+                single[value(c, settings).min(13) as usize] += 1.0 / pack.len() as f64;
+            }
+            rollout.single = single;
+            *rollout.above.borrow_mut() = vec![None; LEAN_THROWS * LEAN_CARDS];
+        } else {
+            rollout.confidence = vec![0.0; call_at.len()];
+        }
+        rollout.call_at = call_at;
+        rollout.own_judge = params.own_judge;
+        if settings.scoring == Scoring::Cumulative {
+            rollout.relative = params.relative;
+        }
+        rollout
+    }
+
+    /// The chance that `unknown` cards of a seat that has thrown `throws` times total more than
+    /// `t`, leaning low as the fitted belief says (from a full pack's values: the play-out does
+    /// not track what each seat has seen).
+    fn above(&self, throws: u32, unknown: usize, t: u32) -> f64 {
+        let row = (throws as usize).min(LEAN_THROWS - 1);
+        let col = unknown.min(LEAN_CARDS - 1);
+        let cell = row * LEAN_CARDS + col;
+        let mut above = self.above.borrow_mut();
+        let table = above[cell].get_or_insert_with(|| {
+            let l = lean(throws, unknown);
+            let mut single: Vec<f64> = self
+                .single
+                .iter()
+                .enumerate()
+                .map(|(v, &p)| p * (-l * v as f64).exp())
+                .collect();
+            let sum: f64 = single.iter().sum();
+            single.iter_mut().for_each(|p| *p /= sum);
+            let mut dist = vec![1.0];
+            for _ in 0..unknown {
+                let mut next = vec![0.0; dist.len() + single.len() - 1];
+                for (s, &p) in dist.iter().enumerate() {
+                    for (v, &q) in single.iter().enumerate() {
+                        next[s + v] += p * q;
+                    }
+                }
+                dist = next;
+            }
+            // Survival: table[t] = P(sum > t).
+            let mut table = vec![0.0; dist.len()];
+            let mut tail = 0.0;
+            for t in (0..dist.len()).rev() {
+                table[t] = tail;
+                tail += dist[t];
+            }
+            table
+        });
+        table.get(t as usize).copied().unwrap_or(0.0)
+    }
+}
+
 /// A round being played out from one sample.
 struct Sim<'a> {
     settings: &'a Settings,
@@ -396,7 +524,11 @@ struct Sim<'a> {
     previous_throw: Vec<Card>,
     barred: Option<Card>,
     throws: u32,
-    call_at: &'a [Option<u32>],
+    /// Each seat's throws this round.
+    throws_by: Vec<u32>,
+    /// The cards each seat is publicly known to hold (pick-ups not thrown since).
+    known: Vec<Vec<Card>>,
+    rollout: &'a Rollout,
     rng: ChaCha8Rng,
 }
 
@@ -407,12 +539,8 @@ enum End {
 }
 
 impl<'a> Sim<'a> {
-    fn new(
-        view: &'a SeatView,
-        memory: &Memory,
-        world: &World,
-        call_at: &'a [Option<u32>],
-    ) -> Sim<'a> {
+    fn new(view: &'a SeatView, memory: &Memory, world: &World, rollout: &'a Rollout) -> Sim<'a> {
+        let seats = world.hands.len();
         Sim {
             settings: &view.settings,
             dealer: view.dealer,
@@ -424,7 +552,9 @@ impl<'a> Sim<'a> {
             previous_throw: view.previous_throw.clone(),
             barred: view.barred,
             throws: view.throws,
-            call_at,
+            throws_by: (0..seats).map(|s| memory.throws_by(s)).collect(),
+            known: (0..seats).map(|s| memory.held(s).to_vec()).collect(),
+            rollout,
             rng: ChaCha8Rng::seed_from_u64(world.seed),
         }
     }
@@ -474,6 +604,7 @@ impl<'a> Sim<'a> {
         self.top_throw.retain(|&c| c != card);
         self.previous_throw.retain(|&c| c != card);
         self.hands[seat].push(card);
+        self.known[seat].push(card);
         if self.settings.turn_order == TurnOrder::DrawThenThrow {
             self.barred = Some(card);
         }
@@ -481,8 +612,10 @@ impl<'a> Sim<'a> {
 
     fn throw(&mut self, seat: usize, cards: &[Card]) {
         self.hands[seat].retain(|c| !cards.contains(c));
+        self.known[seat].retain(|c| !cards.contains(c));
         self.pile.extend_from_slice(cards);
         self.throws += 1;
+        self.throws_by[seat] += 1;
         self.barred = None;
         std::mem::swap(&mut self.previous_throw, &mut self.top_throw);
         self.top_throw.clear();
@@ -512,7 +645,8 @@ impl<'a> Sim<'a> {
         let end = if self.throws >= THROW_CAP {
             End::Cap
         } else {
-            self.play_from(self.next(seat))
+            let own = self.rollout.own_judge.then_some((seat, judge));
+            self.play_from(self.next(seat), own)
         };
         self.score(seat, end)
     }
@@ -541,11 +675,13 @@ impl<'a> Sim<'a> {
     }
 
     /// Plays the round from the start of `seat`'s turn to its end by the rollout policy.
-    fn play_from(&mut self, mut seat: usize) -> End {
+    /// With `own`, that seat plays its throw-then-draw turns by that judgement instead.
+    fn play_from(&mut self, mut seat: usize, own: Option<(usize, &Judge<'_>)>) -> End {
         loop {
             let hand_total = total(&self.hands[seat], self.settings);
-            if self.call_at[seat].is_some_and(|at| hand_total <= at)
+            if self.rollout.call_at[seat].is_some_and(|at| hand_total <= at)
                 && self.settings.call_limit.is_none_or(|l| hand_total <= l)
+                && self.sure_enough(seat, hand_total)
             {
                 return End::Call(seat);
             }
@@ -569,6 +705,18 @@ impl<'a> Sim<'a> {
                     }
                     let cards = heaviest(&self.hands[seat], self.barred, self.settings);
                     self.throw(seat, &cards);
+                }
+                TurnOrder::ThrowThenDraw if own.is_some_and(|(s, _)| s == seat) => {
+                    let judge = own.expect("checked").1;
+                    let (cards, _) = judge.best_throw(&self.hands[seat], None);
+                    self.throw(seat, &cards);
+                    let pickable = self.pickable();
+                    let stock = self.stock_drawable();
+                    if !stock && pickable.is_empty() {
+                        return End::Cap;
+                    }
+                    let (card, _) = judge.draw_choice(&self.hands[seat], &pickable, stock);
+                    self.root_draw(seat, card);
                 }
                 TurnOrder::ThrowThenDraw => {
                     let cards = heaviest(&self.hands[seat], None, self.settings);
@@ -600,6 +748,29 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// Whether `seat`, holding `mine`, is as sure as its rollout rule wants that every other
+    /// seat is heavier, judged from what the table has seen: each seat's known pick-ups, and
+    /// its other cards leaning low as the fitted belief says.
+    fn sure_enough(&self, seat: usize, mine: u32) -> bool {
+        let want = self.rollout.confidence[seat];
+        if want <= 0.0 {
+            return true;
+        }
+        let mut chance = 1.0;
+        for o in (0..self.hands.len()).filter(|&o| o != seat && self.active[o]) {
+            let known = total(&self.known[o], self.settings);
+            if known > mine {
+                continue;
+            }
+            let unknown = self.hands[o].len().saturating_sub(self.known[o].len());
+            chance *= self.rollout.above(self.throws_by[o], unknown, mine - known);
+            if chance < want {
+                return false;
+            }
+        }
+        chance >= want
+    }
+
     /// Whether `seat` takes `card` off the pile: it pairs with a card it holds, or it is at
     /// most `low`.
     fn wants(&self, seat: usize, card: Card, low: u32) -> bool {
@@ -622,6 +793,14 @@ impl<'a> Sim<'a> {
         let charged = charges(s, &hand, self.dealer, &self.active, caller);
         match s.scoring {
             Scoring::Settlement => charged.settlement_paid(seat) as f64,
+            Scoring::Cumulative if self.rollout.relative != 0.0 => {
+                let others: Vec<u32> = (0..hand.len())
+                    .filter(|&o| o != seat && self.active[o])
+                    .map(|o| charged.took[o])
+                    .collect();
+                let mean = f64::from(others.iter().sum::<u32>()) / others.len().max(1) as f64;
+                self.rollout.relative * mean - f64::from(charged.took[seat])
+            }
             Scoring::Cumulative => -f64::from(charged.took[seat]),
         }
     }
@@ -755,8 +934,8 @@ mod tests {
                 stock: Vec::new(),
                 seed: 0,
             };
-            let call_at = vec![None; result.hands.len()];
-            let sim = Sim::new(&view, &memory, &world, &call_at);
+            let rollout = Rollout::fixed(vec![None; result.hands.len()]);
+            let sim = Sim::new(&view, &memory, &world, &rollout);
             for seat in (0..result.hands.len()).filter(|&s| result.active[s]) {
                 let end = match result.ending {
                     Ending::Call { caller, .. } => End::Call(caller),
@@ -773,6 +952,24 @@ mod tests {
                     seat,
                     result
                 );
+                // Scored against the others' mean Took row at a cumulative table.
+                if settings.scoring == Scoring::Cumulative {
+                    let relative = Rollout {
+                        relative: 0.5,
+                        ..Rollout::fixed(vec![None; result.hands.len()])
+                    };
+                    let sim = Sim::new(&view, &memory, &world, &relative);
+                    let end = match result.ending {
+                        Ending::Call { caller, .. } => End::Call(caller),
+                        Ending::ThrowCap => End::Cap,
+                    };
+                    let others: Vec<f64> = (0..result.hands.len())
+                        .filter(|&o| o != seat && result.active[o])
+                        .map(|o| f64::from(result.took[o]))
+                        .collect();
+                    let mean = others.iter().sum::<f64>() / others.len() as f64;
+                    prop_assert_eq!(sim.score(seat, end), engine + 0.5 * mean);
+                }
             }
             match result.ending {
                 Ending::Call { caught: true, .. } => caught += 1,
@@ -883,6 +1080,117 @@ mod tests {
                 assert!(memory.held(s).iter().all(|c| world.hands[s].contains(c)));
             }
         }
+    }
+
+    #[test]
+    fn the_rollouts_chance_of_more_than_a_total_is_a_survival_function() {
+        let view = Game::new(Preset::Household.settings(), [9; 32])
+            .unwrap()
+            .view(0);
+        let params = SearchParams {
+            hard_calls: true,
+            ..SearchParams::default()
+        };
+        let rollout = Rollout::new(&view, &params);
+        // No unknown cards total nothing; one card is never more than a king.
+        assert_eq!(rollout.above(0, 0, 0), 0.0);
+        assert_eq!(rollout.above(0, 1, 13), 0.0);
+        // Without a lean, a card of the household pack is more than 0 unless it is a jack.
+        assert!((rollout.above(0, 1, 0) - 48.0 / 52.0).abs() < 1e-12);
+        for unknown in 1..=5 {
+            let mut last = 1.0;
+            for t in 0..60 {
+                let p = rollout.above(3, unknown, t);
+                assert!(p <= last + 1e-12 && p >= 0.0, "{unknown} {t}");
+                last = p;
+            }
+        }
+        // A seat that has thrown often leans low: more than 20 in five cards is less likely.
+        assert!(rollout.above(11, 5, 20) < rollout.above(0, 5, 20));
+        // Its opponents call at hard's total only when sure enough; the seat itself at its own.
+        assert_eq!(
+            rollout.call_at[1],
+            CallRule::default().call_at(&view.settings)
+        );
+        assert!(rollout.confidence[1] > 0.0 && rollout.confidence[0] == 0.0);
+    }
+
+    #[test]
+    fn a_play_out_opponent_calls_only_when_it_is_likely_the_lightest() {
+        let game = Game::new(Preset::Household.settings(), [9; 32]).unwrap();
+        let view = game.view(0);
+        let mut memory = Memory::new();
+        memory.sync(&view, game.public_history());
+        let params = SearchParams {
+            hard_calls: true,
+            ..SearchParams::default()
+        };
+        let rollout = Rollout::new(&view, &params);
+        let world = World::sample(&view, &memory, &mut ChaCha8Rng::seed_from_u64(1));
+        let mut sim = Sim::new(&view, &memory, &world, &rollout);
+        // Everyone holds five unknown cards: 2 is all but surely the lightest, 9 not quite.
+        assert!(sim.sure_enough(1, 2));
+        // Seat 2 down to one unknown card: 9 is no longer safe.
+        sim.hands[2].truncate(1);
+        assert!(!sim.sure_enough(1, 9));
+        // Its one card known to be a king, it no longer counts against a 9.
+        let heavy = parse_cards("KH").unwrap();
+        sim.hands[2] = heavy.clone();
+        sim.known[2] = heavy;
+        assert!(sim.sure_enough(1, 9));
+        // Nor does anything count for a seat that wants no confidence (the searching seat).
+        sim.hands[3].truncate(1);
+        assert!(!sim.sure_enough(1, 9));
+        assert!(sim.sure_enough(0, 9));
+    }
+
+    #[test]
+    fn a_search_with_the_seats_own_judgement_plays_out_to_legal_ends() {
+        let settings = Preset::Household.settings();
+        let game = Game::new(settings, [21; 32]).unwrap();
+        let seat = game.turn();
+        let view = game.view(seat);
+        let mut memory = Memory::new();
+        memory.sync(&view, game.public_history());
+        let judge = Judge::with_call_at(&view, &memory, Some(9));
+        let params = SearchParams {
+            throw_first: true,
+            hard_calls: true,
+            own_judge: true,
+            relative: 1.0,
+            time_cap: None,
+            samples: 16,
+            ..SearchParams::default()
+        };
+        let candidates: Vec<Candidate> = judge
+            .ranked_throws_first(&view)
+            .into_iter()
+            .take(3)
+            .map(|(cards, _)| Candidate::Throw(cards))
+            .collect();
+        let mut reuse = Reuse::default();
+        let first = search(
+            &view,
+            &memory,
+            &judge,
+            candidates.clone(),
+            &params,
+            4,
+            &mut reuse,
+        );
+        assert_eq!(first.samples, 16);
+        assert!(first.chosen < candidates.len());
+        // The same seed, the same figures.
+        let again = search(
+            &view,
+            &memory,
+            &judge,
+            candidates,
+            &params,
+            4,
+            &mut Reuse::default(),
+        );
+        assert_eq!(first, again);
     }
 
     #[test]
