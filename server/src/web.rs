@@ -311,11 +311,16 @@ fn compressible(i: usize) -> bool {
 /// Compresses every file in every encoding now, rather than on its first request: the server
 /// calls this off its runtime at start ([`crate::run`]), so that no player's first load waits.
 pub fn precompress() {
+    let started = std::time::Instant::now();
     for i in (0..SERVED).filter(|&i| compressible(i)) {
         for encoding in [Encoding::Brotli, Encoding::Gzip] {
             encoded_body(i, encoding);
         }
     }
+    tracing::info!(
+        ms = started.elapsed().as_millis() as u64,
+        "the web client's files are compressed"
+    );
 }
 
 /// Asset `i`'s served body in `encoding`, compressed once.
