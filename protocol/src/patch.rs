@@ -141,26 +141,34 @@ impl OwnView {
     /// `seat`'s own fields of its view of `game` (a spectator's for `None`), as
     /// [`Game::view_of`] gives them, without building the rest of the view.
     pub fn of(game: &Game, seat: Option<usize>) -> OwnView {
-        let Some(s) = seat else {
-            return OwnView::default();
-        };
-        let court = game.settings().court;
-        let hand = game.hand(s).to_vec();
-        let playing = !matches!(game.phase(), Phase::RoundOver | Phase::MatchOver);
-        OwnView {
-            seat,
-            hand_total: dhumbal_engine::hand_total(&hand, court),
-            hand_values: hand.iter().map(|c| c.value(court)).collect(),
-            hand,
-            takeable: if playing {
-                game.takeable(s)
-            } else {
-                Vec::new()
-            },
-            can_call: game.can_call(s),
-            can_draw: game.can_draw(s),
-            can_throw: game.can_throw(s),
+        let mut own = OwnView::default();
+        if let Some(s) = seat {
+            own.refresh(game, s);
         }
+        own
+    }
+
+    /// Makes this `seat`'s own fields of its view of `game` now, in place: the lists keep the
+    /// memory they had (a room refreshes what it told the change before last, rather than
+    /// allocating every seat's hand again after every action).
+    fn refresh(&mut self, game: &Game, seat: usize) {
+        let court = game.settings().court;
+        let playing = !matches!(game.phase(), Phase::RoundOver | Phase::MatchOver);
+        self.seat = Some(seat);
+        self.hand.clear();
+        self.hand.extend_from_slice(game.hand(seat));
+        self.hand_total = dhumbal_engine::hand_total(&self.hand, court);
+        self.hand_values.clear();
+        self.hand_values
+            .extend(self.hand.iter().map(|c| c.value(court)));
+        self.takeable = if playing {
+            game.takeable(seat)
+        } else {
+            Vec::new()
+        };
+        self.can_call = game.can_call(seat);
+        self.can_draw = game.can_draw(seat);
+        self.can_throw = game.can_throw(seat);
     }
 
     /// Writes the own fields that changed from `self` (what the seat was told) to `new` into
@@ -220,12 +228,22 @@ pub struct Told {
 impl Told {
     /// What a client is told of `game` now, at `version`.
     pub fn of(game: &Game, version: u64) -> Told {
+        Told::refreshed(None, game, version)
+    }
+
+    /// What a client is told of `game` now, at `version`, made in the memory of `recycled` (a
+    /// `Told` no longer needed) where there is one.
+    fn refreshed(recycled: Option<Told>, game: &Game, version: u64) -> Told {
+        let mut own = recycled.map(|told| told.own).unwrap_or_default();
+        own.truncate(game.seats());
+        own.resize_with(game.seats(), OwnView::default);
+        for (seat, own) in own.iter_mut().enumerate() {
+            own.refresh(game, seat);
+        }
         Told {
             version,
             shared: game.spectator_view(),
-            own: (0..game.seats())
-                .map(|s| OwnView::of(game, Some(s)))
-                .collect(),
+            own,
         }
     }
 
@@ -267,23 +285,38 @@ impl PatchFrames {
         stand_in: Option<usize>,
         clock: Option<TurnClock>,
     ) -> PatchFrames {
-        let now = Told::of(game, before.version + 1);
-        let mut head = String::with_capacity(64 + 64 * events.len());
-        head.push_str(r#"{"type":"patch","v":"#);
-        head.push_str(itoa::Buffer::new().format(now.version));
+        PatchFrames::reusing(before, None, game, events, stand_in, clock)
+    }
+
+    /// [`PatchFrames::new`], with what the clients are told now made in the memory of
+    /// `recycled`, a [`Told`] no longer needed (the one before `before`, say): the same patches,
+    /// fewer allocations.
+    pub fn reusing(
+        before: &Told,
+        recycled: Option<Told>,
+        game: &Game,
+        events: &[Event],
+        stand_in: Option<usize>,
+        clock: Option<TurnClock>,
+    ) -> PatchFrames {
+        let now = Told::refreshed(recycled, game, before.version + 1);
+        let mut head = Vec::with_capacity(96 + 96 * events.len());
+        head.extend_from_slice(br#"{"type":"patch","v":"#);
+        head.extend_from_slice(itoa::Buffer::new().format(now.version).as_bytes());
         if !events.is_empty() {
-            head.push_str(r#","events":"#);
-            head.push_str(&json(events));
+            head.extend_from_slice(br#","events":"#);
+            serde_json::to_writer(&mut head, events).expect("events serialise");
         }
         if let Some(seat) = stand_in {
-            head.push_str(r#","stand_in":"#);
-            head.push_str(&seat.to_string());
+            head.extend_from_slice(br#","stand_in":"#);
+            head.extend_from_slice(itoa::Buffer::new().format(seat).as_bytes());
         }
         if let Some(clock) = clock {
-            head.push_str(r#","clock":"#);
-            head.push_str(&json(&clock));
+            head.extend_from_slice(br#","clock":"#);
+            serde_json::to_writer(&mut head, &clock).expect("a clock serialises");
         }
-        head.push_str(r#","view":{"#);
+        head.extend_from_slice(br#","view":{"#);
+        let head = String::from_utf8(head).expect("serde_json writes UTF-8");
         let mut shared = String::with_capacity(256);
         ViewPatch::write_between(&before.shared, &now.shared, &mut shared);
         PatchFrames { head, shared, now }
@@ -543,6 +576,7 @@ mod tests {
                 };
                 let mut game = Game::new(settings, [players; 32]).unwrap();
                 let mut told = Told::of(&game, 1);
+                let mut spare: Option<Told> = None;
                 let seats: Vec<Option<usize>> = (0..game.seats()).map(Some).chain([None]).collect();
                 let mut held: Vec<SeatView> = seats.iter().map(|&s| game.view_of(s)).collect();
                 for step in 0..5_000usize {
@@ -562,7 +596,13 @@ mod tests {
                         left_ms: step as u64 * 7,
                         total_ms: 30_000,
                     });
-                    let frames = PatchFrames::new(&told, &game, &events, stand_in, clock);
+                    // Mostly made in the memory of the views told the change before last, as a
+                    // room makes them; sometimes afresh.
+                    let frames = if step % 4 == 0 {
+                        PatchFrames::new(&told, &game, &events, stand_in, clock)
+                    } else {
+                        PatchFrames::reusing(&told, spare.take(), &game, &events, stand_in, clock)
+                    };
                     for (i, &seat) in seats.iter().enumerate() {
                         let frame = frames.for_seat(&told, seat);
                         let decoded: ServerMessage =
@@ -584,7 +624,7 @@ mod tests {
                         patch.view.apply(&mut held[i]);
                         assert_eq!(held[i], game.view_of(seat), "{preset:?} step {step}");
                     }
-                    told = frames.into_told();
+                    spare = Some(std::mem::replace(&mut told, frames.into_told()));
                     // A client joining now gets the whole view, and it is what the others hold.
                     if step % 11 == 0 {
                         assert_eq!(told, Told::of(&game, told.version));

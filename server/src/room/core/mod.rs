@@ -394,6 +394,9 @@ pub struct RoomCore {
     /// fields and each seat's own (the base of the next change's patches); `None` until a view
     /// is first told, and after a restart.
     told: Option<Told>,
+    /// What was told the change before: no client's base any more, kept only so that the next
+    /// change's is made in its memory (fewer allocations a change).
+    told_before: Option<Told>,
     /// How many versions of the view the room has made (the latest's number; never reused).
     views_made: u64,
     /// The places in the round's log of the events stand-ins played (for `history`).
@@ -443,6 +446,7 @@ impl RoomCore {
             thinking: None,
             tickets: 0,
             told: None,
+            told_before: None,
             views_made: 0,
             stand_in_marks: Vec::new(),
             now,

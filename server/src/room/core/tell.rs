@@ -62,11 +62,15 @@ impl RoomCore {
         let clock = self.clock();
         self.views_made += 1;
         let v = self.views_made;
+        let recycled = self.told_before.take();
         let patches = self
             .told
             .as_ref()
             .filter(|told| told.version + 1 == v)
-            .map(|told| (told, PatchFrames::new(told, game, events, stand_in, clock)));
+            .map(|told| {
+                let frames = PatchFrames::reusing(told, recycled, game, events, stand_in, clock);
+                (told, frames)
+            });
         let mut whole: Option<StateFrames> = None;
         for (conn, client) in &mut self.clients {
             let text = match &patches {
@@ -83,10 +87,12 @@ impl RoomCore {
                 text: text.into(),
             });
         }
-        self.told = Some(match patches {
+        let now = match patches {
             Some((_, frames)) => frames.into_told(),
             None => Told::of(game, v),
-        });
+        };
+        // Its memory makes the next change's.
+        self.told_before = self.told.replace(now);
     }
 
     pub(super) fn seat_infos(&self) -> Vec<SeatInfo> {
