@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use dhumbal_engine::{Action, Game, Phase, Preset, Source};
 use dhumbal_protocol::{ClientMessage, DrawFrom, Hello, PROTOCOL_VERSION, parse_client_message};
-use dhumbal_server::room::core::{Effect, Entropy, Handled, Input, Request};
+use dhumbal_server::room::core::{Effect, Entropy, Handled, Input, Joining, Request};
 use dhumbal_server::room::record::{Entry, FORMAT, Setup, encode, hash_secret};
 use dhumbal_server::room::{RoomCore, Timing};
 use rand::rngs::StdRng;
@@ -42,7 +42,7 @@ pub(crate) fn seated_room(entropy: &mut dyn Entropy) -> RoomCore {
     let mut core = RoomCore::new(&setup, TIMING, Arc::default(), now);
     for conn in 0..4u64 {
         let joined = core.handle(
-            Input::Join {
+            Input::Join(Joining {
                 conn,
                 hello: Hello {
                     protocol: PROTOCOL_VERSION,
@@ -56,7 +56,7 @@ pub(crate) fn seated_room(entropy: &mut dyn Entropy) -> RoomCore {
                 id: None,
                 token_only: false,
                 address: std::net::Ipv4Addr::LOCALHOST.into(),
-            },
+            }),
             now,
             entropy,
         );

@@ -978,22 +978,19 @@ async fn a_pass_that_fails_part_way_loses_nothing_and_frees_no_code() {
         sample(&metrics, "dhumbal_store_errors_total") > errors,
         "no pass failed"
     );
-    let since = |code: &str, first: u64| {
-        (first..=last)
-            .map(|seq| (seq, input(code, seq)))
-            .collect::<Vec<_>>()
+    // Each room holds the inputs after its last snapshot (taken three inputs ago), no more.
+    let holds_its_last_three = |room: &StoredRoom| {
+        let expected: Vec<_> = (last - 2..=last)
+            .map(|seq| (seq, input(&room.code, seq)))
+            .collect();
+        assert_eq!(room.inputs, expected, "room {}", room.code);
     };
     // The load's own collection fails too: the rooms load from what is there.
     let loaded = store.load().unwrap();
     assert!(loaded.set_aside.is_empty(), "{:?}", loaded.set_aside);
     assert_eq!(loaded.rooms.len(), codes.len());
     for room in &loaded.rooms {
-        assert_eq!(
-            room.inputs,
-            since(&room.code, last - 2),
-            "room {}",
-            room.code
-        );
+        holds_its_last_three(room);
     }
     assert_conflict(store.create_room("GONE", Vec::new()).await);
     // Once passes work again, the next load collects the dead rows and frees the code.
@@ -1004,12 +1001,7 @@ async fn a_pass_that_fails_part_way_loses_nothing_and_frees_no_code() {
     let (store, _) = sqlite(dir.path());
     let loaded = store.load().unwrap();
     for room in &loaded.rooms {
-        assert_eq!(
-            room.inputs,
-            since(&room.code, last - 2),
-            "room {}",
-            room.code
-        );
+        holds_its_last_three(room);
         assert_eq!(rows(dir.path(), "log", &room.code), 3);
     }
     store.create_room("GONE", Vec::new()).await.unwrap();
