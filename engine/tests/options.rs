@@ -4,12 +4,12 @@
 mod common;
 
 use common::{
-    Rng, card, cards, deck, game, last_result, ok, pile, play_match, refused, standard, stock,
-    take, throw,
+    Rng, assert_scored, called_at_once, card, cards, deck, game, last_result, ok, pile, play_match,
+    refused, standard, stock, take, throw,
 };
 use dhumbal_engine::{
-    Action, CourtValues, DoublePenalty, Ending, Event, Game, PenaltyMode, Phase, PickUp, Preset,
-    Rounds, Scoring, Settings, TurnOrder,
+    Action, Card, CourtValues, DoublePenalty, Ending, Event, Game, PenaltyMode, Phase, PickUp,
+    Preset, Rounds, Scoring, Settings, TurnOrder,
 };
 
 /// Heavy hands for seats that only need to hold something: 44 and 50 under J/Q/K 10.
@@ -38,16 +38,22 @@ fn cumulative(players: u8) -> Settings {
 
 // ----- Turn order and pick-up -----
 
-#[test]
-fn throw_then_draw_throws_first_then_draws_from_the_stock_or_the_previous_throw() {
-    let settings = throw_first(3, PickUp::SingleOnly);
-    let mut g = game(
-        &settings,
+/// Three seats that throw first, single cards only to pick up: seat 0 holds a run of hearts and
+/// a pair of nines, the eight of spades is turned up, and the aces of spades and diamonds lie
+/// on top of the stock.
+fn three_throwing_first() -> Game {
+    game(
+        &throw_first(3, PickUp::SingleOnly),
         0,
         &["4H 5H 6H 9S 9C", "KS KH 2C 3C 7D", HEAVY[0]],
         "8S",
         "AS AD",
-    );
+    )
+}
+
+#[test]
+fn throw_then_draw_throws_first_then_draws_from_the_stock_or_the_previous_throw() {
+    let mut g = three_throwing_first();
     refused(&mut g, 0, stock(), "must_throw_first");
     refused(&mut g, 0, take("8S"), "must_throw_first");
     assert!(g.takeable(0).is_empty());
@@ -152,6 +158,24 @@ fn pick_up_of_a_previous_set_is_refused_when_single_only() {
     assert!(g.hand(1).contains(&card("9H")));
 }
 
+/// Under the "ends" pick-up, seat 0 throws the run 4-5-6 of diamonds listed as `thrown`: seat 1
+/// may take its first or last card (it takes `taken`), never the 5 in its middle.
+fn run_thrown_offers_its_ends(thrown: &str, taken: &str) {
+    let mut g = game(
+        &throw_first(2, PickUp::Ends),
+        0,
+        &["4D 5D 6D 9H 9C", "KS KH 2C 3C 6H"],
+        "8S",
+        "AS",
+    );
+    ok(&mut g, 0, throw(thrown));
+    ok(&mut g, 0, stock());
+    ok(&mut g, 1, throw("2C"));
+    assert_eq!(g.takeable(1), cards("4D 6D"), "{thrown}");
+    refused(&mut g, 1, take("5D"), "not_takeable");
+    ok(&mut g, 1, take(taken));
+}
+
 #[test]
 fn pick_up_ends_allows_the_first_and_last_card_only() {
     let mut g = previous_throw_is(PickUp::Ends, "9S 9C 9H");
@@ -160,35 +184,10 @@ fn pick_up_ends_allows_the_first_and_last_card_only() {
     refused(&mut g, 1, pile(), "choose_pile_card");
     ok(&mut g, 1, take("9S"));
     // A run, as listed: 4 and 6 are its ends, the 5 is not.
-    let settings = throw_first(2, PickUp::Ends);
-    let mut g = game(
-        &settings,
-        0,
-        &["4D 5D 6D 9H 9C", "KS KH 2C 3C 6H"],
-        "8S",
-        "AS",
-    );
-    ok(&mut g, 0, throw("4D 5D 6D"));
-    ok(&mut g, 0, stock());
-    ok(&mut g, 1, throw("2C"));
-    assert_eq!(g.takeable(1), cards("4D 6D"));
-    refused(&mut g, 1, take("5D"), "not_takeable");
-    ok(&mut g, 1, take("6D"));
+    run_thrown_offers_its_ends("4D 5D 6D", "6D");
     // The same run listed out of order still offers its lowest and highest cards, never the
     // middle one (the order only decides which card lies on top).
-    let mut g = game(
-        &settings,
-        0,
-        &["4D 5D 6D 9H 9C", "KS KH 2C 3C 6H"],
-        "8S",
-        "AS",
-    );
-    ok(&mut g, 0, throw("6D 4D 5D"));
-    ok(&mut g, 0, stock());
-    ok(&mut g, 1, throw("2C"));
-    assert_eq!(g.takeable(1), cards("4D 6D"));
-    refused(&mut g, 1, take("5D"), "not_takeable");
-    ok(&mut g, 1, take("4D"));
+    run_thrown_offers_its_ends("6D 4D 5D", "4D");
     // A single is its own first and last card.
     let mut g = previous_throw_is(PickUp::Ends, "9H");
     assert_eq!(g.takeable(1), cards("9H"));
@@ -317,14 +316,7 @@ fn a_view_says_when_its_seat_may_draw_or_throw_at_draw_then_throw() {
 
 #[test]
 fn a_view_says_when_its_seat_may_draw_or_throw_at_throw_then_draw() {
-    let settings = throw_first(3, PickUp::SingleOnly);
-    let mut g = game(
-        &settings,
-        0,
-        &["4H 5H 6H 9S 9C", "KS KH 2C 3C 7D", HEAVY[0]],
-        "8S",
-        "AS AD",
-    );
+    let mut g = three_throwing_first();
     assert_eq!(may(&g, 0), (false, true));
     assert_eq!((may(&g, 1), may(&g, 2)), ((false, false), (false, false)));
     // The card turned up at the deal is a single throw: it may be picked up after the throw.
@@ -451,12 +443,9 @@ fn penalty_on_top_charges_the_hand_and_the_penalty() {
         penalty_mode: PenaltyMode::OnTop,
         ..standard()
     };
-    let mut g = game(&settings, 0, &["KS KH KD KC QS", HEAVY[0]], "3S", "");
-    ok(&mut g, 0, Action::Call);
+    let g = called_at_once(&settings, &["KS KH KD KC QS", HEAVY[0]], "3S");
     let result = last_result(&g);
-    assert_eq!(result.hand, vec![50, 44]);
-    assert_eq!(result.took, vec![80, 0]);
-    assert_eq!(result.paid, vec![-80, 80]);
+    assert_scored(result, &[50, 44], &[80, 0], &[-80, 80]);
 }
 
 #[test]
@@ -472,8 +461,7 @@ fn double_penalty_at_margin_five_no_and_six_yes() {
     };
     // Seat 1 holds 8; seat 0 calls on 13 (undercut by 5) and on 14 (undercut by 6).
     for (caller, margin, charged) in [("3H 3D 3C 2H 2D", 5, 25), ("4H 3D 3C 2H 2D", 6, 50)] {
-        let mut g = game(&settings, 0, &[caller, "AS AH AD 2S 3S"], "KC", "");
-        ok(&mut g, 0, Action::Call);
+        let g = called_at_once(&settings, &[caller, "AS AH AD 2S 3S"], "KC");
         let result = last_result(&g);
         assert_eq!(result.hand[0] - result.hand[1], margin);
         assert_eq!(result.took, vec![charged, 0], "margin {margin}");
@@ -484,14 +472,11 @@ fn double_penalty_at_margin_five_no_and_six_yes() {
 
 #[test]
 fn cumulative_winning_caller_scores_nothing_and_the_others_add_their_hands() {
-    let mut g = game(
+    let g = called_at_once(
         &cumulative(3),
-        0,
         &["AS AH 2S 2H 3S", HEAVY[0], HEAVY[1]],
         "KC",
-        "",
     );
-    ok(&mut g, 0, Action::Call);
     let result = last_result(&g);
     assert_eq!(result.took, vec![0, 44, 50]);
     assert_eq!(result.paid, vec![0, 44, 50]);
@@ -502,14 +487,11 @@ fn cumulative_winning_caller_scores_nothing_and_the_others_add_their_hands() {
 
 #[test]
 fn cumulative_caught_caller_adds_the_penalty_and_the_others_nothing() {
-    let mut g = game(
+    let g = called_at_once(
         &cumulative(3),
-        0,
         &["KS KH KD KC QS", HEAVY[0], HEAVY[1]],
         "QC",
-        "",
     );
-    ok(&mut g, 0, Action::Call);
     let result = last_result(&g);
     assert_eq!(result.taker, 1);
     assert_eq!(result.hand, vec![50, 44, 50]);
@@ -524,14 +506,11 @@ fn cumulative_tie_only_the_caller_is_penalised() {
         jokers: true,
         ..cumulative(3)
     };
-    let mut g = game(
+    let g = called_at_once(
         &settings,
-        0,
         &["AS AH AD 3S 4S", "AC 2S 2H 2D 3H", "RJ BJ 2C 4H 4D"],
         "KC",
-        "",
     );
-    ok(&mut g, 0, Action::Call);
     let result = last_result(&g);
     assert_eq!(result.hand, vec![10, 10, 10]);
     assert_eq!(result.took, vec![25, 0, 0]);
@@ -568,17 +547,23 @@ fn eliminating(players: u8, rounds: Rounds, threshold: u32) -> Settings {
     }
 }
 
+/// The first deal of both three-seat matches that eliminate at 40: seat 0 calls on 9 and is
+/// right, seat 1 is charged its 44 and goes out, seat 2 its 18.
+fn seat_one_goes_out(settings: &Settings) -> Vec<Card> {
+    deck(
+        settings,
+        0,
+        &["AS AH 2S 2H 3S", HEAVY[0], "4S 4H 4D 3H 3D"],
+        "KC",
+        "",
+    )
+}
+
 #[test]
 fn elimination_mid_match_and_play_continues_with_fewer_seats() {
     let settings = eliminating(3, Rounds::Fixed(3), 40);
     let decks = vec![
-        deck(
-            &settings,
-            0,
-            &["AS AH 2S 2H 3S", HEAVY[0], "4S 4H 4D 3H 3D"],
-            "KC",
-            "",
-        ),
+        seat_one_goes_out(&settings),
         // Round 2: seat 1 is out, so only seats 2 and 0 are dealt, starting from seat 2.
         deck(
             &settings,
@@ -646,13 +631,7 @@ fn match_ends_when_one_player_remains() {
 fn rounds_until_one_remains() {
     let settings = eliminating(3, Rounds::UntilOneRemains, 40);
     let decks = vec![
-        deck(
-            &settings,
-            0,
-            &["AS AH 2S 2H 3S", HEAVY[0], "4S 4H 4D 3H 3D"],
-            "KC",
-            "",
-        ),
+        seat_one_goes_out(&settings),
         deck(
             &settings,
             2,

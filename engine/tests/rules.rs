@@ -3,7 +3,10 @@
 
 mod common;
 
-use common::{card, cards, deck, game, last_result, pile, refused, standard, stock, take, throw};
+use common::{
+    assert_scored, called_at_once, card, cards, deck, game, last_result, pile, refused, standard,
+    stock, take, throw,
+};
 use dhumbal_engine::{
     Action, Card, CourtValues, Ending, Event, Game, Phase, Rounds, RuleError, Settings, THROW_CAP,
     full_deck, hand_total,
@@ -464,9 +467,7 @@ fn a_right_call_shows_every_hand_and_takes_the_round_for_nothing() {
     assert_eq!(result.taker, 0);
     assert_eq!(result.hands[1], cards(FILLER[0]));
     assert_eq!(result.hands[2], cards(FILLER[1]));
-    assert_eq!(result.hand, vec![6, 44, 50]);
-    assert_eq!(result.took, vec![0, 44, 50]);
-    assert_eq!(result.paid, vec![94, -44, -50]);
+    assert_scored(result, &[6, 44, 50], &[0, 44, 50], &[94, -44, -50]);
     // After the show, every seat sees every hand.
     assert_eq!(
         g.public_history().results[0].hands[0],
@@ -478,14 +479,11 @@ fn a_right_call_shows_every_hand_and_takes_the_round_for_nothing() {
 #[test]
 fn equal_is_enough_to_catch() {
     // Seat 0 calls on 10, on the limit; seat 1 holds 10 as well.
-    let mut g = game(
+    let g = called_at_once(
         &limit(3, 10),
-        0,
         &["AS AH 2S 2H 4S", "AD AC 2D 2C 4H", FILLER[1]],
         "9D",
-        "",
     );
-    g.apply(0, Action::Call).unwrap();
     let result = last_result(&g);
     assert_eq!(
         result.ending,
@@ -495,27 +493,20 @@ fn equal_is_enough_to_catch() {
         }
     );
     assert_eq!(result.taker, 1);
-    assert_eq!(result.hand, vec![10, 10, 50]);
-    assert_eq!(result.took, vec![25, 0, 50]);
-    assert_eq!(result.paid, vec![-25, 75, -50]);
+    assert_scored(result, &[10, 10, 50], &[25, 0, 50], &[-25, 75, -50]);
 }
 
 #[test]
 fn a_caught_caller_is_charged_the_penalty_and_the_round_goes_to_the_lightest() {
     // Seat 0 calls on 10 and is beaten by seat 1's 8.
-    let mut g = game(
+    let g = called_at_once(
         &limit(3, 10),
-        0,
         &["AS AH 2S 3S 3H", "AD AC 2D 2C 2H", FILLER[1]],
         "9D",
-        "",
     );
-    g.apply(0, Action::Call).unwrap();
     let result = last_result(&g);
     assert_eq!(result.taker, 1);
-    assert_eq!(result.hand, vec![10, 8, 50]);
-    assert_eq!(result.took, vec![25, 0, 50]);
-    assert_eq!(result.paid, vec![-25, 75, -50]);
+    assert_scored(result, &[10, 8, 50], &[25, 0, 50], &[-25, 75, -50]);
     assert_eq!(g.totals(), &[-25, 75, -50]);
 }
 
@@ -568,10 +559,13 @@ fn throw_cap_ends_the_round_after_200_throws() {
     assert_eq!(result.ending, Ending::ThrowCap);
     // The lightest takes the round (the tie is walked from the dealer's left: seat 1 before 2);
     // nobody is penalised, everyone else is charged the hand.
-    assert_eq!(result.hand, vec![38, 12, 12, 50]);
     assert_eq!(result.taker, 1);
-    assert_eq!(result.took, vec![38, 0, 12, 50]);
-    assert_eq!(result.paid, vec![-38, 100, -12, -50]);
+    assert_scored(
+        result,
+        &[38, 12, 12, 50],
+        &[38, 0, 12, 50],
+        &[-38, 100, -12, -50],
+    );
     refused(&mut g, 2, stock(), "round_over");
     // The count starts again at zero with every deal.
     g.next_round().unwrap();
@@ -612,10 +606,13 @@ fn tie_walks_from_the_dealers_left() {
     assert_eq!((g.dealer(), g.turn()), (0, 1));
     g.apply(1, Action::Call).unwrap();
     let result = last_result(&g);
-    assert_eq!(result.hand, vec![12, 19, 48, 12]);
     assert_eq!(result.taker, 3);
-    assert_eq!(result.took, vec![12, 25, 48, 0]);
-    assert_eq!(result.paid, vec![-12, -25, -48, 85]);
+    assert_scored(
+        result,
+        &[12, 19, 48, 12],
+        &[12, 25, 48, 0],
+        &[-12, -25, -48, 85],
+    );
 }
 
 #[test]
@@ -678,9 +675,12 @@ fn worked_example_four_twelve_nineteen_seven_nobody_caught() {
     }
     g.apply(0, Action::Call).unwrap();
     let result = last_result(&g);
-    assert_eq!(result.hand, vec![4, 12, 19, 7]);
-    assert_eq!(result.took, vec![0, 12, 19, 7]);
-    assert_eq!(result.paid, vec![38, -12, -19, -7]);
+    assert_scored(
+        result,
+        &[4, 12, 19, 7],
+        &[0, 12, 19, 7],
+        &[38, -12, -19, -7],
+    );
     assert_eq!(result.paid.iter().sum::<i64>(), 0);
     assert_eq!(g.totals(), &[38, -12, -19, -7]);
 }
@@ -707,9 +707,7 @@ fn worked_example_caught_caller_at_four_and_four() {
             caught: true
         }
     );
-    assert_eq!(result.hand, vec![4, 4]);
-    assert_eq!(result.took, vec![25, 0]);
-    assert_eq!(result.paid, vec![-25, 25]);
+    assert_scored(result, &[4, 4], &[25, 0], &[-25, 25]);
 }
 
 #[test]
@@ -800,10 +798,9 @@ fn the_match_goes_to_the_highest_total_not_the_most_rounds_won() {
 
 // ----- Things worth knowing -----
 
-#[test]
-fn emptied_hand_can_call_next_turn() {
-    // Runs on: seat 0 draws the 7 and throws a run of six, emptying its hand. The round goes on;
-    // on its next turn, a hand of nothing may call, and nothing is lighter than nothing.
+/// Two seats, runs on: seat 0 draws the 7 and throws a run of six, emptying its hand, and the
+/// round goes on; seat 1 draws and throws the 9 of diamonds. Seat 0 is to play, holding nothing.
+fn emptied_hand() -> Game {
     let settings = Settings {
         players: 2,
         runs: true,
@@ -816,6 +813,13 @@ fn emptied_hand_can_call_next_turn() {
     assert_eq!((g.turn(), g.phase()), (1, Phase::Start));
     g.apply(1, stock()).unwrap();
     g.apply(1, throw("9D")).unwrap();
+    g
+}
+
+#[test]
+fn emptied_hand_can_call_next_turn() {
+    // On its next turn, a hand of nothing may call, and nothing is lighter than nothing.
+    let mut g = emptied_hand();
     let view = g.view(0);
     assert_eq!((view.hand_total, view.can_call), (0, true));
     g.apply(0, Action::Call).unwrap();
@@ -827,16 +831,7 @@ fn emptied_hand_can_call_next_turn() {
 /// with nothing it could throw — a turn that could never end.
 #[test]
 fn an_empty_hand_taking_from_the_pile_was_left_with_no_legal_throw() {
-    let settings = Settings {
-        players: 2,
-        runs: true,
-        ..standard()
-    };
-    let mut g = game(&settings, 0, &["2S 3S 4S 5S 6S", FILLER[0]], "KC", "7S 9D");
-    g.apply(0, stock()).unwrap();
-    g.apply(0, throw("2S 3S 4S 5S 6S 7S")).unwrap();
-    g.apply(1, stock()).unwrap();
-    g.apply(1, throw("9D")).unwrap();
+    let mut g = emptied_hand();
     assert!(g.takeable(0).is_empty());
     refused(&mut g, 0, pile(), "pile_not_takeable");
     refused(&mut g, 0, take("9D"), "pile_not_takeable");

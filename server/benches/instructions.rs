@@ -26,24 +26,20 @@
 //! included, so the same binary counts the same instructions each run (the room's action within
 //! about 0.1%: see `RUNS`).
 
-use std::collections::VecDeque;
+mod common;
+
 use std::hint::black_box;
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
-use std::time::Duration;
 
-use dhumbal_engine::{Action, Event, Game, Phase, Preset, Source};
-use dhumbal_protocol::{
-    ClientMessage, DrawFrom, Hello, PROTOCOL_VERSION, PatchFrames, StateFrames, Told,
-    parse_client_message,
-};
+use common::{Clients, random_action, room_action, seated_room, text};
+use dhumbal_engine::{Action, Event, Game, Phase, Preset};
+use dhumbal_protocol::{ClientMessage, PatchFrames, StateFrames, Told};
 use dhumbal_server::conn::Deflater;
-use dhumbal_server::room::core::{Effect, Entropy, Handled, Input, Request};
-use dhumbal_server::room::record::{Entry, FORMAT, Setup, encode, hash_secret};
-use dhumbal_server::room::{RoomCore, Timing};
+use dhumbal_server::room::RoomCore;
+use dhumbal_server::room::core::{Effect, Entropy};
+use rand::SeedableRng;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
 /// How many times each case is counted: the room's clients are in a `HashMap` with random
 /// keys, so the order in which it builds their frames (and so the allocator's path) differs
@@ -151,39 +147,11 @@ fn counted_room_action(
     conn: u64,
     text: &str,
 ) -> Vec<Effect> {
-    let envelope = parse_client_message(text).expect("a well-formed message");
-    let now = tokio::time::Instant::now();
-    core.handle(
-        Input::Message(Request {
-            conn,
-            id: envelope.id,
-            message: envelope.message,
-        }),
-        now,
-        entropy,
-    );
-    core.settle(now);
-    let records = core.take_records();
-    if !records.is_empty() {
-        black_box(encode(&Entry {
-            format: FORMAT,
-            records,
-        }));
-        black_box(core.take_snapshot());
-    }
-    core.take_effects()
+    room_action(core, entropy, conn, text)
 }
 
 // ---------------------------------------------------------------------------------------------
 // The cases.
-
-/// A random legal action of the seat to play, from a seeded generator.
-fn random_action(game: &Game, rng: &mut StdRng) -> (usize, Action) {
-    let seat = game.turn();
-    let mut actions = game.legal_actions(seat);
-    let i = rng.random_range(0..actions.len());
-    (seat, actions.swap_remove(i))
-}
 
 /// Plays `n` engine actions through as many standard matches as it takes, calling `each` with
 /// the game and the action's events after each.
@@ -250,17 +218,6 @@ fn run_compress(n: usize) {
     });
 }
 
-/// Four people, timers that never fire during the count.
-const TIMING: Timing = Timing {
-    bot_delay: Duration::ZERO,
-    takeover_after: Duration::from_secs(3600),
-    idle_ttl: Duration::from_secs(3600),
-    lobby_ttl: Duration::from_secs(3600),
-    unjoined_ttl: Duration::from_secs(3600),
-    max_watchers: 20,
-    turn_second: Duration::from_secs(1),
-};
-
 /// Entropy from a counter: the same seeds and tokens every run, so that every match after the
 /// first (whose seed the room draws) is the same each run too.
 struct Counter(u8);
@@ -285,93 +242,20 @@ impl Entropy for Counter {
 /// `n` client messages to a room of four people (connection `n` in seat `n`, the first the
 /// host) through whole matches.
 fn run_room(n: usize) {
-    let setup = Setup {
-        format: FORMAT,
-        code: "BENCHROOM2".into(),
-        host_secret_hash: hash_secret("secret"),
-        settings: Preset::Standard.settings(),
-        decks: None,
-        seed: Some([9; 32]),
-    };
-    let now = tokio::time::Instant::now();
     let mut entropy = Counter(100);
-    let mut core = RoomCore::new(&setup, TIMING, Arc::default(), now);
-    for conn in 0..4u64 {
-        let joined = core.handle(
-            Input::Join {
-                conn,
-                hello: Hello {
-                    protocol: PROTOCOL_VERSION,
-                    room: "BENCHROOM2".into(),
-                    name: format!("Player {conn}"),
-                    token: None,
-                    spectator: false,
-                    host_secret: (conn == 0).then(|| "secret".to_owned()),
-                    client_seed: None,
-                },
-                id: None,
-                token_only: false,
-                address: std::net::Ipv4Addr::LOCALHOST.into(),
-            },
-            now,
-            &mut entropy,
-        );
-        assert_eq!(joined, Handled::Joined, "seat {conn} joined");
-    }
+    let mut core = seated_room(&mut entropy);
     drop(counted_room_action(
         &mut core,
         &mut entropy,
         0,
         &text(&ClientMessage::Start),
     ));
-    let mut rng = StdRng::seed_from_u64(2026);
-    let mut queue: VecDeque<(u64, String)> = VecDeque::new();
+    let mut clients = Clients::new(2026);
     // The `start` above was the first counted message.
     for _ in 1..n {
-        if queue.is_empty() {
-            match next(&core, &mut rng) {
-                Some(one) => queue.push_back(one),
-                None => {
-                    let vote = match core.game().map(|g| g.phase()) {
-                        Some(Phase::RoundOver) => ClientMessage::Ready { client_seed: None },
-                        _ => ClientMessage::Rematch { client_seed: None },
-                    };
-                    let vote = text(&vote);
-                    queue.extend((0..4).map(|conn| (conn, vote.clone())));
-                }
-            }
-        }
-        let (conn, message) = queue.pop_front().expect("a message to send");
+        let (conn, message) = clients.next(&core);
         drop(counted_room_action(&mut core, &mut entropy, conn, &message));
     }
-}
-
-/// A client message as a client sends it.
-fn text(message: &ClientMessage) -> String {
-    serde_json::to_string(message).expect("client messages serialise")
-}
-
-/// The action the seat whose turn it is would send, as text, and from which connection; `None`
-/// between rounds and after the match.
-fn next(core: &RoomCore, rng: &mut StdRng) -> Option<(u64, String)> {
-    let game = core.game()?;
-    if matches!(game.phase(), Phase::RoundOver | Phase::MatchOver) {
-        return None;
-    }
-    let (seat, action) = random_action(game, rng);
-    let message = match action {
-        Action::Call => ClientMessage::Call,
-        Action::Draw { from } => {
-            let (from, card) = match from {
-                Source::Stock => (DrawFrom::Stock, None),
-                Source::Pile => (DrawFrom::Pile, None),
-                Source::PileCard(card) => (DrawFrom::Pile, Some(card)),
-            };
-            ClientMessage::Draw { from, card }
-        }
-        Action::Throw { cards } => ClientMessage::Throw { cards },
-    };
-    Some((seat as u64, text(&message)))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -76,6 +76,33 @@ pub struct Restored {
     pub set_aside: Vec<(String, String)>,
 }
 
+impl Restored {
+    /// A restore begun from what a load set aside (`set_aside`), warning of each room set aside
+    /// before that load and still kept (`kept_aside`).
+    fn begun(set_aside: Vec<(String, String)>, kept_aside: &[(String, String)]) -> Restored {
+        for (code, why) in kept_aside {
+            warn!(room = %code, why, "a room set aside earlier is still in the store");
+        }
+        Restored {
+            set_aside,
+            ..Restored::default()
+        }
+    }
+
+    /// The restore done: logs each room set aside and how many were restored.
+    fn logged(self) -> Restored {
+        for (code, why) in &self.set_aside {
+            error!(room = %code, why, "room set aside, not restored");
+        }
+        info!(
+            rooms = self.rooms.len(),
+            set_aside = self.set_aside.len(),
+            "rooms restored"
+        );
+        self
+    }
+}
+
 /// How many fresh codes creating a room tries when the store has each already.
 const CODE_TRIES: usize = 3;
 
@@ -175,13 +202,7 @@ impl Registry {
     /// Restores every room the store loaded, replaying its log; a room whose log does not
     /// replay is set aside (kept on disk, not served), and the others are restored.
     pub async fn restore(&self, loaded: Loaded) -> Restored {
-        let mut restored = Restored {
-            set_aside: loaded.set_aside,
-            ..Restored::default()
-        };
-        for (code, why) in &loaded.kept_aside {
-            warn!(room = %code, why, "a room set aside earlier is still in the store");
-        }
+        let mut restored = Restored::begun(loaded.set_aside, &loaded.kept_aside);
         for stored in loaded.rooms {
             let code = stored.code.clone();
             match self.revive(stored).await {
@@ -189,15 +210,7 @@ impl Registry {
                 Err(why) => restored.set_aside.push((code, why)),
             }
         }
-        for (code, why) in &restored.set_aside {
-            error!(room = %code, why, "room set aside, not restored");
-        }
-        info!(
-            rooms = restored.rooms.len(),
-            set_aside = restored.set_aside.len(),
-            "rooms restored"
-        );
-        restored
+        restored.logged()
     }
 
     /// Loads every room from the store and restores it, one room at a time: each room's log is
@@ -217,13 +230,7 @@ impl Registry {
             Ok(core) => replayed.push((core, stored.last_seq())),
             Err(why) => failed.push((stored.code, why)),
         })?;
-        let mut restored = Restored {
-            set_aside: loaded.set_aside,
-            ..Restored::default()
-        };
-        for (code, why) in &loaded.kept_aside {
-            warn!(room = %code, why, "a room set aside earlier is still in the store");
-        }
+        let mut restored = Restored::begun(loaded.set_aside, &loaded.kept_aside);
         for (core, seq) in replayed {
             let code = core.code().to_owned();
             self.revived(core, code.clone(), seq).await;
@@ -233,15 +240,7 @@ impl Registry {
             self.set_aside(&code, &why).await;
             restored.set_aside.push((code, why));
         }
-        for (code, why) in &restored.set_aside {
-            error!(room = %code, why, "room set aside, not restored");
-        }
-        info!(
-            rooms = restored.rooms.len(),
-            set_aside = restored.set_aside.len(),
-            "rooms restored"
-        );
-        Ok(restored)
+        Ok(restored.logged())
     }
 
     /// Restores one room from its log and starts it, as at start and for a claim; a room whose

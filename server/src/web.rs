@@ -1012,6 +1012,16 @@ mod tests {
         assert_eq!(headers[header::CONTENT_ENCODING], "gzip");
     }
 
+    /// Modules of a room, which app.js imports lazily: a room's page preloads them, the home
+    /// page does not.
+    const ROOM_MODULES: [&str; 5] = [
+        "session.js",
+        "net.js",
+        "table-paint.js",
+        "lobby.js",
+        "chat.js",
+    ];
+
     /// The modules a served page preloads, by file name, in its order.
     fn preloads(page: &str) -> Vec<&str> {
         page.lines()
@@ -1044,13 +1054,7 @@ mod tests {
         assert!(!preloaded.contains(&"app.js"));
         assert!(!preloaded.contains(&"replay.js"));
         // The home page needs no module of a room: app.js imports them lazily.
-        for module in [
-            "session.js",
-            "net.js",
-            "table-paint.js",
-            "lobby.js",
-            "chat.js",
-        ] {
+        for module in ROOM_MODULES {
             assert!(!preloaded.contains(&module), "{module}: {preloaded:?}");
         }
         let mut graph = module_graph("app.js").split_off(1);
@@ -1086,14 +1090,7 @@ mod tests {
                 expected.push(module);
             }
         }
-        for module in [
-            "session.js",
-            "net.js",
-            "table-paint.js",
-            "lobby.js",
-            "chat.js",
-            "fair-scheme.js",
-        ] {
+        for module in ROOM_MODULES.into_iter().chain(["fair-scheme.js"]) {
             assert!(preloaded.contains(&module), "{module}: {preloaded:?}");
         }
         for module in preloads(home) {

@@ -203,3 +203,21 @@ pub(crate) fn refused(game: &mut Game, seat: usize, action: Action, code: &str) 
 pub(crate) fn last_result(game: &Game) -> &RoundResult {
     game.results().last().expect("a round has ended")
 }
+
+/// Asserts what a round's seats weighed (`hand`), were charged (`took`) and paid (`paid`), by
+/// seat: all three at once, so that a failure shows every one.
+pub(crate) fn assert_scored(result: &RoundResult, hand: &[u32], took: &[u32], paid: &[i64]) {
+    assert_eq!(
+        (&result.hand[..], &result.took[..], &result.paid[..]),
+        (hand, took, paid),
+        "(hand, took, paid)"
+    );
+}
+
+/// A game of `settings` dealt `hands` from seat 0 with `pile` turned up, in which seat 0 calls
+/// as its first action (its invariants checked after, as [`ok`] does): the round is over.
+pub(crate) fn called_at_once(settings: &Settings, hands: &[&str], pile: &str) -> Game {
+    let mut g = game(settings, 0, hands, pile, "");
+    ok(&mut g, 0, Action::Call);
+    g
+}

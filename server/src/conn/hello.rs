@@ -12,7 +12,7 @@ use super::ClientTx;
 use crate::AppState;
 use crate::code::normalize;
 use crate::error::Refusal;
-use crate::room::{Command, RoomHandle};
+use crate::room::{Command, Joining, RoomHandle};
 
 /// Joins the room `hello` names. `path_room` is the code in the socket's path (`/ws/{code}`,
 /// normalised), if it had one: `hello` must name that room, or it is refused with
@@ -54,12 +54,14 @@ pub(super) async fn join(
     };
     let (reply, joined) = oneshot::channel();
     let join = Command::Join {
-        conn,
-        hello,
-        id,
+        joining: Joining {
+            conn,
+            hello,
+            id,
+            token_only: blocked,
+            address: ip,
+        },
         client: tx.clone(),
-        token_only: blocked,
-        address: ip,
         reply,
     };
     if !handle.send(join).await {

@@ -194,26 +194,16 @@ impl Actor {
     async fn command(&mut self, command: Command, entropy: &mut OsEntropy) {
         match command {
             Command::Join {
-                conn,
-                hello,
-                id,
+                joining,
                 client,
-                token_only,
-                address,
                 reply,
             } => {
+                let conn = joining.conn;
                 self.clients.insert(conn, client);
-                let joined = self.core.handle(
-                    Input::Join {
-                        conn,
-                        hello,
-                        id,
-                        token_only,
-                        address,
-                    },
-                    Instant::now(),
-                    entropy,
-                ) == Handled::Joined;
+                let joined = self
+                    .core
+                    .handle(Input::Join(joining), Instant::now(), entropy)
+                    == Handled::Joined;
                 if !self.flush(entropy).await {
                     let _ = reply.send(false);
                     return;
@@ -392,12 +382,12 @@ impl Actor {
                 () = stop.cancelled() => stopped = Some(Stopped::Shutdown),
                 command = inbox.recv() => match command {
                     None => stopped = Some(Stopped::Shutdown),
-                    Some(Command::Join { client, id, reply, .. }) => {
+                    Some(Command::Join { joining, client, reply }) => {
                         self.core.metrics().rejected(codes::STORE_UNAVAILABLE);
                         client.send_message(&ServerMessage::error(
                             codes::STORE_UNAVAILABLE,
                             PAUSED,
-                            id,
+                            joining.id,
                         ));
                         client.send_message(&ServerMessage::bye(codes::STORE_UNAVAILABLE, PAUSED));
                         client.close(CLOSE_TRY_AGAIN_LATER, "store unavailable");

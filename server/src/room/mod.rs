@@ -27,13 +27,13 @@ pub mod think;
 
 use std::sync::Arc;
 
-use dhumbal_protocol::{Hello, MessageId, RoomSummary};
+use dhumbal_protocol::RoomSummary;
 use futures_util::future::Either;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use self::client::ClientTx;
-pub use self::core::{ConnId, Request, RoomCore, Timing};
+pub use self::core::{ConnId, Joining, Request, RoomCore, Timing};
 use self::record::Setup;
 use crate::metrics::Metrics;
 use crate::shutdown::Shutdown;
@@ -49,19 +49,10 @@ pub enum Command {
     /// A connection's `hello`: join the room. `reply` says whether it joined; either way, the
     /// answer (`welcome` or `error`) goes to `client`.
     Join {
-        /// The connection.
-        conn: ConnId,
-        /// The `hello`.
-        hello: Hello,
-        /// The `hello`'s `id`, echoed by an error.
-        id: Option<MessageId>,
+        /// The `hello`, and who sent it from where.
+        joining: Joining,
         /// The way to the client.
         client: ClientTx,
-        /// The client's address failed too many lookups: only a valid seat token gets in, and
-        /// any other hello is refused with `too_many_attempts`.
-        token_only: bool,
-        /// The client's address (a watcher the host removes is kept out by it).
-        address: std::net::IpAddr,
         /// Whether the client joined.
         reply: oneshot::Sender<bool>,
     },

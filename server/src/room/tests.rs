@@ -7,7 +7,7 @@ use crate::room::client::Outgoing;
 use crate::room::testing::{TIMING, setup};
 use crate::store::StoreConfig;
 use dhumbal_engine::Preset;
-use dhumbal_protocol::{ClientMessage, PROTOCOL_VERSION};
+use dhumbal_protocol::{ClientMessage, Hello, PROTOCOL_VERSION};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -39,12 +39,14 @@ async fn join_as(
         client_seed: None,
     };
     room.send(Command::Join {
-        conn,
-        hello,
-        id: None,
+        joining: Joining {
+            conn,
+            hello,
+            id: None,
+            token_only: false,
+            address: std::net::Ipv4Addr::LOCALHOST.into(),
+        },
         client,
-        token_only: false,
-        address: std::net::Ipv4Addr::LOCALHOST.into(),
         reply,
     })
     .await;

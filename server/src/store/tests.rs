@@ -15,6 +15,14 @@ fn sqlite(dir: &Path) -> (Store, Arc<Metrics>) {
     sqlite_for_tests(dir)
 }
 
+/// A SQLite store in a new temporary folder, with the folder (deleted when dropped) and the
+/// store's metrics.
+fn temp_sqlite() -> (tempfile::TempDir, Store, Arc<Metrics>) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (store, metrics) = sqlite(dir.path());
+    (dir, store, metrics)
+}
+
 /// A memory store.
 fn memory() -> Store {
     Store::open(&StoreConfig::Memory, Arc::new(Metrics::new())).expect("memory opens")
@@ -61,6 +69,35 @@ fn rows(dir: &Path, table: &str, code: &str) -> i64 {
         .expect("a count")
 }
 
+/// A database in a new temporary folder at schema version `version` (its first migrations
+/// only), holding the rows `sql` writes: what an older release left on disk.
+fn old_database(version: usize, sql: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join(DB_FILE);
+    let mut conn = Connection::open(&path).unwrap();
+    migrate(&mut conn, &path, &MIGRATIONS[..version]).unwrap();
+    conn.execute_batch(sql).unwrap();
+    dir
+}
+
+/// Asserts that a write was refused as a conflict: a code already taken, or an input or a
+/// snapshot out of sequence.
+#[track_caller]
+fn assert_conflict(result: Result<(), StoreError>) {
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+}
+
+/// The one column that `sql` selects, every row, read through another connection.
+fn column<T: rusqlite::types::FromSql>(dir: &Path, sql: &str) -> Vec<T> {
+    raw(dir)
+        .prepare(sql)
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
 /// The files in `dir` whose names start with `prefix`.
 fn files_starting(dir: &Path, prefix: &str) -> Vec<std::path::PathBuf> {
     let mut found: Vec<_> = std::fs::read_dir(dir)
@@ -78,8 +115,7 @@ fn files_starting(dir: &Path, prefix: &str) -> Vec<std::path::PathBuf> {
 
 #[tokio::test]
 async fn rooms_round_trip_through_close_and_reopen() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     assert!(store.is_durable());
     store
         .create_room("ABCD", b"setup-a".to_vec())
@@ -133,8 +169,7 @@ async fn group_commit_lands_every_append_in_order_in_fewer_commits() {
     const ROOMS: usize = 16;
     const TASKS: usize = 8;
     const INPUTS: u64 = 60;
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, metrics) = sqlite(dir.path());
+    let (dir, store, metrics) = temp_sqlite();
     let code = |room: usize| format!("R{room:03}");
     for room in 0..ROOMS {
         store.create_room(&code(room), Vec::new()).await.unwrap();
@@ -187,8 +222,7 @@ async fn group_commit_lands_every_append_in_order_in_fewer_commits() {
 
 #[tokio::test]
 async fn what_was_answered_committed_survives_a_process_that_never_closed() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     store.create_room("KILL", b"setup".to_vec()).await.unwrap();
     for seq in 1..=50 {
         store.append("KILL", seq, input("KILL", seq)).await.unwrap();
@@ -220,8 +254,7 @@ async fn what_was_answered_committed_survives_a_process_that_never_closed() {
 
 #[tokio::test]
 async fn a_dropped_write_is_still_made() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (_dir, store, _) = temp_sqlite();
     drop(store.create_room("DROP", Vec::new()));
     drop(store.append("DROP", 1, input("DROP", 1)));
     let loaded = store.load().unwrap();
@@ -231,8 +264,7 @@ async fn a_dropped_write_is_still_made() {
 
 #[tokio::test]
 async fn the_writer_ends_when_the_last_store_is_dropped() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     let clone = store.clone();
     store.create_room("GONE", Vec::new()).await.unwrap();
     store.append("GONE", 1, input("GONE", 1)).await.unwrap();
@@ -266,8 +298,7 @@ async fn the_writer_ends_when_the_last_store_is_dropped() {
 
 #[tokio::test]
 async fn writes_after_close_answer_closed() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (_dir, store, _) = temp_sqlite();
     store.create_room("SHUT", Vec::new()).await.unwrap();
     let queued = store.append("SHUT", 1, input("SHUT", 1));
     store.close().await;
@@ -422,8 +453,7 @@ async fn a_file_that_is_not_a_database_is_moved_aside() {
 
 #[tokio::test]
 async fn a_truncated_database_is_moved_aside() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     for room in 0..20 {
         let code = format!("T{room:03}");
         store.create_room(&code, vec![7; 2000]).await.unwrap();
@@ -446,8 +476,7 @@ async fn a_truncated_database_is_moved_aside() {
 
 #[tokio::test]
 async fn rooms_whose_logs_do_not_load_are_set_aside_and_the_others_load() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     for code in ["AAAA", "GAPS", "NEGS", "ZZZZ"] {
         store
             .create_room(code, code.as_bytes().to_vec())
@@ -497,10 +526,7 @@ async fn rooms_whose_logs_do_not_load_are_set_aside_and_the_others_load() {
         store.append("GAPS", 4, input("GAPS", 4)).await,
         Err(StoreError::UnknownRoom(_))
     ));
-    assert!(matches!(
-        store.create_room("GAPS", Vec::new()).await,
-        Err(StoreError::Conflict(_))
-    ));
+    assert_conflict(store.create_room("GAPS", Vec::new()).await);
     store.close().await;
 
     // The next start loads the same rooms and reports the others as set aside before.
@@ -520,8 +546,7 @@ async fn rooms_whose_logs_do_not_load_are_set_aside_and_the_others_load() {
 
 #[tokio::test]
 async fn a_full_disk_answers_full_and_keeps_what_was_committed() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, metrics) = sqlite(dir.path());
+    let (dir, store, metrics) = temp_sqlite();
     store.create_room("FULL", b"setup".to_vec()).await.unwrap();
     for seq in 1..=5 {
         store.append("FULL", seq, input("FULL", seq)).await.unwrap();
@@ -574,10 +599,7 @@ async fn a_full_disk_answers_full_and_keeps_what_was_committed() {
 /// The rules every store keeps, SQLite or memory.
 async fn keeps_the_rules(store: &Store) {
     store.create_room("RULE", b"s".to_vec()).await.unwrap();
-    assert!(matches!(
-        store.create_room("RULE", b"s".to_vec()).await,
-        Err(StoreError::Conflict(_))
-    ));
+    assert_conflict(store.create_room("RULE", b"s".to_vec()).await);
     assert!(matches!(
         store.append("NONE", 1, Vec::new()).await,
         Err(StoreError::UnknownRoom(code)) if code == "NONE"
@@ -590,25 +612,13 @@ async fn keeps_the_rules(store: &Store) {
     }
     store.append("RULE", 1, input("RULE", 1)).await.unwrap();
     store.append("RULE", 2, input("RULE", 2)).await.unwrap();
-    assert!(matches!(
-        store.append("RULE", 2, Vec::new()).await,
-        Err(StoreError::Conflict(_))
-    ));
+    assert_conflict(store.append("RULE", 2, Vec::new()).await);
     // A snapshot covers logged inputs only, and never goes back.
-    assert!(matches!(
-        store.snapshot("RULE", 3, Vec::new()).await,
-        Err(StoreError::Conflict(_))
-    ));
+    assert_conflict(store.snapshot("RULE", 3, Vec::new()).await);
     store.snapshot("RULE", 2, b"two".to_vec()).await.unwrap();
-    assert!(matches!(
-        store.snapshot("RULE", 1, Vec::new()).await,
-        Err(StoreError::Conflict(_))
-    ));
+    assert_conflict(store.snapshot("RULE", 1, Vec::new()).await);
     // After a snapshot, numbering goes on.
-    assert!(matches!(
-        store.append("RULE", 1, Vec::new()).await,
-        Err(StoreError::Conflict(_))
-    ));
+    assert_conflict(store.append("RULE", 1, Vec::new()).await);
     store.append("RULE", 3, input("RULE", 3)).await.unwrap();
     let loaded = store.load().unwrap();
     assert_eq!(
@@ -652,8 +662,7 @@ async fn keeps_the_rules(store: &Store) {
 
 #[tokio::test]
 async fn the_sqlite_store_keeps_the_rules() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     keeps_the_rules(&store).await;
     store.close().await;
     // Deleting left no row behind; setting aside left its rows until then.
@@ -668,8 +677,7 @@ async fn the_sqlite_store_keeps_the_rules() {
 /// with a pass too, and the inputs after it stay.
 #[tokio::test]
 async fn a_deleted_rooms_code_is_free_once_a_pass_has_collected_its_rows() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, metrics) = sqlite(dir.path());
+    let (dir, store, metrics) = temp_sqlite();
     // Each write below is a commit of its own, and each commit takes a pass one step on.
     let commit = || store.forget_matches(std::time::Duration::from_secs(86_400));
     store.create_room("AGIN", Vec::new()).await.unwrap();
@@ -688,10 +696,7 @@ async fn a_deleted_rooms_code_is_free_once_a_pass_has_collected_its_rows() {
     store.delete_room("NONE").await.unwrap();
     store.delete_room("AGIN").await.unwrap();
     assert_eq!(rows(dir.path(), "log", "AGIN"), 5, "collected at once");
-    assert!(matches!(
-        store.create_room("AGIN", Vec::new()).await,
-        Err(StoreError::Conflict(_))
-    ));
+    assert_conflict(store.create_room("AGIN", Vec::new()).await);
     store.snapshot("SNAP", 8, b"state".to_vec()).await.unwrap();
     let mut commits = 0;
     while store.create_room("AGIN", Vec::new()).await.is_err() {
@@ -729,13 +734,9 @@ async fn a_deleted_rooms_code_is_free_once_a_pass_has_collected_its_rows() {
 /// but not yet deleted from `recent` in both) migrates to the one `log`, each input once.
 #[tokio::test]
 async fn a_database_with_merged_and_waiting_inputs_migrates_to_the_log() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    {
-        let path = dir.path().join(DB_FILE);
-        let mut conn = Connection::open(&path).unwrap();
-        migrate(&mut conn, &path, &MIGRATIONS[..3]).unwrap();
-        conn.execute_batch(
-            "INSERT INTO rooms (code, setup, created) VALUES ('MOVE', x'01', 0), ('SNAP', x'02', 0);
+    let dir = old_database(
+        3,
+        "INSERT INTO rooms (code, setup, created) VALUES ('MOVE', x'01', 0), ('SNAP', x'02', 0);
              INSERT INTO inputs (code, seq, input) VALUES
                  ('MOVE', 1, CAST('MOVE:1' AS BLOB)), ('MOVE', 2, CAST('MOVE:2' AS BLOB)),
                  ('SNAP', 3, CAST('SNAP:3' AS BLOB));
@@ -743,9 +744,7 @@ async fn a_database_with_merged_and_waiting_inputs_migrates_to_the_log() {
                  ('MOVE', 2, CAST('MOVE:2' AS BLOB)), ('MOVE', 3, CAST('MOVE:3' AS BLOB)),
                  ('SNAP', 1, CAST('SNAP:1' AS BLOB)), ('SNAP', 4, CAST('SNAP:4' AS BLOB));
              INSERT INTO snapshots (code, seq, state) VALUES ('SNAP', 2, x'00');",
-        )
-        .unwrap();
-    }
+    );
     let (store, _) = sqlite(dir.path());
     let loaded = store.load().unwrap();
     assert!(loaded.set_aside.is_empty(), "{:?}", loaded.set_aside);
@@ -767,14 +766,10 @@ async fn a_database_with_merged_and_waiting_inputs_migrates_to_the_log() {
     );
     store.append("MOVE", 4, input("MOVE", 4)).await.unwrap();
     store.close().await;
-    let conn = raw(dir.path());
-    let tables: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
-        .unwrap()
-        .query_map([], |row| row.get(0))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap();
+    let tables: Vec<String> = column(
+        dir.path(),
+        "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name",
+    );
     assert_eq!(
         tables,
         [
@@ -794,8 +789,7 @@ async fn a_database_with_merged_and_waiting_inputs_migrates_to_the_log() {
 
 #[tokio::test]
 async fn set_aside_keeps_the_rows_on_disk() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     store.create_room("KEEP", Vec::new()).await.unwrap();
     store.append("KEEP", 1, Vec::new()).await.unwrap();
     store.snapshot("KEEP", 1, Vec::new()).await.unwrap();
@@ -825,8 +819,7 @@ async fn the_memory_store_keeps_the_rules_and_nothing_else() {
 
 #[tokio::test]
 async fn a_refused_write_does_not_hold_back_the_others_of_its_commit() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     store.create_room("GOOD", Vec::new()).await.unwrap();
     store.create_room("BADS", Vec::new()).await.unwrap();
     // Queued together, so that they most likely share a transaction.
@@ -910,8 +903,7 @@ async fn the_memory_store_keeps_and_forgets_hand_histories() {
 
 #[tokio::test]
 async fn the_sqlite_store_keeps_hand_histories_across_a_restart_and_forgets_old_ones() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     keeps_hand_histories(&store).await;
     store.close().await;
     let (store, _) = sqlite(dir.path());
@@ -942,8 +934,7 @@ async fn the_sqlite_store_keeps_hand_histories_across_a_restart_and_forgets_old_
 /// again, the dead rows go.
 #[tokio::test]
 async fn a_pass_that_fails_part_way_loses_nothing_and_frees_no_code() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, metrics) = sqlite(dir.path());
+    let (dir, store, metrics) = temp_sqlite();
     let codes: Vec<String> = (b'A'..b'I').map(|c| format!("{}OOM", c as char)).collect();
     for code in &codes {
         store.create_room(code, Vec::new()).await.unwrap();
@@ -981,36 +972,27 @@ async fn a_pass_that_fails_part_way_loses_nothing_and_frees_no_code() {
                 store.append(code, last, input(code, last)).await.unwrap();
             }
         }
-        assert!(matches!(
-            store.create_room("GONE", Vec::new()).await,
-            Err(StoreError::Conflict(_))
-        ));
+        assert_conflict(store.create_room("GONE", Vec::new()).await);
     }
     assert!(
         sample(&metrics, "dhumbal_store_errors_total") > errors,
         "no pass failed"
     );
-    let since = |code: &str, first: u64| {
-        (first..=last)
-            .map(|seq| (seq, input(code, seq)))
-            .collect::<Vec<_>>()
+    // Each room holds the inputs after its last snapshot (taken three inputs ago), no more.
+    let holds_its_last_three = |room: &StoredRoom| {
+        let expected: Vec<_> = (last - 2..=last)
+            .map(|seq| (seq, input(&room.code, seq)))
+            .collect();
+        assert_eq!(room.inputs, expected, "room {}", room.code);
     };
     // The load's own collection fails too: the rooms load from what is there.
     let loaded = store.load().unwrap();
     assert!(loaded.set_aside.is_empty(), "{:?}", loaded.set_aside);
     assert_eq!(loaded.rooms.len(), codes.len());
     for room in &loaded.rooms {
-        assert_eq!(
-            room.inputs,
-            since(&room.code, last - 2),
-            "room {}",
-            room.code
-        );
+        holds_its_last_three(room);
     }
-    assert!(matches!(
-        store.create_room("GONE", Vec::new()).await,
-        Err(StoreError::Conflict(_))
-    ));
+    assert_conflict(store.create_room("GONE", Vec::new()).await);
     // Once passes work again, the next load collects the dead rows and frees the code.
     raw(dir.path())
         .execute_batch("DROP TRIGGER stuck")
@@ -1019,12 +1001,7 @@ async fn a_pass_that_fails_part_way_loses_nothing_and_frees_no_code() {
     let (store, _) = sqlite(dir.path());
     let loaded = store.load().unwrap();
     for room in &loaded.rooms {
-        assert_eq!(
-            room.inputs,
-            since(&room.code, last - 2),
-            "room {}",
-            room.code
-        );
+        holds_its_last_three(room);
         assert_eq!(rows(dir.path(), "log", &room.code), 3);
     }
     store.create_room("GONE", Vec::new()).await.unwrap();
@@ -1044,8 +1021,7 @@ async fn a_pass_that_fails_part_way_loses_nothing_and_frees_no_code() {
 /// ended behind the commits made while it ran.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_wal_is_restarted_under_commits_that_never_pause() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, metrics) = sqlite(dir.path());
+    let (dir, store, metrics) = temp_sqlite();
     let store = Arc::new(store);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut writers = Vec::new();
@@ -1129,8 +1105,7 @@ async fn the_wal_is_restarted_under_commits_that_never_pause() {
 /// that pass ends: only a pass that began after the deletion has collected them all.
 #[tokio::test]
 async fn a_room_deleted_behind_a_pass_keeps_its_code_until_a_later_pass() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     let commit = || store.forget_matches(std::time::Duration::from_secs(86_400));
     store.create_room("OLDS", Vec::new()).await.unwrap();
     store.append("OLDS", 1, b"old".to_vec()).await.unwrap();
@@ -1147,10 +1122,7 @@ async fn a_room_deleted_behind_a_pass_keeps_its_code_until_a_later_pass() {
         commit().await.unwrap();
     }
     assert_eq!(rows(dir.path(), "log", "OLDS"), 1);
-    assert!(matches!(
-        store.create_room("OLDS", Vec::new()).await,
-        Err(StoreError::Conflict(_))
-    ));
+    assert_conflict(store.create_room("OLDS", Vec::new()).await);
     // Dead rows enough for another pass, which collects the row and frees the code.
     for seq in 11..=14 {
         store.append("STAY", seq, input("STAY", seq)).await.unwrap();
@@ -1172,8 +1144,7 @@ async fn a_room_deleted_behind_a_pass_keeps_its_code_until_a_later_pass() {
 /// room loads exactly the inputs its own life appended, and a room that never left loses none.
 #[tokio::test]
 async fn codes_used_again_while_passes_run_never_take_another_rooms_inputs() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     store.create_room("STAY", Vec::new()).await.unwrap();
     let (mut stay, mut covered) = (0, 0);
     // Each code's current life, and how many inputs it has appended.
@@ -1245,8 +1216,7 @@ async fn codes_used_again_while_passes_run_never_take_another_rooms_inputs() {
 /// message that says what holds it; once the first has closed, the folder is free again.
 #[tokio::test]
 async fn a_second_store_on_a_held_data_directory_is_refused() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (first, _) = sqlite(dir.path());
+    let (dir, first, _) = temp_sqlite();
     first.create_room("HELD", Vec::new()).await.unwrap();
     let config = StoreConfig::sqlite(dir.path());
     let error = Store::open(&config, Arc::new(Metrics::new())).expect_err("refused");
@@ -1270,8 +1240,7 @@ async fn a_second_store_on_a_held_data_directory_is_refused() {
 /// it.
 #[tokio::test]
 async fn the_schema_refuses_a_duplicate_input() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     store.create_room("TWICE", Vec::new()).await.unwrap();
     store.append("TWICE", 1, input("TWICE", 1)).await.unwrap();
     store.close().await;
@@ -1294,20 +1263,14 @@ async fn the_schema_refuses_a_duplicate_input() {
 /// set aside, every other room loads, and from then on the schema refuses duplicates.
 #[tokio::test]
 async fn a_database_with_duplicate_inputs_migrates_and_sets_their_rooms_aside() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    {
-        let path = dir.path().join(DB_FILE);
-        let mut conn = Connection::open(&path).unwrap();
-        migrate(&mut conn, &path, &MIGRATIONS[..4]).unwrap();
-        conn.execute_batch(
-            "INSERT INTO rooms (code, setup, created) VALUES ('DUPE', x'01', 0), ('GOOD', x'02', 0);
+    let dir = old_database(
+        4,
+        "INSERT INTO rooms (code, setup, created) VALUES ('DUPE', x'01', 0), ('GOOD', x'02', 0);
              INSERT INTO log (code, seq, input) VALUES
                  ('DUPE', 1, CAST('DUPE:1' AS BLOB)), ('GOOD', 1, CAST('GOOD:1' AS BLOB)),
                  ('DUPE', 2, CAST('DUPE:2' AS BLOB)), ('DUPE', 2, CAST('other:2' AS BLOB)),
                  ('GOOD', 2, CAST('GOOD:2' AS BLOB)), ('DUPE', 3, CAST('DUPE:3' AS BLOB));",
-        )
-        .unwrap();
-    }
+    );
     let (store, _) = sqlite(dir.path());
     let loaded = store.load().unwrap();
     assert_eq!(
@@ -1327,22 +1290,19 @@ async fn a_database_with_duplicate_inputs_migrates_and_sets_their_rooms_aside() 
     );
     store.append("GOOD", 3, input("GOOD", 3)).await.unwrap();
     store.close().await;
-    let conn = raw(dir.path());
-    let kept: Vec<Vec<u8>> = conn
-        .prepare("SELECT input FROM duplicates WHERE code = 'DUPE'")
-        .unwrap()
-        .query_map([], |row| row.get(0))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap();
+    let kept: Vec<Vec<u8>> = column(
+        dir.path(),
+        "SELECT input FROM duplicates WHERE code = 'DUPE'",
+    );
     assert_eq!(kept, [b"other:2".to_vec()]);
     assert_eq!(rows(dir.path(), "log", "DUPE"), 3);
     assert!(
-        conn.execute(
-            "INSERT INTO log (code, seq, input) VALUES ('GOOD', 3, x'00')",
-            []
-        )
-        .is_err()
+        raw(dir.path())
+            .execute(
+                "INSERT INTO log (code, seq, input) VALUES ('GOOD', 3, x'00')",
+                []
+            )
+            .is_err()
     );
 }
 
@@ -1408,8 +1368,7 @@ async fn sync_full_syncs_every_commit() {
 /// `CI=true`).
 #[tokio::test]
 async fn an_immutable_database_is_refused_as_unwritable() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     store.create_room("FROZEN", Vec::new()).await.unwrap();
     store.close().await;
     let db = dir.path().join(DB_FILE);
@@ -1488,8 +1447,7 @@ fn setup_of(code: &str) -> Vec<u8> {
 
 #[tokio::test]
 async fn a_load_hands_on_one_room_at_a_time_and_loads_what_the_whole_log_held() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let (store, _) = sqlite(dir.path());
+    let (dir, store, _) = temp_sqlite();
     let expected = rooms_of_several_sizes(&store).await;
     store.close().await;
     let total: usize = expected.iter().map(|r| r.inputs.len()).sum();

@@ -344,6 +344,16 @@ impl RoomCore {
         }
     }
 
+    /// A seat of the table that is not the actor's own (`seat`): what the host's acts on
+    /// another person (clear, hand to a bot, mute) are allowed on.
+    pub(super) fn require_other_seat(&self, seat: Option<usize>, at: usize) -> Result<(), Refusal> {
+        self.require_seat(at)?;
+        if seat == Some(at) {
+            return Err(Refusal::OwnSeat);
+        }
+        Ok(())
+    }
+
     pub(super) fn human(&self, seat: usize) -> Option<&Human> {
         match self.seats.get(seat) {
             Some(Seat::Human(human)) => Some(human),

@@ -133,10 +133,7 @@ impl RoomCore {
         entropy: &mut dyn Entropy,
     ) -> Result<(), Refusal> {
         self.require_host(seat)?;
-        self.require_seat(at)?;
-        if seat == Some(at) {
-            return Err(Refusal::OwnSeat);
-        }
+        self.require_other_seat(seat, at)?;
         let person = match &self.seats[at] {
             Seat::Human(human) => Some((human.conn, human.name.clone())),
             _ => None,
@@ -169,10 +166,7 @@ impl RoomCore {
         let Some(game) = &self.game else {
             return Err(Refusal::NotStarted);
         };
-        self.require_seat(at)?;
-        if seat == Some(at) {
-            return Err(Refusal::OwnSeat);
-        }
+        self.require_other_seat(seat, at)?;
         let difficulty = self.settings.difficulty;
         let Some(Seat::Human(human)) = self.seats.get_mut(at) else {
             return Err(Refusal::NotAPerson(at));
@@ -226,10 +220,7 @@ impl RoomCore {
     /// Host only: mutes (or unmutes) a person.
     fn mute(&mut self, seat: Option<usize>, at: usize, muted: bool) -> Result<(), Refusal> {
         self.require_host(seat)?;
-        self.require_seat(at)?;
-        if seat == Some(at) {
-            return Err(Refusal::OwnSeat);
-        }
+        self.require_other_seat(seat, at)?;
         if self.human(at).is_none() {
             return Err(Refusal::NotAPerson(at));
         }

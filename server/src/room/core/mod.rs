@@ -182,22 +182,28 @@ impl Timing {
     }
 }
 
+/// A connection's `hello`, as the room takes it ([`Input::Join`]) and as its task is sent it
+/// ([`crate::room::Command::Join`]).
+#[derive(Debug)]
+pub struct Joining {
+    /// The connection.
+    pub conn: ConnId,
+    /// The `hello`.
+    pub hello: Hello,
+    /// The `hello`'s `id`, echoed by an error.
+    pub id: Option<MessageId>,
+    /// Only a valid seat token gets in (the address failed too many lookups): any other hello
+    /// is refused with `too_many_attempts`.
+    pub token_only: bool,
+    /// The client's address: a watcher the host removes is kept out by it.
+    pub address: IpAddr,
+}
+
 /// One input for the room.
 #[derive(Debug)]
 pub enum Input {
     /// A connection's `hello`.
-    Join {
-        /// The connection.
-        conn: ConnId,
-        /// The `hello`.
-        hello: Hello,
-        /// The `hello`'s `id`, echoed by an error.
-        id: Option<MessageId>,
-        /// Only a valid seat token gets in (the address failed too many lookups).
-        token_only: bool,
-        /// The client's address: a watcher the host removes is kept out by it.
-        address: IpAddr,
-    },
+    Join(Joining),
     /// A message from a joined connection (its shape already checked).
     Message(Request),
     /// A connection has gone (it closed, or fell behind and was dropped).
@@ -570,13 +576,13 @@ impl RoomCore {
     /// One input, before the room goes on to what it made due.
     fn take_input(&mut self, input: Input, entropy: &mut dyn Entropy) -> bool {
         match input {
-            Input::Join {
+            Input::Join(Joining {
                 conn,
                 hello,
                 id,
                 token_only,
                 address,
-            } => match self.join(conn, hello, id.clone(), token_only, address, entropy) {
+            }) => match self.join(conn, hello, id.clone(), token_only, address, entropy) {
                 Ok(()) => true,
                 Err(refusal) => {
                     self.metrics.rejected(refusal.code());

@@ -162,13 +162,13 @@ fn errors(effects: &[Effect], conn: ConnId) -> Vec<String> {
 }
 
 fn join(played: &mut Played, conn: ConnId, hello: Hello) -> (bool, Vec<Effect>) {
-    played.input(Input::Join {
+    played.input(Input::Join(Joining {
         conn,
         hello,
         id: None,
         token_only: false,
         address: std::net::Ipv4Addr::LOCALHOST.into(),
-    })
+    }))
 }
 
 #[test]
@@ -924,7 +924,7 @@ fn a_client_seed_from_an_older_log_replays_as_it_was_played() {
 
 /// A watcher's `hello` from `address`.
 fn watch(played: &mut Played, conn: ConnId, name: &str, address: [u8; 4]) -> (bool, Vec<Effect>) {
-    played.input(Input::Join {
+    played.input(Input::Join(Joining {
         conn,
         hello: Hello {
             spectator: true,
@@ -934,7 +934,7 @@ fn watch(played: &mut Played, conn: ConnId, name: &str, address: [u8; 4]) -> (bo
         id: None,
         token_only: false,
         address: std::net::Ipv4Addr::from(address).into(),
-    })
+    }))
 }
 
 /// The connections closed among the effects, with their close codes.
@@ -1050,13 +1050,13 @@ fn the_host_removes_a_watcher_whose_address_stays_out_until_let_back() {
         client_seed: None,
         ..hello("Someone", None, false)
     };
-    let (joined, effects) = played.input(Input::Join {
+    let (joined, effects) = played.input(Input::Join(Joining {
         conn: 6,
         hello: seat_hello,
         id: None,
         token_only: false,
         address: std::net::Ipv4Addr::new(10, 0, 0, 3).into(),
-    });
+    }));
     assert!(!joined);
     assert_eq!(errors(&effects, 6), [codes::REMOVED]);
     // A restored room keeps them out too.
@@ -1095,7 +1095,7 @@ fn the_host_turns_watching_off_and_a_restored_room_keeps_it_off() {
     assert_eq!(restored.durable(), played.core.durable());
     let mut entropy = TestEntropy(StdRng::seed_from_u64(1));
     let refused = restored.handle(
-        Input::Join {
+        Input::Join(Joining {
             conn: 4,
             hello: Hello {
                 spectator: true,
@@ -1104,7 +1104,7 @@ fn the_host_turns_watching_off_and_a_restored_room_keeps_it_off() {
             id: None,
             token_only: false,
             address: std::net::Ipv4Addr::new(10, 0, 0, 4).into(),
-        },
+        }),
         played.now,
         &mut entropy,
     );
