@@ -8,8 +8,9 @@
 //!   after every action and protocol 5 sends to a client that holds no view ([`StateFrames::new`]
 //!   and a [`StateFrames::for_seat`] per seat).
 //! - `patches, 4 seats`: one change's `patch` frames for a table of four, as the room builds them
-//!   after an action under protocol 5 ([`PatchFrames::new`] and a [`PatchFrames::for_seat`] per
-//!   seat, and what they tell kept for the next change).
+//!   after an action under protocol 5 ([`PatchFrames::reusing`] the memory of what was told the
+//!   change before last, and a [`PatchFrames::for_seat`] per seat, and what they tell kept for
+//!   the next change).
 //! - `compress, 4 seats`: the same patch frames, each compressed by its seat's own stream, as
 //!   the writer of a compressed socket does ([`Deflater::frame`]; the patches are built outside
 //!   the count).
@@ -120,8 +121,13 @@ fn counted_frames(game: &Game, events: &[Event]) -> Vec<String> {
 /// One change's patches for every seat of the table, from what they were told before; returns
 /// them and what they tell.
 #[inline(never)]
-fn counted_patches(before: &Told, game: &Game, events: &[Event]) -> (Vec<String>, Told) {
-    let frames = PatchFrames::new(before, game, events, None, None);
+fn counted_patches(
+    before: &Told,
+    recycled: Option<Told>,
+    game: &Game,
+    events: &[Event],
+) -> (Vec<String>, Told) {
+    let frames = PatchFrames::reusing(before, recycled, game, events, None, None);
     let texts = (0..game.seats())
         .map(|seat| frames.for_seat(before, Some(seat)))
         .collect();
@@ -196,11 +202,15 @@ fn run_frames(n: usize) {
 /// `n` changes' patches, each from what the change before told.
 fn run_patches(n: usize) {
     let mut told: Option<Told> = None;
+    // What was told the change before last, whose memory the next change's is made in, as the
+    // room does.
+    let mut spare: Option<Told> = None;
     play(n, |game, events| {
         let before = told.take().unwrap_or_else(|| Told::of(game, 0));
-        let (texts, now) = counted_patches(&before, game, events);
+        let (texts, now) = counted_patches(&before, spare.take(), game, events);
         black_box(texts);
         told = Some(now);
+        spare = Some(before);
     });
 }
 
@@ -208,13 +218,15 @@ fn run_patches(n: usize) {
 /// count).
 fn run_compress(n: usize) {
     let mut told: Option<Told> = None;
+    let mut spare: Option<Told> = None;
     let mut streams: Vec<Deflater> = Vec::new();
     play(n, |game, events| {
         let before = told.take().unwrap_or_else(|| Told::of(game, 0));
-        let (texts, now) = counted_patches(&before, game, events);
+        let (texts, now) = counted_patches(&before, spare.take(), game, events);
         streams.resize_with(texts.len(), Deflater::new);
         black_box(counted_compress(&mut streams, &texts));
         told = Some(now);
+        spare = Some(before);
     });
 }
 
