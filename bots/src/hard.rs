@@ -142,11 +142,11 @@ pub struct HardBot {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct JudgeParams {
     /// How much of the total the hand ends the turn with counts besides the expected total after
-    /// the next turn ([`STANDING_WEIGHT`]).
+    /// the next turn (hard's `STANDING_WEIGHT`).
     pub standing: f64,
-    /// How much better than its total a hand it can call on is ([`CALL_BONUS`]).
+    /// How much better than its total a hand it can call on is (hard's `CALL_BONUS`).
     pub bonus: f64,
-    /// What taking a card from the pile costs for what it tells the table ([`REVEAL_COST`]).
+    /// What taking a card from the pile costs for what it tells the table (hard's `REVEAL_COST`).
     pub reveal: f64,
     /// How much a throw's usefulness to the next player counts (1: hard's own weight).
     pub gift: f64,

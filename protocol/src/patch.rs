@@ -175,7 +175,18 @@ impl OwnView {
     /// `out`, as JSON object members without braces (see [`ViewPatch::write_between`]).
     fn write_patch_to(&self, new: &OwnView, out: &mut String) {
         let start = out.len();
-        let OwnView {
+        // Every field, named once: a field added to `OwnView` and not here fails to compile.
+        macro_rules! changed {
+            ($($field:ident),*) => {
+                let OwnView { $($field: _),* } = new;
+                $(
+                    if self.$field != new.$field {
+                        member(out, start, concat!("\"", stringify!($field), "\":"), &new.$field);
+                    }
+                )*
+            };
+        }
+        changed!(
             seat,
             hand,
             hand_total,
@@ -183,32 +194,8 @@ impl OwnView {
             takeable,
             can_call,
             can_draw,
-            can_throw,
-        } = new;
-        if self.seat != *seat {
-            member(out, start, r#""seat":"#, seat);
-        }
-        if self.hand != *hand {
-            member(out, start, r#""hand":"#, hand);
-        }
-        if self.hand_total != *hand_total {
-            member(out, start, r#""hand_total":"#, hand_total);
-        }
-        if self.hand_values != *hand_values {
-            member(out, start, r#""hand_values":"#, hand_values);
-        }
-        if self.takeable != *takeable {
-            member(out, start, r#""takeable":"#, takeable);
-        }
-        if self.can_call != *can_call {
-            member(out, start, r#""can_call":"#, can_call);
-        }
-        if self.can_draw != *can_draw {
-            member(out, start, r#""can_draw":"#, can_draw);
-        }
-        if self.can_throw != *can_throw {
-            member(out, start, r#""can_throw":"#, can_throw);
-        }
+            can_throw
+        );
     }
 }
 
