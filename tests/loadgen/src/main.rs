@@ -106,6 +106,13 @@ struct Common {
     /// and whatever makes the load generator work harder counts against the server too.
     #[arg(long)]
     pin: bool,
+    /// Run the server under Valgrind's callgrind (`valgrind` on the `PATH`), counting the
+    /// instructions of its runtime's worker threads only (every socket, room and connection
+    /// task; not the start-up's compression thread), and print the instructions per action of
+    /// each workload: a count a busy machine cannot move, where the CPU times move with the
+    /// machine. Everything runs about 50 times slower, so use few rooms (`--rooms 40`).
+    #[arg(long)]
+    callgrind: bool,
 }
 
 /// The play mode's flags.
@@ -257,7 +264,7 @@ mod tests {
     use clap::Parser;
 
     use crate::play::{Run, Tally, play, store_table};
-    use crate::server::{histogram_quantile, stat_cpu_seconds, store_cpu_seconds};
+    use crate::server::{callgrind_total, histogram_quantile, stat_cpu_seconds, store_cpu_seconds};
     use crate::{Cli, Mode};
 
     /// A run of `actions` in 10 s, whose latencies are all `latency_us`, with these CPU times.
@@ -276,7 +283,16 @@ mod tests {
             memory_after: (0, 0),
             cpu: (cpu, 0.0),
             store_cpu,
+            instructions: None,
         }
+    }
+
+    #[test]
+    fn a_callgrind_total_is_read_from_its_summary() {
+        let text = "# callgrind format\nversion: 1\ncmd: dhumbal-server\nevents: Ir\nsummary: 1491594646\nfn=(1) main\n";
+        assert_eq!(callgrind_total(text), Some(1_491_594_646));
+        assert_eq!(callgrind_total("totals: 42\n"), Some(42));
+        assert_eq!(callgrind_total("events: Ir\n"), None);
     }
 
     #[test]

@@ -424,9 +424,17 @@ pub(crate) struct Run {
     /// CPU seconds the SQLite store's writer and checkpointer threads used while playing (0
     /// with another store, or a server this program did not start).
     pub(crate) store_cpu: (f64, f64),
+    /// Instructions the server's runtime ran while playing, with `--callgrind`.
+    pub(crate) instructions: Option<u64>,
 }
 
 impl Run {
+    /// The server's instructions per action answered, with `--callgrind`.
+    pub(crate) fn instructions_per_action(&self) -> Option<f64> {
+        self.instructions
+            .map(|n| n as f64 / self.tally.actions.max(1) as f64)
+    }
+
     /// Actions answered per second of play.
     pub(crate) fn actions_per_second(&self) -> f64 {
         self.tally.actions as f64 / self.seconds
@@ -512,6 +520,12 @@ impl Run {
             self.cpu_per_action_us(),
             self.cpu.1
         );
+        if let Some(per_action) = self.instructions_per_action() {
+            println!(
+                "instructions:       {} in the server's runtime while playing (callgrind), {per_action:.0} per action",
+                self.instructions.unwrap_or_default()
+            );
+        }
         if self.store_cpu != (0.0, 0.0) {
             println!(
                 "store threads:      writer {:.1} us per action, checkpointer {:.2} us per action",
@@ -559,6 +573,7 @@ where
         rooms.len(),
         setup.elapsed().as_secs_f64()
     );
+    server.count_from_now()?;
     let started = Instant::now();
     let cpu_before = (cpu_seconds(server.pid()), cpu_seconds(std::process::id()));
     let store_before = store_cpu_seconds(server.pid());
@@ -586,10 +601,12 @@ where
         store_after.1 - store_before.1,
     );
     let memory_after = server.memory();
+    let instructions = server.counted()?;
     Ok(Run {
         tally,
         cpu,
         store_cpu,
+        instructions,
         seconds: started
             .elapsed()
             .as_secs_f64()
@@ -764,6 +781,15 @@ pub(crate) async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
             baseline.cpu_per_action_us(),
             ratio(game.cpu_per_action_us(), baseline.cpu_per_action_us())
         );
+        if let (Some(g), Some(b)) = (
+            game.instructions_per_action(),
+            baseline.instructions_per_action(),
+        ) {
+            println!(
+                "server instructions per action (callgrind): game {g:.0} / {name} {b:.0} = {:.2}x",
+                ratio(g, b)
+            );
+        }
     }
     let (Some((_, echo)), Some((_, relay))) = (baselines.pop(), baselines.pop()) else {
         return Err("a baseline is missing".into());

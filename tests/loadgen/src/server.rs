@@ -18,7 +18,13 @@ pub(crate) struct Server {
     pub(crate) addr: SocketAddr,
     /// Its SQLite log's folder, if it keeps one.
     data_dir: Option<PathBuf>,
+    /// With `--callgrind`, the folder of callgrind's counts.
+    counts_dir: Option<PathBuf>,
 }
+
+/// The function whose run callgrind counts with `--callgrind`: a worker thread of the server's
+/// tokio runtime, the whole of it (its tasks, and its polling of the sockets and the timers).
+const COUNTED: &str = "tokio::runtime::scheduler::multi_thread::worker::Context::run";
 
 /// Moves every thread of this program to the CPUs after the first (`--pin`), leaving CPU 0 to
 /// the server; once (after that this program sees only its own CPUs).
@@ -67,6 +73,7 @@ impl Server {
                 child: None,
                 addr,
                 data_dir: None,
+                counts_dir: None,
             };
             server.until_ready().await?;
             return Ok(server);
@@ -88,14 +95,29 @@ impl Server {
             Some(dir) => vec!["--data-dir".into(), dir.display().to_string()],
             None => vec!["--store".into(), "memory".into()],
         };
-        let mut command = if common.pin {
+        let counts_dir = common.callgrind.then(|| {
+            std::env::temp_dir().join(format!("loadgen-counts-{}-{port}", std::process::id()))
+        });
+        // The program started, and the arguments before the server's own.
+        let mut program: Vec<std::ffi::OsString> = Vec::new();
+        if common.pin {
             pin_self()?;
-            let mut taskset = Command::new("taskset");
-            taskset.args(["-c", "0"]).arg(&binary);
-            taskset
-        } else {
-            Command::new(&binary)
-        };
+            program.extend(["taskset".into(), "-c".into(), "0".into()]);
+        }
+        if let Some(dir) = &counts_dir {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            program.extend([
+                "valgrind".into(),
+                "--tool=callgrind".into(),
+                "--quiet".into(),
+                format!("--callgrind-out-file={}/callgrind.%p", dir.display()).into(),
+                "--collect-atstart=no".into(),
+                format!("--toggle-collect={COUNTED}").into(),
+            ]);
+        }
+        program.push(binary.clone().into());
+        let mut command = Command::new(&program[0]);
+        command.args(&program[1..]);
         let child = command
             .args(&store)
             .args([
@@ -134,15 +156,18 @@ impl Server {
             child: Some(child),
             addr,
             data_dir,
+            counts_dir,
         };
         server.until_ready().await?;
         Ok(server)
     }
 
-    /// Waits until the server answers its readiness check (30 s at most).
+    /// Waits until the server answers its readiness check (30 s at most; 180 s under
+    /// callgrind).
     async fn until_ready(&self) -> Result<(), String> {
         let addr = self.addr;
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let limit = if self.counts_dir.is_some() { 180 } else { 30 };
+        let deadline = Instant::now() + Duration::from_secs(limit);
         loop {
             let up = tokio::task::spawn_blocking(move || {
                 dhumbal_server::health::check(addr, "/readyz").is_ok()
@@ -156,6 +181,54 @@ impl Server {
                 return Err("the server did not become ready".into());
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// With `--callgrind`, sets the server's count to zero: what it ran before (the set-up)
+    /// is not counted.
+    pub(crate) fn count_from_now(&self) -> Result<(), String> {
+        if self.counts_dir.is_some() {
+            self.callgrind_control("-z")?;
+        }
+        Ok(())
+    }
+
+    /// With `--callgrind`, the instructions the server's runtime ran since
+    /// [`Server::count_from_now`]: callgrind writes its count out, and this reads the total.
+    pub(crate) fn counted(&self) -> Result<Option<u64>, String> {
+        let Some(dir) = &self.counts_dir else {
+            return Ok(None);
+        };
+        self.callgrind_control("-d")?;
+        // Each dump is `callgrind.PID.N`: the last is the one just written.
+        let prefix = format!("callgrind.{}.", self.pid());
+        let last = std::fs::read_dir(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let name = entry.file_name().into_string().ok()?;
+                let n: u32 = name.strip_prefix(&prefix)?.parse().ok()?;
+                Some((n, entry.path()))
+            })
+            .max()
+            .ok_or("callgrind wrote no count")?;
+        let text = std::fs::read_to_string(&last.1).map_err(|e| e.to_string())?;
+        callgrind_total(&text)
+            .map(Some)
+            .ok_or_else(|| format!("no total in {}", last.1.display()))
+    }
+
+    /// Runs `callgrind_control FLAG PID` (Valgrind's), which waits until callgrind has done it.
+    fn callgrind_control(&self, flag: &str) -> Result<(), String> {
+        let out = Command::new("callgrind_control")
+            .args([flag, &self.pid().to_string()])
+            .output()
+            .map_err(|e| format!("`callgrind_control` (Valgrind's) would not start: {e}"))?;
+        let said = String::from_utf8_lossy(&out.stdout);
+        if out.status.success() && said.contains("OK") {
+            Ok(())
+        } else {
+            Err(format!("callgrind_control {flag}: {}", said.trim()))
         }
     }
 
@@ -187,10 +260,21 @@ impl Drop for Server {
             let _ = child.kill();
             let _ = child.wait();
         }
-        if let Some(dir) = &self.data_dir {
+        for dir in [&self.data_dir, &self.counts_dir].into_iter().flatten() {
             let _ = std::fs::remove_dir_all(dir);
         }
     }
+}
+
+/// The total of a callgrind output's counts: its `summary:` line (or `totals:`).
+pub(crate) fn callgrind_total(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix("summary:")
+                .or_else(|| l.strip_prefix("totals:"))
+        })
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
 }
 
 /// The server's `/metrics` text.
