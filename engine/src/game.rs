@@ -168,10 +168,18 @@ impl Pickable<'_> {
 
     /// The cards, each once.
     fn to_vec(self) -> Vec<Card> {
+        let mut cards = Vec::new();
+        self.write_into(&mut cards);
+        cards
+    }
+
+    /// The cards, each once, in `out` (cleared first).
+    fn write_into(self, out: &mut Vec<Card>) {
+        out.clear();
         match self {
-            Pickable::Cards(cards) => cards.to_vec(),
-            Pickable::Ends(first, last) if first == last => vec![first],
-            Pickable::Ends(first, last) => vec![first, last],
+            Pickable::Cards(cards) => out.extend_from_slice(cards),
+            Pickable::Ends(first, last) if first == last => out.push(first),
+            Pickable::Ends(first, last) => out.extend([first, last]),
         }
     }
 }
@@ -499,6 +507,11 @@ impl Game {
         self.pickable(seat).to_vec()
     }
 
+    /// [`Game::takeable`], written into `out` (cleared first) in its own memory.
+    pub fn takeable_into(&self, seat: usize, out: &mut Vec<Card>) {
+        self.pickable(seat).write_into(out);
+    }
+
     /// The pile cards `seat` could take right now, without allocating.
     fn pickable(&self, seat: usize) -> Pickable<'_> {
         const NONE: Pickable<'static> = Pickable::Cards(&[]);
@@ -544,11 +557,18 @@ impl Game {
     /// seat to play may take once it has thrown (the pick-up rule, [`pickup_choices`]). Empty at
     /// any other time.
     pub fn next_takeable(&self) -> Vec<Card> {
+        let mut cards = Vec::new();
+        self.next_takeable_into(&mut cards);
+        cards
+    }
+
+    /// [`Game::next_takeable`], written into `out` (cleared first) in its own memory.
+    pub fn next_takeable_into(&self, out: &mut Vec<Card>) {
         match (self.settings.turn_order, self.phase) {
             (TurnOrder::ThrowThenDraw, Phase::Start) => {
-                Pickable::of_throw(&self.settings, &self.top_throw).to_vec()
+                Pickable::of_throw(&self.settings, &self.top_throw).write_into(out);
             }
-            _ => Vec::new(),
+            _ => out.clear(),
         }
     }
 

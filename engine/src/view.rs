@@ -107,45 +107,108 @@ pub struct PublicHistory {
 impl SeatView {
     /// Projects `game` for `seat` (a spectator for `None`).
     pub(crate) fn of(game: &Game, seat: Option<usize>) -> SeatView {
-        let settings = game.settings().clone();
-        let hand = seat.map(|s| game.hand(s).to_vec()).unwrap_or_default();
-        let playing = !matches!(game.phase(), Phase::RoundOver | Phase::MatchOver);
-        let card_counts = (0..game.seats()).map(|s| game.hand(s).len()).collect();
-        SeatView {
+        let mut view = SeatView {
             seat,
-            round: game.round(),
-            dealer: game.dealer(),
-            turn: game.turn(),
+            hand: Vec::new(),
+            hand_total: 0,
+            hand_values: Vec::new(),
+            takeable: Vec::new(),
+            can_call: false,
+            can_draw: false,
+            can_throw: false,
+            settings: game.settings().clone(),
+            round: 0,
+            dealer: 0,
+            turn: 0,
             phase: game.phase(),
-            hand_total: hand_total(&hand, settings.court),
-            hand_values: hand.iter().map(|c| c.value(settings.court)).collect(),
-            hand,
-            card_counts,
-            eliminated: game.eliminated().to_vec(),
-            pile_top: game.pile().last().copied(),
-            top_throw: game.top_throw().to_vec(),
-            previous_throw: game.previous_throw().to_vec(),
-            takeable: seat
-                .filter(|_| playing)
-                .map(|s| game.takeable(s))
-                .unwrap_or_default(),
-            pile_size: game.pile().len(),
-            stock_size: game.stock_len(),
-            barred: game.barred(),
-            throws: game.throws(),
+            card_counts: Vec::new(),
+            eliminated: Vec::new(),
+            pile_top: None,
+            top_throw: Vec::new(),
+            previous_throw: Vec::new(),
+            next_takeable: Vec::new(),
+            pile_size: 0,
+            stock_size: 0,
+            barred: None,
+            throws: 0,
             throw_cap: THROW_CAP,
-            can_call: seat.is_some_and(|s| game.can_call(s)),
-            can_draw: seat.is_some_and(|s| game.can_draw(s)),
-            can_throw: seat.is_some_and(|s| game.can_throw(s)),
-            next_takeable: game.next_takeable(),
-            totals: game.totals().to_vec(),
-            standings: game.standings(),
-            play_order: std::iter::once(0)
-                .chain(settings.seats_after(0))
-                .take(game.seats())
-                .collect(),
-            settings,
+            totals: Vec::new(),
+            standings: Vec::new(),
+            play_order: Vec::new(),
+        };
+        view.refresh(game, seat);
+        view
+    }
+
+    /// Makes this the view of `game` for `seat` (a spectator for `None`), exactly what
+    /// [`Game::view_of`] gives, in place: its lists keep their memory, and the settings are
+    /// copied only if they differ. A server that builds a view after every change builds it in
+    /// the memory of an old one this way (the one place a view is made: [`Game::view_of`] is
+    /// this, into an empty view).
+    ///
+    /// # Panics
+    ///
+    /// If `seat` is `Some` seat that is not at the table.
+    pub fn refresh(&mut self, game: &Game, seat: Option<usize>) {
+        /// `to` holds what `from` yields, in its own memory.
+        fn fill<T>(to: &mut Vec<T>, from: impl IntoIterator<Item = T>) {
+            to.clear();
+            to.extend(from);
         }
+        if self.settings != *game.settings() {
+            self.settings = game.settings().clone();
+        }
+        let court = self.settings.court;
+        let playing = !matches!(game.phase(), Phase::RoundOver | Phase::MatchOver);
+        self.seat = seat;
+        fill(
+            &mut self.hand,
+            seat.map(|s| game.hand(s))
+                .unwrap_or_default()
+                .iter()
+                .copied(),
+        );
+        self.hand_total = hand_total(&self.hand, court);
+        fill(
+            &mut self.hand_values,
+            self.hand.iter().map(|c| c.value(court)),
+        );
+        match seat.filter(|_| playing) {
+            Some(s) => game.takeable_into(s, &mut self.takeable),
+            None => self.takeable.clear(),
+        }
+        self.can_call = seat.is_some_and(|s| game.can_call(s));
+        self.can_draw = seat.is_some_and(|s| game.can_draw(s));
+        self.can_throw = seat.is_some_and(|s| game.can_throw(s));
+        self.round = game.round();
+        self.dealer = game.dealer();
+        self.turn = game.turn();
+        self.phase = game.phase();
+        fill(
+            &mut self.card_counts,
+            (0..game.seats()).map(|s| game.hand(s).len()),
+        );
+        fill(&mut self.eliminated, game.eliminated().iter().copied());
+        self.pile_top = game.pile().last().copied();
+        fill(&mut self.top_throw, game.top_throw().iter().copied());
+        fill(
+            &mut self.previous_throw,
+            game.previous_throw().iter().copied(),
+        );
+        game.next_takeable_into(&mut self.next_takeable);
+        self.pile_size = game.pile().len();
+        self.stock_size = game.stock_len();
+        self.barred = game.barred();
+        self.throws = game.throws();
+        self.throw_cap = THROW_CAP;
+        fill(&mut self.totals, game.totals().iter().copied());
+        self.standings = game.standings();
+        fill(
+            &mut self.play_order,
+            std::iter::once(0)
+                .chain(self.settings.seats_after(0))
+                .take(game.seats()),
+        );
     }
 
     /// Whether it is this seat's turn in a round being played.

@@ -9,8 +9,8 @@ mod common;
 use common::{Rng, random_action};
 use dhumbal_engine::arbitrary::any_settings;
 use dhumbal_engine::{
-    Action, Card, Event, Game, Phase, RuleError, Scoring, Source, THROW_CAP, TurnOrder, classify,
-    full_deck,
+    Action, Card, Event, Game, Phase, RuleError, Scoring, SeatView, Source, THROW_CAP, TurnOrder,
+    classify, full_deck,
 };
 use proptest::prelude::*;
 
@@ -493,6 +493,31 @@ proptest! {
             }
             prop_assert!(game.round() <= MAX_ROUNDS, "the match did not end");
         }
+    }
+
+    /// A view refreshed in place from an old one (another seat's, a step before) is exactly the
+    /// view made anew: no field keeps anything of what it held.
+    #[test]
+    fn a_view_refreshed_in_place_is_the_view_made_anew(
+        settings in any_settings(),
+        seed in any::<[u8; 32]>(),
+        choices in any::<u64>(),
+    ) {
+        let mut game = Game::new(settings, seed).unwrap();
+        let mut rng = Rng(choices);
+        let seats = game.seats();
+        let whom = |i: usize| (i < seats).then_some(i);
+        let mut kept: Vec<SeatView> = (0..=seats).map(|i| game.view_of(whom(i))).collect();
+        let mut step = 0;
+        play(&mut game, &mut rng, |game, _| {
+            step += 1;
+            for (i, view) in kept.iter_mut().enumerate() {
+                // Each kept view is refreshed for the next seat round (the spectator's too).
+                let seat = whom((i + step) % (seats + 1));
+                view.refresh(game, seat);
+                assert_eq!(*view, game.view_of(seat), "step {step}, seat {seat:?}");
+            }
+        });
     }
 
     #[test]

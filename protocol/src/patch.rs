@@ -161,11 +161,11 @@ impl OwnView {
         self.hand_values.clear();
         self.hand_values
             .extend(self.hand.iter().map(|c| c.value(court)));
-        self.takeable = if playing {
-            game.takeable(seat)
+        if playing {
+            game.takeable_into(seat, &mut self.takeable);
         } else {
-            Vec::new()
-        };
+            self.takeable.clear();
+        }
         self.can_call = game.can_call(seat);
         self.can_draw = game.can_draw(seat);
         self.can_throw = game.can_throw(seat);
@@ -221,7 +221,14 @@ impl Told {
     /// What a client is told of `game` now, at `version`, made in the memory of `recycled` (a
     /// `Told` no longer needed) where there is one.
     fn refreshed(recycled: Option<Told>, game: &Game, version: u64) -> Told {
-        let mut own = recycled.map(|told| told.own).unwrap_or_default();
+        let (mut own, shared) = match recycled {
+            Some(told) => {
+                let mut shared = told.shared;
+                shared.refresh(game, None);
+                (told.own, shared)
+            }
+            None => (Vec::new(), game.spectator_view()),
+        };
         own.truncate(game.seats());
         own.resize_with(game.seats(), OwnView::default);
         for (seat, own) in own.iter_mut().enumerate() {
@@ -229,7 +236,7 @@ impl Told {
         }
         Told {
             version,
-            shared: game.spectator_view(),
+            shared,
             own,
         }
     }

@@ -121,7 +121,10 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
         match next {
             Some(Outgoing::Text(text)) => {
                 // A socket that stops taking data must not keep this task alive once kicked.
+                // The write is tried first: it mostly completes at once, and the kick (behind a
+                // lock) is then never looked at.
                 let sent = tokio::select! {
+                    biased;
                     sent = write_batch(&mut sink, text, &mut outbox, &mut held, deflater.as_mut()) => sent,
                     () = &mut kicked => None,
                 };

@@ -116,13 +116,12 @@ impl Actor {
                 }
                 armed = due;
             }
+            // In this order, the first ready wins: a command (what nearly every wake is for)
+            // is taken without looking at the two tokens, each behind a lock. The inbox cannot
+            // keep the rest waiting: tokio's budget makes a task that has received many
+            // messages in a row find its channel empty once, and yield.
             tokio::select! {
-                // The connections tell their clients `bye` themselves.
-                () = &mut stopping => break Stopped::Shutdown,
-                () = &mut moving => {
-                    self.moved();
-                    break Stopped::Moved;
-                }
+                biased;
                 command = inbox.recv() => match command {
                     Some(command) => self.command(command, &mut entropy).await,
                     None => break Stopped::Shutdown,
@@ -137,6 +136,12 @@ impl Actor {
                     // Bots without a delay could otherwise play a whole round before the
                     // connections' writers get a turn to send it.
                     tokio::task::yield_now().await;
+                }
+                // The connections tell their clients `bye` themselves.
+                () = &mut stopping => break Stopped::Shutdown,
+                () = &mut moving => {
+                    self.moved();
+                    break Stopped::Moved;
                 }
             }
             self.flush(&mut entropy).await;
