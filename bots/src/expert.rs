@@ -38,8 +38,8 @@ use dhumbal_engine::{
 };
 
 use crate::Bot;
-use crate::belief::Belief;
-use crate::hard::{Judge, JudgeParams, play};
+use crate::belief::{Belief, Pass, lean};
+use crate::hard::{CallRule, Judge, JudgeParams, play};
 use crate::memory::Memory;
 use crate::search::{Candidate, Reuse, SearchParams, call_or_hold, search};
 use crate::turn::{Step, draw, me, step, stock_drawable};
@@ -87,6 +87,17 @@ pub struct ExpertParams {
     /// 0 weighs only the points it takes itself; 1 weighs its points against theirs, as the
     /// match standing (and the arena's margin) does.
     pub relative: f64,
+    /// At a throw-then-draw table, the chance it takes an opponent to call when its hand is at
+    /// most hard's calling total ([`CallRule::call_at`], moved by [`Self::pass_shift`]): an
+    /// opponent that did not call on its last turn is then believed to have held more
+    /// ([`Belief::with_passes`]). 0: a passed call says nothing.
+    pub pass_weight: f64,
+    /// How far the total an opponent is taken to call on is from hard's own.
+    pub pass_shift: i32,
+    /// At a throw-then-draw table, how much of the fitted lean ([`crate::belief::LEAN`], fitted
+    /// at the standard table) its belief gives the opponents' unknown cards for the call (1: all
+    /// of it).
+    pub throw_first_lean: f64,
     /// The weights of its draw and throw judgement at a throw-then-draw table (elsewhere it
     /// judges with hard's own, [`JudgeParams::default`]).
     pub throw_first_judge: JudgeParams,
@@ -111,6 +122,9 @@ impl Default for ExpertParams {
             threat: 0.0,
             threat_margin: 2,
             relative: 0.7,
+            pass_weight: 0.0,
+            pass_shift: 0,
+            throw_first_lean: 1.0,
             throw_first_judge: JudgeParams::default(),
             search: Some(SearchParams::default()),
         }
@@ -227,8 +241,24 @@ impl ExpertBot {
     /// table's public `history`.
     pub fn call_value(&mut self, view: &SeatView, history: &PublicHistory) -> CallValue {
         self.memory.sync(view, history);
-        let belief = Belief::new(view, &self.memory);
+        let belief = self.belief(view);
         call_value(view, &belief, &self.params)
+    }
+
+    /// Its belief about the opponents' hands, for the call.
+    fn belief(&self, view: &SeatView) -> Belief {
+        let at = CallRule::default()
+            .call_at(&view.settings)
+            .map(|at| (i64::from(at) + i64::from(self.params.pass_shift)).max(0) as u32);
+        let pass = at.map(|at| Pass {
+            at,
+            weight: self.params.pass_weight,
+        });
+        let scale = match view.settings.turn_order {
+            TurnOrder::ThrowThenDraw => self.params.throw_first_lean,
+            TurnOrder::DrawThenThrow => 1.0,
+        };
+        Belief::with_lean_and_passes(view, &self.memory, |t, u| scale * lean(t, u), pass)
     }
 
     /// Its draw and throw judgement for `view`.
@@ -390,7 +420,7 @@ impl Bot for ExpertBot {
         let weighs =
             view.settings.call_limit.is_some() || view.hand_total <= self.params.open_call_at;
         if matches!(step, Step::CallOrDraw | Step::CallOrThrow) && view.can_call && weighs {
-            let belief = Belief::new(view, &self.memory);
+            let belief = self.belief(view);
             let value = call_value(view, &belief, &self.params);
             let sure = view.settings.scoring == Scoring::Settlement
                 || view.settings.call_limit.is_some()
