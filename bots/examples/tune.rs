@@ -73,6 +73,7 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                 "pass_weight" => p.pass_weight = v,
                 "pass_shift" => p.pass_shift = v as i32,
                 "throw_first_lean" | "lean" => p.throw_first_lean = v,
+                "reset_weight" | "reset" => p.reset_weight = v,
                 "standing" => p.throw_first_judge.standing = v,
                 "bonus" => p.throw_first_judge.bonus = v,
                 "reveal" => p.throw_first_judge.reveal = v,

@@ -98,6 +98,12 @@ pub struct ExpertParams {
     /// at the standard table) its belief gives the opponents' unknown cards for the call (1: all
     /// of it).
     pub throw_first_lean: f64,
+    /// At a table whose scores reset on landing on a multiple of 50, how much those resets count
+    /// in the call (0: not at all; 1: each reset worth its 50 points): a caught call that would
+    /// land it on one, each opponent a right call would land on one (weighed as
+    /// [`Self::relative`] weighs their points), and, while holding on, its own hand landing it
+    /// on one if an opponent calls first (times the chance one can).
+    pub reset_weight: f64,
     /// The weights of its draw and throw judgement at a throw-then-draw table (elsewhere it
     /// judges with hard's own, [`JudgeParams::default`]).
     pub throw_first_judge: JudgeParams,
@@ -125,6 +131,7 @@ impl Default for ExpertParams {
             pass_weight: 0.0,
             pass_shift: 0,
             throw_first_lean: 1.0,
+            reset_weight: 2.0,
             throw_first_judge: JudgeParams::default(),
             search: Some(SearchParams::default()),
         }
@@ -313,6 +320,53 @@ fn threat_chance(settings: &Settings, belief: &Belief, params: &ExpertParams) ->
     1.0 - quiet
 }
 
+/// What the score resets (a total landing on a multiple of 50 goes down by 50) add to a call's
+/// worth and to holding on's, in points, at full weight (see [`ExpertParams::reset_weight`]).
+fn reset_values(
+    view: &SeatView,
+    belief: &Belief,
+    params: &ExpertParams,
+    my_total: i64,
+    mine: u32,
+    lightest: f64,
+) -> (f64, f64) {
+    let settings = &view.settings;
+    let lands = |total: i64, took: u32| took > 0 && (total + i64::from(took)) % 50 == 0;
+    let mut call = 0.0;
+    // Caught, it takes the charge, undoubled.
+    if lands(my_total, caught_charge(settings, mine, 0)) {
+        call += (1.0 - lightest) * 50.0;
+    }
+    // Right, each opponent takes its hand: a reset spares it 50 of what the call makes it take.
+    if params.relative != 0.0 && !belief.opponents.is_empty() {
+        let mut spared = 0.0;
+        for o in &belief.opponents {
+            let theirs = view.totals.get(o.seat).copied().unwrap_or(0);
+            let above = o.above(mine);
+            if above <= 0.0 {
+                continue;
+            }
+            let reset: f64 = o
+                .total
+                .iter()
+                .enumerate()
+                .skip(mine as usize + 1)
+                .filter(|&(t, _)| lands(theirs, t as u32))
+                .map(|(_, p)| p)
+                .sum();
+            spared += 50.0 * reset / above;
+        }
+        call -= params.relative * lightest * spared / belief.opponents.len() as f64;
+    }
+    // Holding, an opponent's right call charges it its hand.
+    let hold = if lands(my_total, mine) {
+        50.0 * threat_chance(settings, belief, params)
+    } else {
+        0.0
+    };
+    (call, hold)
+}
+
 /// Whether `view` is the match's last round (as far as can be known: a fixed number of rounds).
 fn last_round(view: &SeatView) -> bool {
     match view.settings.rounds {
@@ -391,6 +445,11 @@ fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallVa
             if params.threat > 0.0 {
                 // An opponent that may call before its next turn charges it the hand it holds.
                 hold -= params.threat * threat_chance(settings, belief, params) * f64::from(mine);
+            }
+            if settings.score_reset && params.reset_weight != 0.0 {
+                let (c, h) = reset_values(view, belief, params, my_total, mine, lightest);
+                call += params.reset_weight * c;
+                hold += params.reset_weight * h;
             }
             CallValue {
                 lightest,
