@@ -562,6 +562,44 @@ mod tests {
     }
 
     #[test]
+    fn at_yaniv_the_score_resets_move_the_call() {
+        let game = Game::new(Preset::Yaniv.settings(), [8; 32]).unwrap();
+        let mut view = game.view(0);
+        view.hand_total = 5;
+        view.card_counts[1] = 1;
+        let value = |view: &SeatView, weight: f64| {
+            let mut m = Memory::new();
+            m.sync(view, game.public_history());
+            let params = ExpertParams {
+                reset_weight: weight,
+                ..ExpertParams::default()
+            };
+            call_value(view, &Belief::new(view, &m), &params)
+        };
+        // Everyone at 0 (only a 50-point hand would land on 50).
+        let plain = value(&view, 1.0);
+        // Caught, 15 + 5 + 30 lands on 50: a caught call costs 50 less.
+        view.totals[0] = 15;
+        let caught = value(&view, 1.0);
+        let expected = plain.call + (1.0 - plain.lightest) * 50.0;
+        assert!(
+            (caught.call - expected).abs() < 1e-9,
+            "{caught:?} {plain:?}"
+        );
+        assert_eq!(caught.hold, plain.hold);
+        // Holding, 45 + 5 lands on 50 if an opponent calls first.
+        view.totals[0] = 45;
+        let held = value(&view, 1.0);
+        assert!(held.hold > plain.hold, "{held:?} {plain:?}");
+        // The one-card opponent at 40, which a right call lands on 50 if its card is a ten,
+        // makes the call worth less.
+        view.totals[0] = 0;
+        view.totals[1] = 40;
+        let spared = value(&view, 1.0);
+        assert!(spared.call < plain.call - 1.0, "{spared:?} {plain:?}");
+    }
+
+    #[test]
     fn at_a_cumulative_table_a_right_call_is_worth_the_points_it_makes_the_others_take() {
         let game = Game::new(Preset::Household.settings(), [8; 32]).unwrap();
         let mut view = game.view(0);
