@@ -8,7 +8,8 @@
 //!
 //! A seat is `hard`, `hard0` (hard's calling rule before the tuning), or `expert`, each with
 //! optional `:key=value,…` changes to its numbers (`CallRule` or `ExpertParams` field names;
-//! `standing`, `bonus`, `reveal` and `gift` for its `throw_first_judge`; for the expert's
+//! `lean` and `reset` for `throw_first_lean` and `reset_weight`; `standing`, `bonus`, `reveal`
+//! and `gift` for its `throw_first_judge`; for the expert's
 //! search, `search=0|1` and the `SearchParams` fields as `samples`, `window`, `candidates`,
 //! `switch`, `z` (`switch_z`), `draws`, `throws`, `throw_first`, `open_calls`, `roll_call_at`,
 //! `hard_calls`, `rel` (`relative`), `own_judge` and `cap_ms`).
@@ -70,6 +71,10 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                 "min_lightest" => p.min_lightest = v,
                 "threat_margin" => p.threat_margin = v as u32,
                 "relative" => p.relative = v,
+                "pass_weight" => p.pass_weight = v,
+                "pass_shift" => p.pass_shift = v as i32,
+                "throw_first_lean" | "lean" => p.throw_first_lean = v,
+                "reset_weight" | "reset" => p.reset_weight = v,
                 "standing" => p.throw_first_judge.standing = v,
                 "bonus" => p.throw_first_judge.bonus = v,
                 "reveal" => p.throw_first_judge.reveal = v,

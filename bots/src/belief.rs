@@ -15,7 +15,7 @@
 //! when they are. [`SeatBelief::log_likelihood`] scores a hand the model did not see, for the
 //! test that the belief beats the uniform guess on recorded rounds.
 
-use dhumbal_engine::{Card, SeatView, Settings};
+use dhumbal_engine::{Card, SeatView, Settings, TurnOrder};
 
 use crate::groups::{total, value};
 use crate::memory::Memory;
@@ -126,6 +126,28 @@ impl Belief {
         memory: &Memory,
         lean_of: impl Fn(u32, usize) -> f64,
     ) -> Belief {
+        Belief::with_lean_and_passes(view, memory, lean_of, None)
+    }
+
+    /// [`Belief::new`] that also reads each opponent's passed call at a throw-then-draw table:
+    /// an opponent that did not call on its last turn is taken to have held more than
+    /// `pass.at` then (with chance `pass.weight`), so the cards it kept through that turn (its
+    /// hand now less the card it drew) total more than `pass.at` less what it threw.
+    pub fn with_passes(view: &SeatView, memory: &Memory, pass: Pass) -> Belief {
+        Belief::with_lean_and_passes(view, memory, lean, Some(pass))
+    }
+
+    /// [`Belief::with_lean`] and [`Belief::with_passes`] at once (`pass` `None`: passes say
+    /// nothing; they say nothing either at a draw-then-throw table).
+    pub fn with_lean_and_passes(
+        view: &SeatView,
+        memory: &Memory,
+        lean_of: impl Fn(u32, usize) -> f64,
+        pass: Option<Pass>,
+    ) -> Belief {
+        let pass = pass.filter(|pass| {
+            view.settings.turn_order == TurnOrder::ThrowThenDraw && pass.weight > 0.0
+        });
         let settings = &view.settings;
         let unseen = memory.unseen(view);
         let opponents = opponents(view)
@@ -134,6 +156,16 @@ impl Belief {
                 let known = memory.held(seat);
                 let unknown = view.card_counts[seat].saturating_sub(known.len());
                 let lean = lean_of(memory.throws_by(seat), unknown);
+                let kept = pass.and_then(|pass| {
+                    let turn = memory.last_turn(seat)?;
+                    let drawn = turn.drawn?;
+                    let thrown = i64::from(total(&turn.thrown, settings));
+                    Some(Kept {
+                        above: i64::from(pass.at) + 1 - thrown,
+                        weight: pass.weight,
+                        drawn,
+                    })
+                });
                 seat_belief(
                     seat,
                     total(known, settings),
@@ -141,6 +173,7 @@ impl Belief {
                     lean,
                     &unseen,
                     settings,
+                    kept,
                 )
             })
             .collect();
@@ -173,8 +206,29 @@ impl Belief {
     }
 }
 
+/// What an opponent's passed call says (see [`Belief::with_passes`]): it would have called on
+/// its last turn had its hand then totalled at most `at`, with chance `weight`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pass {
+    /// The highest total it is taken to call on.
+    pub at: u32,
+    /// The chance it calls on such a hand (0: a pass says nothing; 1: it always calls).
+    pub weight: f64,
+}
+
+/// What one opponent's last turn says about the part of its hand it kept through that turn.
+struct Kept {
+    /// The least total the kept cards had to reach for the hand before the throw to exceed the
+    /// pass's total (`at + 1 - thrown`).
+    above: i64,
+    /// The chance of the pass below that.
+    weight: f64,
+    /// The card it then took off the pile (which it still holds), or `None` for the stock.
+    drawn: Option<Card>,
+}
+
 /// One opponent's belief: `unknown` cards from `unseen` leaning low by `lean`, on top of
-/// `known_total`.
+/// `known_total`; with `kept`, conditioned on its passed call.
 fn seat_belief(
     seat: usize,
     known_total: u32,
@@ -182,6 +236,7 @@ fn seat_belief(
     lean: f64,
     unseen: &[Card],
     settings: &Settings,
+    kept: Option<Kept>,
 ) -> SeatBelief {
     let mut card_weight: Vec<(Card, f64)> = unseen
         .iter()
@@ -202,10 +257,76 @@ fn seat_belief(
         // Nothing unseen (cannot happen in play): the unknown cards count for nothing.
         single[0] = 1.0;
     }
-    let max = (single.len() - 1) * unknown;
+    let total = match kept {
+        // The hand before its last draw, less what it threw, is at least `above` with the
+        // pass's weight; the drawn card comes on top.
+        Some(kept) if kept.drawn.is_some() || unknown > 0 => {
+            let (rest_known, rest_unknown, on_top) = match kept.drawn {
+                Some(card) => {
+                    let v = value(card, settings);
+                    (known_total.saturating_sub(v), unknown, vec_at(v as usize))
+                }
+                None => (known_total, unknown - 1, single.clone()),
+            };
+            let mut rest = shifted(rest_known, &sum_of(&single, rest_unknown));
+            let below = kept.above.clamp(0, rest.len() as i64) as usize;
+            for p in rest.iter_mut().take(below) {
+                *p *= 1.0 - kept.weight;
+            }
+            let mass: f64 = rest.iter().sum();
+            if mass > 0.0 {
+                rest.iter_mut().for_each(|p| *p /= mass);
+                convolve(&rest, &on_top)
+            } else {
+                shifted(known_total, &sum_of(&single, unknown))
+            }
+        }
+        _ => shifted(known_total, &sum_of(&single, unknown)),
+    };
+    SeatBelief {
+        seat,
+        known_total,
+        unknown,
+        lean,
+        total,
+        card_weight,
+    }
+}
+
+/// The distribution that is `v` for certain.
+fn vec_at(v: usize) -> Vec<f64> {
+    let mut out = vec![0.0; v + 1];
+    out[v] = 1.0;
+    out
+}
+
+/// `dist` moved up by `by`.
+fn shifted(by: u32, dist: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; by as usize];
+    out.extend_from_slice(dist);
+    out
+}
+
+/// The distribution of the sum of two independent totals.
+fn convolve(a: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; a.len() + b.len() - 1];
+    for (i, &p) in a.iter().enumerate() {
+        if p == 0.0 {
+            continue;
+        }
+        for (j, &q) in b.iter().enumerate() {
+            out[i + j] += p * q;
+        }
+    }
+    out
+}
+
+/// The distribution of the sum of `count` independent cards, each valued by `single`.
+fn sum_of(single: &[f64], count: usize) -> Vec<f64> {
+    let max = (single.len() - 1) * count;
     let mut dist = vec![0.0; max + 1];
     dist[0] = 1.0;
-    for k in 0..unknown {
+    for k in 0..count {
         let reach = (single.len() - 1) * k;
         let mut next = vec![0.0; max + 1];
         for (s, &p) in dist.iter().enumerate().take(reach + 1) {
@@ -218,16 +339,7 @@ fn seat_belief(
         }
         dist = next;
     }
-    let mut total = vec![0.0; known_total as usize];
-    total.extend(dist);
-    SeatBelief {
-        seat,
-        known_total,
-        unknown,
-        lean,
-        total,
-        card_weight,
-    }
+    dist
 }
 
 #[cfg(test)]
@@ -253,5 +365,64 @@ mod tests {
         let p = belief.chance_lightest(3);
         assert!(p > 0.9 && p <= 1.0, "{p}");
         assert!(belief.chance_lightest(30) < p);
+    }
+
+    #[test]
+    fn a_passed_call_makes_an_opponent_that_threw_low_heavier() {
+        use dhumbal_engine::{Action, Source};
+        let mut game = Game::new(Preset::Household.settings(), [5; 32]).unwrap();
+        let mut memory = Memory::new();
+        // Every seat but 0 throws its lowest card and draws from the stock.
+        while game.turn() != 0 || memory.throws_by(1) == 0 {
+            let seat = game.turn();
+            let low = *game
+                .hand(seat)
+                .iter()
+                .min_by_key(|&&c| value(c, game.settings()))
+                .unwrap();
+            game.apply(seat, Action::Throw { cards: vec![low] })
+                .unwrap();
+            game.apply(
+                seat,
+                Action::Draw {
+                    from: Source::Stock,
+                },
+            )
+            .unwrap();
+            memory.sync(&game.view(0), game.public_history());
+        }
+        let view = game.view(0);
+        memory.sync(&view, game.public_history());
+        let plain = Belief::new(&view, &memory);
+        let silent = Belief::with_passes(
+            &view,
+            &memory,
+            Pass {
+                at: 15,
+                weight: 0.0,
+            },
+        );
+        assert_eq!(plain, silent);
+        let passed = Belief::with_passes(
+            &view,
+            &memory,
+            Pass {
+                at: 15,
+                weight: 0.9,
+            },
+        );
+        for (p, o) in plain.opponents.iter().zip(&passed.opponents) {
+            assert!((o.total.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            let turn = memory.last_turn(o.seat).unwrap();
+            assert_eq!(turn.thrown.len(), 1);
+            assert_eq!(turn.drawn, Some(None));
+            // Heavier: less chance of any low total.
+            assert!(
+                o.at_most(12) < p.at_most(12),
+                "{} {}",
+                o.at_most(12),
+                p.at_most(12)
+            );
+        }
     }
 }

@@ -38,8 +38,8 @@ use dhumbal_engine::{
 };
 
 use crate::Bot;
-use crate::belief::Belief;
-use crate::hard::{Judge, JudgeParams, play};
+use crate::belief::{Belief, Pass, lean};
+use crate::hard::{CallRule, Judge, JudgeParams, play};
 use crate::memory::Memory;
 use crate::search::{Candidate, Reuse, SearchParams, call_or_hold, search};
 use crate::turn::{Step, draw, me, step, stock_drawable};
@@ -87,6 +87,23 @@ pub struct ExpertParams {
     /// 0 weighs only the points it takes itself; 1 weighs its points against theirs, as the
     /// match standing (and the arena's margin) does.
     pub relative: f64,
+    /// At a throw-then-draw table, the chance it takes an opponent to call when its hand is at
+    /// most hard's calling total ([`CallRule::call_at`], moved by [`Self::pass_shift`]): an
+    /// opponent that did not call on its last turn is then believed to have held more
+    /// ([`Belief::with_passes`]). 0: a passed call says nothing.
+    pub pass_weight: f64,
+    /// How far the total an opponent is taken to call on is from hard's own.
+    pub pass_shift: i32,
+    /// At a throw-then-draw table, how much of the fitted lean ([`crate::belief::LEAN`], fitted
+    /// at the standard table) its belief gives the opponents' unknown cards for the call (1: all
+    /// of it).
+    pub throw_first_lean: f64,
+    /// At a table whose scores reset on landing on a multiple of 50, how much those resets count
+    /// in the call (0: not at all; 1: each reset worth its 50 points): a caught call that would
+    /// land it on one, each opponent a right call would land on one (weighed as
+    /// [`Self::relative`] weighs their points), and, while holding on, its own hand landing it
+    /// on one if an opponent calls first (times the chance one can).
+    pub reset_weight: f64,
     /// The weights of its draw and throw judgement at a throw-then-draw table (elsewhere it
     /// judges with hard's own, [`JudgeParams::default`]).
     pub throw_first_judge: JudgeParams,
@@ -111,6 +128,10 @@ impl Default for ExpertParams {
             threat: 0.0,
             threat_margin: 2,
             relative: 0.7,
+            pass_weight: 0.0,
+            pass_shift: 0,
+            throw_first_lean: 1.0,
+            reset_weight: 2.0,
             throw_first_judge: JudgeParams::default(),
             search: Some(SearchParams::default()),
         }
@@ -227,8 +248,24 @@ impl ExpertBot {
     /// table's public `history`.
     pub fn call_value(&mut self, view: &SeatView, history: &PublicHistory) -> CallValue {
         self.memory.sync(view, history);
-        let belief = Belief::new(view, &self.memory);
+        let belief = self.belief(view);
         call_value(view, &belief, &self.params)
+    }
+
+    /// Its belief about the opponents' hands, for the call.
+    fn belief(&self, view: &SeatView) -> Belief {
+        let at = CallRule::default()
+            .call_at(&view.settings)
+            .map(|at| (i64::from(at) + i64::from(self.params.pass_shift)).max(0) as u32);
+        let pass = at.map(|at| Pass {
+            at,
+            weight: self.params.pass_weight,
+        });
+        let scale = match view.settings.turn_order {
+            TurnOrder::ThrowThenDraw => self.params.throw_first_lean,
+            TurnOrder::DrawThenThrow => 1.0,
+        };
+        Belief::with_lean_and_passes(view, &self.memory, |t, u| scale * lean(t, u), pass)
     }
 
     /// Its draw and throw judgement for `view`.
@@ -281,6 +318,53 @@ fn threat_chance(settings: &Settings, belief: &Belief, params: &ExpertParams) ->
         .map(|o| 1.0 - o.at_most(at))
         .product();
     1.0 - quiet
+}
+
+/// What the score resets (a total landing on a multiple of 50 goes down by 50) add to a call's
+/// worth and to holding on's, in points, at full weight (see [`ExpertParams::reset_weight`]).
+fn reset_values(
+    view: &SeatView,
+    belief: &Belief,
+    params: &ExpertParams,
+    my_total: i64,
+    mine: u32,
+    lightest: f64,
+) -> (f64, f64) {
+    let settings = &view.settings;
+    let lands = |total: i64, took: u32| took > 0 && (total + i64::from(took)) % 50 == 0;
+    let mut call = 0.0;
+    // Caught, it takes the charge, undoubled.
+    if lands(my_total, caught_charge(settings, mine, 0)) {
+        call += (1.0 - lightest) * 50.0;
+    }
+    // Right, each opponent takes its hand: a reset spares it 50 of what the call makes it take.
+    if params.relative != 0.0 && !belief.opponents.is_empty() {
+        let mut spared = 0.0;
+        for o in &belief.opponents {
+            let theirs = view.totals.get(o.seat).copied().unwrap_or(0);
+            let above = o.above(mine);
+            if above <= 0.0 {
+                continue;
+            }
+            let reset: f64 = o
+                .total
+                .iter()
+                .enumerate()
+                .skip(mine as usize + 1)
+                .filter(|&(t, _)| lands(theirs, t as u32))
+                .map(|(_, p)| p)
+                .sum();
+            spared += 50.0 * reset / above;
+        }
+        call -= params.relative * lightest * spared / belief.opponents.len() as f64;
+    }
+    // Holding, an opponent's right call charges it its hand.
+    let hold = if lands(my_total, mine) {
+        50.0 * threat_chance(settings, belief, params)
+    } else {
+        0.0
+    };
+    (call, hold)
 }
 
 /// Whether `view` is the match's last round (as far as can be known: a fixed number of rounds).
@@ -362,6 +446,11 @@ fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallVa
                 // An opponent that may call before its next turn charges it the hand it holds.
                 hold -= params.threat * threat_chance(settings, belief, params) * f64::from(mine);
             }
+            if settings.score_reset && params.reset_weight != 0.0 {
+                let (c, h) = reset_values(view, belief, params, my_total, mine, lightest);
+                call += params.reset_weight * c;
+                hold += params.reset_weight * h;
+            }
             CallValue {
                 lightest,
                 call,
@@ -390,7 +479,7 @@ impl Bot for ExpertBot {
         let weighs =
             view.settings.call_limit.is_some() || view.hand_total <= self.params.open_call_at;
         if matches!(step, Step::CallOrDraw | Step::CallOrThrow) && view.can_call && weighs {
-            let belief = Belief::new(view, &self.memory);
+            let belief = self.belief(view);
             let value = call_value(view, &belief, &self.params);
             let sure = view.settings.scoring == Scoring::Settlement
                 || view.settings.call_limit.is_some()
@@ -470,6 +559,44 @@ mod tests {
         view.totals[1] = 95;
         let eliminating = bot.call_value(&view, game.public_history());
         assert!(eliminating.call > safe.call, "{eliminating:?} {safe:?}");
+    }
+
+    #[test]
+    fn at_yaniv_the_score_resets_move_the_call() {
+        let game = Game::new(Preset::Yaniv.settings(), [8; 32]).unwrap();
+        let mut view = game.view(0);
+        view.hand_total = 5;
+        view.card_counts[1] = 1;
+        let value = |view: &SeatView, weight: f64| {
+            let mut m = Memory::new();
+            m.sync(view, game.public_history());
+            let params = ExpertParams {
+                reset_weight: weight,
+                ..ExpertParams::default()
+            };
+            call_value(view, &Belief::new(view, &m), &params)
+        };
+        // Everyone at 0 (only a 50-point hand would land on 50).
+        let plain = value(&view, 1.0);
+        // Caught, 15 + 5 + 30 lands on 50: a caught call costs 50 less.
+        view.totals[0] = 15;
+        let caught = value(&view, 1.0);
+        let expected = plain.call + (1.0 - plain.lightest) * 50.0;
+        assert!(
+            (caught.call - expected).abs() < 1e-9,
+            "{caught:?} {plain:?}"
+        );
+        assert_eq!(caught.hold, plain.hold);
+        // Holding, 45 + 5 lands on 50 if an opponent calls first.
+        view.totals[0] = 45;
+        let held = value(&view, 1.0);
+        assert!(held.hold > plain.hold, "{held:?} {plain:?}");
+        // The one-card opponent at 40, which a right call lands on 50 if its card is a ten,
+        // makes the call worth less.
+        view.totals[0] = 0;
+        view.totals[1] = 40;
+        let spared = value(&view, 1.0);
+        assert!(spared.call < plain.call - 1.0, "{spared:?} {plain:?}");
     }
 
     #[test]

@@ -36,6 +36,19 @@ pub struct Memory {
     throws_by: Vec<u32>,
     /// Throws made this round across the table.
     throws: u32,
+    /// Per seat, its last turn this round, if it has had one.
+    last_turn: Vec<Option<LastTurn>>,
+}
+
+/// What one seat did on its last turn of a throw-then-draw round: what it threw, then what it
+/// drew.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LastTurn {
+    /// The cards it threw.
+    pub thrown: Vec<Card>,
+    /// What it drew after: `None` before it drew, `Some(None)` the stock's top, `Some(Some(card))`
+    /// that card off the pile.
+    pub drawn: Option<Option<Card>>,
 }
 
 impl Memory {
@@ -63,12 +76,19 @@ impl Memory {
                 self.throws += 1;
                 self.grow(*seat);
                 self.throws_by[*seat] += 1;
+                self.last_turn[*seat] = Some(LastTurn {
+                    thrown: cards.clone(),
+                    drawn: None,
+                });
             }
             Event::TookFromPile { seat, card } => {
                 if let Some(at) = self.pile.iter().rposition(|c| c == card) {
                     self.pile.remove(at);
                 }
                 self.held_mut(*seat).push(*card);
+                if let Some(turn) = self.last_turn[*seat].as_mut() {
+                    turn.drawn = Some(Some(*card));
+                }
                 self.pickups.push(Pickup {
                     at_throw: self.throws,
                     seat: *seat,
@@ -80,10 +100,13 @@ impl Memory {
                 let kept = self.pile.len().saturating_sub(*stock);
                 self.pile.drain(..self.pile.len() - kept);
             }
-            Event::Called { .. }
-            | Event::DrewFromStock { .. }
-            | Event::RoundEnded { .. }
-            | Event::MatchEnded { .. } => {}
+            Event::DrewFromStock { seat } => {
+                self.grow(*seat);
+                if let Some(turn) = self.last_turn[*seat].as_mut() {
+                    turn.drawn = Some(None);
+                }
+            }
+            Event::Called { .. } | Event::RoundEnded { .. } | Event::MatchEnded { .. } => {}
         }
         self.seen += 1;
     }
@@ -104,6 +127,7 @@ impl Memory {
         if self.held.len() <= seat {
             self.held.resize(seat + 1, Vec::new());
             self.throws_by.resize(seat + 1, 0);
+            self.last_turn.resize(seat + 1, None);
         }
     }
 
@@ -129,6 +153,12 @@ impl Memory {
             .iter()
             .filter(move |p| p.seat == seat && p.at_throw >= since)
             .map(|p| p.card)
+    }
+
+    /// What `seat` did on its last turn this round (meaningful at a throw-then-draw table, where
+    /// a turn is a throw and then a draw), if it has had one.
+    pub fn last_turn(&self, seat: usize) -> Option<&LastTurn> {
+        self.last_turn.get(seat).and_then(Option::as_ref)
     }
 
     /// The cards in the pile, as far as the events tell.
