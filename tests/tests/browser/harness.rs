@@ -29,14 +29,16 @@ pub(crate) const DESKTOP: (u32, u32) = (1280, 860);
 /// How long any one wait may last before the test fails (a guard, not a measurement).
 pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
-/// How many browser tests run at once: `DHUMBAL_BROWSER_TESTS`, or two (each starts a whole
-/// browser, and this machine has two cores). The test runner's own threads bound it too.
+/// How many browser tests run at once: `DHUMBAL_BROWSER_TESTS`, or four. A browser test spends
+/// most of its time waiting on its page (a 2-core machine ran the suite in 386 s two at a time
+/// and 299 s four at a time, its CPU then saturated). The test runner's own threads bound it too
+/// (`RUST_TEST_THREADS`, four in `.cargo/config.toml`).
 fn browsers_at_once() -> u32 {
     std::env::var("DHUMBAL_BROWSER_TESTS")
         .ok()
         .and_then(|n| n.parse::<u32>().ok())
         .filter(|&n| n > 0)
-        .unwrap_or(2)
+        .unwrap_or(4)
 }
 
 /// The turns to run a browser test: [`browsers_at_once`] of them.

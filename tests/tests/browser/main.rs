@@ -107,7 +107,7 @@
 //! only Chromium's own lines for the page's WebSocket attempts refused while the server is
 //! down). Screenshots go to `<target>/screenshots/` (the path is printed). Without Chromium the
 //! tests print why and pass, unless `CI=true`, where a missing browser is a failure. They bind
-//! loopback only and run two at a time (`DHUMBAL_BROWSER_TESTS` sets how many).
+//! loopback only and run four at a time (`DHUMBAL_BROWSER_TESTS` sets how many).
 //!
 //! On a machine without Chromium (outside CI) every test that needs it is `#[ignore]`d with the
 //! reason (`missing_chromium`, set by `tests/build.rs`), so the runner counts it as ignored.
