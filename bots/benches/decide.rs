@@ -12,9 +12,10 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::Criterion;
+use dhumbal_bots::arena::play_out_watched;
 use dhumbal_bots::expert::ExpertParams;
 use dhumbal_bots::{Bot, ExpertBot, new_bot};
-use dhumbal_engine::{Difficulty, Game, Phase, Preset, PublicHistory, SeatView, Settings};
+use dhumbal_engine::{Difficulty, Game, Preset, PublicHistory, SeatView, Settings};
 
 /// The bots timed, by difficulty.
 const TIMED: [Difficulty; 2] = [Difficulty::Hard, Difficulty::Expert];
@@ -31,22 +32,10 @@ fn decision_points(settings: &Settings, matches: u8) -> Vec<(SeatView, PublicHis
         let mut bots: Vec<Box<dyn Bot>> = (0..settings.players)
             .map(|s| new_bot(TIMED[usize::from(s) % 2], u64::from(s)))
             .collect();
-        while !game.is_over() {
-            if game.phase() == Phase::RoundOver {
-                game.next_round().expect("the round is over");
-                continue;
-            }
-            let seat = game.turn();
-            let view = game.view(seat);
-            let history = game.public_history().clone();
-            let action = bots[seat].choose(&view, &history);
-            views.push((view, history));
-            for event in game.apply(seat, action).expect("bots play legally") {
-                for bot in &mut bots {
-                    bot.observe(&event);
-                }
-            }
-        }
+        play_out_watched(&mut game, &mut bots, |d| {
+            views.push((d.view.clone(), d.game.public_history().clone()));
+        })
+        .expect("bots play legally");
     }
     views
 }

@@ -12,12 +12,13 @@
 //! A variant is `lean=k` (the fitted lean times `k`), optionally with `pass=w` and `shift=s`
 //! ([`Pass`]: passes at hard's calling total moved by `s`, with chance `w`).
 
+use dhumbal_bots::arena::play_out_watched;
 use dhumbal_bots::belief::{Belief, Pass, lean};
 use dhumbal_bots::groups::total;
 use dhumbal_bots::hard::CallRule;
 use dhumbal_bots::turn::{Step, opponents, step};
 use dhumbal_bots::{Bot, Memory, new_bot};
-use dhumbal_engine::{Difficulty, Game, Phase, Preset};
+use dhumbal_engine::{Difficulty, Game, Preset};
 
 /// One belief variant.
 #[derive(Clone, Copy, Debug)]
@@ -98,53 +99,40 @@ fn main() -> Result<(), String> {
             })
             .collect();
         let mut memory = Memory::new();
-        while !game.is_over() {
-            if game.phase() == Phase::RoundOver {
-                game.next_round().expect("the round is over");
-                continue;
-            }
-            let seat = game.turn();
-            let view = game.view(seat);
-            if seat == 0
-                && matches!(step(&view), Step::CallOrThrow | Step::CallOrDraw)
-                && view.can_call
-                && view.hand_total <= at
+        play_out_watched(&mut game, &mut bots, |d| {
+            let view = d.view;
+            if d.seat != 0
+                || !matches!(step(view), Step::CallOrThrow | Step::CallOrDraw)
+                || !view.can_call
+                || view.hand_total > at
             {
-                memory.sync(&view, game.public_history());
-                let mine = view.hand_total;
-                let truth = opponents(&view)
-                    .into_iter()
-                    .all(|o| total(game.hand(o), &settings) > mine);
-                n += 1;
-                for (v, score) in variants.iter().zip(&mut scores) {
-                    let pass = Pass {
-                        at: (i64::from(call_at) + v.shift).max(0) as u32,
-                        weight: v.pass,
-                    };
-                    let k = v.lean;
-                    let belief = Belief::with_lean_and_passes(
-                        &view,
-                        &memory,
-                        |t, u| k * lean(t, u),
-                        Some(pass),
-                    );
-                    let p = belief.chance_lightest(mine).clamp(1e-4, 1.0 - 1e-4);
-                    let y = if truth { 1.0 } else { 0.0 };
-                    score.log -= if truth { p.ln() } else { (1.0 - p).ln() };
-                    score.brier += (p - y) * (p - y);
-                    let bin = &mut score.bins[((p * 10.0) as usize).min(9)];
-                    bin.0 += p;
-                    bin.1 += u32::from(truth);
-                    bin.2 += 1;
-                }
+                return;
             }
-            let action = bots[seat].choose(&view, game.public_history());
-            for event in game.apply(seat, action).expect("bots play legally") {
-                for bot in &mut bots {
-                    bot.observe(&event);
-                }
+            memory.sync(view, d.game.public_history());
+            let mine = view.hand_total;
+            let truth = opponents(view)
+                .into_iter()
+                .all(|o| total(d.game.hand(o), &settings) > mine);
+            n += 1;
+            for (v, score) in variants.iter().zip(&mut scores) {
+                let pass = Pass {
+                    at: (i64::from(call_at) + v.shift).max(0) as u32,
+                    weight: v.pass,
+                };
+                let k = v.lean;
+                let belief =
+                    Belief::with_lean_and_passes(view, &memory, |t, u| k * lean(t, u), Some(pass));
+                let p = belief.chance_lightest(mine).clamp(1e-4, 1.0 - 1e-4);
+                let y = if truth { 1.0 } else { 0.0 };
+                score.log -= if truth { p.ln() } else { (1.0 - p).ln() };
+                score.brier += (p - y) * (p - y);
+                let bin = &mut score.bins[((p * 10.0) as usize).min(9)];
+                bin.0 += p;
+                bin.1 += u32::from(truth);
+                bin.2 += 1;
             }
-        }
+        })
+        .expect("bots play legally");
     }
     println!("{n} decisions");
     for (v, s) in variants.iter().zip(&scores) {

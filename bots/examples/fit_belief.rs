@@ -11,11 +11,12 @@
 //! the true unknown cards are most likely, and prints the table as Rust, with the mean
 //! log-likelihood per card under the fitted table and under the uniform guess (lean 0).
 
+use dhumbal_bots::arena::play_out_watched;
 use dhumbal_bots::belief::{LEAN_CARDS, LEAN_THROWS};
 use dhumbal_bots::groups::value;
 use dhumbal_bots::turn::{Step, opponents, step};
 use dhumbal_bots::{Bot, Memory, new_bot};
-use dhumbal_engine::{Difficulty, Game, Phase, Preset};
+use dhumbal_engine::{Difficulty, Game, Preset};
 
 /// One opponent at one decision: the unseen values' counts and its true unknown values.
 struct Sample {
@@ -41,40 +42,31 @@ fn main() {
         let mut game = Game::new(settings.clone(), key).expect("a valid preset");
         let mut bots: Vec<Box<dyn Bot>> = (0..4u64).map(|s| new_bot(Difficulty::Hard, s)).collect();
         let mut memory = Memory::new();
-        while !game.is_over() {
-            if game.phase() == Phase::RoundOver {
-                game.next_round().expect("the round is over");
-                continue;
+        play_out_watched(&mut game, &mut bots, |d| {
+            if d.seat != 0 || step(d.view) != Step::CallOrDraw {
+                return;
             }
-            let seat = game.turn();
-            let view = game.view(seat);
-            if seat == 0 && step(&view) == Step::CallOrDraw {
-                memory.sync(&view, game.public_history());
-                let unseen = memory.unseen(&view);
-                let mut pool = [0u32; 14];
-                for c in &unseen {
-                    pool[value(*c, &settings) as usize] += 1;
-                }
-                for o in opponents(&view) {
-                    let known = memory.held(o);
-                    let truth: Vec<usize> = game
-                        .hand(o)
-                        .iter()
-                        .filter(|c| !known.contains(c))
-                        .map(|c| value(*c, &settings) as usize)
-                        .collect();
-                    let throws = (memory.throws_by(o) as usize).min(LEAN_THROWS - 1);
-                    let unknown = truth.len().min(LEAN_CARDS - 1);
-                    cells[throws * LEAN_CARDS + unknown].push(Sample { pool, truth });
-                }
+            memory.sync(d.view, d.game.public_history());
+            let unseen = memory.unseen(d.view);
+            let mut pool = [0u32; 14];
+            for c in &unseen {
+                pool[value(*c, &settings) as usize] += 1;
             }
-            let action = bots[seat].choose(&view, game.public_history());
-            for event in game.apply(seat, action).expect("bots play legally") {
-                for bot in &mut bots {
-                    bot.observe(&event);
-                }
+            for o in opponents(d.view) {
+                let known = memory.held(o);
+                let truth: Vec<usize> = d
+                    .game
+                    .hand(o)
+                    .iter()
+                    .filter(|c| !known.contains(c))
+                    .map(|c| value(*c, &settings) as usize)
+                    .collect();
+                let throws = (memory.throws_by(o) as usize).min(LEAN_THROWS - 1);
+                let unknown = truth.len().min(LEAN_CARDS - 1);
+                cells[throws * LEAN_CARDS + unknown].push(Sample { pool, truth });
             }
-        }
+        })
+        .expect("bots play legally");
     }
     let grid: Vec<f64> = (0..=40).map(|i| f64::from(i) * 0.02).collect();
     let mut fitted = vec![0.0; LEAN_THROWS * LEAN_CARDS];

@@ -18,7 +18,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use dhumbal_engine::{Difficulty, Ending, Game, Phase, RuleError, Scoring, Seed, Settings};
+use dhumbal_engine::{
+    Action, Difficulty, Ending, Game, Phase, RuleError, Scoring, SeatView, Seed, Settings,
+};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
@@ -35,7 +37,7 @@ pub enum MatchError {
         /// The seat whose bot chose it.
         seat: usize,
         /// The action.
-        action: dhumbal_engine::Action,
+        action: Action,
         /// Why the game refused it.
         error: RuleError,
     },
@@ -74,6 +76,37 @@ pub fn play_out_timed(
     bots: &mut [Box<dyn Bot>],
     times: &mut [Vec<f32>],
 ) -> Result<(), MatchError> {
+    play_out_watched(game, bots, |decided| {
+        if let Some(times) = times.get_mut(decided.seat) {
+            times.push(decided.micros);
+        }
+    })
+}
+
+/// One decision of a match that [`play_out_watched`] plays: the game as the seat decided (its
+/// action not yet applied, so every hand is as it was), the seat, its view, what its bot chose
+/// and how long the choice took.
+#[derive(Clone, Copy, Debug)]
+pub struct Decided<'a> {
+    /// The game before the action.
+    pub game: &'a Game,
+    /// The seat that decided.
+    pub seat: usize,
+    /// Its view, as its bot saw it.
+    pub view: &'a SeatView,
+    /// What its bot chose.
+    pub action: &'a Action,
+    /// How long the choice took, in microseconds.
+    pub micros: f32,
+}
+
+/// [`play_out`], showing `watch` every decision before it is applied: the loop that the arena,
+/// the examples that record decisions and the decision bench share.
+pub fn play_out_watched(
+    game: &mut Game,
+    bots: &mut [Box<dyn Bot>],
+    mut watch: impl FnMut(Decided<'_>),
+) -> Result<(), MatchError> {
     for event in game.log() {
         for bot in bots.iter_mut() {
             bot.observe(event);
@@ -96,9 +129,13 @@ pub fn play_out_timed(
         let view = game.view(seat);
         let started = Instant::now();
         let action = bots[seat].choose(&view, game.public_history());
-        if let Some(times) = times.get_mut(seat) {
-            times.push(started.elapsed().as_secs_f32() * 1e6);
-        }
+        watch(Decided {
+            game,
+            seat,
+            view: &view,
+            action: &action,
+            micros: started.elapsed().as_secs_f32() * 1e6,
+        });
         let events = game
             .apply(seat, action.clone())
             .map_err(|error| MatchError::Refused {
