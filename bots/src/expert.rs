@@ -105,7 +105,9 @@ pub struct ExpertParams {
     /// on one if an opponent calls first (times the chance one can).
     pub reset_weight: f64,
     /// The weights of its draw and throw judgement at a throw-then-draw table (elsewhere it
-    /// judges with hard's own, [`JudgeParams::default`]).
+    /// judges with hard's own, [`JudgeParams::default`]): hard's own, except that at a table
+    /// whose scores reset it aims its hand at a total that lands its match total on a multiple
+    /// of 50 ([`JudgeParams::reset`] 20).
     pub throw_first_judge: JudgeParams,
     /// Whether and how much it searches its draws and throws ([`crate::search`]); `None`: hard's
     /// one-turn judgement alone.
@@ -132,7 +134,10 @@ impl Default for ExpertParams {
             pass_shift: 0,
             throw_first_lean: 1.0,
             reset_weight: 2.0,
-            throw_first_judge: JudgeParams::default(),
+            throw_first_judge: JudgeParams {
+                reset: 20.0,
+                ..JudgeParams::default()
+            },
             search: Some(SearchParams::default()),
         }
     }
