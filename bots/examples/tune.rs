@@ -80,6 +80,7 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                 "reveal" => p.throw_first_judge.reveal = v,
                 "gift" => p.throw_first_judge.gift = v,
                 "aim" => p.throw_first_judge.reset = v,
+                "standing_threat" | "st" => p.standing_threat = v,
                 "search" => {
                     p.search = (v != 0.0).then(|| p.search.unwrap_or_default());
                 }

@@ -184,6 +184,9 @@ pub(crate) struct Judge<'a> {
     params: JudgeParams,
     /// Its seat's match total, at a table whose scores reset (for [`JudgeParams::reset`]).
     reset_total: Option<i64>,
+    /// How much the hand it ends the turn with counts instead of the one after its next turn:
+    /// the chance an opponent calls before then (0 for hard; see [`Judge::with_call_chance`]).
+    call_chance: f64,
 }
 
 impl Judge<'_> {
@@ -230,12 +233,23 @@ impl Judge<'_> {
             reset_total: settings
                 .score_reset
                 .then(|| view.totals.get(me(view)).copied().unwrap_or(0)),
+            call_chance: 0.0,
         }
     }
 
     /// The same judge with other weights.
     pub(crate) fn with_params(self, params: JudgeParams) -> Self {
         Judge { params, ..self }
+    }
+
+    /// The same judge, taking `chance` (0 to 1) for the chance that an opponent calls before its
+    /// next turn: a hand is then judged as that chance of being charged as it stands, and
+    /// otherwise as it is expected to be after that turn.
+    pub(crate) fn with_call_chance(self, chance: f64) -> Self {
+        Judge {
+            call_chance: chance.clamp(0.0, 1.0),
+            ..self
+        }
     }
 
     /// Its weights.
@@ -265,6 +279,7 @@ impl Judge<'_> {
             }
         };
         let future = future + self.params.standing * f64::from(now);
+        let future = future + self.call_chance * (f64::from(now) - future);
         let judged = match self.call_at {
             Some(at) if now <= at => future.min(f64::from(now) - self.params.bonus),
             _ => future,
