@@ -754,4 +754,25 @@ mod tests {
         let aiming = Judge::with_call_at(&view, &memory, Some(6)).with_params(aim);
         assert_eq!(aiming.hand(&eight), plain.hand(&eight));
     }
+
+    #[test]
+    fn a_likely_call_judges_the_hand_as_it_stands() {
+        let game = Game::new(Preset::Household.settings(), [4; 32]).unwrap();
+        let view = game.view(0);
+        let mut memory = Memory::new();
+        memory.sync(&view, game.public_history());
+        let pair = parse_cards("9H 9S 2C").unwrap();
+        let plain = Judge::with_call_at(&view, &memory, None);
+        // After its next turn the nines are gone: far better than the 20 it holds now.
+        assert!(plain.hand(&pair) < 15.0, "{}", plain.hand(&pair));
+        let sure = Judge::with_call_at(&view, &memory, None).with_call_chance(1.0);
+        assert!(
+            (sure.hand(&pair) - 20.0).abs() < 1e-9,
+            "{}",
+            sure.hand(&pair)
+        );
+        let half = Judge::with_call_at(&view, &memory, None).with_call_chance(0.5);
+        let expected = (plain.hand(&pair) + 20.0) / 2.0;
+        assert!((half.hand(&pair) - expected).abs() < 1e-9);
+    }
 }
