@@ -8,7 +8,7 @@
 //!
 //! A seat is `hard`, `hard0` (hard's calling rule before the tuning), or `expert`, each with
 //! optional `:key=value,…` changes to its numbers (`CallRule` or `ExpertParams` field names;
-//! `lean` and `reset` for `throw_first_lean` and `reset_weight`; `standing`, `bonus`, `reveal`
+//! `lean` and `reset` for `throw_first_lean` and `reset_weight`; `standing`, `bonus`, `reveal`,
 //! `gift` and `aim` (`reset`) for its `throw_first_judge`, `st` for `standing_threat`; for the expert's
 //! search, `search=0|1` and the `SearchParams` fields as `samples`, `window`, `candidates`,
 //! `switch`, `z` (`switch_z`), `draws`, `throws`, `throw_first`, `open_calls`, `roll_call_at`,
