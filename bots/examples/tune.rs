@@ -8,8 +8,8 @@
 //!
 //! A seat is `hard`, `hard0` (hard's calling rule before the tuning), or `expert`, each with
 //! optional `:key=value,…` changes to its numbers (`CallRule` or `ExpertParams` field names;
-//! `lean` and `reset` for `throw_first_lean` and `reset_weight`; `standing`, `bonus`, `reveal`
-//! and `gift` for its `throw_first_judge`; for the expert's
+//! `lean` and `reset` for `throw_first_lean` and `reset_weight`; `standing`, `bonus`, `reveal`,
+//! `gift` and `aim` (`reset`) for its `throw_first_judge`, `st` for `standing_threat`; for the expert's
 //! search, `search=0|1` and the `SearchParams` fields as `samples`, `window`, `candidates`,
 //! `switch`, `z` (`switch_z`), `draws`, `throws`, `throw_first`, `open_calls`, `roll_call_at`,
 //! `hard_calls`, `rel` (`relative`), `own_judge` and `cap_ms`).
@@ -79,6 +79,8 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                 "bonus" => p.throw_first_judge.bonus = v,
                 "reveal" => p.throw_first_judge.reveal = v,
                 "gift" => p.throw_first_judge.gift = v,
+                "aim" => p.throw_first_judge.reset = v,
+                "standing_threat" | "st" => p.standing_threat = v,
                 "search" => {
                     p.search = (v != 0.0).then(|| p.search.unwrap_or_default());
                 }

@@ -105,8 +105,18 @@ pub struct ExpertParams {
     /// on one if an opponent calls first (times the chance one can).
     pub reset_weight: f64,
     /// The weights of its draw and throw judgement at a throw-then-draw table (elsewhere it
-    /// judges with hard's own, [`JudgeParams::default`]).
+    /// judges with hard's own, [`JudgeParams::default`]): hard's, except that it does not steer
+    /// towards a callable total nor away from throws the next player may want
+    /// ([`JudgeParams::bonus`] and [`JudgeParams::gift`] 0, measured better at household and
+    /// yaniv), and that at a table whose scores reset it aims its hand at a total that lands its
+    /// match total on a multiple of 50 ([`JudgeParams::reset`] 20).
     pub throw_first_judge: JudgeParams,
+    /// At a throw-then-draw table, how much the chance that an opponent calls before its next
+    /// turn ([`threat_chance`] at the table's limit less [`Self::threat_margin`], or
+    /// [`Self::open_plan_at`]) makes its draws and throws judge the hand it ends the turn with as
+    /// it stands rather than as it will be after that turn ([`Judge::with_call_chance`]; 0: hard's
+    /// judgement).
+    pub standing_threat: f64,
     /// Whether and how much it searches its draws and throws ([`crate::search`]); `None`: hard's
     /// one-turn judgement alone.
     pub search: Option<SearchParams>,
@@ -132,7 +142,13 @@ impl Default for ExpertParams {
             pass_shift: 0,
             throw_first_lean: 1.0,
             reset_weight: 2.0,
-            throw_first_judge: JudgeParams::default(),
+            throw_first_judge: JudgeParams {
+                bonus: 0.0,
+                gift: 0.0,
+                reset: 20.0,
+                ..JudgeParams::default()
+            },
+            standing_threat: 0.0,
             search: Some(SearchParams::default()),
         }
     }
@@ -272,6 +288,12 @@ impl ExpertBot {
     fn judge<'v>(&self, view: &'v SeatView) -> Judge<'v> {
         let judge = Judge::with_call_at(view, &self.memory, self.plan_at(&view.settings));
         match view.settings.turn_order {
+            TurnOrder::ThrowThenDraw if self.params.standing_threat != 0.0 => {
+                let chance = threat_chance(&view.settings, &self.belief(view), &self.params);
+                judge
+                    .with_params(self.params.throw_first_judge)
+                    .with_call_chance(self.params.standing_threat * chance)
+            }
             TurnOrder::ThrowThenDraw => judge.with_params(self.params.throw_first_judge),
             TurnOrder::DrawThenThrow => judge,
         }

@@ -32,7 +32,7 @@ use crate::Bot;
 use crate::belief::Belief;
 use crate::groups::{best_shed, legal_groups, total, value};
 use crate::memory::Memory;
-use crate::turn::{Step, draw, next_player, opponents, pickable_after_throw, step};
+use crate::turn::{Step, draw, me, next_player, opponents, pickable_after_throw, step};
 
 /// How far under the limit the hard bot must be before it calls.
 pub const CALL_MARGIN: u32 = 2;
@@ -150,6 +150,10 @@ pub struct JudgeParams {
     pub reveal: f64,
     /// How much a throw's usefulness to the next player counts (1: hard's own weight).
     pub gift: f64,
+    /// At a table whose scores reset on landing on a multiple of 50, how much better, in points,
+    /// it is to end the turn holding a hand that would land its match total on one if an
+    /// opponent's call charged it the hand (0: hard's own judgement, which ignores the resets).
+    pub reset: f64,
 }
 
 impl Default for JudgeParams {
@@ -159,6 +163,7 @@ impl Default for JudgeParams {
             bonus: CALL_BONUS,
             reveal: REVEAL_COST,
             gift: 1.0,
+            reset: 0.0,
         }
     }
 }
@@ -177,6 +182,11 @@ pub(crate) struct Judge<'a> {
     next_known: Vec<Card>,
     /// Its weights.
     params: JudgeParams,
+    /// Its seat's match total, at a table whose scores reset (for [`JudgeParams::reset`]).
+    reset_total: Option<i64>,
+    /// How much the hand it ends the turn with counts instead of the one after its next turn:
+    /// the chance an opponent calls before then (0 for hard; see [`Judge::with_call_chance`]).
+    call_chance: f64,
 }
 
 impl Judge<'_> {
@@ -220,12 +230,26 @@ impl Judge<'_> {
             call_at,
             next_known: memory.held(next_player(view)).to_vec(),
             params: JudgeParams::default(),
+            reset_total: settings
+                .score_reset
+                .then(|| view.totals.get(me(view)).copied().unwrap_or(0)),
+            call_chance: 0.0,
         }
     }
 
     /// The same judge with other weights.
     pub(crate) fn with_params(self, params: JudgeParams) -> Self {
         Judge { params, ..self }
+    }
+
+    /// The same judge, taking `chance` (0 to 1) for the chance that an opponent calls before its
+    /// next turn: a hand is then judged as that chance of being charged as it stands, and
+    /// otherwise as it is expected to be after that turn.
+    pub(crate) fn with_call_chance(self, chance: f64) -> Self {
+        Judge {
+            call_chance: chance.clamp(0.0, 1.0),
+            ..self
+        }
     }
 
     /// Its weights.
@@ -255,9 +279,18 @@ impl Judge<'_> {
             }
         };
         let future = future + self.params.standing * f64::from(now);
-        match self.call_at {
+        let future = future + self.call_chance * (f64::from(now) - future);
+        let judged = match self.call_at {
             Some(at) if now <= at => future.min(f64::from(now) - self.params.bonus),
             _ => future,
+        };
+        match self.reset_total {
+            Some(mine)
+                if self.params.reset != 0.0 && now > 0 && (mine + i64::from(now)) % 50 == 0 =>
+            {
+                judged - self.params.reset
+            }
+            _ => judged,
         }
     }
 
@@ -688,5 +721,58 @@ mod tests {
         let short = bot.chance_lightest(&view, 3);
         assert!(short < full, "{short} < {full}");
         assert!(full > 0.9);
+    }
+
+    #[test]
+    fn aiming_at_a_reset_favours_a_hand_that_lands_the_total_on_fifty() {
+        let game = Game::new(Preset::Yaniv.settings(), [4; 32]).unwrap();
+        let mut view = game.view(0);
+        view.totals[0] = 42;
+        let mut memory = Memory::new();
+        memory.sync(&view, game.public_history());
+        let eight = parse_cards("8H").unwrap();
+        let nine = parse_cards("9H").unwrap();
+        let aim = JudgeParams {
+            reset: 20.0,
+            ..JudgeParams::default()
+        };
+        let plain = Judge::with_call_at(&view, &memory, Some(6));
+        let aiming = Judge::with_call_at(&view, &memory, Some(6)).with_params(aim);
+        // 42 + 8 lands on 50: worth the aim more; 42 + 9 does not move.
+        assert!((aiming.hand(&eight) - (plain.hand(&eight) - 20.0)).abs() < 1e-9);
+        assert_eq!(aiming.hand(&nine), plain.hand(&nine));
+        // Without its weight, hard's own judgement prefers the lighter hand.
+        assert!(plain.hand(&eight) > plain.hand(&parse_cards("7H").unwrap()));
+        assert!(aiming.hand(&eight) < aiming.hand(&parse_cards("7H").unwrap()));
+        // A table whose scores do not reset does not read it.
+        let game = Game::new(Preset::Household.settings(), [4; 32]).unwrap();
+        let mut view = game.view(0);
+        view.totals[0] = 42;
+        let mut memory = Memory::new();
+        memory.sync(&view, game.public_history());
+        let plain = Judge::with_call_at(&view, &memory, Some(6));
+        let aiming = Judge::with_call_at(&view, &memory, Some(6)).with_params(aim);
+        assert_eq!(aiming.hand(&eight), plain.hand(&eight));
+    }
+
+    #[test]
+    fn a_likely_call_judges_the_hand_as_it_stands() {
+        let game = Game::new(Preset::Household.settings(), [4; 32]).unwrap();
+        let view = game.view(0);
+        let mut memory = Memory::new();
+        memory.sync(&view, game.public_history());
+        let pair = parse_cards("9H 9S 2C").unwrap();
+        let plain = Judge::with_call_at(&view, &memory, None);
+        // After its next turn the nines are gone: far better than the 20 it holds now.
+        assert!(plain.hand(&pair) < 15.0, "{}", plain.hand(&pair));
+        let sure = Judge::with_call_at(&view, &memory, None).with_call_chance(1.0);
+        assert!(
+            (sure.hand(&pair) - 20.0).abs() < 1e-9,
+            "{}",
+            sure.hand(&pair)
+        );
+        let half = Judge::with_call_at(&view, &memory, None).with_call_chance(0.5);
+        let expected = (plain.hand(&pair) + 20.0) / 2.0;
+        assert!((half.hand(&pair) - expected).abs() < 1e-9);
     }
 }
