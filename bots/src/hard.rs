@@ -356,15 +356,7 @@ impl Judge<'_> {
     ) -> Vec<(Vec<Card>, f64)> {
         let mut all: Vec<(Vec<Card>, f64)> = legal_groups(hand, barred, self.settings)
             .into_iter()
-            .map(|group| {
-                let rest: Vec<Card> = hand
-                    .iter()
-                    .copied()
-                    .filter(|c| !group.contains(c))
-                    .collect();
-                let (ordered, gift) = self.order(&group);
-                (ordered, self.after_throw(&rest) + gift)
-            })
+            .map(|group| self.judged_throw(hand, &group))
             .collect();
         all.sort_by(|a, b| a.1.total_cmp(&b.1));
         all
@@ -390,12 +382,7 @@ impl Judge<'_> {
         legal_groups(&view.hand, None, &view.settings)
             .into_iter()
             .map(move |group| {
-                let rest: Vec<Card> = view
-                    .hand
-                    .iter()
-                    .copied()
-                    .filter(|c| !group.contains(c))
-                    .collect();
+                let rest = without(&view.hand, &group);
                 let (ordered, gift) = self.order(&group);
                 (ordered, self.draw_choice(&rest, &pickable, true).1 + gift)
             })
@@ -424,18 +411,19 @@ impl Judge<'_> {
     pub(crate) fn best_throw(&self, hand: &[Card], barred: Option<Card>) -> (Vec<Card>, f64) {
         let mut best: Option<(Vec<Card>, f64)> = None;
         for group in legal_groups(hand, barred, self.settings) {
-            let rest: Vec<Card> = hand
-                .iter()
-                .copied()
-                .filter(|c| !group.contains(c))
-                .collect();
-            let (ordered, gift) = self.order(&group);
-            let score = self.after_throw(&rest) + gift;
+            let (ordered, score) = self.judged_throw(hand, &group);
             if best.as_ref().is_none_or(|(_, s)| score < *s) {
                 best = Some((ordered, score));
             }
         }
         best.expect("a hand can always throw")
+    }
+
+    /// Throwing `group` from `hand`: its cards in the order to throw them, and its judgement
+    /// (the hand left, and what the throw gives away).
+    fn judged_throw(&self, hand: &[Card], group: &[Card]) -> (Vec<Card>, f64) {
+        let (ordered, gift) = self.order(group);
+        (ordered, self.after_throw(&without(hand, group)) + gift)
     }
 
     /// Judges the hand left after a throw: at draw-then-throw tables the turn ends there; at
@@ -653,6 +641,14 @@ pub(crate) fn play(view: &SeatView, step: Step, judge: &Judge<'_>) -> Action {
                 .0,
         },
     }
+}
+
+/// `hand` without the cards of `group`, in hand order.
+fn without(hand: &[Card], group: &[Card]) -> Vec<Card> {
+    hand.iter()
+        .copied()
+        .filter(|c| !group.contains(c))
+        .collect()
 }
 
 #[cfg(test)]
