@@ -27,6 +27,7 @@ use dhumbal_engine::{Difficulty, Preset, Settings};
 
 /// One seat's bot, with its numbers.
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // a handful of seats, built once
 enum Spec {
     Hard(CallRule),
     Expert(ExpertParams),
