@@ -8,7 +8,8 @@
 //!
 //! A seat is `hard`, `hard0` (hard's calling rule before the tuning), or `expert`, each with
 //! optional `:key=value,…` changes to its numbers (`CallRule` or `ExpertParams` field names;
-//! `lean` and `reset` for `throw_first_lean` and `reset_weight`; `standing`, `bonus`, `reveal`,
+//! `lean`, `reset` and `cap` for `throw_first_lean`, `reset_weight` and `throw_cap` (at yaniv,
+//! `reset_lean`, `reset_hold_flat` and `reset_cap` replace `lean`, `hold_flat` and `cap`); `standing`, `bonus`, `reveal`,
 //! `gift` and `aim` (`reset`) for its `throw_first_judge`, `st` for `standing_threat`; for the expert's
 //! search, `search=0|1` and the `SearchParams` fields as `samples`, `window`, `candidates`,
 //! `switch`, `z` (`switch_z`), `draws`, `throws`, `throw_first`, `open_calls`, `roll_call_at`,
@@ -26,6 +27,7 @@ use dhumbal_engine::{Difficulty, Preset, Settings};
 
 /// One seat's bot, with its numbers.
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // a handful of seats, built once
 enum Spec {
     Hard(CallRule),
     Expert(ExpertParams),
@@ -75,6 +77,10 @@ fn parse_spec(text: &str) -> Result<Spec, String> {
                 "pass_shift" => p.pass_shift = v as i32,
                 "throw_first_lean" | "lean" => p.throw_first_lean = v,
                 "reset_weight" | "reset" => p.reset_weight = v,
+                "throw_cap" | "cap" => p.throw_cap = v,
+                "reset_lean" => p.reset_lean = v,
+                "reset_hold_flat" => p.reset_hold_flat = v,
+                "reset_cap" => p.reset_cap = v,
                 "standing" => p.throw_first_judge.standing = v,
                 "bonus" => p.throw_first_judge.bonus = v,
                 "reveal" => p.throw_first_judge.reveal = v,

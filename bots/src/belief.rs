@@ -145,6 +145,22 @@ impl Belief {
         lean_of: impl Fn(u32, usize) -> f64,
         pass: Option<Pass>,
     ) -> Belief {
+        Belief::with_inference(view, memory, lean_of, pass, 0.0)
+    }
+
+    /// [`Belief::with_lean_and_passes`] that also reads each opponent's last throw at a
+    /// throw-then-draw table: an opponent that last threw a single card is taken to have kept
+    /// cards no heavier than it, each unknown card it kept through that throw being heavier only
+    /// with its weight times `1 - cap` (0: its throw says nothing; 1: it never keeps a heavier
+    /// card). The card it drew from the stock after is not read.
+    pub fn with_inference(
+        view: &SeatView,
+        memory: &Memory,
+        lean_of: impl Fn(u32, usize) -> f64,
+        pass: Option<Pass>,
+        cap: f64,
+    ) -> Belief {
+        let throw_first = view.settings.turn_order == TurnOrder::ThrowThenDraw;
         let pass = pass.filter(|pass| {
             view.settings.turn_order == TurnOrder::ThrowThenDraw && pass.weight > 0.0
         });
@@ -166,6 +182,16 @@ impl Belief {
                         drawn,
                     })
                 });
+                let capped = memory
+                    .last_turn(seat)
+                    .and_then(|turn| match turn.thrown[..] {
+                        [card] if throw_first && cap > 0.0 => Some(Capped {
+                            at: value(card, settings),
+                            weight: cap,
+                            from_stock: turn.drawn == Some(None),
+                        }),
+                        _ => None,
+                    });
                 seat_belief(
                     seat,
                     total(known, settings),
@@ -174,6 +200,7 @@ impl Belief {
                     &unseen,
                     settings,
                     kept,
+                    capped,
                 )
             })
             .collect();
@@ -227,8 +254,20 @@ struct Kept {
     drawn: Option<Card>,
 }
 
+/// What one opponent's last throw of a single card says about the cards it kept through it.
+struct Capped {
+    /// The thrown card's value: the kept cards are taken to be no heavier.
+    at: u32,
+    /// How sure that is: a heavier card keeps `1 - weight` of its weight.
+    weight: f64,
+    /// Whether it then drew from the stock (one unknown card was not kept through the throw).
+    from_stock: bool,
+}
+
 /// One opponent's belief: `unknown` cards from `unseen` leaning low by `lean`, on top of
-/// `known_total`; with `kept`, conditioned on its passed call.
+/// `known_total`; with `kept`, conditioned on its passed call; with `capped`, the cards it kept
+/// through its last throw weighed by it.
+#[allow(clippy::too_many_arguments)]
 fn seat_belief(
     seat: usize,
     known_total: u32,
@@ -237,6 +276,7 @@ fn seat_belief(
     unseen: &[Card],
     settings: &Settings,
     kept: Option<Kept>,
+    capped: Option<Capped>,
 ) -> SeatBelief {
     let mut card_weight: Vec<(Card, f64)> = unseen
         .iter()
@@ -257,6 +297,35 @@ fn seat_belief(
         // Nothing unseen (cannot happen in play): the unknown cards count for nothing.
         single[0] = 1.0;
     }
+    // The distribution of one unknown card kept through its last throw, and how many of its
+    // unknown cards were (the others come from the stock after).
+    let (kept_single, kept_count) = match &capped {
+        Some(c) => {
+            let mut d: Vec<f64> = single
+                .iter()
+                .enumerate()
+                .map(|(v, &p)| {
+                    if v as u32 > c.at {
+                        p * (1.0 - c.weight)
+                    } else {
+                        p
+                    }
+                })
+                .collect();
+            let mass: f64 = d.iter().sum();
+            if mass > 0.0 {
+                d.iter_mut().for_each(|p| *p /= mass);
+            } else {
+                d = single.clone();
+            }
+            (d, unknown.saturating_sub(usize::from(c.from_stock)))
+        }
+        None => (single.clone(), unknown),
+    };
+    let unknown_sum = |count: usize| -> Vec<f64> {
+        let kept = count.min(kept_count);
+        convolve(&sum_of(&kept_single, kept), &sum_of(&single, count - kept))
+    };
     let total = match kept {
         // The hand before its last draw, less what it threw, is at least `above` with the
         // pass's weight; the drawn card comes on top.
@@ -268,7 +337,7 @@ fn seat_belief(
                 }
                 None => (known_total, unknown - 1, single.clone()),
             };
-            let mut rest = shifted(rest_known, &sum_of(&single, rest_unknown));
+            let mut rest = shifted(rest_known, &unknown_sum(rest_unknown));
             let below = kept.above.clamp(0, rest.len() as i64) as usize;
             for p in rest.iter_mut().take(below) {
                 *p *= 1.0 - kept.weight;
@@ -278,10 +347,10 @@ fn seat_belief(
                 rest.iter_mut().for_each(|p| *p /= mass);
                 convolve(&rest, &on_top)
             } else {
-                shifted(known_total, &sum_of(&single, unknown))
+                shifted(known_total, &unknown_sum(unknown))
             }
         }
-        _ => shifted(known_total, &sum_of(&single, unknown)),
+        _ => shifted(known_total, &unknown_sum(unknown)),
     };
     SeatBelief {
         seat,
@@ -365,6 +434,50 @@ mod tests {
         let p = belief.chance_lightest(3);
         assert!(p > 0.9 && p <= 1.0, "{p}");
         assert!(belief.chance_lightest(30) < p);
+    }
+
+    #[test]
+    fn a_single_low_throw_makes_the_cards_kept_through_it_lighter() {
+        use dhumbal_engine::{Action, Source};
+        let mut game = Game::new(Preset::Household.settings(), [9; 32]).unwrap();
+        let mut memory = Memory::new();
+        // Every seat but 0 throws its lowest card and draws from the stock.
+        while game.turn() != 0 || memory.throws_by(1) == 0 {
+            let seat = game.turn();
+            let low = *game
+                .hand(seat)
+                .iter()
+                .min_by_key(|&&c| value(c, game.settings()))
+                .unwrap();
+            game.apply(seat, Action::Throw { cards: vec![low] })
+                .unwrap();
+            game.apply(
+                seat,
+                Action::Draw {
+                    from: Source::Stock,
+                },
+            )
+            .unwrap();
+            memory.sync(&game.view(0), game.public_history());
+        }
+        let view = game.view(0);
+        memory.sync(&view, game.public_history());
+        let plain = Belief::new(&view, &memory);
+        let silent = Belief::with_inference(&view, &memory, lean, None, 0.0);
+        assert_eq!(plain, silent);
+        let capped = Belief::with_inference(&view, &memory, lean, None, 1.0);
+        for (p, o) in plain.opponents.iter().zip(&capped.opponents) {
+            assert!((o.total.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            let thrown = &memory.last_turn(o.seat).unwrap().thrown;
+            assert_eq!(thrown.len(), 1);
+            // Lighter: more chance of a low total.
+            assert!(
+                o.at_most(12) > p.at_most(12),
+                "{} {}",
+                o.at_most(12),
+                p.at_most(12)
+            );
+        }
     }
 
     #[test]

@@ -104,6 +104,17 @@ pub struct ExpertParams {
     /// [`Self::relative`] weighs their points), and, while holding on, its own hand landing it
     /// on one if an opponent calls first (times the chance one can).
     pub reset_weight: f64,
+    /// At a throw-then-draw table, how sure its belief is that an opponent whose last throw was
+    /// a single card kept no heavier card through it ([`Belief::with_inference`]'s `cap`; 0: a
+    /// throw says nothing).
+    pub throw_cap: f64,
+    /// At a table whose scores reset (yaniv), what replaces [`Self::throw_first_lean`]: the
+    /// value measured best there before the household retuning.
+    pub reset_lean: f64,
+    /// At a table whose scores reset, what replaces [`Self::hold_flat`].
+    pub reset_hold_flat: f64,
+    /// At a table whose scores reset, what replaces [`Self::throw_cap`].
+    pub reset_cap: f64,
     /// The weights of its draw and throw judgement at a throw-then-draw table (elsewhere it
     /// judges with hard's own, [`JudgeParams::default`]): hard's, except that it does not steer
     /// towards a callable total nor away from throws the next player may want
@@ -127,7 +138,7 @@ impl Default for ExpertParams {
         ExpertParams {
             hold: 4.0,
             hold_per_point: 0.0,
-            hold_flat: 5.0,
+            hold_flat: 3.0,
             plan_margin: 1,
             open_plan_at: 9,
             open_call_at: 18,
@@ -140,8 +151,12 @@ impl Default for ExpertParams {
             relative: 0.7,
             pass_weight: 0.0,
             pass_shift: 0,
-            throw_first_lean: 1.0,
+            throw_first_lean: 0.5,
             reset_weight: 2.0,
+            throw_cap: 0.9,
+            reset_lean: 1.0,
+            reset_hold_flat: 5.0,
+            reset_cap: 0.0,
             throw_first_judge: JudgeParams {
                 bonus: 0.0,
                 gift: 0.0,
@@ -278,10 +293,21 @@ impl ExpertBot {
             weight: self.params.pass_weight,
         });
         let scale = match view.settings.turn_order {
+            TurnOrder::ThrowThenDraw if view.settings.score_reset => self.params.reset_lean,
             TurnOrder::ThrowThenDraw => self.params.throw_first_lean,
             TurnOrder::DrawThenThrow => 1.0,
         };
-        Belief::with_lean_and_passes(view, &self.memory, |t, u| scale * lean(t, u), pass)
+        Belief::with_inference(
+            view,
+            &self.memory,
+            |t, u| scale * lean(t, u),
+            pass,
+            if view.settings.score_reset {
+                self.params.reset_cap
+            } else {
+                self.params.throw_cap
+            },
+        )
     }
 
     /// Its draw and throw judgement for `view`.
@@ -463,7 +489,12 @@ fn call_value(view: &SeatView, belief: &Belief, params: &ExpertParams) -> CallVa
                     }
                 }
             }
-            let mut hold = -(params.hold_per_point * f64::from(mine) + params.hold_flat);
+            let flat = if settings.score_reset {
+                params.reset_hold_flat
+            } else {
+                params.hold_flat
+            };
+            let mut hold = -(params.hold_per_point * f64::from(mine) + flat);
             if params.threat > 0.0 {
                 // An opponent that may call before its next turn charges it the hand it holds.
                 hold -= params.threat * threat_chance(settings, belief, params) * f64::from(mine);
@@ -581,6 +612,27 @@ mod tests {
         view.totals[1] = 95;
         let eliminating = bot.call_value(&view, game.public_history());
         assert!(eliminating.call > safe.call, "{eliminating:?} {safe:?}");
+    }
+
+    #[test]
+    fn at_yaniv_the_reset_fields_replace_the_household_ones() {
+        let changed = ExpertParams {
+            hold_flat: 40.0,
+            throw_first_lean: 0.0,
+            throw_cap: 1.0,
+            ..ExpertParams::default()
+        };
+        for (preset, same) in [(Preset::Yaniv, true), (Preset::Household, false)] {
+            let game = Game::new(preset.settings(), [8; 32]).unwrap();
+            let mut view = game.view(0);
+            view.hand_total = 5;
+            let value = |params: ExpertParams| {
+                let mut bot = ExpertBot::with_params(params, 1);
+                bot.call_value(&view, game.public_history())
+            };
+            let (a, b) = (value(ExpertParams::default()), value(changed));
+            assert_eq!(a == b, same, "{preset:?} {a:?} {b:?}");
+        }
     }
 
     #[test]
