@@ -23,8 +23,8 @@
 //! match gets the same review on any machine, and no clock is read.
 
 use dhumbal_engine::{
-    Action, Card, HandHistory, PublicHistory, RoundResult, Scoring, SeatView, Source, classify,
-    replay,
+    Action, Card, HandHistory, PublicHistory, RoundResult, Scoring, SeatView, Source, TurnOrder,
+    classify, replay,
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -334,13 +334,22 @@ fn synced(view: &SeatView, history: &PublicHistory) -> Memory {
     memory
 }
 
-/// The coach's judge at `view`: hard's judgement, planning to call at the expert's total.
+/// The coach's judge at `view`: the expert's judgement of draws and throws (hard's, with the
+/// expert's own weights at a throw-then-draw table: [`ExpertParams::throw_first_judge`]),
+/// planning to call at the expert's total.
+///
+/// [`ExpertParams::throw_first_judge`]: crate::expert::ExpertParams::throw_first_judge
 fn judge_of<'a>(view: &'a SeatView, memory: &Memory) -> Judge<'a> {
+    let expert = crate::expert::ExpertParams::default();
     let plan_at = match view.settings.call_limit {
         Some(limit) => Some(limit - 1.min(limit / 2)),
-        None => Some(crate::expert::ExpertParams::default().open_plan_at),
+        None => Some(expert.open_plan_at),
     };
-    Judge::with_call_at(view, memory, plan_at)
+    let judge = Judge::with_call_at(view, memory, plan_at);
+    match view.settings.turn_order {
+        TurnOrder::ThrowThenDraw => judge.with_params(expert.throw_first_judge),
+        TurnOrder::DrawThenThrow => judge,
+    }
 }
 
 /// Weighs only `best` against `chose` at `view`'s decision, afresh: both played out from
