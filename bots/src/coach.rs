@@ -393,13 +393,13 @@ pub fn reweigh(
     (mean, (spread / n).sqrt())
 }
 
-/// `seat`'s score in a finished round, in the coach's unit (higher better): its Paid at a
-/// settlement table, minus the points it took (the Took row, before any score reset) at a
-/// cumulative one — the engine's rows, read as the play-outs score a round's end.
+/// `seat`'s score in a finished round, in the coach's unit (higher better): its Paid row — at a
+/// settlement table what it paid or was paid, at a cumulative one minus what its total grew by
+/// (the points it took, less 50 where the total reset) — as the play-outs score a round's end.
 pub fn round_value(result: &RoundResult, seat: usize, scoring: Scoring) -> f64 {
     match scoring {
         Scoring::Settlement => result.paid[seat] as f64,
-        Scoring::Cumulative => -f64::from(result.took[seat]),
+        Scoring::Cumulative => -(result.paid[seat] as f64),
     }
 }
 

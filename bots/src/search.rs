@@ -528,6 +528,8 @@ struct Sim<'a> {
     throws_by: Vec<u32>,
     /// The cards each seat is publicly known to hold (pick-ups not thrown since).
     known: Vec<Vec<Card>>,
+    /// Each seat's match total before this round (a cumulative table's score resets read it).
+    totals: Vec<i64>,
     rollout: &'a Rollout,
     rng: ChaCha8Rng,
 }
@@ -554,6 +556,7 @@ impl<'a> Sim<'a> {
             throws: view.throws,
             throws_by: (0..seats).map(|s| memory.throws_by(s)).collect(),
             known: (0..seats).map(|s| memory.held(s).to_vec()).collect(),
+            totals: view.totals.clone(),
             rollout,
             rng: ChaCha8Rng::seed_from_u64(world.seed),
         }
@@ -780,8 +783,8 @@ impl<'a> Sim<'a> {
                 .is_some_and(|r| self.hands[seat].iter().any(|h| h.rank() == Some(r)))
     }
 
-    /// `seat`'s score for the round that ended so, higher better (Paid, or minus the points
-    /// added at a cumulative table, before any score reset), charged by the engine's own
+    /// `seat`'s score for the round that ended so, higher better (Paid, or minus what its total
+    /// grows by at a cumulative table, a score reset included), charged by the engine's own
     /// [`charges`].
     fn score(&self, seat: usize, end: End) -> f64 {
         let s = self.settings;
@@ -791,17 +794,25 @@ impl<'a> Sim<'a> {
             End::Cap => None,
         };
         let charged = charges(s, &hand, self.dealer, &self.active, caller);
+        // What a seat's total grows by, as the engine scores it: what it takes, less 50 when
+        // that lands the total on a multiple of 50 at a table whose scores reset.
+        let grows = |o: usize| {
+            let took = charged.took[o];
+            let total = self.totals.get(o).copied().unwrap_or(0) + i64::from(took);
+            let reset = s.score_reset && took > 0 && total % 50 == 0;
+            f64::from(took) - if reset { 50.0 } else { 0.0 }
+        };
         match s.scoring {
             Scoring::Settlement => charged.settlement_paid(seat) as f64,
             Scoring::Cumulative if self.rollout.relative != 0.0 => {
-                let others: Vec<u32> = (0..hand.len())
+                let others: Vec<f64> = (0..hand.len())
                     .filter(|&o| o != seat && self.active[o])
-                    .map(|o| charged.took[o])
+                    .map(grows)
                     .collect();
-                let mean = f64::from(others.iter().sum::<u32>()) / others.len().max(1) as f64;
-                self.rollout.relative * mean - f64::from(charged.took[seat])
+                let mean = others.iter().sum::<f64>() / others.len().max(1) as f64;
+                self.rollout.relative * mean - grows(seat)
             }
-            Scoring::Cumulative => -f64::from(charged.took[seat]),
+            Scoring::Cumulative => -grows(seat),
         }
     }
 }
@@ -897,9 +908,9 @@ mod tests {
     /// in `call_odds`, never when it is 0) for at most `rounds` rounds, and checks at every
     /// round's end that the play-out's score of it ([`Sim::score`], the Sim built from the view
     /// of the seat that ended it, as the search builds it, with every hand as shown) equals the
-    /// engine's for every seat: its Paid in settlement scoring, minus the Took row (the points
-    /// it adds before any score reset) in cumulative scoring. Returns how many rounds ended by a
-    /// caught call and by the throw cap.
+    /// engine's for every seat: its Paid row, which in cumulative scoring is what its total
+    /// grows by (the points it takes, less 50 at a score reset). Returns how many rounds ended
+    /// by a caught call and by the throw cap.
     fn sim_scores_equal_the_engines(
         settings: &Settings,
         seed: [u8; 32],
@@ -943,7 +954,7 @@ mod tests {
                 };
                 let engine = match settings.scoring {
                     Scoring::Settlement => result.paid[seat] as f64,
-                    Scoring::Cumulative => -f64::from(result.took[seat]),
+                    Scoring::Cumulative => -(result.paid[seat] as f64),
                 };
                 prop_assert_eq!(
                     sim.score(seat, end),
@@ -952,7 +963,7 @@ mod tests {
                     seat,
                     result
                 );
-                // Scored against the others' mean Took row at a cumulative table.
+                // Scored against the others' mean Paid row at a cumulative table.
                 if settings.scoring == Scoring::Cumulative {
                     let relative = Rollout {
                         relative: 0.5,
@@ -965,7 +976,7 @@ mod tests {
                     };
                     let others: Vec<f64> = (0..result.hands.len())
                         .filter(|&o| o != seat && result.active[o])
-                        .map(|o| f64::from(result.took[o]))
+                        .map(|o| result.paid[o] as f64)
                         .collect();
                     let mean = others.iter().sum::<f64>() / others.len() as f64;
                     prop_assert_eq!(sim.score(seat, end), engine + 0.5 * mean);
