@@ -123,9 +123,9 @@ pub struct ExpertParams {
     /// match total on a multiple of 50 ([`JudgeParams::reset`] 20).
     pub throw_first_judge: JudgeParams,
     /// At a throw-then-draw table, how much the chance that an opponent calls before its next
-    /// turn ([`threat_chance`] at the table's limit less [`Self::threat_margin`], or
+    /// turn (`threat_chance` at the table's limit less [`Self::threat_margin`], or
     /// [`Self::open_plan_at`]) makes its draws and throws judge the hand it ends the turn with as
-    /// it stands rather than as it will be after that turn ([`Judge::with_call_chance`]; 0: hard's
+    /// it stands rather than as it will be after that turn (`Judge::with_call_chance`; 0: hard's
     /// judgement).
     pub standing_threat: f64,
     /// Whether and how much it searches its draws and throws ([`crate::search`]); `None`: hard's
