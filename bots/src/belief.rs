@@ -436,12 +436,12 @@ mod tests {
         assert!(belief.chance_lightest(30) < p);
     }
 
-    #[test]
-    fn a_single_low_throw_makes_the_cards_kept_through_it_lighter() {
+    /// Seat 0's view and memory at a household table dealt from `seed`, once every other seat
+    /// has thrown its lowest card and drawn from the stock.
+    fn after_low_single_throws(seed: u8) -> (SeatView, Memory) {
         use dhumbal_engine::{Action, Source};
-        let mut game = Game::new(Preset::Household.settings(), [9; 32]).unwrap();
+        let mut game = Game::new(Preset::Household.settings(), [seed; 32]).unwrap();
         let mut memory = Memory::new();
-        // Every seat but 0 throws its lowest card and draws from the stock.
         while game.turn() != 0 || memory.throws_by(1) == 0 {
             let seat = game.turn();
             let low = *game
@@ -462,6 +462,12 @@ mod tests {
         }
         let view = game.view(0);
         memory.sync(&view, game.public_history());
+        (view, memory)
+    }
+
+    #[test]
+    fn a_single_low_throw_makes_the_cards_kept_through_it_lighter() {
+        let (view, memory) = after_low_single_throws(9);
         let plain = Belief::new(&view, &memory);
         let silent = Belief::with_inference(&view, &memory, lean, None, 0.0);
         assert_eq!(plain, silent);
@@ -482,30 +488,7 @@ mod tests {
 
     #[test]
     fn a_passed_call_makes_an_opponent_that_threw_low_heavier() {
-        use dhumbal_engine::{Action, Source};
-        let mut game = Game::new(Preset::Household.settings(), [5; 32]).unwrap();
-        let mut memory = Memory::new();
-        // Every seat but 0 throws its lowest card and draws from the stock.
-        while game.turn() != 0 || memory.throws_by(1) == 0 {
-            let seat = game.turn();
-            let low = *game
-                .hand(seat)
-                .iter()
-                .min_by_key(|&&c| value(c, game.settings()))
-                .unwrap();
-            game.apply(seat, Action::Throw { cards: vec![low] })
-                .unwrap();
-            game.apply(
-                seat,
-                Action::Draw {
-                    from: Source::Stock,
-                },
-            )
-            .unwrap();
-            memory.sync(&game.view(0), game.public_history());
-        }
-        let view = game.view(0);
-        memory.sync(&view, game.public_history());
+        let (view, memory) = after_low_single_throws(5);
         let plain = Belief::new(&view, &memory);
         let silent = Belief::with_passes(
             &view,
