@@ -166,8 +166,8 @@ async fn until_controlled(b: &Browser) {
     .await;
 }
 
-async fn installable_on(size: (u32, u32)) {
-    let mut stage = stage!();
+async fn installable_on(size: (u32, u32), which: Chromium) {
+    let mut stage = stage!(in which);
     let b = stage.browser(size).await;
     b.open_home(stage.addr).await;
     until_controlled(&b).await;
@@ -208,14 +208,16 @@ async fn installable_on(size: (u32, u32)) {
             && i["type"] == "image/png"),
         "{icons:#?}"
     );
-    b.screenshot(&format!("installable-{}x{}", size.0, size.1))
+    let full = if which == Chromium::Full { "-full" } else { "" };
+    b.screenshot(&format!("installable-{}x{}{full}", size.0, size.1))
         .await;
     b.assert_no_console_errors().await;
 }
 
 browser_tests!(installable_on {
-    the_page_is_installable_on_a_phone => (SMALL_PHONE),
-    the_page_is_installable_on_a_laptop => (LAPTOP),
+    the_page_is_installable_on_a_phone => (SMALL_PHONE, Chromium::Suite),
+    the_page_is_installable_on_a_laptop => (LAPTOP, Chromium::Suite),
+    the_page_is_installable_on_a_phone_in_the_full_browser => (SMALL_PHONE, Chromium::Full),
 });
 
 /// Whether a console error is Chromium's line for a request that found nobody at `wire` (the

@@ -171,14 +171,11 @@ new MutationObserver((changes) => {
 /// Throw, the round's line, the table's menu and every seat are inside the window without
 /// scrolling and none covers another: at the turn's start (Call shows), then with a card drawn
 /// and marked (Throw enabled) while a long notice shows. Then the round's result keeps Next
-/// round in view on a small phone.
-#[cfg_attr(
-    missing_chromium,
-    ignore = "needs Chromium: apt-get install chromium chromium-driver"
-)]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_control_of_a_turn_is_on_screen_at_every_size() {
-    let mut stage = stage!();
+/// round in view on a small phone. In the suite's Chromium, and again in the full browser (the
+/// suite runs in the headless shell where it is installed: see `harness::HEADLESS_SHELL`).
+async fn every_control_on_screen(which: Chromium) {
+    let mut stage = stage!(in which);
+    let full = if which == Chromium::Full { "-full" } else { "" };
     let addr = stage.addr;
     let room = room_with(&stage.server, standard(2), vec![deck_for(LIGHT)]).await;
     let b = stage.browser(DESKTOP).await;
@@ -202,7 +199,7 @@ async fn every_control_of_a_turn_is_on_screen_at_every_size() {
         resize(&b, size).await;
         let c: Controls = b.view(CONTROLS).await;
         assert_laid_out(&c, size, &start, "the turn's start");
-        b.screenshot(&format!("layout-start-{}x{}", size.0, size.1))
+        b.screenshot(&format!("layout-start-{}x{}{full}", size.0, size.1))
             .await;
     }
 
@@ -227,7 +224,7 @@ async fn every_control_of_a_turn_is_on_screen_at_every_size() {
         show_toast(&b).await;
         let c: Controls = b.view(CONTROLS).await;
         assert_laid_out(&c, size, &marked, "a marked card and a notice");
-        b.screenshot(&format!("layout-marked-{}x{}", size.0, size.1))
+        b.screenshot(&format!("layout-marked-{}x{}{full}", size.0, size.1))
             .await;
     }
 
@@ -248,7 +245,7 @@ async fn every_control_of_a_turn_is_on_screen_at_every_size() {
     }
     let close = b.eval(IN_VIEW).await;
     assert_eq!(close, json!(true), "Close in view");
-    b.screenshot("layout-menu-360x640").await;
+    b.screenshot(&format!("layout-menu-360x640{full}")).await;
     close_table_menu(&b).await;
 
     b.click("#throw").await;
@@ -263,9 +260,14 @@ async fn every_control_of_a_turn_is_on_screen_at_every_size() {
         )
         .await;
     assert_eq!(next, json!(true), "Next round in view at 360x640");
-    b.screenshot("layout-score-360x640").await;
+    b.screenshot(&format!("layout-score-360x640{full}")).await;
     check_and_close(vec![b]).await;
 }
+
+browser_tests!(every_control_on_screen {
+    every_control_of_a_turn_is_on_screen_at_every_size => (Chromium::Suite),
+    every_control_of_a_turn_is_on_screen_at_every_size_in_the_full_browser => (Chromium::Full),
+});
 
 /// The round's log: how many lines, the first, and whether it scrolls and shows its newest.
 const LOG: &str = r#"

@@ -1,5 +1,8 @@
 //! Browser tests of the web client: a real server on a loopback port, and Debian's Chromium
-//! (`/usr/bin/chromium`) driven headless through its `chromedriver` over WebDriver (fantoccini).
+//! driven headless through its `chromedriver` over WebDriver (fantoccini): its headless shell
+//! (`chromium-headless-shell`, twice as quick on this suite) where it is installed, else the
+//! full `/usr/bin/chromium`; the layout at every size and installability run in the full
+//! browser too (`harness::Chromium`).
 //!
 //! - One player creates a room, plays a whole round against three bots through the page (taking
 //!   from the pile, a barred card, a refused group, a drag onto the pile, marked throws) to the
