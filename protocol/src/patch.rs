@@ -294,23 +294,22 @@ impl PatchFrames {
         clock: Option<TurnClock>,
     ) -> PatchFrames {
         let now = Told::refreshed(recycled, game, before.version + 1);
-        let mut head = Vec::with_capacity(96 + 96 * events.len());
-        head.extend_from_slice(br#"{"type":"patch","v":"#);
-        head.extend_from_slice(itoa::Buffer::new().format(now.version).as_bytes());
+        let mut head = String::with_capacity(96 + 96 * events.len());
+        head.push_str(r#"{"type":"patch","v":"#);
+        now.version.write_json(&mut head);
         if !events.is_empty() {
-            head.extend_from_slice(br#","events":"#);
-            serde_json::to_writer(&mut head, events).expect("events serialise");
+            head.push_str(r#","events":"#);
+            events.write_json(&mut head);
         }
         if let Some(seat) = stand_in {
-            head.extend_from_slice(br#","stand_in":"#);
-            head.extend_from_slice(itoa::Buffer::new().format(seat).as_bytes());
+            head.push_str(r#","stand_in":"#);
+            seat.write_json(&mut head);
         }
         if let Some(clock) = clock {
-            head.extend_from_slice(br#","clock":"#);
-            serde_json::to_writer(&mut head, &clock).expect("a clock serialises");
+            head.push_str(r#","clock":"#);
+            clock.write_json(&mut head);
         }
-        head.extend_from_slice(br#","view":{"#);
-        let head = String::from_utf8(head).expect("serde_json writes UTF-8");
+        head.push_str(r#","view":{"#);
         let mut shared = String::with_capacity(256);
         ViewPatch::write_between(&before.shared, &now.shared, &mut shared);
         PatchFrames { head, shared, now }
@@ -451,7 +450,7 @@ impl<T: Json> Json for Option<T> {
     }
 }
 
-impl<T: Json> Json for Vec<T> {
+impl<T: Json> Json for [T] {
     fn write_json(&self, out: &mut String) {
         out.push('[');
         for (i, value) in self.iter().enumerate() {
@@ -461,6 +460,65 @@ impl<T: Json> Json for Vec<T> {
             value.write_json(out);
         }
         out.push(']');
+    }
+}
+
+impl<T: Json> Json for Vec<T> {
+    fn write_json(&self, out: &mut String) {
+        self.as_slice().write_json(out);
+    }
+}
+
+/// The events of a turn (a call, a draw, a take, a throw, a reshuffle), written by hand: their
+/// keys, their tags and card names hold nothing to escape, which `serde_json` would look for
+/// byte by byte (a tenth of a room's action went there). A deal and a round's or a match's
+/// end, once a round, go through `serde_json`.
+impl Json for Event {
+    fn write_json(&self, out: &mut String) {
+        match self {
+            Event::Called { seat } => {
+                out.push_str(r#"{"type":"called","seat":"#);
+                seat.write_json(out);
+            }
+            Event::DrewFromStock { seat } => {
+                out.push_str(r#"{"type":"drew_from_stock","seat":"#);
+                seat.write_json(out);
+            }
+            Event::TookFromPile { seat, card } => {
+                out.push_str(r#"{"type":"took_from_pile","seat":"#);
+                seat.write_json(out);
+                out.push_str(r#","card":"#);
+                card.write_json(out);
+            }
+            Event::Threw { seat, cards } => {
+                out.push_str(r#"{"type":"threw","seat":"#);
+                seat.write_json(out);
+                out.push_str(r#","cards":"#);
+                cards.write_json(out);
+            }
+            Event::Reshuffled { stock } => {
+                out.push_str(r#"{"type":"reshuffled","stock":"#);
+                stock.write_json(out);
+            }
+            Event::Dealt { .. } | Event::RoundEnded { .. } | Event::MatchEnded { .. } => {
+                out.push_str(&json(self));
+                return;
+            }
+        }
+        out.push('}');
+    }
+}
+
+/// A turn's clock, three numbers.
+impl Json for TurnClock {
+    fn write_json(&self, out: &mut String) {
+        out.push_str(r#"{"seat":"#);
+        self.seat.write_json(out);
+        out.push_str(r#","left_ms":"#);
+        self.left_ms.write_json(out);
+        out.push_str(r#","total_ms":"#);
+        self.total_ms.write_json(out);
+        out.push('}');
     }
 }
 
@@ -486,7 +544,7 @@ fn json<T: Serialize + ?Sized>(value: &T) -> String {
 mod tests {
     use super::*;
     use crate::ServerMessage;
-    use dhumbal_engine::{Phase, Preset, Rounds, Settings};
+    use dhumbal_engine::{Action, Phase, Preset, Rounds, Settings, Source};
 
     /// Applying `between(old, new)` to `old` gives `new`, and an unchanged view gives an empty
     /// patch that serialises to `{}`.
@@ -536,6 +594,64 @@ mod tests {
         let game = Game::new(Preset::Household.settings(), [5; 32]).unwrap();
         same(game.settings().clone());
         same(game.spectator_view().standings);
+        same(TurnClock {
+            seat: 5,
+            left_ms: u64::MAX,
+            total_ms: 0,
+        });
+        // Every kind of event, as whole matches of every preset make them (a deal, draws from
+        // the stock and the pile, throws, reshuffles, calls, a round's and a match's end).
+        let mut kinds = std::collections::BTreeSet::new();
+        for preset in Preset::ALL {
+            let settings = Settings {
+                rounds: Rounds::Fixed(3),
+                ..preset.settings()
+            };
+            let mut game = Game::new(settings, [7; 32]).unwrap();
+            let mut events = Vec::new();
+            for step in 0..20_000usize {
+                let made = match game.phase() {
+                    Phase::MatchOver => break,
+                    Phase::RoundOver => game.next_round().unwrap(),
+                    _ => {
+                        let seat = game.turn();
+                        let actions = game.legal_actions(seat);
+                        // The first round without a call, drawing from the stock until it
+                        // runs out and is reshuffled; then mostly the last action, now and
+                        // then another (a call, a take from the pile).
+                        let first = |wanted: fn(&Action) -> bool| actions.iter().position(wanted);
+                        let pick = if game.round() == 1 {
+                            first(|a| {
+                                matches!(
+                                    a,
+                                    Action::Draw {
+                                        from: Source::Stock
+                                    }
+                                )
+                            })
+                            .or_else(|| first(|a| matches!(a, Action::Throw { .. })))
+                            .unwrap_or(0)
+                        } else if step % 7 == 0 {
+                            step % actions.len()
+                        } else {
+                            actions.len() - 1
+                        };
+                        game.apply(seat, actions[pick].clone()).unwrap()
+                    }
+                };
+                events.extend(made);
+            }
+            for event in &events {
+                kinds.insert(serde_json::to_value(event).unwrap()["type"].to_string());
+                same(event.clone());
+            }
+            same(events);
+        }
+        assert_eq!(
+            kinds.len(),
+            8,
+            "every kind of event was written: {kinds:#?}"
+        );
     }
 
     /// A field that became `null` is sent as `null` and read back as a change to none.

@@ -1036,7 +1036,7 @@ async fn the_wal_is_restarted_under_commits_that_never_pause() {
     const COMMITS: f64 = 10_000.0;
     /// How many restarts they see at least.
     const RESTARTS: f64 = 3.0;
-    /// The bound on the WAL's size after `commits` commits: half of every commit's page.
+    // The bound on the WAL's size after `commits` commits: half of every commit's page.
     let bound = |commits: f64| commits * 4096.0 / 2.0;
     let (dir, store, metrics) = temp_sqlite();
     let store = Arc::new(store);
