@@ -98,13 +98,15 @@ impl Stage {
 
     /// A stage with the test server's defaults whose windows open in this Chromium.
     pub(crate) async fn in_chromium(which: Chromium) -> Option<Stage> {
-        let tools = tools_for(which)?;
-        let turn = browser_turn().await;
-        Stage::with(tools, turn, TestServer::start()).await
+        Stage::on_in(which, TestServer::start()).await
     }
 
     async fn on(server: impl Future<Output = TestServer>) -> Option<Stage> {
-        let tools = browser_tools()?;
+        Stage::on_in(Chromium::Suite, server).await
+    }
+
+    async fn on_in(which: Chromium, server: impl Future<Output = TestServer>) -> Option<Stage> {
+        let tools = tools_for(which)?;
         let turn = browser_turn().await;
         Stage::with(tools, turn, server).await
     }
@@ -176,6 +178,14 @@ pub(crate) enum Chromium {
 }
 
 impl Chromium {
+    /// What a screenshot's name ends with for this browser: nothing for the suite's, `-full`.
+    pub(crate) fn suffix(self) -> &'static str {
+        match self {
+            Chromium::Suite => "",
+            Chromium::Full => "-full",
+        }
+    }
+
     /// The browser binary to start.
     fn binary(self) -> PathBuf {
         match self {

@@ -208,7 +208,7 @@ async fn installable_on(size: (u32, u32), which: Chromium) {
             && i["type"] == "image/png"),
         "{icons:#?}"
     );
-    let full = if which == Chromium::Full { "-full" } else { "" };
+    let full = which.suffix();
     b.screenshot(&format!("installable-{}x{}{full}", size.0, size.1))
         .await;
     b.assert_no_console_errors().await;

@@ -175,7 +175,7 @@ new MutationObserver((changes) => {
 /// suite runs in the headless shell where it is installed: see `harness::HEADLESS_SHELL`).
 async fn every_control_on_screen(which: Chromium) {
     let mut stage = stage!(in which);
-    let full = if which == Chromium::Full { "-full" } else { "" };
+    let full = which.suffix();
     let addr = stage.addr;
     let room = room_with(&stage.server, standard(2), vec![deck_for(LIGHT)]).await;
     let b = stage.browser(DESKTOP).await;
