@@ -612,25 +612,46 @@ impl Browser {
             .unwrap_or_else(|e| panic!("no {css} on the page: {e}"))
     }
 
-    /// Clicks what `css` finds. An element the page re-rendered between the find and the click
-    /// (a stale reference) is found again: the test means whatever `css` names now.
+    /// Clicks what `css` finds, as [`Browser::act_on`] does.
     pub(crate) async fn click(&self, css: &str) {
-        let started = std::time::Instant::now();
-        loop {
-            match self.find(css).await.click().await {
-                Ok(()) => return,
-                Err(CmdError::Standard(e))
-                    if e.error == fantoccini::error::ErrorStatus::StaleElementReference
-                        && started.elapsed() < WAIT => {}
-                Err(e) => panic!("clicking {css}: {e}"),
-            }
-        }
+        self.act_on("clicking", css, async |element| element.click().await)
+            .await;
     }
 
+    /// Types `text` into the field `css` finds, in place of what it held, as
+    /// [`Browser::act_on`] does.
     pub(crate) async fn type_into(&self, css: &str, text: &str) {
-        let input = self.find(css).await;
-        input.clear().await.unwrap();
-        input.send_keys(text).await.unwrap();
+        self.act_on("typing into", css, async |element| {
+            element.clear().await?;
+            element.send_keys(text).await
+        })
+        .await;
+    }
+
+    /// Does `act` to what `css` finds. An element the page re-rendered between the find and the
+    /// act (a stale reference) is found again, and one the page does not show yet (its section
+    /// still hidden while the page's script starts, "not interactable") is waited for: the test
+    /// means whatever `css` names once the page shows it. Fails after [`WAIT`].
+    async fn act_on(
+        &self,
+        doing: &str,
+        css: &str,
+        act: impl AsyncFn(fantoccini::elements::Element) -> Result<(), CmdError>,
+    ) {
+        use fantoccini::error::ErrorStatus::{ElementNotInteractable, StaleElementReference};
+        let started = Instant::now();
+        loop {
+            match act(self.find(css).await).await {
+                Ok(()) => return,
+                Err(CmdError::Standard(e))
+                    if matches!(e.error, StaleElementReference | ElementNotInteractable)
+                        && started.elapsed() < WAIT =>
+                {
+                    tokio::time::sleep(Duration::from_millis(25)).await;
+                }
+                Err(e) => panic!("{doing} {css}: {e}"),
+            }
+        }
     }
 
     pub(crate) async fn text(&self, css: &str) -> String {
