@@ -37,7 +37,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use dhumbal_engine::{Phase, Preset};
+use dhumbal_engine::{Phase, Preset, Rounds};
 use dhumbal_protocol::{
     ClientMessage, Hello, PROTOCOL_VERSION, RoomSummary, SeatKind, ServerMessage,
 };
@@ -65,6 +65,10 @@ pub struct Options {
     pub play: Duration,
     /// The nodes' lease on the rooms they hold (`--lease`).
     pub lease: Duration,
+    /// The most rounds a match lasts, in place of a preset's own (Yaniv's match runs until one
+    /// player remains, dozens of rounds): the last step waits for every room's match to end.
+    /// `None` keeps the presets' matches.
+    pub rounds: Option<u32>,
 }
 
 /// Three nodes and HAProxy in front of them.
@@ -266,7 +270,15 @@ async fn steps(
     {
         let preset = Preset::ALL[room % Preset::ALL.len()];
         *out.report.presets.entry(preset.name()).or_default() += 1;
-        let opened = crash::open_room(front, room, preset, &mut rng, options.think).await?;
+        let mut settings = preset.settings();
+        if let Some(most) = options.rounds {
+            settings.rounds = match settings.rounds {
+                Rounds::Fixed(n) => Rounds::Fixed(n.min(most)),
+                Rounds::UntilOneRemains => Rounds::Fixed(most),
+            };
+        }
+        let opened =
+            crash::open_room(front, room, preset, settings, &mut rng, options.think).await?;
         codes.push(opened[0].code.clone());
         people.extend(opened);
         room += 1;

@@ -42,7 +42,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use dhumbal_engine::{Event, HandHistory, Phase, Preset, RoundResult, Scoring, SeatView};
+use dhumbal_engine::{Event, HandHistory, Phase, Preset, RoundResult, Scoring, SeatView, Settings};
 use dhumbal_protocol::{
     ClientEnvelope, ClientMessage, CreateRoom, CreatedRoom, Hello, History, MatchResult,
     PROTOCOL_VERSION, ServerMessage, Stage,
@@ -484,7 +484,15 @@ impl Harness<'_> {
         for room in 0..self.options.rooms {
             let preset = Preset::ALL[room % Preset::ALL.len()];
             *report.presets.entry(preset.name()).or_default() += 1;
-            let people = open_room(addr, room, preset, &mut self.rng, self.options.think).await?;
+            let people = open_room(
+                addr,
+                room,
+                preset,
+                preset.settings(),
+                &mut self.rng,
+                self.options.think,
+            )
+            .await?;
             self.people.extend(people);
             report.people = self.people.len();
         }
@@ -560,19 +568,20 @@ impl Harness<'_> {
     }
 }
 
-/// Creates a room of `preset` at `addr`, seats its people (the host first, one to three of
-/// them, each with a random think time up to `think`) and starts the match.
+/// Creates a room of `preset` with these `settings` (the preset's own, or changed) at `addr`,
+/// seats its people (the host first, one to three of them, each with a random think time up to
+/// `think`) and starts the match.
 pub(crate) async fn open_room(
     addr: SocketAddr,
     room: usize,
     preset: Preset,
+    settings: Settings,
     rng: &mut StdRng,
     think: Duration,
 ) -> Result<Vec<Person>, String> {
-    let settings = preset.settings();
     let create = CreateRoom {
         preset: Some(preset),
-        settings: None,
+        settings: (settings != preset.settings()).then(|| settings.clone()),
         decks: None,
     };
     let body = serde_json::to_string(&create).expect("a request serializes");

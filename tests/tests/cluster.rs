@@ -31,6 +31,7 @@ async fn rooms_survive_a_node_killed_restarted_and_paused_behind_haproxy() {
         think: Duration::from_millis(5),
         play: Duration::from_millis(700),
         lease: Duration::from_millis(1200),
+        rounds: Some(3),
     };
     let out = run(&options, &mut redis).await;
     if let Some(why) = &out.skipped {
