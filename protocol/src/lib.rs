@@ -56,7 +56,7 @@ pub use history::History;
 pub use http::{
     ApiError, CheckedSettings, CreateRoom, CreatedRoom, InviteBase, Presets, RoomSummary,
 };
-pub use patch::{HeldView, OwnView, PatchFrames, Stale, Told, ViewPatch};
+pub use patch::{HeldView, OwnView, PatchFrames, Stale, Told, ViewPatch, write_action_json};
 pub use schema::json_schema;
 pub use server::{
     Bye, ChatLine, ErrorMessage, Fairness, LedgerRow, MatchResult, Notice, Patch, RoomState,

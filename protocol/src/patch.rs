@@ -13,7 +13,7 @@
 //! fields every seat shares are compared and serialised once, and each seat's own fields
 //! ([`OwnView`]) are compared with what that seat was last told.
 
-use dhumbal_engine::{Card, Event, Game, Phase, SeatView};
+use dhumbal_engine::{Action, Card, Event, Game, Phase, SeatView, Source};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -509,6 +509,40 @@ impl Json for Event {
     }
 }
 
+/// An action, written by hand for the room's log, which keeps one with every move: its tag, its
+/// keys and its card names hold nothing to escape.
+impl Json for Action {
+    fn write_json(&self, out: &mut String) {
+        match self {
+            Action::Call => out.push_str(r#"{"type":"call"}"#),
+            Action::Draw { from } => {
+                out.push_str(r#"{"type":"draw","from":"#);
+                match from {
+                    Source::Stock => out.push_str(r#""stock""#),
+                    Source::Pile => out.push_str(r#""pile""#),
+                    Source::PileCard(card) => {
+                        out.push_str(r#"{"pile_card":"#);
+                        card.write_json(out);
+                        out.push('}');
+                    }
+                }
+                out.push('}');
+            }
+            Action::Throw { cards } => {
+                out.push_str(r#"{"type":"throw","cards":"#);
+                cards.write_json(out);
+                out.push('}');
+            }
+        }
+    }
+}
+
+/// Appends `action`'s JSON to `out`: the text `serde_json` makes of it (a test holds them equal
+/// for every kind of action), written without a serializer's machinery.
+pub fn write_action_json(action: &Action, out: &mut String) {
+    action.write_json(out);
+}
+
 /// A turn's clock, three numbers.
 impl Json for TurnClock {
     fn write_json(&self, out: &mut String) {
@@ -600,8 +634,10 @@ mod tests {
             total_ms: 0,
         });
         // Every kind of event, as whole matches of every preset make them (a deal, draws from
-        // the stock and the pile, throws, reshuffles, calls, a round's and a match's end).
+        // the stock and the pile, throws, reshuffles, calls, a round's and a match's end), and
+        // every action that was legal on the way.
         let mut kinds = std::collections::BTreeSet::new();
+        let mut action_kinds = std::collections::BTreeSet::new();
         for preset in Preset::ALL {
             let settings = Settings {
                 rounds: Rounds::Fixed(3),
@@ -616,6 +652,20 @@ mod tests {
                     _ => {
                         let seat = game.turn();
                         let actions = game.legal_actions(seat);
+                        for action in &actions {
+                            action_kinds.insert(match action {
+                                Action::Call => "call",
+                                Action::Draw {
+                                    from: Source::Stock,
+                                } => "draw from the stock",
+                                Action::Draw { from: Source::Pile } => "draw from the pile",
+                                Action::Draw {
+                                    from: Source::PileCard(_),
+                                } => "draw a card of the pile",
+                                Action::Throw { .. } => "throw",
+                            });
+                            same(action.clone());
+                        }
                         // The first round without a call, drawing from the stock until it
                         // runs out and is reshuffled; then mostly the last action, now and
                         // then another (a call, a take from the pile).
@@ -651,6 +701,11 @@ mod tests {
             kinds.len(),
             8,
             "every kind of event was written: {kinds:#?}"
+        );
+        assert_eq!(
+            action_kinds.len(),
+            5,
+            "every kind of action was written: {action_kinds:#?}"
         );
     }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use dhumbal_engine::{Action, Game, Phase, Preset, Source};
 use dhumbal_protocol::{ClientMessage, DrawFrom, Hello, PROTOCOL_VERSION, parse_client_message};
 use dhumbal_server::room::core::{Effect, Entropy, Handled, Input, Joining, Request};
-use dhumbal_server::room::record::{Entry, FORMAT, Setup, encode, hash_secret};
+use dhumbal_server::room::record::{Entry, FORMAT, Setup, hash_secret};
 use dhumbal_server::room::{RoomCore, Timing};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -93,10 +93,13 @@ pub(crate) fn room_action(
     core.settle(now);
     let records = core.take_records();
     if !records.is_empty() {
-        black_box(encode(&Entry {
-            format: FORMAT,
-            records,
-        }));
+        black_box(
+            Entry {
+                format: FORMAT,
+                records,
+            }
+            .encode(),
+        );
         black_box(core.take_snapshot());
     }
     core.take_effects()

@@ -509,10 +509,11 @@ impl RoomLog {
         snapshot: Option<super::record::Snapshot>,
     ) -> Result<(), StoreError> {
         let started = std::time::Instant::now();
-        let entry = encode(&Entry {
+        let entry = Entry {
             format: FORMAT,
             records,
-        });
+        }
+        .encode();
         self.seq += 1;
         if let Err(e) = self.store.append(&self.code, self.seq, entry).await {
             error!(room = %self.code, seq = self.seq, error = %e, "appending to the room's log failed");

@@ -15,7 +15,7 @@
 //! every person is away until they reconnect, and the takeover grace starts afresh.
 
 use dhumbal_engine::{Action, Card, ClientSeed, Difficulty, Hex32, Settings};
-use dhumbal_protocol::ChatLine;
+use dhumbal_protocol::{ChatLine, write_action_json};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -292,6 +292,34 @@ pub struct Entry {
     pub records: Vec<Record>,
 }
 
+impl Entry {
+    /// The entry as the log keeps it: the JSON [`encode`] makes of it, byte for byte (a test
+    /// holds them equal). An entry of accepted actions alone, one with every move, is written
+    /// by hand ([`write_action_json`]): its keys, tags and card names hold nothing to escape,
+    /// which `serde_json` would look for byte by byte. Any other goes through [`encode`].
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = String::with_capacity(64 * (self.records.len() + 1));
+        out.push_str(r#"{"format":"#);
+        out.push_str(itoa::Buffer::new().format(self.format));
+        out.push_str(r#","records":["#);
+        for (i, record) in self.records.iter().enumerate() {
+            let Record::Acted { seat, action } = record else {
+                return encode(self);
+            };
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(r#"{"type":"acted","seat":"#);
+            out.push_str(itoa::Buffer::new().format(*seat));
+            out.push_str(r#","action":"#);
+            write_action_json(action, &mut out);
+            out.push('}');
+        }
+        out.push_str("]}");
+        out.into_bytes()
+    }
+}
+
 /// The SHA-256 of a secret (a seat token or a host secret), as lowercase hex.
 pub fn hash_secret(secret: &str) -> String {
     Hex32(Sha256::digest(secret.as_bytes()).into()).to_string()
@@ -376,5 +404,79 @@ mod tests {
                 .contains("format")
         );
         assert!(decode::<Entry>(b"{not json").is_err());
+    }
+
+    /// [`Entry::encode`] writes what [`encode`] writes, for entries of every action that was
+    /// legal through whole matches of every preset (one to three in an entry), and for an
+    /// entry with other records, which it hands to `serde_json`.
+    #[test]
+    fn an_entry_is_written_as_serde_json_writes_it() {
+        use dhumbal_engine::{Game, Phase, Preset, Rounds};
+        let same = |entry: &Entry| {
+            assert_eq!(
+                String::from_utf8(entry.encode()).unwrap(),
+                String::from_utf8(encode(entry)).unwrap()
+            );
+        };
+        let acted = |seat, action: &Action| Record::Acted {
+            seat,
+            action: action.clone(),
+        };
+        let mut written = 0;
+        for preset in Preset::ALL {
+            let settings = Settings {
+                rounds: Rounds::Fixed(2),
+                ..preset.settings()
+            };
+            let mut game = Game::new(settings, [9; 32]).unwrap();
+            for step in 0..10_000usize {
+                match game.phase() {
+                    Phase::MatchOver => break,
+                    Phase::RoundOver => {
+                        game.next_round().unwrap();
+                    }
+                    _ => {
+                        let seat = game.turn();
+                        let actions = game.legal_actions(seat);
+                        for (i, action) in actions.iter().enumerate() {
+                            let records = match i % 3 {
+                                0 => vec![acted(seat, action)],
+                                1 => vec![acted(seat, action), acted(usize::MAX, &actions[0])],
+                                _ => vec![acted(0, action), acted(seat, action), acted(5, action)],
+                            };
+                            same(&Entry {
+                                format: FORMAT,
+                                records,
+                            });
+                            written += 1;
+                        }
+                        let pick = if step % 5 == 0 {
+                            step % actions.len()
+                        } else {
+                            0
+                        };
+                        game.apply(seat, actions[pick].clone()).unwrap();
+                    }
+                }
+            }
+            assert_eq!(
+                game.phase(),
+                Phase::MatchOver,
+                "{preset:?} played to its end"
+            );
+        }
+        assert!(written > 1_000, "{written} entries written");
+        same(&Entry {
+            format: FORMAT,
+            records: Vec::new(),
+        });
+        same(&Entry {
+            format: FORMAT,
+            records: vec![
+                acted(1, &Action::Call),
+                Record::Voted { seat: 1 },
+                acted(2, &Action::Call),
+            ],
+        });
     }
 }
