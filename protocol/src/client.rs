@@ -585,6 +585,33 @@ mod tests {
     use super::*;
     use dhumbal_engine::parse_cards;
 
+    /// A move read as a plain struct reads as the tagged message would, and one with any other
+    /// field goes the tagged way: a field nested past `serde_json`'s limit, or a number out of
+    /// range, is refused as it always was (the fuzz tests found the first).
+    #[test]
+    fn a_move_reads_as_the_tagged_message_would() {
+        let deep = format!("{}1{}", r#"{"a":"#.repeat(200), "}".repeat(200));
+        for text in [
+            r#"{"type":"throw","cards":["7H","7S"],"id":3}"#.to_owned(),
+            r#"{"id":"x","type":"draw","from":"pile","card":"QS"}"#.to_owned(),
+            r#"{"type":"draw","from":"stock","card":null}"#.to_owned(),
+            r#"{"type":"throw","cards":["7H"],"cards":["7S"]}"#.to_owned(),
+            r#"{"type":"throw","cards":["7H"],"extra":1e400}"#.to_owned(),
+            format!(r#"{{"type":"throw","cards":["7H"],"extra":{deep}}}"#),
+            format!(r#"{{"type":"draw","from":"stock","extra":{deep}}}"#),
+        ] {
+            assert_eq!(
+                parse_client_message(&text),
+                parse_client_message_through_value(&text),
+                "{text}"
+            );
+        }
+        assert!(
+            parse_client_message(&format!(r#"{{"type":"throw","cards":["7H"],"x":{deep}}}"#))
+                .is_err()
+        );
+    }
+
     #[test]
     fn the_hello_of_the_issue_parses_exactly() {
         let text = r#"{"type":"hello","protocol":1,"room":"CODE","name":"Asha","token":null}"#;
