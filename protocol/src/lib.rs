@@ -56,7 +56,10 @@ pub use history::History;
 pub use http::{
     ApiError, CheckedSettings, CreateRoom, CreatedRoom, InviteBase, Presets, RoomSummary,
 };
-pub use patch::{HeldView, OwnView, PatchFrames, Stale, Told, ViewPatch, write_action_json};
+pub use patch::{
+    HeldView, OwnView, PatchFrames, Stale, Told, ViewPatch, write_action_json, write_cards_json,
+    write_event_json,
+};
 pub use schema::json_schema;
 pub use server::{
     Bye, ChatLine, ErrorMessage, Fairness, LedgerRow, MatchResult, Notice, Patch, RoomState,

@@ -543,6 +543,17 @@ pub fn write_action_json(action: &Action, out: &mut String) {
     action.write_json(out);
 }
 
+/// Appends `event`'s JSON to `out`, as [`write_action_json`] does an action's (a deal and a
+/// round's or a match's end through `serde_json`).
+pub fn write_event_json(event: &Event, out: &mut String) {
+    event.write_json(out);
+}
+
+/// Appends the JSON list of `cards` to `out`, as [`write_action_json`] does an action's.
+pub fn write_cards_json(cards: &[Card], out: &mut String) {
+    cards.write_json(out);
+}
+
 /// A turn's clock, three numbers.
 impl Json for TurnClock {
     fn write_json(&self, out: &mut String) {

@@ -14,8 +14,8 @@
 //! What is not recorded, on purpose: connections, stand-in bots and timers. After a restart
 //! every person is away until they reconnect, and the takeover grace starts afresh.
 
-use dhumbal_engine::{Action, Card, ClientSeed, Difficulty, Hex32, Settings};
-use dhumbal_protocol::{ChatLine, write_action_json};
+use dhumbal_engine::{Action, Card, ClientSeed, Difficulty, HandHistory, Hex32, Settings, Step};
+use dhumbal_protocol::{ChatLine, write_action_json, write_cards_json, write_event_json};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -320,6 +320,96 @@ impl Entry {
     }
 }
 
+/// A finished match's hand history as JSON: the text `serde_json` makes of it, byte for byte (a
+/// test holds them equal), kept once a match ([`KeptMatch::history`]). Its steps, every action
+/// of the match with the card drawn and the events it caused, are most of it and are written by
+/// hand ([`write_action_json`], [`write_event_json`], [`write_cards_json`]); the rest, a few
+/// fields a round, through `serde_json`.
+pub fn hand_history_json(history: &HandHistory) -> String {
+    /// Appends `,"key":` and `value` through `serde_json` (the first key without the comma).
+    fn field<T: Serialize + ?Sized>(out: &mut String, key: &str, value: &T) {
+        if !out.ends_with('{') {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(key);
+        out.push_str(r#"":"#);
+        out.push_str(&serde_json::to_string(value).expect("a hand history serialises"));
+    }
+    let steps: usize = history.rounds.iter().map(|r| r.steps.len()).sum();
+    let mut out = String::with_capacity(1024 + 128 * steps);
+    out.push('{');
+    field(&mut out, "format", &history.format);
+    field(&mut out, "settings", &history.settings);
+    field(&mut out, "room", &history.room);
+    field(&mut out, "match_number", &history.match_number);
+    field(&mut out, "commitment", &history.commitment);
+    field(&mut out, "seed", &history.seed);
+    field(&mut out, "players", &history.players);
+    out.push_str(r#","rounds":["#);
+    for (i, round) in history.rounds.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('{');
+        field(&mut out, "round", &round.round);
+        field(&mut out, "dealer", &round.dealer);
+        field(&mut out, "client_seeds", &round.client_seeds);
+        field(&mut out, "deck_seed", &round.deck_seed);
+        out.push_str(r#","deck":"#);
+        write_cards_json(&round.deck, &mut out);
+        out.push_str(r#","hands":["#);
+        for (j, hand) in round.hands.iter().enumerate() {
+            if j > 0 {
+                out.push(',');
+            }
+            write_cards_json(hand, &mut out);
+        }
+        out.push_str(r#"],"pile_top":""#);
+        out.push_str(round.pile_top.name());
+        out.push_str(r#"","steps":["#);
+        for (j, step) in round.steps.iter().enumerate() {
+            if j > 0 {
+                out.push(',');
+            }
+            write_step_json(step, &mut out);
+        }
+        out.push(']');
+        field(&mut out, "result", &round.result);
+        out.push('}');
+    }
+    out.push(']');
+    field(&mut out, "standings", &history.standings);
+    out.push('}');
+    out
+}
+
+/// Appends one step of a hand history, as `serde_json` writes a [`Step`].
+fn write_step_json(step: &Step, out: &mut String) {
+    out.push_str(r#"{"seat":"#);
+    out.push_str(itoa::Buffer::new().format(step.seat));
+    out.push_str(r#","action":"#);
+    write_action_json(&step.action, out);
+    if let Some(card) = step.card {
+        // A card's name is letters and digits: nothing to escape.
+        out.push_str(r#","card":""#);
+        out.push_str(card.name());
+        out.push('"');
+    }
+    if let Some(reshuffled) = &step.reshuffled {
+        out.push_str(r#","reshuffled":"#);
+        write_cards_json(reshuffled, out);
+    }
+    out.push_str(r#","events":["#);
+    for (i, event) in step.events.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_event_json(event, out);
+    }
+    out.push_str("]}");
+}
+
 /// The SHA-256 of a secret (a seat token or a host secret), as lowercase hex.
 pub fn hash_secret(secret: &str) -> String {
     Hex32(Sha256::digest(secret.as_bytes()).into()).to_string()
@@ -478,5 +568,68 @@ mod tests {
                 acted(2, &Action::Call),
             ],
         });
+    }
+
+    /// [`hand_history_json`] writes what `serde_json` writes, for the hand histories of whole
+    /// matches of every preset at 2, 4 and 6 seats (every kind of step: draws from the stock
+    /// with their card, takes from the pile, reshuffles, calls, the throw cap), with names
+    /// that need escaping.
+    #[test]
+    fn a_hand_history_is_written_as_serde_json_writes_it() {
+        use dhumbal_engine::{Game, Phase, Preset, Rounds};
+        let (mut reshuffles, mut matches) = (0, 0);
+        for preset in Preset::ALL {
+            for players in [2u8, 4, 6] {
+                let settings = Settings {
+                    players,
+                    rounds: Rounds::Fixed(3),
+                    ..preset.settings()
+                };
+                // (Every preset seats all three sizes today; one that stopped would fail below.)
+                let Ok(mut game) = Game::new(settings, [players; 32]) else {
+                    continue;
+                };
+                matches += 1;
+                for step in 0..20_000usize {
+                    match game.phase() {
+                        Phase::MatchOver => break,
+                        Phase::RoundOver => {
+                            game.next_round().unwrap();
+                        }
+                        _ => {
+                            let seat = game.turn();
+                            let actions = game.legal_actions(seat);
+                            // The first round draws from the stock until it is reshuffled.
+                            let pick = if game.round() == 1 {
+                                actions
+                                    .iter()
+                                    .position(|a| !matches!(a, Action::Call))
+                                    .unwrap_or(0)
+                            } else {
+                                (step * 7) % actions.len()
+                            };
+                            game.apply(seat, actions[pick].clone()).unwrap();
+                        }
+                    }
+                }
+                let mut history = game.hand_history().expect("the match is over");
+                history.players = (0..players)
+                    .map(|i| format!("Asha \"{i}\" \u{1F600}\n"))
+                    .collect();
+                reshuffles += history
+                    .rounds
+                    .iter()
+                    .flat_map(|r| &r.steps)
+                    .filter(|s| s.reshuffled.is_some())
+                    .count();
+                assert_eq!(
+                    hand_history_json(&history),
+                    serde_json::to_string(&history).unwrap(),
+                    "{preset:?} at {players}"
+                );
+            }
+        }
+        assert!(reshuffles > 0, "a reshuffle was written");
+        assert_eq!(matches, 9, "every preset at 2, 4 and 6 seats");
     }
 }

@@ -7,7 +7,7 @@ use tracing::{info, warn};
 
 use super::{ApplyError, ConnId, Effect, Entropy, RoomCore, Seat, match_result};
 use crate::error::Refusal;
-use crate::room::record::{KeptMatch, Record};
+use crate::room::record::{KeptMatch, Record, hand_history_json};
 
 impl RoomCore {
     /// Begins a match (the first, or a rematch): draws its seed, deals, tells everyone.
@@ -191,7 +191,7 @@ impl RoomCore {
             number: self.matches,
             commitment,
             token_hashes,
-            history: serde_json::to_string(&history).expect("a hand history serialises"),
+            history: hand_history_json(&history),
         })
     }
 
