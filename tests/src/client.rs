@@ -491,4 +491,10 @@ impl Client {
     pub async fn close(mut self) {
         let _ = self.ws.close(None).await;
     }
+
+    /// Closes the socket and keeps what it received (the view, the room): a person who has
+    /// finished playing leaves, so the server never waits for them.
+    pub async fn leave(&mut self) {
+        let _ = self.ws.close(None).await;
+    }
 }

@@ -549,6 +549,10 @@ async fn keep_playing(
             .as_ref()
             .is_some_and(|v| v.phase == Phase::MatchOver);
         if person.until == Until::MatchOver && person.match_over && over {
+            // Leave, not just stop reading: a `rematch` sent before the stop may still start
+            // another match with the others, which would wait at its first show for this
+            // person's `ready` until the server's pings found the socket unread (50 s).
+            person.client.leave().await;
             return (person, report);
         }
         match person.read().await {

@@ -671,6 +671,9 @@ async fn play(mut person: Person, until: Until) -> Person {
             .as_ref()
             .is_some_and(|v| v.phase == Phase::MatchOver);
         if until == Until::MatchOver && person.match_over && over {
+            // Leave, as the cluster's people do (`cluster::keep_playing`): a `rematch` sent
+            // before may still start another match, which must not wait for this socket.
+            person.client.leave().await;
             return person;
         }
         match person.read().await {

@@ -27,7 +27,11 @@ async fn rooms_survive_a_node_killed_restarted_and_paused_behind_haproxy() {
     let options = Options {
         server: PathBuf::from(env!("CARGO_BIN_EXE_server-under-test")),
         rooms: 60,
-        seed: rand::random(),
+        // A run's seed is in its report; `DHUMBAL_CLUSTER_SEED` plays that run's choices again.
+        seed: std::env::var("DHUMBAL_CLUSTER_SEED")
+            .ok()
+            .and_then(|seed| seed.parse().ok())
+            .unwrap_or_else(rand::random),
         think: Duration::from_millis(5),
         play: Duration::from_millis(700),
         lease: Duration::from_millis(1200),
