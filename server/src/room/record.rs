@@ -459,6 +459,28 @@ impl HasFormat for Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dhumbal_engine::{Game, Phase};
+
+    /// Plays `game` to the end of its match: at each turn `pick` sees the step's number, the
+    /// game and the turn's legal actions, and answers which to play; the rounds are dealt as
+    /// they end.
+    fn play_to_the_end(game: &mut Game, mut pick: impl FnMut(usize, &Game, &[Action]) -> usize) {
+        for step in 0..20_000usize {
+            match game.phase() {
+                Phase::MatchOver => return,
+                Phase::RoundOver => {
+                    game.next_round().unwrap();
+                }
+                _ => {
+                    let seat = game.turn();
+                    let actions = game.legal_actions(seat);
+                    let chosen = pick(step, game, &actions);
+                    game.apply(seat, actions[chosen].clone()).unwrap();
+                }
+            }
+        }
+        panic!("the match did not end in 20,000 steps");
+    }
 
     #[test]
     fn secrets_are_kept_as_sha256() {
@@ -501,7 +523,7 @@ mod tests {
     /// entry with other records, which it hands to `serde_json`.
     #[test]
     fn an_entry_is_written_as_serde_json_writes_it() {
-        use dhumbal_engine::{Game, Phase, Preset, Rounds};
+        use dhumbal_engine::{Preset, Rounds};
         let same = |entry: &Entry| {
             assert_eq!(
                 String::from_utf8(entry.encode()).unwrap(),
@@ -519,41 +541,26 @@ mod tests {
                 ..preset.settings()
             };
             let mut game = Game::new(settings, [9; 32]).unwrap();
-            for step in 0..10_000usize {
-                match game.phase() {
-                    Phase::MatchOver => break,
-                    Phase::RoundOver => {
-                        game.next_round().unwrap();
-                    }
-                    _ => {
-                        let seat = game.turn();
-                        let actions = game.legal_actions(seat);
-                        for (i, action) in actions.iter().enumerate() {
-                            let records = match i % 3 {
-                                0 => vec![acted(seat, action)],
-                                1 => vec![acted(seat, action), acted(usize::MAX, &actions[0])],
-                                _ => vec![acted(0, action), acted(seat, action), acted(5, action)],
-                            };
-                            same(&Entry {
-                                format: FORMAT,
-                                records,
-                            });
-                            written += 1;
-                        }
-                        let pick = if step % 5 == 0 {
-                            step % actions.len()
-                        } else {
-                            0
-                        };
-                        game.apply(seat, actions[pick].clone()).unwrap();
-                    }
+            play_to_the_end(&mut game, |step, game, actions| {
+                let seat = game.turn();
+                for (i, action) in actions.iter().enumerate() {
+                    let records = match i % 3 {
+                        0 => vec![acted(seat, action)],
+                        1 => vec![acted(seat, action), acted(usize::MAX, &actions[0])],
+                        _ => vec![acted(0, action), acted(seat, action), acted(5, action)],
+                    };
+                    same(&Entry {
+                        format: FORMAT,
+                        records,
+                    });
+                    written += 1;
                 }
-            }
-            assert_eq!(
-                game.phase(),
-                Phase::MatchOver,
-                "{preset:?} played to its end"
-            );
+                if step % 5 == 0 {
+                    step % actions.len()
+                } else {
+                    0
+                }
+            });
         }
         assert!(written > 1_000, "{written} entries written");
         same(&Entry {
@@ -576,7 +583,7 @@ mod tests {
     /// that need escaping.
     #[test]
     fn a_hand_history_is_written_as_serde_json_writes_it() {
-        use dhumbal_engine::{Game, Phase, Preset, Rounds};
+        use dhumbal_engine::{Preset, Rounds};
         let (mut reshuffles, mut matches) = (0, 0);
         for preset in Preset::ALL {
             for players in [2u8, 4, 6] {
@@ -590,28 +597,17 @@ mod tests {
                     continue;
                 };
                 matches += 1;
-                for step in 0..20_000usize {
-                    match game.phase() {
-                        Phase::MatchOver => break,
-                        Phase::RoundOver => {
-                            game.next_round().unwrap();
-                        }
-                        _ => {
-                            let seat = game.turn();
-                            let actions = game.legal_actions(seat);
-                            // The first round draws from the stock until it is reshuffled.
-                            let pick = if game.round() == 1 {
-                                actions
-                                    .iter()
-                                    .position(|a| !matches!(a, Action::Call))
-                                    .unwrap_or(0)
-                            } else {
-                                (step * 7) % actions.len()
-                            };
-                            game.apply(seat, actions[pick].clone()).unwrap();
-                        }
+                play_to_the_end(&mut game, |step, game, actions| {
+                    // The first round draws from the stock until it is reshuffled.
+                    if game.round() == 1 {
+                        actions
+                            .iter()
+                            .position(|a| !matches!(a, Action::Call))
+                            .unwrap_or(0)
+                    } else {
+                        (step * 7) % actions.len()
                     }
-                }
+                });
                 let mut history = game.hand_history().expect("the match is over");
                 history.players = (0..players)
                     .map(|i| format!("Asha \"{i}\" \u{1F600}\n"))
