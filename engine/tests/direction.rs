@@ -3,7 +3,7 @@
 //! table's reshuffle keeps exactly the pile's top card, as its guide says; the guide's tables
 //! seat 2 to 5; and settings stored before these options keep their old rules.
 
-mod common;
+use crate::common;
 
 use common::{Rng, cards, ok, random_action, refused, stock};
 use dhumbal_engine::arbitrary::any_settings;

@@ -2,7 +2,7 @@
 //! seeds that change the deck, a verifier that catches every kind of tampering, and a property:
 //! the record of any played match verifies.
 
-mod common;
+use crate::common;
 
 use common::{Rng, random_action};
 use dhumbal_engine::arbitrary::any_settings;

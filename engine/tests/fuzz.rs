@@ -17,10 +17,10 @@
 //! cases of every property; a long run is
 //!
 //! ```text
-//! DHUMBAL_FUZZ_CASES=200000 cargo test --release -p dhumbal-engine -p dhumbal-protocol --test fuzz
+//! DHUMBAL_FUZZ_CASES=200000 cargo test --release -p dhumbal-engine --test engine fuzz:: && DHUMBAL_FUZZ_CASES=200000 cargo test --release -p dhumbal-protocol --test fuzz
 //! ```
 
-mod common;
+use crate::common;
 
 use common::{Rng, random_action};
 use dhumbal_engine::arbitrary::{any_raw_settings, any_settings_full_range};

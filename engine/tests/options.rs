@@ -1,7 +1,7 @@
 //! The household guide's options (`seeds/003_…`), each played from explicit deck orders, and the
 //! three presets played through whole matches.
 
-mod common;
+use crate::common;
 
 use common::{
     Rng, assert_scored, called_at_once, card, cards, deck, game, last_result, ok, pile, play_match,

@@ -4,7 +4,7 @@
 //! matches that end, views that hide other hands and say exactly what their seat may do, and
 //! replays that reproduce the game.
 
-mod common;
+use crate::common;
 
 use common::{Rng, random_action};
 use dhumbal_engine::arbitrary::any_settings;

@@ -1,7 +1,7 @@
 //! The standard table (`seeds/000_…`), one test per rule paragraph, each played from an explicit
 //! deck order through the public API.
 
-mod common;
+use crate::common;
 
 use common::{
     assert_scored, called_at_once, card, cards, deck, game, last_result, pile, refused, standard,

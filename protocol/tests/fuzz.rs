@@ -15,7 +15,7 @@
 //! cases of every property; a long run is
 //!
 //! ```text
-//! DHUMBAL_FUZZ_CASES=200000 cargo test --release -p dhumbal-engine -p dhumbal-protocol --test fuzz
+//! DHUMBAL_FUZZ_CASES=200000 cargo test --release -p dhumbal-engine --test engine fuzz:: && DHUMBAL_FUZZ_CASES=200000 cargo test --release -p dhumbal-protocol --test fuzz
 //! ```
 
 use dhumbal_engine::arbitrary::{any_card, any_difficulty, any_preset, any_raw_settings};

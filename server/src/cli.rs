@@ -200,3 +200,36 @@ async fn shutdown_signal() {
         () = terminate => {},
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+
+    /// The flags table of `docs/operations.md` names exactly the flags `dhumbal-server --help`
+    /// shows, so that the operator's page cannot drift from the code.
+    #[test]
+    fn the_operations_doc_lists_every_flag() {
+        use clap::CommandFactory as _;
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/operations.md");
+        let doc = std::fs::read_to_string(path).expect("docs/operations.md");
+        let table = doc
+            .split("## Flags")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .expect("docs/operations.md has a Flags section");
+        let documented: std::collections::BTreeSet<String> = table
+            .lines()
+            .filter_map(|line| line.strip_prefix("| `--"))
+            .filter_map(|rest| rest.split('`').next())
+            .map(str::to_owned)
+            .collect();
+        let shown: std::collections::BTreeSet<String> = Cli::command()
+            .get_arguments()
+            .filter(|arg| !arg.is_hide_set())
+            .filter_map(|arg| arg.get_long())
+            .filter(|&long| long != "help")
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(documented, shown);
+    }
+}

@@ -146,6 +146,12 @@ pub struct Config {
     /// in production.
     #[arg(long, env = "DHUMBAL_WS_ECHO")]
     pub ws_echo: bool,
+    /// Compress each of the web client's files on its first request, not all of them at start.
+    /// A start then spends nothing on files nobody asks for (a test harness's servers, which
+    /// mostly never serve the page: the whole client at brotli's best quality is a second or
+    /// two of CPU at every start), and the first request for each file waits for it.
+    #[arg(long, env = "DHUMBAL_LAZY_WEB_COMPRESSION")]
+    pub lazy_web_compression: bool,
     /// The most TCP connections (HTTP and WebSocket) held at once; beyond it a connection is
     /// answered 503 and closed. Unset: the process's file-descriptor limit less a reserve, so
     /// that the server never runs out of descriptors.
@@ -423,6 +429,7 @@ impl Default for Config {
             max_join_attempts: DEFAULT_MAX_JOIN_ATTEMPTS,
             allowed_origins: Vec::new(),
             ws_echo: false,
+            lazy_web_compression: false,
             max_tcp_connections: None,
             max_connections_per_address: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
             room_creations_per_minute: DEFAULT_ROOM_CREATIONS_PER_MINUTE,
@@ -490,6 +497,7 @@ mod tests {
             "https://a.example,https://b.example",
             "--ping-interval",
             "5s",
+            "--lazy-web-compression",
         ])
         .unwrap();
         assert_eq!(
@@ -500,6 +508,8 @@ mod tests {
         assert_eq!(config.addr.to_string(), "0.0.0.0:9000");
         assert_eq!(config.bot_delay(), Duration::ZERO);
         assert!(config.allow_test_decks);
+        assert!(config.lazy_web_compression);
+        assert!(!Config::default().lazy_web_compression);
     }
 
     #[test]

@@ -243,7 +243,9 @@ pub async fn run(
         draining.shutdown.begin();
     };
     // The web client's files compressed before anyone asks for them, off the runtime.
-    std::thread::spawn(web::precompress);
+    if !state.config.lazy_web_compression {
+        std::thread::spawn(web::precompress);
+    }
     let router = app(Arc::clone(&state));
     if let Some(addr) = state.config.metrics_address {
         serve_metrics(addr, &state).await?;

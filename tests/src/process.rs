@@ -21,7 +21,9 @@ pub struct ServerProcess {
 
 impl ServerProcess {
     /// Starts `program` (the server binary) on a free loopback port with these extra flags, and
-    /// waits for it to listen.
+    /// waits for it to listen. Every process is started with `--lazy-web-compression`: most are
+    /// killed or stopped before anyone asks for the page, and compressing it all at start costs
+    /// a test build two CPU-seconds a process.
     pub fn start(program: &str, args: &[&str]) -> ServerProcess {
         ServerProcess::spawn(Command::new(program), "127.0.0.1:0", args)
     }
@@ -45,7 +47,13 @@ impl ServerProcess {
 
     fn spawn(mut command: Command, addr: &str, args: &[&str]) -> ServerProcess {
         let mut child = command
-            .args(["--addr", addr, "--log-format", "json"])
+            .args([
+                "--addr",
+                addr,
+                "--log-format",
+                "json",
+                "--lazy-web-compression",
+            ])
             .args(args)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())

@@ -81,11 +81,14 @@ impl TestServer {
 }
 
 /// [`TestServer::start`]'s configuration: bots play without delay, fixed test decks are
-/// allowed, and the message rate is not limited.
+/// allowed, the message rate is not limited, and the web client's files are compressed when
+/// first asked for (`--lazy-web-compression`: most test servers never serve the page, and
+/// compressing it all at start costs a test build two CPU-seconds).
 pub fn test_config() -> Config {
     Config {
         bot_delay_ms: 0,
         allow_test_decks: true,
+        lazy_web_compression: true,
         ..unlimited_rate()
     }
 }

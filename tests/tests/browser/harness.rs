@@ -9,7 +9,7 @@ pub(crate) use std::time::{Duration, Instant};
 pub(crate) use dhumbal_engine::{Card, CourtValues, Preset, Rounds, Settings};
 pub(crate) use dhumbal_protocol::{CreateRoom, CreatedRoom};
 pub(crate) use dhumbal_tests::TestServer;
-pub(crate) use dhumbal_tests::server::fast_turns;
+pub(crate) use dhumbal_tests::server::{fast_turns, test_config};
 pub(crate) use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
 pub(crate) use fantoccini::error::CmdError;
 pub(crate) use fantoccini::wd::WebDriverCompatibleCommand;
@@ -81,24 +81,27 @@ impl Stage {
     /// A stage with the test server's defaults, or `None` when the browser is not installed
     /// (see [`browser_tools`]).
     pub(crate) async fn start() -> Option<Stage> {
-        Stage::on(TestServer::start()).await
+        Stage::with_config(test_config()).await
     }
 
-    /// A stage whose server has this configuration.
+    /// A stage whose server has this configuration, compressing the web client at its start
+    /// as a real server does ([`serving_the_page`]).
     pub(crate) async fn with_config(config: dhumbal_server::Config) -> Option<Stage> {
-        Stage::on(TestServer::with_config(config)).await
+        Stage::on(TestServer::with_config(serving_the_page(config))).await
     }
 
     /// A stage with the test server's defaults that no other browser test runs beside.
     pub(crate) async fn alone() -> Option<Stage> {
         let tools = browser_tools()?;
         let turn = browser_turn_alone().await;
-        Stage::with(tools, turn, TestServer::start()).await
+        let server = TestServer::with_config(serving_the_page(test_config()));
+        Stage::with(tools, turn, server).await
     }
 
     /// A stage with the test server's defaults whose windows open in this Chromium.
     pub(crate) async fn in_chromium(which: Chromium) -> Option<Stage> {
-        Stage::on_in(which, TestServer::start()).await
+        let server = TestServer::with_config(serving_the_page(test_config()));
+        Stage::on_in(which, server).await
     }
 
     async fn on(server: impl Future<Output = TestServer>) -> Option<Stage> {
@@ -130,6 +133,17 @@ impl Stage {
     /// A new browser window of this size.
     pub(crate) async fn browser(&mut self, size: (u32, u32)) -> Browser {
         self.driver.browser(size).await
+    }
+}
+
+/// `config` for a server whose page is opened: its web client compressed at its start, as a
+/// real server's is (the test servers' default compresses each file on its first request), so
+/// that a page's first load waits on the network, not on the compression. It is done once per
+/// process.
+pub(crate) fn serving_the_page(config: dhumbal_server::Config) -> dhumbal_server::Config {
+    dhumbal_server::Config {
+        lazy_web_compression: false,
+        ..config
     }
 }
 
@@ -647,7 +661,7 @@ impl Browser {
                     if matches!(e.error, StaleElementReference | ElementNotInteractable)
                         && started.elapsed() < WAIT =>
                 {
-                    tokio::time::sleep(Duration::from_millis(25)).await;
+                    tokio::time::sleep(LOOK_EVERY).await;
                 }
                 Err(e) => panic!("{doing} {css}: {e}"),
             }
@@ -957,9 +971,16 @@ pub(crate) async fn poll<T: std::fmt::Debug>(
             started.elapsed() < WAIT,
             "waited too long for {what}; the page shows {seen:#?}"
         );
-        tokio::time::sleep(Duration::from_millis(25)).await;
+        tokio::time::sleep(LOOK_EVERY).await;
     }
 }
+
+/// How long a test waits between two looks at a page that is not there yet. Each look is a
+/// WebDriver command through chromedriver to the page, and a wait for a turn timer or a
+/// reconnection looks many times: at 25 ms (forty looks a second) the suite spent 291 CPU-s,
+/// at 100 ms 249 and 266 in the same wall time, and with a pause growing from 25 ms to 100 ms 281
+/// (`CI=true`, the suite's binary alone under a whole-machine CPU count, 2026-12-05).
+pub(crate) const LOOK_EVERY: Duration = Duration::from_millis(100);
 
 /// The room's code, from the invite link.
 pub(crate) fn code_of(invite: &str) -> String {
@@ -1062,7 +1083,7 @@ pub(crate) async fn my_turn_or_the_score(b: &Browser, started: Instant) -> Snaps
         if s.score_open || s.my_turn {
             return s;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(LOOK_EVERY).await;
     }
 }
 
