@@ -210,13 +210,7 @@ mod tests {
     #[test]
     fn the_operations_doc_lists_every_flag() {
         use clap::CommandFactory as _;
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/operations.md");
-        let doc = std::fs::read_to_string(path).expect("docs/operations.md");
-        let table = doc
-            .split("## Flags")
-            .nth(1)
-            .and_then(|rest| rest.split("\n## ").next())
-            .expect("docs/operations.md has a Flags section");
+        let table = crate::operations_doc_section("Flags");
         let documented: std::collections::BTreeSet<String> = table
             .lines()
             .filter_map(|line| line.strip_prefix("| `--"))

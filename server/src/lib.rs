@@ -66,6 +66,19 @@ pub mod shutdown;
 pub mod store;
 pub mod web;
 
+/// Section `heading` (its `## heading` line) of `docs/operations.md`, up to the next section:
+/// for the tests that hold the operator's tables (flags, metrics) to the code.
+#[cfg(test)]
+pub(crate) fn operations_doc_section(heading: &str) -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/operations.md");
+    let doc = std::fs::read_to_string(path).expect("docs/operations.md");
+    doc.split(&format!("\n## {heading}\n"))
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .unwrap_or_else(|| panic!("docs/operations.md has a {heading} section"))
+        .to_owned()
+}
+
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;

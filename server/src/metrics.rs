@@ -664,13 +664,7 @@ mod tests {
     /// doc says so.
     #[test]
     fn the_operations_doc_lists_every_metric() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/operations.md");
-        let doc = std::fs::read_to_string(path).expect("docs/operations.md");
-        let table = doc
-            .split("\n## Metrics\n")
-            .nth(1)
-            .and_then(|rest| rest.split("\n## ").next())
-            .expect("docs/operations.md has a Metrics section");
+        let table = crate::operations_doc_section("Metrics");
         let documented: std::collections::BTreeSet<String> = table
             .lines()
             .filter_map(|line| line.strip_prefix("| `")?.split('`').next())
