@@ -24,7 +24,10 @@ pub(crate) struct Server {
 
 /// The function whose run callgrind counts with `--callgrind`: a worker thread of the server's
 /// tokio runtime, the whole of it (its tasks, and its polling of the sockets and the timers).
-const COUNTED: &str = "tokio::runtime::scheduler::multi_thread::worker::Context::run";
+/// It must be a function of its own in the release binary: since release builds have one codegen
+/// unit (`Cargo.toml`) the optimiser inlines `worker::Context::run`, the one counted before, and
+/// callgrind then counted nothing (`nm -C target/release/dhumbal-server | grep worker::run`).
+const COUNTED: &str = "tokio::runtime::scheduler::multi_thread::worker::run";
 
 /// Moves every thread of this program to the CPUs after the first (`--pin`), leaving CPU 0 to
 /// the server; once (after that this program sees only its own CPUs).
@@ -213,9 +216,15 @@ impl Server {
             .max()
             .ok_or("callgrind wrote no count")?;
         let text = std::fs::read_to_string(&last.1).map_err(|e| e.to_string())?;
-        callgrind_total(&text)
-            .map(Some)
-            .ok_or_else(|| format!("no total in {}", last.1.display()))
+        match callgrind_total(&text) {
+            None => Err(format!("no total in {}", last.1.display())),
+            // The counted function never ran: it is not in the binary under that name.
+            Some(0) => Err(format!(
+                "callgrind counted no instructions: `{COUNTED}` never ran in the server \
+                 (inlined in this build? `nm -C` the binary)"
+            )),
+            Some(total) => Ok(Some(total)),
+        }
     }
 
     /// Runs `callgrind_control FLAG PID` (Valgrind's), which waits until callgrind has done it.
