@@ -29,13 +29,11 @@ pub(crate) async fn axe_violations(b: &Browser) -> Vec<String> {
         .unwrap_or(false);
     if !loaded {
         // The script defines `axe` on the window (its UMD wrapper sees no module system here).
-        b.client
-            .execute(&format!("{AXE}\n;return typeof window.axe;"), vec![])
+        b.execute(&format!("{AXE}\n;return typeof window.axe;"), vec![])
             .await
             .unwrap();
     }
     let found = b
-        .client
         .execute_async(
             "const done = arguments[arguments.length - 1]; \
              window.axe.run(document, { resultTypes: ['violations'] }).then((r) => done(r.violations.map((v) => \

@@ -70,7 +70,6 @@ impl Browser {
 /// Fails if an element of `covered` (CSS selectors) overlaps the chat panel on the page.
 async fn assert_chat_covers_nothing(b: &Browser, covered: &[&str]) {
     let overlaps = b
-        .client
         .execute(
             "const c = document.querySelector('#chat').getBoundingClientRect(); \
              return arguments[0].filter((css) => [...document.querySelectorAll(css)].some((e) => { \
@@ -173,7 +172,7 @@ async fn a_chat_line_with_markup_stays_text_a_reaction_shows_beside_its_seat_and
         c.lines.last().map(String::as_str) == Some("Asha: ha, hello Bina")
     })
     .await;
-    asha.client.refresh().await.unwrap();
+    asha.refresh().await;
     asha.wait_until("the table again", |s| {
         s.screen == "table" && s.hand.len() == 5
     })
@@ -215,7 +214,7 @@ async fn hide_chat_hides_every_line_a_muted_person_cannot_write_and_a_spectator_
         .wait_chat("the chat hidden", |c| c.badge.is_none())
         .await;
     assert!(b.lines.is_empty() && !b.form && b.reactions == 6, "{b:#?}");
-    bina.client.refresh().await.unwrap();
+    bina.refresh().await;
     bina.wait_until("the lobby again", |s| s.screen == "lobby")
         .await;
     bina.wait_chat("the chat back from the welcome", |c| c.kept.len() == 1)

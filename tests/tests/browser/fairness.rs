@@ -14,7 +14,6 @@ async fn the_pages_fair_deal_code_gives_every_known_answer_of_the_fairness_docum
     let b = stage.browser(DESKTOP).await;
     b.open_home(stage.addr).await;
     let got = b
-        .client
         .execute_async(
             &versioned(r#"const done = arguments[arguments.length - 1];
             import('/assets/fair.js').then(async (f) => {
@@ -134,7 +133,7 @@ async fn the_replay_page_steps_through_a_history_file_on_a_phone_every_hand_face
     let b = stage.browser(PHONE).await;
     b.goto(&format!("http://{addr}/replay")).await;
     assert_eq!(
-        b.client.title().await.unwrap(),
+        b.title().await,
         "Dhumbal replay",
         "the replay page is served at /replay"
     );
@@ -372,7 +371,6 @@ async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
     // The hand history, as the endpoint gives it to this seat.
     let token = stored_token(&b, &room.code).await;
     let text = b
-        .client
         .execute_async(
             "const done = arguments[arguments.length - 1]; \
              fetch(`/api/rooms/${arguments[0]}/matches/1/history`, \
@@ -407,7 +405,6 @@ async fn after_a_fair_match_the_page_verifies_every_deal_and_the_cli_agrees() {
     assert!(!ok, "a changed card passed verify: {out}");
     assert!(out.contains("MISMATCH"), "{out}");
     let page = b
-        .client
         .execute_async(
             &versioned(
                 "const done = arguments[arguments.length - 1]; \
@@ -491,7 +488,6 @@ fn reshuffling_history(seat0: Option<dhumbal_engine::Hex32>) -> dhumbal_engine::
 /// to make `n` rounds first (in the page, to keep the request small).
 async fn page_verdicts(b: &Browser, histories: Vec<Value>) -> Vec<Value> {
     let got = b
-        .client
         .execute_async(
             &versioned("const done = arguments[arguments.length - 1]; \
              import('/assets/fair.js').then(async (f) => { \
@@ -655,7 +651,6 @@ async fn the_page_refuses_a_deal_whose_seed_is_not_its_latest_acknowledged_one()
     b.open_home(stage.addr).await;
     let committed = dhumbal_engine::fair::commitment(&std::array::from_fn(|i| i as u8));
     let seeds = b
-        .client
         .execute_async(
             &versioned("const done = arguments[arguments.length - 1]; \
              import('/assets/fair.js').then((f) => { \
@@ -703,7 +698,6 @@ async fn the_page_refuses_a_deal_whose_seed_is_not_its_latest_acknowledged_one()
     let mut verdicts = Vec::new();
     for seat0 in cases {
         let got = b
-            .client
             .execute_async(
                 &versioned("const done = arguments[arguments.length - 1]; \
                  import('/assets/fair.js').then(async (f) => { \
@@ -761,7 +755,7 @@ async fn a_match_with_a_reload_and_a_second_round_verifies_against_the_pages_own
     b.click("#start").await;
     b.wait_until("the table", |s| s.screen == "table" && s.round == 1)
         .await;
-    b.client.refresh().await.unwrap();
+    b.refresh().await;
     b.wait_until("the table again", |s| s.screen == "table" && s.round == 1)
         .await;
     play_to_the_score(&b, CALL_AT_ONCE).await;

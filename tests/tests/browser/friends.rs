@@ -400,7 +400,7 @@ async fn a_turn_that_runs_out_is_played_by_a_bot_the_log_names_with_a_countdown_
     play_a_turn(&bina).await;
 
     // After a reload Asha's log still names the bot (the history marks its moves).
-    asha.client.refresh().await.unwrap();
+    asha.refresh().await;
     asha.wait_until("the table again", |s| s.screen == "table" && s.my_turn)
         .await;
     let a = asha

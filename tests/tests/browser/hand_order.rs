@@ -117,8 +117,8 @@ async fn drag_after(b: &Browser, card: &str, onto: &str) {
         .then(PointerAction::Up {
             button: MOUSE_BUTTON_LEFT,
         });
-    b.client.perform_actions(mouse).await.unwrap();
-    b.client.release_actions().await.unwrap();
+    b.client().perform_actions(mouse).await.unwrap();
+    b.client().release_actions().await.unwrap();
 }
 
 async fn the_hand_keeps_its_order(size: (u32, u32), label: &str) {
@@ -158,7 +158,7 @@ async fn the_hand_keeps_its_order(size: (u32, u32), label: &str) {
     throw_heaviest(&b, &s).await;
 
     // A reload: still sorted mode, and the next draw sorts in too.
-    b.client.refresh().await.unwrap();
+    b.refresh().await;
     b.wait_until("the table again", |s| s.screen == "table")
         .await;
     assert!(sort_pressed(&b).await, "sorted mode after a reload");
@@ -207,7 +207,7 @@ async fn the_hand_keeps_its_order(size: (u32, u32), label: &str) {
     assert_eq!(focused, json!(card), "the moved card keeps the focus");
 
     // And sorted mode stays off after a reload.
-    b.client.refresh().await.unwrap();
+    b.refresh().await;
     let again = b
         .wait_until("the table again", |s| {
             s.screen == "table" && s.hand.len() == expected.len()

@@ -3,7 +3,7 @@
 pub(crate) use std::io::Write as _;
 pub(crate) use std::net::SocketAddr;
 pub(crate) use std::path::{Path, PathBuf};
-pub(crate) use std::process::{Child, Command, Stdio};
+pub(crate) use std::process::{Command, Stdio};
 pub(crate) use std::time::{Duration, Instant};
 
 pub(crate) use dhumbal_engine::{Card, CourtValues, Preset, Rounds, Settings};
@@ -71,7 +71,7 @@ pub(crate) async fn browser_turn_alone() -> tokio::sync::SemaphorePermit<'static
 /// What a browser test stands on: its turn ([`browser_turn`]), a server on a loopback port and
 /// chromedriver. Dropped in that order's reverse: the browsers, the server, then the turn.
 pub(crate) struct Stage {
-    pub(crate) driver: Driver,
+    pub(crate) driver: std::sync::Arc<Driver>,
     pub(crate) server: TestServer,
     pub(crate) addr: SocketAddr,
     _turn: tokio::sync::SemaphorePermit<'static>,
@@ -121,7 +121,7 @@ impl Stage {
     ) -> Option<Stage> {
         let server = server.await;
         let addr = server.addr;
-        let driver = Driver::start(tools).await;
+        let driver = Driver::shared(tools);
         Some(Stage {
             driver,
             server,
@@ -272,45 +272,109 @@ pub(crate) fn free_port() -> u16 {
         .port()
 }
 
-/// A chromedriver process on a loopback port, killed on drop.
+/// What keeps a [`Driver`]'s chromedriver (`$1`, on port `$2`): it starts it, reads its stdin
+/// until this test binary's end of the pipe closes (the binary exited, however it exited), then
+/// asks chromedriver to shut down, which quits every browser it started.
+const KEEPER: &str = r#"
+"$1" --port="$2" --log-level=WARNING >/dev/null 2>&1 &
+driver=$!
+cat >/dev/null
+{ exec 3<>"/dev/tcp/127.0.0.1/$2" &&
+  printf 'GET /shutdown HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&3 &&
+  cat <&3 >/dev/null; } 2>/dev/null || kill "$driver"
+wait "$driver"
+"#;
+
+/// The test binary's chromedrivers, one per Chromium binary.
+static DRIVERS: std::sync::Mutex<Vec<std::sync::Arc<Driver>>> = std::sync::Mutex::new(Vec::new());
+
+/// A chromedriver on a loopback port, one per Chromium binary for the whole test binary (see
+/// [`KEEPER`]), and the headless shell's windows the tests are done with.
+///
+/// Starting a browser costs about 0.4 CPU-s; the suite opens over a hundred windows. A shell's
+/// window a test is done with ([`Browser`]'s drop) is emptied (`about:blank`, the storage of
+/// every origin it opened, the HTTP cache and the cookies) and kept for the next test that asks
+/// for a window of its size. Every test's server has a port, hence an origin, of its own, so a
+/// page never sees another test's storage even before it is cleared. A window a test changed in
+/// ways a new one would not show (a DevTools command, other windows, raw WebDriver: see
+/// [`Browser::client`]) is closed instead, as is every window of the full browser (each has a
+/// profile folder of its own).
 pub(crate) struct Driver {
-    pub(crate) child: Child,
-    pub(crate) port: u16,
-    pub(crate) url: String,
-    pub(crate) chromium: PathBuf,
-    pub(crate) profiles: Vec<tempfile::TempDir>,
+    port: u16,
+    url: String,
+    chromium: PathBuf,
+    /// Windows ready for another test: their size and their WebDriver session.
+    idle: std::sync::Mutex<Vec<((u32, u32), String)>>,
+    /// The write end of the pipe [`KEEPER`] reads, held open until the process exits.
+    _lifeline: std::process::ChildStdin,
+    /// [`KEEPER`]'s process, never waited for: it outlives this one by design.
+    _keeper: std::process::Child,
 }
 
 impl Driver {
-    pub(crate) async fn start((chromium, driver): (PathBuf, PathBuf)) -> Driver {
+    /// The chromedriver for this Chromium, started on first use.
+    pub(crate) fn shared((chromium, driver): (PathBuf, PathBuf)) -> std::sync::Arc<Driver> {
+        let mut drivers = DRIVERS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(running) = drivers.iter().find(|d| d.chromium == chromium) {
+            return running.clone();
+        }
         let port = free_port();
-        let child = Command::new(driver)
-            .arg(format!("--port={port}"))
-            .arg("--log-level=WARNING")
+        let mut keeper = Command::new("bash")
+            .args(["-c", KEEPER, "keeper"])
+            .arg(&driver)
+            .arg(port.to_string())
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("chromedriver starts");
-        let url = format!("http://127.0.0.1:{port}");
+            .expect("bash starts chromedriver");
+        let lifeline = keeper.stdin.take().expect("a piped stdin");
         let started = Instant::now();
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(started.elapsed() < WAIT, "chromedriver did not listen");
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            std::thread::sleep(Duration::from_millis(50));
         }
-        Driver {
-            child,
+        let running = std::sync::Arc::new(Driver {
             port,
-            url,
+            url: format!("http://127.0.0.1:{port}"),
             chromium,
-            profiles: Vec::new(),
-        }
+            idle: std::sync::Mutex::new(Vec::new()),
+            _lifeline: lifeline,
+            _keeper: keeper,
+        });
+        drivers.push(running.clone());
+        running
     }
 
-    /// A new headless browser window of this size, with its own fresh profile.
-    pub(crate) async fn browser(&mut self, (width, height): (u32, u32)) -> Browser {
+    /// A headless browser window of this size: a kept one if there is one, else a new one with
+    /// its own fresh profile.
+    pub(crate) async fn browser(self: &std::sync::Arc<Self>, size: (u32, u32)) -> Browser {
+        let kept = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.iter()
+                .position(|(s, _)| *s == size)
+                .map(|i| idle.swap_remove(i).1)
+        };
+        if let Some(session) = kept {
+            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+            match Client::with_existing_session(&self.url, &session, connector).await {
+                Ok(client) => {
+                    client.persist().await.unwrap();
+                    // What the last test's pages wrote to the console is not this test's.
+                    client.issue_cmd(BrowserLog).await.unwrap();
+                    return self.window(client, session, size, None);
+                }
+                Err(e) => {
+                    println!("a kept window would not attach, starting another: {e}");
+                    self.command("DELETE", &format!("/session/{session}"), "");
+                }
+            }
+        }
+        self.new_browser(size).await
+    }
+
+    /// A new browser process with one window of this size.
+    async fn new_browser(self: &std::sync::Arc<Self>, (width, height): (u32, u32)) -> Browser {
         let mut args = vec![
             "--headless".to_owned(),
             "--no-sandbox".to_owned(),
@@ -324,17 +388,18 @@ impl Driver {
             "--hide-scrollbars".to_owned(),
             format!("--window-size={width},{height}"),
         ];
+        let mut profile = None;
         if is_headless_shell(&self.chromium) {
             // The shell started with a profile folder of ours never shows chromedriver a page
             // ("unable to discover open pages"); without one chromedriver gives each session a
             // fresh folder of its own and deletes it at the session's end: the same isolation.
         } else {
-            let profile = tempfile::Builder::new()
+            let folder = tempfile::Builder::new()
                 .prefix("dhumbal-browser-profile-")
                 .tempdir()
                 .expect("a temporary profile folder");
-            args.push(format!("--user-data-dir={}", profile.path().display()));
-            self.profiles.push(profile);
+            args.push(format!("--user-data-dir={}", folder.path().display()));
+            profile = Some(folder);
         }
         let mut options = json!({ "binary": self.chromium, "args": args });
         if width < 500 {
@@ -370,28 +435,80 @@ impl Driver {
                 Err(e) => panic!("a browser session starts: {e:?}"),
             }
         };
-        Browser { client }
+        // The session outlives this client: the window's drop decides whether it is kept.
+        client.persist().await.unwrap();
+        let session = client
+            .session_id()
+            .await
+            .unwrap()
+            .expect("a started session has an id");
+        self.window(client, session, (width, height), profile)
     }
-}
 
-impl Drop for Driver {
-    /// Asks chromedriver to shut down, which quits every browser it started (also when a test
-    /// failed before closing its sessions), then makes sure it is gone.
-    fn drop(&mut self) {
-        let shutdown = std::net::TcpStream::connect(("127.0.0.1", self.port)).and_then(|mut s| {
-            s.set_read_timeout(Some(Duration::from_secs(10)))?;
-            s.write_all(b"GET /shutdown HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")?;
-            std::io::copy(&mut s, &mut std::io::sink())
-        });
-        let asked = Instant::now();
-        while shutdown.is_ok() && asked.elapsed() < Duration::from_secs(10) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
+    fn window(
+        self: &std::sync::Arc<Self>,
+        client: Client,
+        session: String,
+        size: (u32, u32),
+        profile: Option<tempfile::TempDir>,
+    ) -> Browser {
+        Browser {
+            keep: std::sync::atomic::AtomicBool::new(profile.is_none()),
+            client,
+            session,
+            size,
+            driver: self.clone(),
+            origins: std::sync::Mutex::new(Vec::new()),
+            _profile: profile,
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    }
+
+    /// Sends one WebDriver command and waits for its answer, from code that cannot wait
+    /// asynchronously (a drop); whether chromedriver answered 200. chromedriver keeps the
+    /// connection open after its answer, so the answer is read to its `Content-Length`.
+    fn command(&self, method: &str, path: &str, body: &str) -> bool {
+        use std::io::{BufRead as _, Read as _};
+        let Ok(socket) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = socket.set_read_timeout(Some(WAIT));
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        if (&socket).write_all(request.as_bytes()).is_err() {
+            return false;
+        }
+        let mut answer = std::io::BufReader::new(&socket);
+        let mut status = String::new();
+        if answer.read_line(&mut status).is_err() {
+            return false;
+        }
+        let mut length = 0;
+        loop {
+            let mut header = String::new();
+            if answer.read_line(&mut header).is_err() || header.trim().is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut rest = vec![0; length];
+        answer.read_exact(&mut rest).is_ok() && status.starts_with("HTTP/1.1 200")
+    }
+
+    /// Runs a DevTools command in `session`'s window, as [`Driver::command`].
+    fn devtools(&self, session: &str, cmd: &str, params: Value) -> bool {
+        let body = json!({ "cmd": cmd, "params": params }).to_string();
+        self.command(
+            "POST",
+            &format!("/session/{session}/goog/cdp/execute"),
+            &body,
+        )
     }
 }
 
@@ -517,14 +634,96 @@ return {
 };
 "#;
 
-/// One headless browser window.
+/// One headless browser window, kept for another test when dropped if it may be (see
+/// [`Driver`]).
 pub(crate) struct Browser {
-    pub(crate) client: Client,
+    client: Client,
+    /// Its WebDriver session.
+    session: String,
+    size: (u32, u32),
+    driver: std::sync::Arc<Driver>,
+    /// Whether it may be kept for another test: nothing was done to it that a cleared window
+    /// would still show.
+    keep: std::sync::atomic::AtomicBool,
+    /// The origins it opened, whose storage is cleared before it is kept.
+    origins: std::sync::Mutex<Vec<String>>,
+    /// The full browser's profile folder, deleted after the window is closed.
+    _profile: Option<tempfile::TempDir>,
+}
+
+impl Drop for Browser {
+    /// Keeps the window for the next test of its size once it is emptied (see [`Driver`]), or
+    /// closes it: when it may not be kept, when emptying it failed, or when the test failed.
+    fn drop(&mut self) {
+        let session = &self.session;
+        let driver = &self.driver;
+        let origins = std::mem::take(&mut *self.origins.lock().unwrap_or_else(|e| e.into_inner()));
+        let kept = self.keep.load(std::sync::atomic::Ordering::Relaxed)
+            && !std::thread::panicking()
+            && driver.command(
+                "POST",
+                &format!("/session/{session}/url"),
+                r#"{"url":"about:blank"}"#,
+            )
+            && origins.iter().all(|origin| {
+                driver.devtools(
+                    session,
+                    "Storage.clearDataForOrigin",
+                    json!({ "origin": origin, "storageTypes": "all" }),
+                )
+            })
+            && driver.devtools(session, "Network.clearBrowserCache", json!({}))
+            && driver.devtools(session, "Network.clearBrowserCookies", json!({}));
+        if kept {
+            let mut idle = driver.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.push((self.size, session.clone()));
+        } else {
+            driver.command("DELETE", &format!("/session/{session}"), "");
+        }
+    }
 }
 
 impl Browser {
     pub(crate) async fn goto(&self, url: &str) {
+        if let Ok(parsed) = url::Url::parse(url) {
+            let origin = parsed.origin().ascii_serialization();
+            let mut origins = self.origins.lock().unwrap_or_else(|e| e.into_inner());
+            if !origins.contains(&origin) {
+                origins.push(origin);
+            }
+        }
         self.client.goto(url).await.unwrap();
+    }
+
+    /// The WebDriver client itself, for what the helpers do not do. The window is then closed
+    /// at the end of the test, not kept: what the test did with it is not known.
+    pub(crate) fn client(&self) -> &Client {
+        self.keep.store(false, std::sync::atomic::Ordering::Relaxed);
+        &self.client
+    }
+
+    /// Runs `script` in the page and returns what it returns.
+    pub(crate) async fn execute(&self, script: &str, args: Vec<Value>) -> Result<Value, CmdError> {
+        self.client.execute(script, args).await
+    }
+
+    /// Runs `script` in the page and returns what it passes to its callback (its last argument).
+    pub(crate) async fn execute_async(
+        &self,
+        script: &str,
+        args: Vec<Value>,
+    ) -> Result<Value, CmdError> {
+        self.client.execute_async(script, args).await
+    }
+
+    /// Reloads the page.
+    pub(crate) async fn refresh(&self) {
+        self.client.refresh().await.unwrap();
+    }
+
+    /// The page's title.
+    pub(crate) async fn title(&self) -> String {
+        self.client.title().await.unwrap()
     }
 
     /// Opens the home page and waits for it.
@@ -804,7 +1003,7 @@ impl Browser {
 
     /// Runs a Chrome DevTools command in this browser.
     pub(crate) async fn cdp(&self, cmd: &'static str, params: Value) {
-        self.client.issue_cmd(Cdp { cmd, params }).await.unwrap();
+        self.client().issue_cmd(Cdp { cmd, params }).await.unwrap();
     }
 
     /// Runs `script` before the page's own scripts, on every page loaded from now on.
@@ -825,8 +1024,9 @@ impl Browser {
         .await;
     }
 
+    /// Done with the window: it is emptied and kept for another test, or closed (see the drop).
     pub(crate) async fn close(self) {
-        self.client.close().await.unwrap();
+        tokio::task::block_in_place(|| drop(self));
     }
 }
 
@@ -1244,7 +1444,7 @@ pub(crate) use browser_tests;
 impl Browser {
     /// Runs a Chrome DevTools command in this browser and returns its answer.
     pub(crate) async fn cdp_answer(&self, cmd: &'static str, params: Value) -> Value {
-        self.client.issue_cmd(Cdp { cmd, params }).await.unwrap()
+        self.client().issue_cmd(Cdp { cmd, params }).await.unwrap()
     }
 }
 

@@ -35,7 +35,6 @@ fn times(lines: &[String], line: &str) -> usize {
 /// The message `key` with `params`, in the page's language (i18n.js's `t`).
 async fn words(b: &Browser, key: &str, params: Value) -> String {
     let said = b
-        .client
         .execute_async(
             "const done = arguments[arguments.length - 1]; \
              import('/assets/i18n.js').then((m) => done(m.t(arguments[0], arguments[1])));",
@@ -220,7 +219,6 @@ async fn a_round_heard(size: (u32, u32), lang: &str, label: &str) {
 
     // A reshuffle is said in words, as the log says it.
     let reshuffled: String = b
-        .client
         .execute_async(
             "const done = arguments[arguments.length - 1]; \
              import('/assets/announce.js').then((m) => done(m.eventWords({ type: 'reshuffled', stock: 30 }, [], 0, false, {}).join(' ')));",

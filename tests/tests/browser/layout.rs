@@ -59,7 +59,7 @@ pub(crate) async fn resize(b: &Browser, (width, height): (u32, u32)) {
     )
     .await;
     // Two frames: the resize observers and the layout have run.
-    b.client
+    b
         .execute_async(
             "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(true)));",
             vec![],
@@ -132,7 +132,7 @@ fn assert_laid_out(c: &Controls, (width, height): (u32, u32), want: &[&str], wha
 
 /// Shows a notice as the page does (`page.js`'s `notice`), a long one.
 async fn show_toast(b: &Browser) {
-    b.client
+    b
         .execute_async(
             &versioned("const done = arguments[0]; import('/assets/page.js').then((m) => { \
                m.notice('Only the top card of the pile can be taken, and this notice is a long one.'); \

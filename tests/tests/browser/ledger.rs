@@ -327,7 +327,7 @@ async fn difficulty_and_a_hand_emptied_at_the_show(size: (u32, u32), label: &str
 
     // In Nepali: the dialog after a reload, then the settings of the home page.
     b.eval("localStorage.setItem('dhumbal.lang', 'ne');").await;
-    b.client.refresh().await.unwrap();
+    b.refresh().await;
     b.wait_until("the show again", |s| s.score_open).await;
     b.until(
         "the Nepali cell",

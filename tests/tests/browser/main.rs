@@ -2,7 +2,9 @@
 //! driven headless through its `chromedriver` over WebDriver (fantoccini): its headless shell
 //! (`chromium-headless-shell`, twice as quick on this suite) where it is installed, else the
 //! full `/usr/bin/chromium`; the layout at every size and installability run in the full
-//! browser too (`harness::Chromium`).
+//! browser too (`harness::Chromium`). One chromedriver serves the whole binary, and a window a
+//! test is done with is emptied and kept for the next test that asks for its size
+//! (`harness::Driver`).
 //!
 //! - One player creates a room, plays a whole round against three bots through the page (taking
 //!   from the pile, a barred card, a refused group, a drag onto the pile, marked throws) to the

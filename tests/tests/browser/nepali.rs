@@ -61,11 +61,7 @@ return found;
 async fn assert_no_english(b: &Browser, what: &str, code: Option<&str>) {
     let lang = b.eval("return document.documentElement.lang;").await;
     assert_eq!(lang, json!("ne"), "{what}: <html lang>");
-    let found = b
-        .client
-        .execute(ENGLISH_WORDS, vec![json!(code)])
-        .await
-        .unwrap();
+    let found = b.execute(ENGLISH_WORDS, vec![json!(code)]).await.unwrap();
     let found: Vec<String> = serde_json::from_value(found).unwrap();
     assert!(
         found.is_empty(),
@@ -428,7 +424,7 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
     b.switch_language("ne").await;
     assert_eq!(b.text("#create").await, "कोठा बनाउनुहोस्");
     assert_eq!(b.text("#home-rules").await, "कसरी खेल्ने");
-    assert_eq!(b.client.title().await.unwrap(), "धुम्बल");
+    assert_eq!(b.title().await, "धुम्बल");
     assert_eq!(
         b.find("#home-name")
             .await
@@ -442,7 +438,7 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
         b.text("#lang-switch button[aria-pressed='true']").await,
         "नेपाली"
     );
-    b.client.refresh().await.unwrap();
+    b.refresh().await;
     b.wait_until("the home page", |s| s.screen == "home").await;
     assert_eq!(
         b.eval("return [document.documentElement.lang, localStorage.getItem('dhumbal.lang')];")
@@ -465,10 +461,7 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
         json!("Preset"),
         "the host's settings form is drawn again"
     );
-    assert_eq!(
-        b.client.title().await.unwrap(),
-        format!("Dhumbal \u{b7} {code}")
-    );
+    assert_eq!(b.title().await, format!("Dhumbal \u{b7} {code}"));
 
     // The table, switched live mid-turn: the same hand, in the same order, with its mark.
     b.click("#start").await;
@@ -519,10 +512,10 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
     b.goto(&format!("http://{addr}/replay")).await;
     b.find("#replay-file").await;
     assert_eq!(b.text("h1").await, "Replay a match");
-    assert_eq!(b.client.title().await.unwrap(), "Dhumbal replay");
+    assert_eq!(b.title().await, "Dhumbal replay");
     b.switch_language("ne").await;
     assert_eq!(b.text("h1").await, "खेल फेरि हेर्नुहोस्");
-    assert_eq!(b.client.title().await.unwrap(), "धुम्बल: खेल फेरि हेर्नुहोस्");
+    assert_eq!(b.title().await, "धुम्बल: खेल फेरि हेर्नुहोस्");
     assert!(b.text("#replay-source").await.contains("खोल्नुहोस्"));
     assert_eq!(
         b.eval("return document.querySelectorAll('#replay-keys kbd').length;")
@@ -530,7 +523,7 @@ async fn the_language_is_remembered_switches_back_live_and_on_the_replay_page() 
         json!(6)
     );
     assert_no_english(&b, "the replay page", None).await;
-    b.client.refresh().await.unwrap();
+    b.refresh().await;
     b.find("#replay-file").await;
     b.until(
         "the replay page in Nepali",

@@ -401,7 +401,7 @@ async fn two_people_in_one_room_each_see_only_their_own_hand_and_a_third_watches
     assert!(mine.is_disjoint(&theirs), "{mine:?} and {theirs:?}");
     // Neither page holds the other's cards anywhere: not drawn, not hidden, not in an attribute.
     for (page, other) in [(&asha, &b.hand), (&bina, &a.hand)] {
-        let source = page.client.source().await.unwrap();
+        let source = page.client().source().await.unwrap();
         for card in other {
             assert!(
                 !source.contains(&format!("data-card=\"{card}\"")),
@@ -494,7 +494,7 @@ async fn two_people_in_one_room_each_see_only_their_own_hand_and_a_third_watches
     assert!(c.hand.is_empty() && c.status == "Watching", "{c:?}");
     let seats = chandra.text("#seats").await;
     assert!(seats.contains("Asha") && seats.contains("Bina"), "{seats}");
-    let source = chandra.client.source().await.unwrap();
+    let source = chandra.client().source().await.unwrap();
     for card in a.hand.iter().chain(&b.hand) {
         if Some(card) != b.barred.as_ref() {
             assert!(
@@ -544,7 +544,7 @@ async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
     );
     // From the next page load on, the page's sockets are kept where the test can drop them.
     b.before_each_page(KEEP_SOCKETS).await;
-    b.client.refresh().await.unwrap();
+    b.refresh().await;
     let after = b
         .wait_until("the table again", |s| {
             s.screen == "table" && !s.hand.is_empty()
@@ -591,10 +591,10 @@ async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
 
     // The same seat opened in a second tab takes it over; the first tab steps aside and says
     // so, and can take it back.
-    let link = b.client.current_url().await.unwrap().to_string();
-    let first = b.client.window().await.unwrap();
-    let second = b.client.new_window(true).await.unwrap().handle;
-    b.client.switch_to_window(second.clone()).await.unwrap();
+    let link = b.client().current_url().await.unwrap().to_string();
+    let first = b.client().window().await.unwrap();
+    let second = b.client().new_window(true).await.unwrap().handle;
+    b.client().switch_to_window(second.clone()).await.unwrap();
     b.goto(&link).await;
     let there = b
         .wait_until("the seat in the second tab", |s| {
@@ -602,7 +602,7 @@ async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
         })
         .await;
     assert_eq!(sorted(&there.hand), sorted(&before.hand));
-    b.client.switch_to_window(first.clone()).await.unwrap();
+    b.client().switch_to_window(first.clone()).await.unwrap();
     b.wait_until("the first tab to step aside", |s| {
         s.banner && s.banner_text.contains("open in another window")
     })
@@ -612,13 +612,13 @@ async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
         !s.banner && s.hand.len() == before.hand.len()
     })
     .await;
-    b.client.switch_to_window(second).await.unwrap();
+    b.client().switch_to_window(second).await.unwrap();
     b.wait_until("the second tab to step aside", |s| {
         s.banner && s.banner_text.contains("open in another window")
     })
     .await;
-    b.client.close_window().await.unwrap();
-    b.client.switch_to_window(first).await.unwrap();
+    b.client().close_window().await.unwrap();
+    b.client().switch_to_window(first).await.unwrap();
     check_and_close(vec![b]).await;
 }
 
@@ -836,7 +836,7 @@ async fn a_sigterm_mid_match_and_a_restart_bring_the_page_back_to_its_seat_to_fi
     assert_eq!(status, 201, "{body}");
     let room: CreatedRoom = serde_json::from_str(&body).unwrap();
 
-    let mut driver = Driver::start(tools).await;
+    let driver = Driver::shared(tools);
     let b = driver.browser(PHONE).await;
     // The page that created a room keeps its host secret; do what it does, then open the link.
     b.keep_host_secret(addr, &room, "Asha").await;

@@ -209,7 +209,7 @@ return hit === e || e.contains(hit) || `covered by ${hit ? hit.outerHTML.slice(0
 "#;
 
 async fn assert_in_view(b: &Browser, css: &str, what: &str) {
-    let answer = b.client.execute(IN_VIEW, vec![json!(css)]).await.unwrap();
+    let answer = b.execute(IN_VIEW, vec![json!(css)]).await.unwrap();
     assert_eq!(answer, json!(true), "{what}: {css}");
 }
 
@@ -383,7 +383,7 @@ async fn your_turn_shows_in_the_title_and_by_an_optional_alert(size: (u32, u32),
     );
 
     // A reload remembers the alert.
-    b.client.refresh().await.unwrap();
+    b.refresh().await;
     b.wait_until("the table again", |s| s.screen == "table" && s.my_turn)
         .await;
     let kept = b
@@ -476,7 +476,6 @@ async fn after_the_match(host_size: (u32, u32), guest_size: (u32, u32), label: &
     bina.wait_until("the home page", |s| s.screen == "home")
         .await;
     let gone = bina
-        .client
         .execute(
             "return [location.pathname, localStorage.getItem('dhumbal.room.' + arguments[0])];",
             vec![json!(room.code)],
@@ -692,7 +691,7 @@ async fn a_reload_keeps_the_order_and_the_marks(size: (u32, u32), label: &str) {
     assert_eq!(before.hand, sorted);
     assert_eq!(before.marked, ["2H", "9C"].map(str::to_owned).to_vec());
 
-    b.client.refresh().await.unwrap();
+    b.refresh().await;
     let after = b
         .wait_until("the table again", |s| {
             s.screen == "table" && s.hand.len() == 5
@@ -711,7 +710,7 @@ async fn a_reload_keeps_the_order_and_the_marks(size: (u32, u32), label: &str) {
         .await;
     let key = key.as_str().unwrap().to_owned();
     assert!(key.contains(&room.code), "kept by room (and seat): {key}");
-    b.client.refresh().await.unwrap();
+    b.refresh().await;
     let again = b
         .wait_until("the table again", |s| {
             s.screen == "table" && s.hand.len() == 5

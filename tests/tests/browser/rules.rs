@@ -161,7 +161,6 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
         .map(|(cards, settings)| serde_json::to_value(classify(cards, settings)).unwrap())
         .collect();
     let got = b
-        .client
         .execute(
             &versioned(
                 "return import('/assets/cards.js').then((m) => \
@@ -196,14 +195,13 @@ async fn the_settings_page_the_rules_page_and_the_pages_group_rules() {
 
 /// Sets a field of the settings form at `css` as a person does (a change event).
 async fn set_field(b: &Browser, css: &str, value: &str) {
-    b.client
-        .execute(
-            "const f = document.querySelector(arguments[0]); f.value = arguments[1]; \
+    b.execute(
+        "const f = document.querySelector(arguments[0]); f.value = arguments[1]; \
              f.dispatchEvent(new Event('change', { bubbles: true }));",
-            vec![json!(css), json!(value)],
-        )
-        .await
-        .unwrap();
+        vec![json!(css), json!(value)],
+    )
+    .await
+    .unwrap();
 }
 
 /// Waits until the form in `box_css` shows `error` (empty: none) and Create room is enabled
@@ -450,7 +448,6 @@ async fn a_counter_clockwise_table_shows_its_direction_and_plays_that_way() {
     let game = dhumbal_engine::Game::with_decks(settings.clone(), vec![deck.clone()]).unwrap();
     let engine: Vec<Vec<Card>> = (0..4).map(|s| game.hand(s).to_vec()).collect();
     let page = b
-        .client
         .execute(
             &versioned(
                 "return import('/assets/fair.js').then((m) => \
