@@ -459,6 +459,7 @@ impl Driver {
             size,
             driver: self.clone(),
             origins: std::sync::Mutex::new(Vec::new()),
+            undo: std::sync::Mutex::new(Vec::new()),
             _profile: profile,
         }
     }
@@ -647,6 +648,9 @@ pub(crate) struct Browser {
     keep: std::sync::atomic::AtomicBool,
     /// The origins it opened, whose storage is cleared before it is kept.
     origins: std::sync::Mutex<Vec<String>>,
+    /// DevTools commands that undo what the test set (a script before each page, an emulated
+    /// preference), run before it is kept.
+    undo: std::sync::Mutex<Vec<(&'static str, Value)>>,
     /// The full browser's profile folder, deleted after the window is closed.
     _profile: Option<tempfile::TempDir>,
 }
@@ -658,6 +662,7 @@ impl Drop for Browser {
         let session = &self.session;
         let driver = &self.driver;
         let origins = std::mem::take(&mut *self.origins.lock().unwrap_or_else(|e| e.into_inner()));
+        let undo = std::mem::take(&mut *self.undo.lock().unwrap_or_else(|e| e.into_inner()));
         let kept = self.keep.load(std::sync::atomic::Ordering::Relaxed)
             && !std::thread::panicking()
             && driver.command(
@@ -665,6 +670,9 @@ impl Drop for Browser {
                 &format!("/session/{session}/url"),
                 r#"{"url":"about:blank"}"#,
             )
+            && undo
+                .into_iter()
+                .all(|(cmd, params)| driver.devtools(session, cmd, params))
             && origins.iter().all(|origin| {
                 driver.devtools(
                     session,
@@ -1007,21 +1015,39 @@ impl Browser {
     }
 
     /// Runs `script` before the page's own scripts, on every page loaded from now on.
+    /// Removed again before the window is kept for another test.
     pub(crate) async fn before_each_page(&self, script: &str) {
-        self.cdp(
-            "Page.addScriptToEvaluateOnNewDocument",
-            json!({ "source": script }),
-        )
-        .await;
+        let added = self
+            .client
+            .issue_cmd(Cdp {
+                cmd: "Page.addScriptToEvaluateOnNewDocument",
+                params: json!({ "source": script }),
+            })
+            .await
+            .unwrap();
+        self.undo_at_the_end(
+            "Page.removeScriptToEvaluateOnNewDocument",
+            json!({ "identifier": added["identifier"] }),
+        );
     }
 
-    /// Emulates a system that asks for reduced motion.
+    /// Emulates a system that asks for reduced motion, until the window is kept for another
+    /// test.
     pub(crate) async fn reduce_motion(&self) {
-        self.cdp(
-            "Emulation.setEmulatedMedia",
-            json!({ "features": [{ "name": "prefers-reduced-motion", "value": "reduce" }] }),
-        )
-        .await;
+        self.client
+            .issue_cmd(Cdp {
+                cmd: "Emulation.setEmulatedMedia",
+                params: json!({ "features": [{ "name": "prefers-reduced-motion", "value": "reduce" }] }),
+            })
+            .await
+            .unwrap();
+        self.undo_at_the_end("Emulation.setEmulatedMedia", json!({ "features": [] }));
+    }
+
+    /// A DevTools command that undoes what the test did, run before the window is kept.
+    fn undo_at_the_end(&self, cmd: &'static str, params: Value) {
+        let mut undo = self.undo.lock().unwrap_or_else(|e| e.into_inner());
+        undo.push((cmd, params));
     }
 
     /// Done with the window: it is emptied and kept for another test, or closed (see the drop).
