@@ -69,7 +69,8 @@ pub(crate) async fn browser_turn_alone() -> tokio::sync::SemaphorePermit<'static
 }
 
 /// What a browser test stands on: its turn ([`browser_turn`]), a server on a loopback port and
-/// chromedriver. Dropped in that order's reverse: the browsers, the server, then the turn.
+/// the test binary's chromedriver ([`Driver::shared`]). Dropped in that order's reverse: the
+/// browsers (kept for the next test or closed), the server, then the turn.
 pub(crate) struct Stage {
     pub(crate) driver: std::sync::Arc<Driver>,
     pub(crate) server: TestServer,
@@ -292,13 +293,14 @@ static DRIVERS: std::sync::Mutex<Vec<std::sync::Arc<Driver>>> = std::sync::Mutex
 /// [`KEEPER`]), and the headless shell's windows the tests are done with.
 ///
 /// Starting a browser costs about 0.4 CPU-s; the suite opens over a hundred windows. A shell's
-/// window a test is done with ([`Browser`]'s drop) is emptied (`about:blank`, the storage of
-/// every origin it opened, the HTTP cache and the cookies) and kept for the next test that asks
-/// for a window of its size. Every test's server has a port, hence an origin, of its own, so a
-/// page never sees another test's storage even before it is cleared. A window a test changed in
-/// ways a new one would not show (a DevTools command, other windows, raw WebDriver: see
+/// window a test is done with ([`Browser`]'s drop) is emptied (`about:blank`, what the test set
+/// through [`Browser::before_each_page`] and [`Browser::reduce_motion`], the storage of every
+/// origin it opened, the HTTP cache and the cookies) and kept for the next test that asks for a
+/// window of its size. Every test's server has a port, hence an origin, of its own, so a page
+/// never sees another test's storage even before it is cleared. A window a test changed in ways
+/// a cleared one would still show (other DevTools commands, other windows, raw WebDriver: see
 /// [`Browser::client`]) is closed instead, as is every window of the full browser (each has a
-/// profile folder of its own).
+/// profile folder of its own) and every window of a failed test.
 pub(crate) struct Driver {
     port: u16,
     url: String,
