@@ -216,15 +216,9 @@ impl Server {
             .max()
             .ok_or("callgrind wrote no count")?;
         let text = std::fs::read_to_string(&last.1).map_err(|e| e.to_string())?;
-        match callgrind_total(&text) {
-            None => Err(format!("no total in {}", last.1.display())),
-            // The counted function never ran: it is not in the binary under that name.
-            Some(0) => Err(format!(
-                "callgrind counted no instructions: `{COUNTED}` never ran in the server \
-                 (inlined in this build? `nm -C` the binary)"
-            )),
-            Some(total) => Ok(Some(total)),
-        }
+        callgrind_total(&text)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", last.1.display()))
     }
 
     /// Runs `callgrind_control FLAG PID` (Valgrind's), which waits until callgrind has done it.
@@ -275,15 +269,26 @@ impl Drop for Server {
     }
 }
 
-/// The total of a callgrind output's counts: its `summary:` line (or `totals:`).
-pub(crate) fn callgrind_total(text: &str) -> Option<u64> {
-    text.lines()
+/// The total of a callgrind output's counts: its `summary:` line (or `totals:`). A total of 0 is
+/// an error: the counted function ([`COUNTED`]) never ran, so it is not in the binary under that
+/// name (inlined in this build).
+pub(crate) fn callgrind_total(text: &str) -> Result<u64, String> {
+    let total: u64 = text
+        .lines()
         .find_map(|l| {
             l.strip_prefix("summary:")
                 .or_else(|| l.strip_prefix("totals:"))
         })
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|n| n.parse().ok())
+        .ok_or("no total in callgrind's output")?;
+    if total == 0 {
+        return Err(format!(
+            "callgrind counted no instructions: `{COUNTED}` never ran in the server \
+             (inlined in this build? `nm -C` the binary)"
+        ));
+    }
+    Ok(total)
 }
 
 /// The server's `/metrics` text.
