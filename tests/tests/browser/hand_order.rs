@@ -93,32 +93,7 @@ async fn throw_heaviest(b: &Browser, s: &Snapshot) {
 async fn drag_after(b: &Browser, card: &str, onto: &str) {
     let from = b.find(&format!("#hand .card[data-card='{card}']")).await;
     let to = b.find(&format!("#hand .card[data-card='{onto}']")).await;
-    let mouse = MouseActions::new("mouse".into())
-        .then(PointerAction::MoveToElement {
-            element: from,
-            duration: None,
-            x: 0.0,
-            y: 0.0,
-        })
-        .then(PointerAction::Down {
-            button: MOUSE_BUTTON_LEFT,
-        })
-        .then(PointerAction::MoveBy {
-            duration: Some(Duration::from_millis(60)),
-            x: 20.0,
-            y: 0.0,
-        })
-        .then(PointerAction::MoveToElement {
-            element: to,
-            duration: Some(Duration::from_millis(150)),
-            x: 8.0,
-            y: 0.0,
-        })
-        .then(PointerAction::Up {
-            button: MOUSE_BUTTON_LEFT,
-        });
-    b.client().perform_actions(mouse).await.unwrap();
-    b.client().release_actions().await.unwrap();
+    b.client().drag(&from, (20, 0), &to, (8, 0)).await.unwrap();
 }
 
 async fn the_hand_keeps_its_order(size: (u32, u32), label: &str) {

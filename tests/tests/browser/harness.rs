@@ -6,14 +6,11 @@ pub(crate) use std::path::{Path, PathBuf};
 pub(crate) use std::process::{Command, Stdio};
 pub(crate) use std::time::{Duration, Instant};
 
+pub(crate) use crate::webdriver::{Client, CmdError, Element};
 pub(crate) use dhumbal_engine::{Card, CourtValues, Preset, Rounds, Settings};
 pub(crate) use dhumbal_protocol::{CreateRoom, CreatedRoom};
 pub(crate) use dhumbal_tests::TestServer;
 pub(crate) use dhumbal_tests::server::{fast_turns, test_config};
-pub(crate) use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
-pub(crate) use fantoccini::error::CmdError;
-pub(crate) use fantoccini::wd::WebDriverCompatibleCommand;
-pub(crate) use fantoccini::{Client, ClientBuilder, Locator};
 pub(crate) use serde::Deserialize;
 pub(crate) use serde::de::DeserializeOwned;
 pub(crate) use serde_json::{Value, json};
@@ -303,7 +300,6 @@ static DRIVERS: std::sync::Mutex<Vec<std::sync::Arc<Driver>>> = std::sync::Mutex
 /// profile folder of its own) and every window of a failed test.
 pub(crate) struct Driver {
     port: u16,
-    url: String,
     chromium: PathBuf,
     /// Windows ready for another test: their size and their WebDriver session.
     idle: std::sync::Mutex<Vec<((u32, u32), String)>>,
@@ -338,7 +334,6 @@ impl Driver {
         }
         let running = std::sync::Arc::new(Driver {
             port,
-            url: format!("http://127.0.0.1:{port}"),
             chromium,
             idle: std::sync::Mutex::new(Vec::new()),
             _lifeline: lifeline,
@@ -358,14 +353,11 @@ impl Driver {
                 .map(|i| idle.swap_remove(i).1)
         };
         if let Some(session) = kept {
-            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-            match Client::with_existing_session(&self.url, &session, connector).await {
-                Ok(client) => {
-                    client.persist().await.unwrap();
-                    // What the last test's pages wrote to the console is not this test's.
-                    client.issue_cmd(BrowserLog).await.unwrap();
-                    return self.window(client, session, size, None);
-                }
+            let client = Client::attach(self.port, &session);
+            // What the last test's pages wrote to the console is not this test's (and a window
+            // that answers is still there).
+            match client.browser_log().await {
+                Ok(_) => return self.window(client, session, size, None),
                 Err(e) => {
                     println!("a kept window would not attach, starting another: {e}");
                     self.command("DELETE", &format!("/session/{session}"), "");
@@ -415,20 +407,12 @@ impl Driver {
             "goog:chromeOptions": options,
             "goog:loggingPrefs": { "browser": "ALL" },
         });
-        let Value::Object(caps) = caps else {
-            unreachable!()
-        };
         // Chromium now and then exits while starting on a loaded machine (chromedriver says
         // "session not created: Chrome instance exited"); a second start is a fresh process.
         let mut attempts = 0;
         let client = loop {
             attempts += 1;
-            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-            match ClientBuilder::new(connector)
-                .capabilities(caps.clone())
-                .connect(&self.url)
-                .await
-            {
+            match Client::new_session(self.port, caps.clone()).await {
                 Ok(client) => break client,
                 Err(e) if attempts < 3 => {
                     println!("browser start {attempts} failed, trying again: {e}");
@@ -438,12 +422,7 @@ impl Driver {
             }
         };
         // The session outlives this client: the window's drop decides whether it is kept.
-        client.persist().await.unwrap();
-        let session = client
-            .session_id()
-            .await
-            .unwrap()
-            .expect("a started session has an id");
+        let session = client.session_id().to_owned();
         self.window(client, session, (width, height), profile)
     }
 
@@ -512,58 +491,6 @@ impl Driver {
             &format!("/session/{session}/goog/cdp/execute"),
             &body,
         )
-    }
-}
-
-/// The address of a session's command `path` at chromedriver.
-fn session_url(
-    base_url: &url::Url,
-    session_id: Option<&str>,
-    path: &str,
-) -> Result<url::Url, url::ParseError> {
-    base_url.join(&format!(
-        "session/{}/{path}",
-        session_id.unwrap_or_default()
-    ))
-}
-
-/// chromedriver's command for the browser's console log since the last call.
-#[derive(Debug)]
-pub(crate) struct BrowserLog;
-
-impl WebDriverCompatibleCommand for BrowserLog {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        session_url(base_url, session_id, "se/log")
-    }
-
-    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
-        (http::Method::POST, Some(r#"{"type":"browser"}"#.to_owned()))
-    }
-}
-
-/// A Chrome DevTools command, through chromedriver.
-#[derive(Debug)]
-pub(crate) struct Cdp {
-    pub(crate) cmd: &'static str,
-    pub(crate) params: Value,
-}
-
-impl WebDriverCompatibleCommand for Cdp {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        session_url(base_url, session_id, "goog/cdp/execute")
-    }
-
-    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
-        let body = json!({ "cmd": self.cmd, "params": self.params });
-        (http::Method::POST, Some(body.to_string()))
     }
 }
 
@@ -826,11 +753,9 @@ impl Browser {
         poll(what, async || self.view(script).await, done).await
     }
 
-    pub(crate) async fn find(&self, css: &str) -> fantoccini::elements::Element {
+    pub(crate) async fn find(&self, css: &str) -> Element {
         self.client
-            .wait()
-            .at_most(WAIT)
-            .for_element(Locator::Css(css))
+            .wait_for(css, WAIT, LOOK_EVERY)
             .await
             .unwrap_or_else(|e| panic!("no {css} on the page: {e}"))
     }
@@ -859,15 +784,14 @@ impl Browser {
         &self,
         doing: &str,
         css: &str,
-        act: impl AsyncFn(fantoccini::elements::Element) -> Result<(), CmdError>,
+        act: impl AsyncFn(Element) -> Result<(), CmdError>,
     ) {
-        use fantoccini::error::ErrorStatus::{ElementNotInteractable, StaleElementReference};
         let started = Instant::now();
         loop {
             match act(self.find(css).await).await {
                 Ok(()) => return,
-                Err(CmdError::Standard(e))
-                    if matches!(e.error, StaleElementReference | ElementNotInteractable)
+                Err(e)
+                    if (e.is("stale element reference") || e.is("element not interactable"))
                         && started.elapsed() < WAIT =>
                 {
                     tokio::time::sleep(LOOK_EVERY).await;
@@ -911,32 +835,10 @@ impl Browser {
     pub(crate) async fn drag_to_pile(&self, card: &str) {
         let from = self.find(&format!("#hand .card[data-card='{card}']")).await;
         let pile = self.find("#pile").await;
-        let mouse = MouseActions::new("mouse".into())
-            .then(PointerAction::MoveToElement {
-                element: from,
-                duration: None,
-                x: 0.0,
-                y: 0.0,
-            })
-            .then(PointerAction::Down {
-                button: MOUSE_BUTTON_LEFT,
-            })
-            .then(PointerAction::MoveBy {
-                duration: Some(Duration::from_millis(60)),
-                x: 0.0,
-                y: -30.0,
-            })
-            .then(PointerAction::MoveToElement {
-                element: pile,
-                duration: Some(Duration::from_millis(150)),
-                x: 0.0,
-                y: 0.0,
-            })
-            .then(PointerAction::Up {
-                button: MOUSE_BUTTON_LEFT,
-            });
-        self.client.perform_actions(mouse).await.unwrap();
-        self.client.release_actions().await.unwrap();
+        self.client
+            .drag(&from, (0, -30), &pile, (0, 0))
+            .await
+            .unwrap();
     }
 
     /// Writes a screenshot to the screenshot folder and prints where.
@@ -958,9 +860,8 @@ impl Browser {
         &self,
         expected: impl Fn(&str) -> bool,
     ) -> Vec<String> {
-        let entries = match self.client.issue_cmd(BrowserLog).await {
+        let entries = match self.client.browser_log().await {
             Ok(entries) => entries,
-            Err(CmdError::Standard(e)) => panic!("the browser log is unavailable: {e}"),
             Err(e) => panic!("the browser log is unavailable: {e}"),
         };
         let mut passed = Vec::new();
@@ -1013,7 +914,7 @@ impl Browser {
 
     /// Runs a Chrome DevTools command in this browser.
     pub(crate) async fn cdp(&self, cmd: &'static str, params: Value) {
-        self.client().issue_cmd(Cdp { cmd, params }).await.unwrap();
+        self.client().cdp(cmd, params).await.unwrap();
     }
 
     /// Runs `script` before the page's own scripts, on every page loaded from now on.
@@ -1021,10 +922,10 @@ impl Browser {
     pub(crate) async fn before_each_page(&self, script: &str) {
         let added = self
             .client
-            .issue_cmd(Cdp {
-                cmd: "Page.addScriptToEvaluateOnNewDocument",
-                params: json!({ "source": script }),
-            })
+            .cdp(
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({ "source": script }),
+            )
             .await
             .unwrap();
         self.undo_at_the_end(
@@ -1037,10 +938,10 @@ impl Browser {
     /// test.
     pub(crate) async fn reduce_motion(&self) {
         self.client
-            .issue_cmd(Cdp {
-                cmd: "Emulation.setEmulatedMedia",
-                params: json!({ "features": [{ "name": "prefers-reduced-motion", "value": "reduce" }] }),
-            })
+            .cdp(
+                "Emulation.setEmulatedMedia",
+                json!({ "features": [{ "name": "prefers-reduced-motion", "value": "reduce" }] }),
+            )
             .await
             .unwrap();
         self.undo_at_the_end("Emulation.setEmulatedMedia", json!({ "features": [] }));
@@ -1472,7 +1373,7 @@ pub(crate) use browser_tests;
 impl Browser {
     /// Runs a Chrome DevTools command in this browser and returns its answer.
     pub(crate) async fn cdp_answer(&self, cmd: &'static str, params: Value) -> Value {
-        self.client().issue_cmd(Cdp { cmd, params }).await.unwrap()
+        self.client().cdp(cmd, params).await.unwrap()
     }
 }
 

@@ -1,5 +1,5 @@
 //! Browser tests of the web client: a real server on a loopback port, and Debian's Chromium
-//! driven headless through its `chromedriver` over WebDriver (fantoccini): its headless shell
+//! driven headless through its `chromedriver` over WebDriver (our own small client, `webdriver`): its headless shell
 //! (`chromium-headless-shell`, twice as quick on this suite) where it is installed, else the
 //! full `/usr/bin/chromium`; the layout at every size and installability run in the full
 //! browser too (`harness::Chromium`). One chromedriver serves the whole binary, and a window a
@@ -136,3 +136,4 @@ mod play;
 mod polish;
 mod rules;
 mod watchers;
+mod webdriver;

@@ -591,10 +591,10 @@ async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
 
     // The same seat opened in a second tab takes it over; the first tab steps aside and says
     // so, and can take it back.
-    let link = b.client().current_url().await.unwrap().to_string();
+    let link = b.client().current_url().await.unwrap();
     let first = b.client().window().await.unwrap();
-    let second = b.client().new_window(true).await.unwrap().handle;
-    b.client().switch_to_window(second.clone()).await.unwrap();
+    let second = b.client().new_tab().await.unwrap();
+    b.client().switch_to_window(&second).await.unwrap();
     b.goto(&link).await;
     let there = b
         .wait_until("the seat in the second tab", |s| {
@@ -602,7 +602,7 @@ async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
         })
         .await;
     assert_eq!(sorted(&there.hand), sorted(&before.hand));
-    b.client().switch_to_window(first.clone()).await.unwrap();
+    b.client().switch_to_window(&first).await.unwrap();
     b.wait_until("the first tab to step aside", |s| {
         s.banner && s.banner_text.contains("open in another window")
     })
@@ -612,13 +612,13 @@ async fn a_reload_a_dropped_connection_or_a_second_tab_keeps_the_seat() {
         !s.banner && s.hand.len() == before.hand.len()
     })
     .await;
-    b.client().switch_to_window(second).await.unwrap();
+    b.client().switch_to_window(&second).await.unwrap();
     b.wait_until("the second tab to step aside", |s| {
         s.banner && s.banner_text.contains("open in another window")
     })
     .await;
     b.client().close_window().await.unwrap();
-    b.client().switch_to_window(first).await.unwrap();
+    b.client().switch_to_window(&first).await.unwrap();
     check_and_close(vec![b]).await;
 }
 
