@@ -98,11 +98,12 @@ impl StoreConfig {
 /// A SQLite store in `dir` (the default `--sync`), with its metrics: for the tests of the store,
 /// the registry and the room.
 ///
-/// A store closed in this process lets go of the folder's lock, but a child process another test
+/// A store closed in this process lets go of the folder's lock, but not always at once: a store
+/// dropped without `close` lets go when its writer thread ends, and a child process another test
 /// spawns at that moment (`chattr`, say) holds a copy of every descriptor between its fork and
-/// its exec, the lock file's too, and with it the `flock`: on a busy machine that window is
-/// long enough for a test that reopens its folder to find it locked by its own process id. That
-/// one case is waited out (10 s at most); a lock another process holds is still an error.
+/// its exec, the lock file's too, and with it the `flock`. On a busy machine either is long
+/// enough for a test that reopens its folder to find it locked by its own process id. That one
+/// case is waited out (10 s at most); a lock another process holds is still an error.
 #[cfg(test)]
 pub(crate) fn sqlite_for_tests(dir: &std::path::Path) -> (Store, Arc<Metrics>) {
     let metrics = Arc::new(Metrics::new());

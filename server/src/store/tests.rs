@@ -285,17 +285,9 @@ async fn the_writer_ends_when_the_last_store_is_dropped() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    // The writer lets go of the data directory's lock just after it has closed the database.
-    let config = StoreConfig::sqlite(dir.path());
-    let store = loop {
-        match Store::open(&config, Arc::new(Metrics::new())) {
-            Ok(store) => break store,
-            Err(StoreError::Locked { .. }) if std::time::Instant::now() < deadline => {
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-            Err(error) => panic!("the store does not open: {error}"),
-        }
-    };
+    // The writer lets go of the data directory's lock just after it has closed the database:
+    // the helper waits out a lock this process still holds.
+    let (store, _) = sqlite(dir.path());
     assert_eq!(store.load().unwrap().rooms[0].last_seq(), 1);
     store.close().await;
 }
