@@ -113,6 +113,11 @@ struct Common {
     /// machine. Everything runs about 50 times slower, so use few rooms (`--rooms 40`).
     #[arg(long)]
     callgrind: bool,
+    /// With `--callgrind`, copy each workload's count into this folder (made if missing) before
+    /// the server's counts are removed, and print its path: for
+    /// `callgrind_annotate --inclusive=yes <path>`, where the instructions went.
+    #[arg(long, value_name = "DIR", requires = "callgrind")]
+    callgrind_keep: Option<std::path::PathBuf>,
 }
 
 /// The play mode's flags.

@@ -20,6 +20,8 @@ pub(crate) struct Server {
     data_dir: Option<PathBuf>,
     /// With `--callgrind`, the folder of callgrind's counts.
     counts_dir: Option<PathBuf>,
+    /// With `--callgrind-keep`, where each count read is copied.
+    keep_dir: Option<PathBuf>,
 }
 
 /// The function whose run callgrind counts with `--callgrind`: a worker thread of the server's
@@ -77,6 +79,7 @@ impl Server {
                 addr,
                 data_dir: None,
                 counts_dir: None,
+                keep_dir: None,
             };
             server.until_ready().await?;
             return Ok(server);
@@ -160,6 +163,7 @@ impl Server {
             addr,
             data_dir,
             counts_dir,
+            keep_dir: common.callgrind_keep.clone(),
         };
         server.until_ready().await?;
         Ok(server)
@@ -216,6 +220,13 @@ impl Server {
             .max()
             .ok_or("callgrind wrote no count")?;
         let text = std::fs::read_to_string(&last.1).map_err(|e| e.to_string())?;
+        if let Some(keep) = &self.keep_dir {
+            std::fs::create_dir_all(keep).map_err(|e| format!("{}: {e}", keep.display()))?;
+            let file = last.1.file_name().ok_or("callgrind's count has no name")?;
+            let kept = keep.join(file);
+            std::fs::copy(&last.1, &kept).map_err(|e| format!("{}: {e}", kept.display()))?;
+            println!("callgrind's count kept: {}", kept.display());
+        }
         callgrind_total(&text)
             .map(Some)
             .map_err(|e| format!("{}: {e}", last.1.display()))
