@@ -447,6 +447,11 @@ impl Game {
         standings(&self.totals, &self.out, self.settings.scoring)
     }
 
+    /// [`Game::standings`] made in `out`, in place.
+    pub fn standings_into(&self, out: &mut Vec<Standing>) {
+        crate::score::standings_into(&self.totals, &self.out, self.settings.scoring, out);
+    }
+
     /// The seeds of every round dealt, but only once the match is over, when they can no longer
     /// help anyone cheat. Players can then check every deal.
     pub fn revealed_seeds(&self) -> Option<&[Seed]> {

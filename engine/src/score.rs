@@ -286,24 +286,39 @@ pub struct Standing {
 /// The standings for these totals: highest first in settlement scoring, lowest first in
 /// cumulative scoring. Equal totals share a place.
 pub fn standings(totals: &[i64], eliminated: &[bool], scoring: Scoring) -> Vec<Standing> {
+    let mut out = Vec::with_capacity(totals.len());
+    standings_into(totals, eliminated, scoring, &mut out);
+    out
+}
+
+/// [`standings`] made in `out`, in place: a view refreshed after every action keeps the memory
+/// of the standings it had.
+pub fn standings_into(
+    totals: &[i64],
+    eliminated: &[bool],
+    scoring: Scoring,
+    out: &mut Vec<Standing>,
+) {
     let key = |t: i64| match scoring {
         Scoring::Settlement => -t,
         Scoring::Cumulative => t,
     };
-    let mut seats: Vec<usize> = (0..totals.len()).collect();
-    seats.sort_by_key(|&s| (key(totals[s]), s));
-    seats
-        .iter()
-        .map(|&seat| Standing {
-            seat,
-            place: 1 + seats
-                .iter()
-                .filter(|&&o| key(totals[o]) < key(totals[seat]))
-                .count(),
-            total: totals[seat],
-            eliminated: eliminated[seat],
-        })
-        .collect()
+    out.clear();
+    out.extend(totals.iter().enumerate().map(|(seat, &total)| Standing {
+        seat,
+        place: 0,
+        total,
+        eliminated: eliminated[seat],
+    }));
+    out.sort_by_key(|s| (key(s.total), s.seat));
+    // Sorted by total, so a seat's place is one more than the first seat of its total's.
+    for i in 0..out.len() {
+        out[i].place = if i > 0 && key(out[i - 1].total) == key(out[i].total) {
+            out[i - 1].place
+        } else {
+            i + 1
+        };
+    }
 }
 
 #[cfg(test)]
@@ -319,6 +334,21 @@ mod tests {
         let st = standings(&[30, 10, 10], &[false; 3], Scoring::Cumulative);
         let places: Vec<(usize, usize)> = st.iter().map(|s| (s.seat, s.place)).collect();
         assert_eq!(places, vec![(1, 1), (2, 1), (0, 3)]);
+    }
+
+    /// In place, over what a longer table left, the standings are the same.
+    #[test]
+    fn standings_made_in_place_are_the_same() {
+        let mut out = standings(&[1, 2, 3, 4, 5, 6], &[true; 6], Scoring::Cumulative);
+        for (totals, scoring) in [
+            (&[5, 10, 5, -20][..], Scoring::Settlement),
+            (&[30, 10, 10][..], Scoring::Cumulative),
+            (&[0, 0][..], Scoring::Settlement),
+        ] {
+            let eliminated = vec![false, true, false, true][..totals.len()].to_vec();
+            standings_into(totals, &eliminated, scoring, &mut out);
+            assert_eq!(out, standings(totals, &eliminated, scoring));
+        }
     }
 
     fn totals_for(hands: &[u32], caller: Option<usize>, settings: &Settings) -> RoundResult {

@@ -202,7 +202,7 @@ impl SeatView {
         self.throws = game.throws();
         self.throw_cap = THROW_CAP;
         fill(&mut self.totals, game.totals().iter().copied());
-        self.standings = game.standings();
+        game.standings_into(&mut self.standings);
         fill(
             &mut self.play_order,
             std::iter::once(0)

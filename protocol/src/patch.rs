@@ -317,13 +317,20 @@ impl PatchFrames {
 
     /// The `patch` for a client in `seat` (a spectator for `None`) that was told `before`.
     pub fn for_seat(&self, before: &Told, seat: Option<usize>) -> String {
-        let mut out = String::with_capacity(self.head.len() + self.shared.len() + 160);
+        let mut out = String::with_capacity(self.frame_len_hint());
+        self.write_for_seat(before, seat, &mut out);
+        out
+    }
+
+    /// [`PatchFrames::for_seat`] written at the end of `out`: a room writes every seat's patch
+    /// into one buffer, and sends each its part of it.
+    pub fn write_for_seat(&self, before: &Told, seat: Option<usize>, out: &mut String) {
         out.push_str(&self.head);
         let start = out.len();
         if let Some(s) = seat {
             match (before.own.get(s), self.now.own.get(s)) {
-                (Some(old), Some(new)) => old.write_patch_to(new, &mut out),
-                (None, Some(new)) => OwnView::default().write_patch_to(new, &mut out),
+                (Some(old), Some(new)) => old.write_patch_to(new, out),
+                (None, Some(new)) => OwnView::default().write_patch_to(new, out),
                 _ => {}
             }
         }
@@ -332,7 +339,12 @@ impl PatchFrames {
         }
         out.push_str(&self.shared);
         out.push_str("}}");
-        out
+    }
+
+    /// About how long one seat's patch is: the part every seat's shares, and room for the seat's
+    /// own fields after most moves (a hand of five and its values), to size a buffer by.
+    pub fn frame_len_hint(&self) -> usize {
+        self.head.len() + self.shared.len() + 160
     }
 
     /// What the clients are told once these patches are sent.

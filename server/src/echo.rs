@@ -83,8 +83,9 @@ async fn relay_socket(socket: WebSocket, relay: Arc<Relay>, group: String, queue
     let writer = tokio::spawn(async move {
         // Only texts are queued here, so nothing is ever held back.
         let mut held = None;
+        let mut texts = Vec::new();
         while let Some(Outgoing::Text(text)) = outbox.recv().await {
-            if write_batch(&mut sink, text, &mut outbox, &mut held, None)
+            if write_batch(&mut sink, text, &mut outbox, &mut held, None, &mut texts)
                 .await
                 .is_none()
             {

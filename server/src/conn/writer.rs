@@ -25,16 +25,19 @@ const MAX_BATCH: usize = 64;
 /// Writes `first` and every text already waiting in `outbox` (up to [`MAX_BATCH`]) to the socket,
 /// then flushes once: an action's state leaves in one write with whatever else is queued. A close
 /// found in the queue is put in `held`, to be sent after. On a compressed socket (`deflater`) the
-/// texts go in one binary frame of its stream. Returns how many messages went out and their
-/// payload bytes, or `None` if the socket failed.
+/// texts go in one binary frame of its stream. `texts` is the batch's list, empty before and
+/// after, kept by the caller from batch to batch for its memory. Returns how many messages went
+/// out and their payload bytes, or `None` if the socket failed.
 pub(crate) async fn write_batch<S: Sink<Message> + Unpin>(
     sink: &mut S,
     first: Text,
     outbox: &mut mpsc::Receiver<Outgoing>,
     held: &mut Option<Outgoing>,
     deflater: Option<&mut Deflater>,
+    texts: &mut Vec<Text>,
 ) -> Option<(u64, u64)> {
-    let mut texts = vec![first];
+    texts.clear();
+    texts.push(first);
     while texts.len() < MAX_BATCH {
         match outbox.try_recv() {
             Ok(Outgoing::Text(more)) => texts.push(more),
@@ -49,13 +52,14 @@ pub(crate) async fn write_batch<S: Sink<Message> + Unpin>(
     let bytes = match deflater {
         Some(deflater) => {
             let frame = deflater.frame(texts.iter().map(Text::as_bytes));
+            texts.clear();
             let bytes = frame.len();
             sink.send(Message::Binary(frame.into())).await.ok()?;
             bytes
         }
         None => {
             let mut bytes = 0;
-            for text in texts {
+            for text in texts.drain(..) {
                 bytes += text.len();
                 sink.feed(frame(text)).await.ok()?;
             }
@@ -91,6 +95,8 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
     // Made once: a cancellation future registers itself when first polled, not on every turn.
     let kicked = kick.cancelled();
     tokio::pin!(kicked);
+    // A batch's texts: the list kept for its memory.
+    let mut texts = Vec::new();
     loop {
         let next = match held.take() {
             Some(held) => Some(held),
@@ -99,14 +105,15 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
                 next = outbox.recv() => next,
                 () = &mut kicked => None,
                 () = tick(&mut pings) => {
-                    // A compressed stream quiet for a whole ping interval lets go of its
-                    // memory: an idle socket holds none of it.
-                    if let Some(deflater) = &mut deflater {
-                        if quiet {
+                    // A socket quiet for a whole ping interval lets go of its batch's list and
+                    // its compressed stream's memory: an idle socket holds neither.
+                    if quiet {
+                        texts = Vec::new();
+                        if let Some(deflater) = &mut deflater {
                             deflater.forget();
                         }
-                        quiet = true;
                     }
+                    quiet = true;
                     let sent = tokio::select! {
                         sent = sink.send(Message::Ping(Default::default())) => sent.is_ok(),
                         () = &mut kicked => false,
@@ -125,7 +132,7 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
                 // lock) is then never looked at.
                 let sent = tokio::select! {
                     biased;
-                    sent = write_batch(&mut sink, text, &mut outbox, &mut held, deflater.as_mut()) => sent,
+                    sent = write_batch(&mut sink, text, &mut outbox, &mut held, deflater.as_mut(), &mut texts) => sent,
                     () = &mut kicked => None,
                 };
                 let Some((sent, bytes)) = sent else {

@@ -268,19 +268,21 @@ impl Actor {
                     }
                 }
             }
-            let (kept, effects): (Vec<_>, Vec<_>) = self
-                .core
-                .take_effects()
-                .into_iter()
-                .partition(|effect| matches!(effect, Effect::KeepMatch(_)));
+            let mut effects = self.core.take_effects();
             // A finished match's hand history is stored before anyone hears that the match
             // ended, so that a download after its `match_result` finds it, on any node.
-            for effect in kept {
-                if let Effect::KeepMatch(kept) = effect {
-                    self.log.keep_match(*kept).await;
+            if effects.iter().any(|e| matches!(e, Effect::KeepMatch(_))) {
+                let kept: Vec<Effect> = effects
+                    .extract_if(.., |e| matches!(e, Effect::KeepMatch(_)))
+                    .collect();
+                for effect in kept {
+                    if let Effect::KeepMatch(kept) = effect {
+                        self.log.keep_match(*kept).await;
+                    }
                 }
             }
-            let dropped = self.deliver(effects);
+            let dropped = self.deliver(&mut effects);
+            self.core.recycle_effects(effects);
             if dropped.is_empty() {
                 return true;
             }
@@ -294,9 +296,9 @@ impl Actor {
     }
 
     /// Sends the core's effects; returns the clients that could not take theirs.
-    fn deliver(&mut self, effects: Vec<Effect>) -> Vec<ConnId> {
+    fn deliver(&mut self, effects: &mut Vec<Effect>) -> Vec<ConnId> {
         let mut dropped = Vec::new();
-        for effect in effects {
+        for effect in effects.drain(..) {
             match effect {
                 Effect::Send { to, text } => {
                     if let Some(client) = self.clients.get(&to) {

@@ -85,6 +85,30 @@ impl Text {
     }
 }
 
+impl Text {
+    /// `buffer` shared out as consecutive texts, the `n`th ending at `ends[n]`: several frames
+    /// written into one buffer, as one allocation that each frame holds a part of (the buffer
+    /// is freed when the last is dropped). Each end must be a character boundary of `buffer` and
+    /// at least the end before it.
+    pub fn split(buffer: String, ends: &[usize]) -> impl Iterator<Item = Text> {
+        let mut start = 0;
+        for &end in ends {
+            assert!(
+                start <= end && buffer.is_char_boundary(end),
+                "a text ends at {end}: not a character boundary after {start} of its buffer"
+            );
+            start = end;
+        }
+        let bytes = Bytes::from(buffer);
+        let mut start = 0;
+        ends.iter().map(move |&end| {
+            let text = Text(bytes.slice(start..end));
+            start = end;
+            text
+        })
+    }
+}
+
 impl From<String> for Text {
     /// Takes the string's buffer, without copying it.
     fn from(text: String) -> Text {
@@ -127,5 +151,22 @@ mod tests {
         );
         assert_eq!(Text::from("é").to_string(), "é");
         assert_eq!(format!("{:?}", Text::from("a\"b")), "\"a\\\"b\"");
+    }
+
+    #[test]
+    fn texts_split_from_one_buffer_share_it() {
+        let texts: Vec<Text> = Text::split("{\"a\":1}é{}".into(), &[7, 9, 9, 11]).collect();
+        let strs: Vec<&str> = texts.iter().map(Text::as_str).collect();
+        assert_eq!(strs, ["{\"a\":1}", "é", "", "{}"]);
+        assert_eq!(
+            texts[1].clone().into_bytes().as_ptr(),
+            texts[0].clone().into_bytes().as_ptr().wrapping_add(7)
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "not a character boundary")]
+    fn a_text_split_inside_a_character_is_refused() {
+        let _ = Text::split("é".into(), &[1]).count();
     }
 }

@@ -403,6 +403,11 @@ pub struct RoomCore {
     /// What was told the change before: no client's base any more, kept only so that the next
     /// change's is made in its memory (fewer allocations a change).
     told_before: Option<Told>,
+    /// Which client each patch of a change goes to, and where its frame ends in the change's one
+    /// buffer: kept from change to change for its memory.
+    patch_to: Vec<ConnId>,
+    /// See `patch_to`.
+    patch_ends: Vec<usize>,
     /// How many versions of the view the room has made (the latest's number; never reused).
     views_made: u64,
     /// The places in the round's log of the events stand-ins played (for `history`).
@@ -453,6 +458,8 @@ impl RoomCore {
             tickets: 0,
             told: None,
             told_before: None,
+            patch_to: Vec::new(),
+            patch_ends: Vec::new(),
             views_made: 0,
             stand_in_marks: Vec::new(),
             now,
@@ -505,6 +512,12 @@ impl RoomCore {
     /// What to send, once this input's records are in the log.
     pub fn take_effects(&mut self) -> Vec<Effect> {
         self.outbox.take_effects()
+    }
+
+    /// A list [`RoomCore::take_effects`] gave, every effect taken out of it, back for the next
+    /// input's effects (its memory kept).
+    pub fn recycle_effects(&mut self, list: Vec<Effect>) {
+        self.outbox.recycle_effects(list);
     }
 
     /// What this input changed for good, for the log.

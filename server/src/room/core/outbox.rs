@@ -12,6 +12,9 @@ use crate::room::record::{Record, Snapshot};
 pub(super) struct Outbox {
     /// What to send once the current input is in the log.
     effects: Vec<Effect>,
+    /// An empty list, handed back once its effects were delivered, to be the next input's: its
+    /// memory is kept rather than made again for every action.
+    spare_effects: Vec<Effect>,
     /// What the current input changed for good.
     records: Vec<Record>,
     /// The room as it stood before a rematch (or a return to the lobby) in the current input,
@@ -50,7 +53,15 @@ impl Outbox {
 
     /// What to send, in order.
     pub(super) fn take_effects(&mut self) -> Vec<Effect> {
-        std::mem::take(&mut self.effects)
+        std::mem::replace(&mut self.effects, std::mem::take(&mut self.spare_effects))
+    }
+
+    /// A list [`Outbox::take_effects`] gave, its effects delivered, back for its memory.
+    pub(super) fn recycle_effects(&mut self, mut list: Vec<Effect>) {
+        list.clear();
+        if list.capacity() > self.spare_effects.capacity() {
+            self.spare_effects = list;
+        }
     }
 
     /// What changed for good, in order.
@@ -92,6 +103,22 @@ mod tests {
         ));
         assert!(outbox.take_effects().is_empty());
         assert_eq!(outbox.take_while_away().len(), 1);
+        assert!(outbox.take_snapshot().is_none());
+    }
+
+    #[test]
+    fn a_recycled_list_is_the_next_inputs_emptied() {
+        let mut outbox = Outbox::default();
+        outbox.close(3, 4000, "test");
+        outbox.close(4, 4000, "test");
+        let taken = outbox.take_effects();
+        let memory = taken.as_ptr();
+        outbox.recycle_effects(taken);
+        assert!(outbox.take_effects().is_empty());
+        outbox.close(5, 4000, "test");
+        let again = outbox.take_effects();
+        assert_eq!(again.as_ptr(), memory);
+        assert!(matches!(again[..], [Effect::Close { to: 5, .. }]));
         assert!(outbox.take_snapshot().is_none());
     }
 }

@@ -72,20 +72,38 @@ impl RoomCore {
                 (told, frames)
             });
         let mut whole: Option<StateFrames> = None;
+        // Every patch is written into one buffer, sent out in parts: one allocation a change
+        // where a string for each client took one, a share of its bytes another, and growing.
+        let mut buffer = String::new();
+        if let Some((_, frames)) = &patches {
+            buffer.reserve(frames.frame_len_hint() * self.clients.len());
+        }
+        self.patch_to.clear();
+        self.patch_ends.clear();
         for (conn, client) in &mut self.clients {
-            let text = match &patches {
+            match &patches {
                 Some((told, frames)) if client.view_v == Some(told.version) => {
-                    frames.for_seat(told, client.seat)
+                    frames.write_for_seat(told, client.seat, &mut buffer);
+                    self.patch_to.push(*conn);
+                    self.patch_ends.push(buffer.len());
                 }
-                _ => whole
-                    .get_or_insert_with(|| StateFrames::new(game, events, stand_in, clock, v))
-                    .for_seat(game, client.seat),
-            };
+                _ => {
+                    let text = whole
+                        .get_or_insert_with(|| StateFrames::new(game, events, stand_in, clock, v))
+                        .for_seat(game, client.seat);
+                    self.outbox.push(Effect::Send {
+                        to: *conn,
+                        text: text.into(),
+                    });
+                }
+            }
             client.view_v = Some(v);
-            self.outbox.push(Effect::Send {
-                to: *conn,
-                text: text.into(),
-            });
+        }
+        if !self.patch_to.is_empty() {
+            let texts = Text::split(buffer, &self.patch_ends);
+            for (conn, text) in self.patch_to.iter().zip(texts) {
+                self.outbox.push(Effect::Send { to: *conn, text });
+            }
         }
         let now = match patches {
             Some((_, frames)) => frames.into_told(),
