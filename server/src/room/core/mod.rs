@@ -403,11 +403,12 @@ pub struct RoomCore {
     /// What was told the change before: no client's base any more, kept only so that the next
     /// change's is made in its memory (fewer allocations a change).
     told_before: Option<Told>,
-    /// Which client each patch of a change goes to, and where its frame ends in the change's one
-    /// buffer: kept from change to change for its memory.
-    patch_to: Vec<ConnId>,
-    /// See `patch_to`.
-    patch_ends: Vec<usize>,
+    /// Which client each part of a buffer written for many goes to (a change's patches, the
+    /// room's state), and where its part ends in it: kept from message to message for their
+    /// memory.
+    part_to: Vec<ConnId>,
+    /// See `part_to`.
+    part_ends: Vec<usize>,
     /// How many versions of the view the room has made (the latest's number; never reused).
     views_made: u64,
     /// The places in the round's log of the events stand-ins played (for `history`).
@@ -458,8 +459,8 @@ impl RoomCore {
             tickets: 0,
             told: None,
             told_before: None,
-            patch_to: Vec::new(),
-            patch_ends: Vec::new(),
+            part_to: Vec::new(),
+            part_ends: Vec::new(),
             views_made: 0,
             stand_in_marks: Vec::new(),
             now,

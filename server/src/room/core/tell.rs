@@ -78,14 +78,14 @@ impl RoomCore {
         if let Some((_, frames)) = &patches {
             buffer.reserve(frames.frame_len_hint() * self.clients.len());
         }
-        self.patch_to.clear();
-        self.patch_ends.clear();
+        self.part_to.clear();
+        self.part_ends.clear();
         for (conn, client) in &mut self.clients {
             match &patches {
                 Some((told, frames)) if client.view_v == Some(told.version) => {
                     frames.write_for_seat(told, client.seat, &mut buffer);
-                    self.patch_to.push(*conn);
-                    self.patch_ends.push(buffer.len());
+                    self.part_to.push(*conn);
+                    self.part_ends.push(buffer.len());
                 }
                 _ => {
                     let text = whole
@@ -99,9 +99,9 @@ impl RoomCore {
             }
             client.view_v = Some(v);
         }
-        if !self.patch_to.is_empty() {
-            let texts = Text::split(buffer, &self.patch_ends);
-            for (conn, text) in self.patch_to.iter().zip(texts) {
+        if !self.part_to.is_empty() {
+            let texts = Text::split(buffer, &self.part_ends);
+            for (conn, text) in self.part_to.iter().zip(texts) {
                 self.outbox.push(Effect::Send { to: *conn, text });
             }
         }
@@ -220,7 +220,47 @@ impl RoomCore {
         }
     }
 
+    /// Tells every client the room (`room`), each with its own seat. The message is written
+    /// once: each seated client's differs only in `your_seat`, spliced into the one text, and
+    /// the spectators share one text.
     pub(super) fn broadcast_room(&mut self) {
+        let json = ServerMessage::Room(self.room_state(None)).to_json();
+        let Some((before, after)) = split_at_your_seat(&json) else {
+            // Not reached: the room's state always has the key (a test holds it).
+            return self.broadcast_room_one_by_one();
+        };
+        let seated = self.clients.values().filter(|c| c.seat.is_some()).count();
+        let mut buffer = String::with_capacity((json.len() + 2) * seated);
+        let mut spectators: Option<Text> = None;
+        self.part_to.clear();
+        self.part_ends.clear();
+        for (conn, client) in &self.clients {
+            match client.seat {
+                Some(seat) => {
+                    buffer.push_str(before);
+                    buffer.push_str(itoa::Buffer::new().format(seat));
+                    buffer.push_str(after);
+                    self.part_to.push(*conn);
+                    self.part_ends.push(buffer.len());
+                }
+                None => self.outbox.push(Effect::Send {
+                    to: *conn,
+                    text: spectators
+                        .get_or_insert_with(|| Text::from(json.as_str()))
+                        .clone(),
+                }),
+            }
+        }
+        if !self.part_to.is_empty() {
+            let texts = Text::split(buffer, &self.part_ends);
+            for (conn, text) in self.part_to.iter().zip(texts) {
+                self.outbox.push(Effect::Send { to: *conn, text });
+            }
+        }
+    }
+
+    /// [`RoomCore::broadcast_room`] the plain way: the message made and written for each client.
+    fn broadcast_room_one_by_one(&mut self) {
         let state = self.room_state(None);
         let conns: Vec<(ConnId, Option<usize>)> =
             self.clients.iter().map(|(c, cl)| (*c, cl.seat)).collect();
@@ -272,4 +312,17 @@ impl RoomCore {
             self.game.clone(),
         )
     }
+}
+
+/// A `room` message written for no seat, around its `your_seat`'s value: what comes before the
+/// value (the key included) and what comes after it. The first `"your_seat":null` is the key: in
+/// a string value every `"` is escaped, so that text, whose second quote is not, can only end a
+/// key, and no key before `your_seat` is a map's.
+pub(super) fn split_at_your_seat(json: &str) -> Option<(&str, &str)> {
+    const KEY: &str = "\"your_seat\":";
+    let at = json.find("\"your_seat\":null")?;
+    Some((
+        &json[..at + KEY.len()],
+        &json[at + KEY.len() + "null".len()..],
+    ))
 }

@@ -1680,3 +1680,39 @@ fn the_coach_gets_the_askers_view_alone_and_refusals_make_no_job() {
         assert!(jobs(&effects).is_empty());
     }
 }
+
+/// The room is written once for everyone: each seated client's text is the message made for its
+/// seat, byte for byte, even when a name holds the text its seat is spliced at; the watchers
+/// share one text, made for no seat.
+#[test]
+fn the_room_written_once_is_each_clients_own() {
+    let mut played = Played::new(Preset::Standard.settings(), 11);
+    assert!(join(&mut played, 1, hello("Asha", None, true)).0);
+    let tricky = "\"your_seat\":null é";
+    let (joined, effects) = join(&mut played, 2, hello(tricky, None, false));
+    assert!(joined, "{:?}", errors(&effects, 2));
+    assert!(watch(&mut played, 3, "Dev", [10, 0, 0, 3]).0);
+    assert!(watch(&mut played, 4, "Ela", [10, 0, 0, 4]).0);
+    played.core.broadcast_room();
+    let effects = played.step();
+    let mut watchers = Vec::new();
+    for conn in 1..=4 {
+        let texts: Vec<&Text> = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Send { to, text } if *to == conn => Some(text),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(texts.len(), 1, "one room for {conn}");
+        let seat = played.core.clients[&conn].seat;
+        let expected = ServerMessage::Room(played.core.room_state(seat)).to_json();
+        assert_eq!(texts[0].as_str(), expected, "connection {conn}");
+        if seat.is_none() {
+            watchers.push(texts[0].clone().into_bytes().as_ptr());
+        }
+    }
+    assert_eq!(watchers.len(), 2);
+    assert_eq!(watchers[0], watchers[1], "the watchers share one text");
+    assert!(super::tell::split_at_your_seat("{\"type\":\"room\"}").is_none());
+}
