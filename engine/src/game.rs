@@ -552,10 +552,13 @@ impl Game {
     /// Whether `seat` may throw now. A legal group's cards may each go alone, so this is whether
     /// some card of its hand may.
     pub fn can_throw(&self, seat: usize) -> bool {
-        self.hands.get(seat).is_some_and(|hand| {
-            hand.iter()
-                .any(|&card| self.check_throw(seat, &[card]).is_ok())
-        })
+        // Asked for every seat after every action: the seats not to play are answered without
+        // trying each card of their hands.
+        self.check_turn(seat).is_ok()
+            && self.hands.get(seat).is_some_and(|hand| {
+                hand.iter()
+                    .any(|&card| self.check_throw(seat, &[card]).is_ok())
+            })
     }
 
     /// At a throw-then-draw table at the start of a turn: the cards of the top throw that the

@@ -20,15 +20,13 @@
 //! (`room_moved`) and closed with 4006: it reconnects, and the router sends it to the node that
 //! holds the room now.
 
-use std::collections::HashMap;
-
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
 use super::client::ClientTx;
-use super::core::{Closing, ConnId, Effect, Handled, Input, OsEntropy, RoomCore, Thought};
+use super::core::{Closing, ConnId, ConnMap, Effect, Handled, Input, OsEntropy, RoomCore, Thought};
 use super::record::{Entry, FORMAT, encode};
 use super::think::Thinkers;
 use super::{Command, RoomLog};
@@ -39,7 +37,7 @@ pub(super) struct Actor {
     /// The room's state and decisions.
     pub(super) core: RoomCore,
     /// The way to each connected client.
-    pub(super) clients: HashMap<ConnId, ClientTx>,
+    pub(super) clients: ConnMap<ClientTx>,
     /// Where the room's inputs are appended.
     pub(super) log: RoomLog,
     /// Where its slow bots think.

@@ -127,7 +127,7 @@ pub fn spawn(
     let (thoughts, thought) = mpsc::unbounded_channel();
     let actor = actor::Actor {
         core,
-        clients: std::collections::HashMap::new(),
+        clients: core::ConnMap::default(),
         log,
         thinkers,
         thoughts,

@@ -1716,3 +1716,23 @@ fn the_room_written_once_is_each_clients_own() {
     assert_eq!(watchers[0], watchers[1], "the watchers share one text");
     assert!(super::tell::split_at_your_seat("{\"type\":\"room\"}").is_none());
 }
+
+/// Consecutive connection numbers hash apart, in the high bits a map's tags are made of too.
+#[test]
+fn connection_numbers_hash_apart() {
+    use std::hash::BuildHasher;
+    let hasher = std::hash::BuildHasherDefault::<ConnHasher>::default();
+    let hashes: Vec<u64> = (0..1000u64).map(|c| hasher.hash_one(c)).collect();
+    let mut distinct = hashes.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), hashes.len());
+    let mut tags: Vec<u64> = hashes.iter().take(16).map(|h| h >> 57).collect();
+    tags.sort_unstable();
+    tags.dedup();
+    assert!(tags.len() > 8, "{tags:?}");
+    let mut map = ConnMap::default();
+    map.insert(7, "seven");
+    assert_eq!(map.get(&7), Some(&"seven"));
+    assert_ne!(hasher.hash_one("ab"), hasher.hash_one("ba"));
+}
