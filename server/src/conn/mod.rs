@@ -31,7 +31,6 @@ use std::time::Duration;
 use axum::extract::ws::{Message, WebSocket};
 use futures_util::{Sink, Stream, StreamExt};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
 pub use deflate::{Deflater, FLUSH_TAIL, Inflater};
@@ -43,7 +42,7 @@ use crate::error::Refusal;
 use crate::limits::{AddressSlot, Slot};
 use crate::listener::Held;
 use crate::room::Command;
-use crate::room::client::{ClientTx, Outgoing};
+use crate::room::client::{ClientTx, Kick, Outgoing};
 use reader::{Reader, ReaderEnd};
 
 /// A WebSocket's places under the caps, given back when it ends: held, never read (dropping
@@ -137,7 +136,7 @@ pub(crate) async fn serve_streams<S, R>(
     let conn = app.next_conn.fetch_add(1, Ordering::Relaxed);
     app.metrics.connections.increment(1.0);
     let (queue, outbox) = mpsc::channel::<Outgoing>(app.config.client_queue);
-    let kick = CancellationToken::new();
+    let kick = Kick::new();
     let tx = ClientTx {
         queue,
         kick: kick.clone(),

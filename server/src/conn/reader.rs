@@ -15,13 +15,13 @@ use dhumbal_protocol::{
 };
 use futures_util::{Stream, StreamExt};
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
 use super::{ClientTx, Outgoing, hello};
 use crate::AppState;
 use crate::error::Refusal;
 use crate::limits::{RateLimit, Verdict};
+use crate::room::client::{Kick, Side};
 use crate::room::{Command, Request, RoomHandle};
 
 /// How a connection's reader ended.
@@ -92,7 +92,7 @@ impl Reader {
 
     /// Reads until the client goes, misbehaves, falls silent, never says `hello`, is kicked,
     /// or the server shuts down.
-    pub(super) async fn run<R>(&mut self, stream: &mut R, kick: &CancellationToken) -> ReaderEnd
+    pub(super) async fn run<R>(&mut self, stream: &mut R, kick: &Kick) -> ReaderEnd
     where
         R: Stream<Item = Result<Message, axum::Error>> + Unpin,
     {
@@ -107,7 +107,7 @@ impl Reader {
         // Made once and reset, rather than made anew for every message: each registers itself
         // when first polled.
         let stopping = stop.cancelled();
-        let kicked = kick.cancelled();
+        let kicked = kick.kicked(Side::Reader);
         let quiet = tokio::time::sleep(silence);
         let no_hello = tokio::time::sleep(hello_timeout);
         tokio::pin!(stopping, kicked, quiet, no_hello);

@@ -9,12 +9,11 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
 use futures_util::{Sink, SinkExt};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Interval, MissedTickBehavior};
-use tokio_util::sync::CancellationToken;
 
 use super::Outgoing;
 use super::deflate::Deflater;
 use crate::metrics::Metrics;
-use crate::room::client::Text;
+use crate::room::client::{Kick, Side, Text};
 
 /// How long a closing connection's writer may take to flush what is left.
 pub(super) const WRITER_GRACE: Duration = Duration::from_secs(5);
@@ -77,13 +76,13 @@ fn frame(text: Text) -> Message {
     Message::Text(text)
 }
 
-/// Runs the writer until the queue closes, a close frame is sent, the socket fails or `kick` is
-/// cancelled; then cancels `kick` itself, so that the reader ends too. `deflater` is the
+/// Runs the writer until the queue closes, a close frame is sent, the socket fails or the
+/// connection is kicked; then kicks it itself, so that the reader ends too. `deflater` is the
 /// socket's compressed stream, if it asked for one.
 pub(super) async fn run<S: Sink<Message> + Unpin>(
     mut sink: S,
     mut outbox: mpsc::Receiver<Outgoing>,
-    kick: CancellationToken,
+    kick: Kick,
     mut pings: Option<Interval>,
     metrics: Arc<Metrics>,
     mut deflater: Option<Deflater>,
@@ -92,8 +91,7 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
     let mut held: Option<Outgoing> = None;
     // Whether nothing has been sent since the last ping.
     let mut quiet = false;
-    // Made once: a cancellation future registers itself when first polled, not on every turn.
-    let kicked = kick.cancelled();
+    let kicked = kick.kicked(Side::Writer);
     tokio::pin!(kicked);
     // A batch's texts: the list kept for its memory.
     let mut texts = Vec::new();
@@ -128,8 +126,8 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
         match next {
             Some(Outgoing::Text(text)) => {
                 // A socket that stops taking data must not keep this task alive once kicked.
-                // The write is tried first: it mostly completes at once, and the kick (behind a
-                // lock) is then never looked at.
+                // The write is tried first: it mostly completes at once, and the kick is then
+                // never looked at.
                 let sent = tokio::select! {
                     biased;
                     sent = write_batch(&mut sink, text, &mut outbox, &mut held, deflater.as_mut(), &mut texts) => sent,

@@ -3,10 +3,16 @@
 //! text, the room's own type, so that the core sends without knowing the web framework. The
 //! connection (`conn`) makes the queue, and its writer turns each text into a WebSocket frame.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+
 use bytes::Bytes;
 use dhumbal_protocol::ServerMessage;
+use futures_util::task::AtomicWaker;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 /// What a connection's writer task sends on the socket.
 #[derive(Debug)]
@@ -22,8 +28,90 @@ pub enum Outgoing {
 pub struct ClientTx {
     /// The client's outbound queue; the room only ever `try_send`s on it.
     pub queue: mpsc::Sender<Outgoing>,
-    /// Cancelled to disconnect the client at once (it fell behind, or its writer is stuck).
-    pub kick: CancellationToken,
+    /// Kicked to disconnect the client at once (it fell behind, or its writer is stuck).
+    pub kick: Kick,
+}
+
+/// What disconnects one connection at once: a flag set once, which its reader and its writer
+/// each wait on. A connection's two tasks wait on it every time they run out of work, several
+/// times an action: waiting costs a look at the flag and an atomic swap of the task's waker,
+/// where a `CancellationToken`'s wait took a lock each time.
+#[derive(Clone, Debug, Default)]
+pub struct Kick(Arc<KickState>);
+
+/// [`Kick`]'s flag and the waker of each side waiting on it.
+#[derive(Debug, Default)]
+struct KickState {
+    kicked: AtomicBool,
+    reader: AtomicWaker,
+    writer: AtomicWaker,
+}
+
+/// Which of a connection's tasks waits on its [`Kick`]: each has a waker of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The task reading the socket.
+    Reader,
+    /// The task writing to it.
+    Writer,
+}
+
+impl Kick {
+    /// A kick not yet given.
+    pub fn new() -> Kick {
+        Kick::default()
+    }
+
+    /// Kicks the connection: both its tasks wake and end. Kicking again does nothing more.
+    pub fn cancel(&self) {
+        self.0.kicked.store(true, Ordering::SeqCst);
+        self.0.reader.wake();
+        self.0.writer.wake();
+    }
+
+    /// Whether the connection was kicked.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.kicked.load(Ordering::SeqCst)
+    }
+
+    /// Waits until the connection is kicked, as `side` (one task at a time for each side: a
+    /// second waiter on the same side takes the first one's place).
+    pub fn kicked(&self, side: Side) -> Kicked {
+        Kicked {
+            kick: self.clone(),
+            side,
+        }
+    }
+}
+
+/// [`Kick::kicked`]'s future.
+#[derive(Debug)]
+pub struct Kicked {
+    kick: Kick,
+    side: Side,
+}
+
+impl Future for Kicked {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let state = &self.kick.0;
+        if state.kicked.load(Ordering::SeqCst) {
+            return Poll::Ready(());
+        }
+        let waker = match self.side {
+            Side::Reader => &state.reader,
+            Side::Writer => &state.writer,
+        };
+        waker.register(cx.waker());
+        // Looked at again once registered: a kick between the first look and the registration
+        // woke the waker there before, which may not have been this task's.
+        if state.kicked.load(Ordering::SeqCst) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
 }
 
 impl ClientTx {
@@ -151,6 +239,33 @@ mod tests {
         );
         assert_eq!(Text::from("é").to_string(), "é");
         assert_eq!(format!("{:?}", Text::from("a\"b")), "\"a\\\"b\"");
+    }
+
+    #[tokio::test]
+    async fn a_kick_wakes_both_sides_waiting_and_any_that_wait_after() {
+        let kick = Kick::new();
+        let reader = tokio::spawn(kick.kicked(Side::Reader));
+        let writer = tokio::spawn(kick.kicked(Side::Writer));
+        tokio::task::yield_now().await;
+        assert!(!kick.is_cancelled());
+        assert!(!reader.is_finished() && !writer.is_finished());
+        kick.clone().cancel();
+        reader.await.unwrap();
+        writer.await.unwrap();
+        assert!(kick.is_cancelled());
+        kick.kicked(Side::Reader).await;
+        kick.cancel();
+    }
+
+    #[test]
+    fn a_kick_not_given_leaves_its_waiter_pending() {
+        let kick = Kick::new();
+        let mut waiting = std::pin::pin!(kick.kicked(Side::Writer));
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        kick.cancel();
+        assert!(waiting.as_mut().poll(&mut cx).is_ready());
     }
 
     #[test]

@@ -9,7 +9,6 @@ use crate::store::StoreConfig;
 use dhumbal_engine::Preset;
 use dhumbal_protocol::{ClientMessage, Hello, PROTOCOL_VERSION};
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 /// Joins a client, returning whether it joined and what it was sent.
 async fn join(room: &RoomHandle, conn: ConnId, name: &str) -> (bool, mpsc::Receiver<Outgoing>) {
@@ -26,7 +25,7 @@ async fn join_as(
     let (queue, outbox) = mpsc::channel(64);
     let client = ClientTx {
         queue,
-        kick: CancellationToken::new(),
+        kick: crate::room::client::Kick::new(),
     };
     let (reply, joined) = oneshot::channel();
     let hello = Hello {
