@@ -141,12 +141,10 @@ pub(crate) async fn serve_streams<S, R>(
         queue,
         kick: kick.clone(),
     };
-    let pings = writer::pinger(app.config.ping_interval);
     let mut writer = tokio::spawn(writer::run(
         sink,
         outbox,
         kick.clone(),
-        pings,
         Arc::clone(&app.metrics),
         (framing == Framing::DeflateRaw).then(Deflater::new),
     ));

@@ -99,7 +99,8 @@ impl Reader {
         // Anything from the client (a pong included) shows it is there; silence for two and a
         // half ping intervals (two pings unanswered, and half an interval for the last pong to
         // arrive) shows it is not.
-        let silence = self.app.config.ping_interval * 5 / 2;
+        let ping_every = self.app.config.ping_interval;
+        let silence = ping_every * 5 / 2;
         let hello_timeout = self.app.config.hello_timeout;
         // A child of the server's token: polling it takes only its own lock, not the one that
         // every connection and room would share.
@@ -108,13 +109,15 @@ impl Reader {
         // when first polled.
         let stopping = stop.cancelled();
         let kicked = kick.kicked(Side::Reader);
-        let quiet = tokio::time::sleep(silence);
-        let no_hello = tokio::time::sleep(hello_timeout);
-        tokio::pin!(stopping, kicked, quiet, no_hello);
-        // When the client was last heard from. The silence timer is not moved on for every
-        // frame (each move is a trip to the timer wheel): when it fires, it is set again for
-        // `silence` after this, unless that time has passed too.
+        // The connection's one timer: it fires at the next ping, or when the client will have
+        // been silent too long if that comes first. It is not moved on for every frame (each
+        // move is a trip to the timer wheel): when it fires, it is set for whichever comes next.
+        // The writer has no timer of its own: the reader queues it each ping.
         let mut heard = Instant::now();
+        let mut next_ping = heard + ping_every;
+        let beat = tokio::time::sleep(ping_every);
+        let no_hello = tokio::time::sleep(hello_timeout);
+        tokio::pin!(stopping, kicked, beat, no_hello);
         loop {
             // A frame that is there is read first, so that the shutdown's token (one for the
             // whole server, behind a lock) is only looked at when the socket has nothing: a
@@ -124,19 +127,25 @@ impl Reader {
                 frame = stream.next() => frame,
                 () = &mut stopping => return ReaderEnd::Shutdown,
                 () = &mut kicked => return ReaderEnd::Gone,
-                () = &mut quiet, if !silence.is_zero() => {
-                    let until = heard + silence;
-                    if until <= Instant::now() {
+                () = &mut beat, if !ping_every.is_zero() => {
+                    let now = Instant::now();
+                    if heard + silence <= now {
                         return ReaderEnd::Silent;
                     }
-                    quiet.as_mut().reset(until);
+                    if next_ping <= now {
+                        // A queue too full to take a ping is one the room is about to find
+                        // full, and drop the client for.
+                        let _ = self.tx.queue.try_send(Outgoing::Ping);
+                        next_ping = now + ping_every;
+                    }
+                    beat.as_mut().reset(next_ping.min(heard + silence));
                     continue;
                 }
                 () = &mut no_hello, if self.room.is_none() && !hello_timeout.is_zero() => {
                     return ReaderEnd::NoHello;
                 }
             };
-            if !silence.is_zero() {
+            if !ping_every.is_zero() {
                 heard = Instant::now();
             }
             if let Some(ending) = self.on_frame(frame).await {

@@ -249,6 +249,28 @@ async fn the_shutdown_says_bye_then_closes_and_silence_closes_with_4002() {
     quiet.ended().await;
 }
 
+/// The reader keeps the time for both tasks: the writer pings every interval, on time, and a
+/// client that answers every ping stays connected however long it says nothing else.
+#[tokio::test(start_paused = true)]
+async fn pings_go_out_every_interval_and_a_client_that_answers_them_stays() {
+    let config = Config {
+        ping_interval: Duration::from_secs(10),
+        hello_timeout: Duration::ZERO,
+        ..Config::default()
+    };
+    let mut client = connect(config, false);
+    let start = tokio::time::Instant::now();
+    for n in 1..=6u32 {
+        match client.from_server.recv().await.expect("a frame") {
+            Message::Ping(_) => {}
+            other => panic!("expected ping {n}, got {other:?}"),
+        }
+        assert_eq!(start.elapsed(), Duration::from_secs(10) * n, "ping {n} on time");
+        client.send(Message::Pong(Default::default()));
+    }
+    assert!(!client.served.is_finished(), "answered pings keep it connected");
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_client_that_reads_nothing_is_dropped_once_its_queue_is_full() {
     // No timer of its own could end it: no pings, no hello timeout.

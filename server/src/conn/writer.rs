@@ -1,6 +1,7 @@
 //! The connection's writer: it drains the client's bounded outbound queue onto the socket,
-//! batching what is already queued into one write, and pings the client on a timer. It ends when
-//! the queue closes, a close is sent, the socket fails, or the connection is kicked.
+//! batching what is already queued into one write, and pings the client when the reader, which
+//! keeps the connection's one timer, queues a ping. It ends when the queue closes, a close is
+//! sent, the socket fails, or the connection is kicked.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +9,6 @@ use std::time::Duration;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
 use futures_util::{Sink, SinkExt};
 use tokio::sync::mpsc;
-use tokio::time::{Instant, Interval, MissedTickBehavior};
 
 use super::Outgoing;
 use super::deflate::Deflater;
@@ -83,7 +83,6 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
     mut sink: S,
     mut outbox: mpsc::Receiver<Outgoing>,
     kick: Kick,
-    mut pings: Option<Interval>,
     metrics: Arc<Metrics>,
     mut deflater: Option<Deflater>,
 ) {
@@ -102,25 +101,6 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
                 biased;
                 next = outbox.recv() => next,
                 () = &mut kicked => None,
-                () = tick(&mut pings) => {
-                    // A socket quiet for a whole ping interval lets go of its batch's list and
-                    // its compressed stream's memory: an idle socket holds neither.
-                    if quiet {
-                        texts = Vec::new();
-                        if let Some(deflater) = &mut deflater {
-                            deflater.forget();
-                        }
-                    }
-                    quiet = true;
-                    let sent = tokio::select! {
-                        sent = sink.send(Message::Ping(Default::default())) => sent.is_ok(),
-                        () = &mut kicked => false,
-                    };
-                    if !sent {
-                        break;
-                    }
-                    continue;
-                }
             },
         };
         match next {
@@ -144,6 +124,24 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
                     metrics.bytes_out_text.increment(bytes);
                 }
             }
+            Some(Outgoing::Ping) => {
+                // A socket quiet for a whole ping interval lets go of its batch's list and its
+                // compressed stream's memory: an idle socket holds neither.
+                if quiet {
+                    texts = Vec::new();
+                    if let Some(deflater) = &mut deflater {
+                        deflater.forget();
+                    }
+                }
+                quiet = true;
+                let sent = tokio::select! {
+                    sent = sink.send(Message::Ping(Default::default())) => sent.is_ok(),
+                    () = &mut kicked => false,
+                };
+                if !sent {
+                    break;
+                }
+            }
             Some(Outgoing::Close(code, reason)) => {
                 let frame = CloseFrame {
                     code,
@@ -164,23 +162,4 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
         }
     }
     kick.cancel();
-}
-
-/// The writer's ping timer: every `interval` from now, or never when `interval` is zero.
-pub(super) fn pinger(interval: Duration) -> Option<Interval> {
-    (!interval.is_zero()).then(|| {
-        let mut pings = tokio::time::interval_at(Instant::now() + interval, interval);
-        pings.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        pings
-    })
-}
-
-/// The next tick of the ping timer, or never.
-async fn tick(pings: &mut Option<Interval>) {
-    match pings {
-        Some(pings) => {
-            pings.tick().await;
-        }
-        None => std::future::pending().await,
-    }
 }

@@ -21,6 +21,8 @@ pub enum Outgoing {
     Text(Text),
     /// Close the socket with this code and reason.
     Close(u16, &'static str),
+    /// Ping the client (its reader keeps the time: a connection has one timer, not two).
+    Ping,
 }
 
 /// The way to one client: its bounded outbound queue, and a token that disconnects it.

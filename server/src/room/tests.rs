@@ -59,6 +59,7 @@ fn drain(outbox: &mut mpsc::Receiver<Outgoing>) -> Vec<String> {
         seen.push(match outgoing {
             Outgoing::Text(text) => text.to_string(),
             Outgoing::Close(code, _) => format!("close {code}"),
+            Outgoing::Ping => "ping".to_owned(),
         });
     }
     seen
