@@ -265,10 +265,17 @@ async fn pings_go_out_every_interval_and_a_client_that_answers_them_stays() {
             Message::Ping(_) => {}
             other => panic!("expected ping {n}, got {other:?}"),
         }
-        assert_eq!(start.elapsed(), Duration::from_secs(10) * n, "ping {n} on time");
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_secs(10) * n,
+            "ping {n} on time"
+        );
         client.send(Message::Pong(Default::default()));
     }
-    assert!(!client.served.is_finished(), "answered pings keep it connected");
+    assert!(
+        !client.served.is_finished(),
+        "answered pings keep it connected"
+    );
 }
 
 #[tokio::test(start_paused = true)]
