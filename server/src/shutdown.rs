@@ -12,9 +12,13 @@
 //! ([`crate::health::Readiness`]) and the server keeps serving for `--drain-delay`; then
 //! [`Shutdown::begin`], and axum stops accepting; then [`Shutdown::wait`].
 
-use std::future::Future;
+use std::future::{Future, poll_fn};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::Poll;
 use std::time::Duration;
 
+use futures_util::task::AtomicWaker;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -27,6 +31,8 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 pub struct Shutdown {
     /// Cancelled when shutdown begins.
     token: CancellationToken,
+    /// The same signal for [`Listener`]s: a flag, and the waker of every task listening.
+    signal: Arc<Signal>,
     /// Every connection's and room's task.
     tasks: TaskTracker,
 }
@@ -40,6 +46,32 @@ impl Shutdown {
     /// Begins the shutdown: every connection and room is told to finish.
     pub fn begin(&self) {
         self.token.cancel();
+        self.signal.begun.store(true, Ordering::SeqCst);
+        let listeners = std::mem::take(&mut *self.signal.lock());
+        for listener in listeners.iter().filter_map(Weak::upgrade) {
+            listener.wake();
+        }
+    }
+
+    /// An ear for the signal, for one task that waits on it many times (a connection's reader
+    /// each time its socket has nothing, a room's task each time it has no command): waiting
+    /// looks at a flag and swaps the task's waker, where a child token's wait takes its lock.
+    pub fn listener(&self) -> Listener {
+        let waker = Arc::new(AtomicWaker::new());
+        let mut listeners = self.signal.lock();
+        // The wakers of listeners dropped since are let go of whenever the list has doubled.
+        if listeners.len() >= self.signal.prune_at.load(Ordering::Relaxed) {
+            listeners.retain(|w| w.strong_count() > 0);
+            self.signal
+                .prune_at
+                .store((listeners.len() * 2).max(64), Ordering::Relaxed);
+        }
+        listeners.push(Arc::downgrade(&waker));
+        drop(listeners);
+        Listener {
+            signal: Arc::clone(&self.signal),
+            waker,
+        }
     }
 
     /// Whether shutdown has begun.
@@ -85,6 +117,54 @@ impl Shutdown {
     }
 }
 
+/// [`Shutdown`]'s signal as its [`Listener`]s see it.
+#[derive(Debug, Default)]
+struct Signal {
+    /// Whether shutdown has begun.
+    begun: AtomicBool,
+    /// Every listener's waker (those of listeners dropped since, until they are let go of).
+    listeners: Mutex<Vec<Weak<AtomicWaker>>>,
+    /// The list's length at which the dropped listeners' wakers are next let go of.
+    prune_at: std::sync::atomic::AtomicUsize,
+}
+
+impl Signal {
+    /// The listeners' list (a poisoned lock's too: a list of wakers cannot be left half-made).
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Weak<AtomicWaker>>> {
+        self.listeners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// One task's ear for the shutdown ([`Shutdown::listener`]).
+#[derive(Debug)]
+pub struct Listener {
+    /// The signal.
+    signal: Arc<Signal>,
+    /// This listener's task, woken when shutdown begins.
+    waker: Arc<AtomicWaker>,
+}
+
+impl Listener {
+    /// Completes when shutdown begins (at once if it has). One task at a time waits on a
+    /// listener: a second waiter takes the first one's place.
+    pub fn stopped(&self) -> impl Future<Output = ()> + '_ {
+        poll_fn(move |cx| {
+            if self.signal.begun.load(Ordering::SeqCst) {
+                return Poll::Ready(());
+            }
+            self.waker.register(cx.waker());
+            // Looked at again once registered: `begin` may have woken the waker before.
+            if self.signal.begun.load(Ordering::SeqCst) {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +181,41 @@ mod tests {
         shutdown.begin();
         assert!(shutdown.wait(Duration::from_secs(60)).await);
         assert_eq!(shutdown.running(), 0);
+    }
+
+    #[tokio::test]
+    async fn every_listener_hears_the_signal_and_one_made_after_it_at_once() {
+        let shutdown = Shutdown::new();
+        let mut waiting = Vec::new();
+        for _ in 0..100 {
+            let listener = shutdown.listener();
+            waiting.push(tokio::spawn(async move { listener.stopped().await }));
+        }
+        // Dropped listeners are let go of as the list grows.
+        for _ in 0..1000 {
+            drop(shutdown.listener());
+        }
+        assert!(shutdown.signal.lock().len() < 400);
+        tokio::task::yield_now().await;
+        assert!(waiting.iter().all(|w| !w.is_finished()));
+        shutdown.begin();
+        for w in waiting {
+            w.await.unwrap();
+        }
+        shutdown.listener().stopped().await;
+        assert!(shutdown.signal.lock().len() <= 1);
+    }
+
+    #[test]
+    fn a_listener_waits_until_the_signal() {
+        let shutdown = Shutdown::new();
+        let listener = shutdown.listener();
+        let mut stopped = std::pin::pin!(listener.stopped());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(stopped.as_mut().poll(&mut cx).is_pending());
+        assert!(stopped.as_mut().poll(&mut cx).is_pending());
+        shutdown.begin();
+        assert!(stopped.as_mut().poll(&mut cx).is_ready());
     }
 
     #[tokio::test(start_paused = true)]

@@ -102,12 +102,11 @@ impl Reader {
         let ping_every = self.app.config.ping_interval;
         let silence = ping_every * 5 / 2;
         let hello_timeout = self.app.config.hello_timeout;
-        // A child of the server's token: polling it takes only its own lock, not the one that
-        // every connection and room would share.
-        let stop = self.app.shutdown.token().child_token();
+        // Its own ear for the shutdown: waiting on it takes no lock, not even one of its own.
+        let stop = self.app.shutdown.listener();
         // Made once and reset, rather than made anew for every message: each registers itself
         // when first polled.
-        let stopping = stop.cancelled();
+        let stopping = stop.stopped();
         let kicked = kick.kicked(Side::Reader);
         // The connection's one timer: it fires at the next ping, or when the client will have
         // been silent too long if that comes first. It is not moved on for every frame (each
@@ -119,9 +118,9 @@ impl Reader {
         let no_hello = tokio::time::sleep(hello_timeout);
         tokio::pin!(stopping, kicked, beat, no_hello);
         loop {
-            // A frame that is there is read first, so that the shutdown's token (one for the
-            // whole server, behind a lock) is only looked at when the socket has nothing: a
-            // client cannot keep the socket ready for long, past the rate limit.
+            // A frame that is there is read first, so that the shutdown is only looked at when
+            // the socket has nothing: a client cannot keep the socket ready for long, past the
+            // rate limit.
             let frame = tokio::select! {
                 biased;
                 frame = stream.next() => frame,

@@ -23,6 +23,8 @@
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+use crate::shutdown::Listener;
 use tracing::{error, info, warn};
 
 use super::client::ClientTx;
@@ -82,10 +84,10 @@ impl Actor {
         mut self,
         mut inbox: mpsc::Receiver<Command>,
         mut thought: mpsc::UnboundedReceiver<Thought>,
-        stop: CancellationToken,
+        stop: Listener,
     ) -> Stopped {
         info!(room = %self.core.code(), "room opened");
-        let stopping = stop.cancelled();
+        let stopping = stop.stopped();
         tokio::pin!(stopping);
         // Cancelled by the lease's renewals when another node has claimed the room.
         let moved = CancellationToken::new();
@@ -374,7 +376,7 @@ impl Actor {
         &mut self,
         inbox: &mut mpsc::Receiver<Command>,
         thought: &mut mpsc::UnboundedReceiver<Thought>,
-        stop: &CancellationToken,
+        stop: &Listener,
     ) -> Option<Stopped> {
         use dhumbal_protocol::{CLOSE_TRY_AGAIN_LATER, ServerMessage, codes};
         let code = self.log.code.clone();
@@ -391,7 +393,7 @@ impl Actor {
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         while stopped.is_none() {
             tokio::select! {
-                () = stop.cancelled() => stopped = Some(Stopped::Shutdown),
+                () = stop.stopped() => stopped = Some(Stopped::Shutdown),
                 command = inbox.recv() => match command {
                     None => stopped = Some(Stopped::Shutdown),
                     Some(Command::Join { joining, client, reply }) => {

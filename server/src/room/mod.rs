@@ -134,8 +134,8 @@ pub fn spawn(
         halted: None,
         asking: None,
     };
-    // A child of the server's token, so that polling it takes a lock of its own.
-    let stop = shutdown.token().child_token();
+    // Its own ear for the shutdown: waiting on it takes no lock.
+    let stop = shutdown.listener();
     shutdown.spawn(async move {
         actor.run(inbox, thought, stop).await;
         on_close();
