@@ -143,24 +143,29 @@ impl OwnView {
     pub fn of(game: &Game, seat: Option<usize>) -> OwnView {
         let mut own = OwnView::default();
         if let Some(s) = seat {
-            own.refresh(game, s);
+            own.refresh(game, s, false);
         }
         own
     }
 
     /// Makes this `seat`'s own fields of its view of `game` now, in place: the lists keep the
     /// memory they had (a room refreshes what it told the change before last, rather than
-    /// allocating every seat's hand again after every action).
-    fn refresh(&mut self, game: &Game, seat: usize) {
+    /// allocating every seat's hand again after every action). With `same_court` (these fields
+    /// were made at a table whose court cards counted as `game`'s do), a hand that has not
+    /// changed keeps its total and values: most seats' hands, after most actions.
+    fn refresh(&mut self, game: &Game, seat: usize, same_court: bool) {
         let court = game.settings().court;
         let playing = !matches!(game.phase(), Phase::RoundOver | Phase::MatchOver);
-        self.seat = Some(seat);
-        self.hand.clear();
-        self.hand.extend_from_slice(game.hand(seat));
-        self.hand_total = dhumbal_engine::hand_total(&self.hand, court);
-        self.hand_values.clear();
-        self.hand_values
-            .extend(self.hand.iter().map(|c| c.value(court)));
+        let hand = game.hand(seat);
+        if !(same_court && self.seat == Some(seat) && self.hand == hand) {
+            self.seat = Some(seat);
+            self.hand.clear();
+            self.hand.extend_from_slice(hand);
+            self.hand_total = dhumbal_engine::hand_total(&self.hand, court);
+            self.hand_values.clear();
+            self.hand_values
+                .extend(self.hand.iter().map(|c| c.value(court)));
+        }
         if playing {
             game.takeable_into(seat, &mut self.takeable);
         } else {
@@ -221,18 +226,19 @@ impl Told {
     /// What a client is told of `game` now, at `version`, made in the memory of `recycled` (a
     /// `Told` no longer needed) where there is one.
     fn refreshed(recycled: Option<Told>, game: &Game, version: u64) -> Told {
-        let (mut own, shared) = match recycled {
+        let (mut own, shared, same_court) = match recycled {
             Some(told) => {
+                let same_court = told.shared.settings.court == game.settings().court;
                 let mut shared = told.shared;
                 shared.refresh(game, None);
-                (told.own, shared)
+                (told.own, shared, same_court)
             }
-            None => (Vec::new(), game.spectator_view()),
+            None => (Vec::new(), game.spectator_view(), false),
         };
         own.truncate(game.seats());
         own.resize_with(game.seats(), OwnView::default);
         for (seat, own) in own.iter_mut().enumerate() {
-            own.refresh(game, seat);
+            own.refresh(game, seat, same_court);
         }
         Told {
             version,
@@ -753,6 +759,23 @@ mod tests {
     /// spectator's patch from [`PatchFrames`] reads back as a `patch` message whose view patch,
     /// applied to the view that client held, gives the engine's view for it; and a client that
     /// joins at any step (a whole view then) follows on from there.
+    /// A hand that has not changed keeps its total and values only at a table whose court
+    /// cards count the same: the same deal at a table that counts them otherwise is made anew.
+    #[test]
+    fn a_kept_hand_is_counted_again_when_the_court_cards_count_otherwise() {
+        let tens = Preset::Standard.settings();
+        let sequential = Settings {
+            court: dhumbal_engine::CourtValues::Sequential,
+            ..tens.clone()
+        };
+        let before = Game::new(tens, [9; 32]).unwrap();
+        let game = Game::new(sequential, [9; 32]).unwrap();
+        assert_eq!(before.hand(0), game.hand(0), "the same deal");
+        let told = Told::refreshed(Some(Told::of(&before, 1)), &game, 2);
+        assert_eq!(told, Told::of(&game, 2));
+        assert_ne!(told.own, Told::of(&before, 2).own, "a court card was dealt");
+    }
+
     #[test]
     fn patch_frames_rebuild_every_seats_view_at_every_step() {
         for preset in Preset::ALL {
