@@ -15,7 +15,7 @@
 use std::future::{Future, poll_fn};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::task::Poll;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::task::AtomicWaker;
@@ -150,18 +150,23 @@ impl Listener {
     /// Completes when shutdown begins (at once if it has). One task at a time waits on a
     /// listener: a second waiter takes the first one's place.
     pub fn stopped(&self) -> impl Future<Output = ()> + '_ {
-        poll_fn(move |cx| {
-            if self.signal.begun.load(Ordering::SeqCst) {
-                return Poll::Ready(());
-            }
-            self.waker.register(cx.waker());
-            // Looked at again once registered: `begin` may have woken the waker before.
-            if self.signal.begun.load(Ordering::SeqCst) {
-                Poll::Ready(())
-            } else {
-                Poll::Pending
-            }
-        })
+        poll_fn(move |cx| poll_flag(&self.signal.begun, &self.waker, cx))
+    }
+}
+
+/// Ready once `flag` is set; else `waker` holds this task's waker, for whoever sets the flag to
+/// wake. The waiting of a [`Listener`] and of a connection's kick.
+pub(crate) fn poll_flag(flag: &AtomicBool, waker: &AtomicWaker, cx: &mut Context<'_>) -> Poll<()> {
+    if flag.load(Ordering::SeqCst) {
+        return Poll::Ready(());
+    }
+    waker.register(cx.waker());
+    // Looked at again once registered: the flag may have been set, and the waker there before
+    // (perhaps not this task's) woken, in between.
+    if flag.load(Ordering::SeqCst) {
+        Poll::Ready(())
+    } else {
+        Poll::Pending
     }
 }
 

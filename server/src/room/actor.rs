@@ -272,16 +272,11 @@ impl Actor {
             // A finished match's hand history is stored before anyone hears that the match
             // ended, so that a download after its `match_result` finds it, on any node.
             if effects.iter().any(|e| matches!(e, Effect::KeepMatch(_))) {
-                // Once a match (`Vec::extract_if` is newer than the toolchain this supports).
-                let mut kept = Vec::new();
-                let mut i = 0;
-                while i < effects.len() {
-                    if matches!(effects[i], Effect::KeepMatch(_)) {
-                        kept.push(effects.remove(i));
-                    } else {
-                        i += 1;
-                    }
-                }
+                // Once a match: the list is split anew, and its memory not kept this time.
+                let (kept, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut effects)
+                    .into_iter()
+                    .partition(|e| matches!(e, Effect::KeepMatch(_)));
+                effects = rest;
                 for effect in kept {
                     if let Effect::KeepMatch(kept) = effect {
                         self.log.keep_match(*kept).await;

@@ -98,21 +98,11 @@ impl Future for Kicked {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let state = &self.kick.0;
-        if state.kicked.load(Ordering::SeqCst) {
-            return Poll::Ready(());
-        }
         let waker = match self.side {
             Side::Reader => &state.reader,
             Side::Writer => &state.writer,
         };
-        waker.register(cx.waker());
-        // Looked at again once registered: a kick between the first look and the registration
-        // woke the waker there before, which may not have been this task's.
-        if state.kicked.load(Ordering::SeqCst) {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
+        crate::shutdown::poll_flag(&state.kicked, waker, cx)
     }
 }
 

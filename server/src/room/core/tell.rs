@@ -99,18 +99,13 @@ impl RoomCore {
             }
             client.view_v = Some(v);
         }
-        if !self.part_to.is_empty() {
-            let texts = Text::split(buffer, &self.part_ends);
-            for (conn, text) in self.part_to.iter().zip(texts) {
-                self.outbox.push(Effect::Send { to: *conn, text });
-            }
-        }
         let now = match patches {
             Some((_, frames)) => frames.into_told(),
             None => Told::of(game, v),
         };
         // Its memory makes the next change's.
         self.told_before = self.told.replace(now);
+        self.send_parts(buffer);
     }
 
     pub(super) fn seat_infos(&self) -> Vec<SeatInfo> {
@@ -251,11 +246,17 @@ impl RoomCore {
                 }),
             }
         }
-        if !self.part_to.is_empty() {
-            let texts = Text::split(buffer, &self.part_ends);
-            for (conn, text) in self.part_to.iter().zip(texts) {
-                self.outbox.push(Effect::Send { to: *conn, text });
-            }
+        self.send_parts(buffer);
+    }
+
+    /// Sends each client in `part_to` its part of `buffer`, ending at its place in `part_ends`.
+    fn send_parts(&mut self, buffer: String) {
+        if self.part_to.is_empty() {
+            return;
+        }
+        let texts = Text::split(buffer, &self.part_ends);
+        for (conn, text) in self.part_to.iter().zip(texts) {
+            self.outbox.push(Effect::Send { to: *conn, text });
         }
     }
 
