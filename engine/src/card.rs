@@ -226,9 +226,39 @@ impl Serialize for Card {
 
 impl<'de> Deserialize<'de> for Card {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Card, D::Error> {
-        let s = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-        s.parse().map_err(serde::de::Error::custom)
+        deserialize_parsed(deserializer)
     }
+}
+
+/// Reads a string and parses it, as reading a `String` and calling `parse` would (the same
+/// errors, word for word), without copying the string first: a card or a seed in a message is
+/// read where it lies.
+pub(crate) fn deserialize_parsed<'de, T, D>(deserializer: D) -> Result<T, D::Error>
+where
+    T: FromStr,
+    T::Err: fmt::Display,
+    D: Deserializer<'de>,
+{
+    /// Parses the string it is given.
+    struct Parsed<T>(std::marker::PhantomData<T>);
+
+    impl<T> serde::de::Visitor<'_> for Parsed<T>
+    where
+        T: FromStr,
+        T::Err: fmt::Display,
+    {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a string")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<T, E> {
+            s.parse().map_err(E::custom)
+        }
+    }
+
+    deserializer.deserialize_str(Parsed(std::marker::PhantomData))
 }
 
 #[cfg(feature = "schemars")]
@@ -318,5 +348,20 @@ mod tests {
         assert_eq!(json, r#"["10H","RJ","AS"]"#);
         assert_eq!(serde_json::from_str::<Vec<Card>>(&json).unwrap(), cards);
         assert!(serde_json::from_str::<Card>(r#""ZZ""#).is_err());
+        // Read where it lies, refused in the words reading a `String` and parsing it would use.
+        for text in [r#""ZZ""#, r#""10\u0048x""#, "7", "null", "[]"] {
+            let parsed = serde_json::from_str::<Card>(text).map_err(|e| e.to_string());
+            let through_string = serde_json::from_str::<String>(text)
+                .map_err(|e| e.to_string())
+                .and_then(|s| {
+                    s.parse::<Card>()
+                        .map_err(|e| format!("{e} at line 1 column {}", text.len()))
+                });
+            assert_eq!(parsed, through_string, "{text}");
+        }
+        assert_eq!(
+            serde_json::from_str::<Card>(r#""1\u0030H""#).unwrap(),
+            "10H".parse().unwrap()
+        );
     }
 }

@@ -40,7 +40,14 @@ pub type ClientSeed = Hex32;
 
 impl fmt::Display for Hex32 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut text = [0u8; 64];
+        for (pair, byte) in text.chunks_exact_mut(2).zip(self.0) {
+            pair[0] = DIGITS[usize::from(byte >> 4)];
+            pair[1] = DIGITS[usize::from(byte & 0xf)];
+        }
+        // Hex digits are ASCII.
+        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -80,8 +87,7 @@ impl Serialize for Hex32 {
 
 impl<'de> Deserialize<'de> for Hex32 {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Hex32, D::Error> {
-        let s = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-        s.parse().map_err(serde::de::Error::custom)
+        crate::card::deserialize_parsed(deserializer)
     }
 }
 
@@ -177,6 +183,13 @@ mod tests {
         let hex = Hex32(bytes).to_string();
         assert_eq!(hex.len(), 64);
         assert!(hex.starts_with("ab00") && hex.ends_with("01"));
+        let every: [u8; 32] = std::array::from_fn(|i| (i * 8 + 7) as u8);
+        let byte_by_byte: String = every.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(Hex32(every).to_string(), byte_by_byte);
+        assert_eq!(
+            serde_json::from_str::<Hex32>(&format!("\"{byte_by_byte}\"")).ok(),
+            Some(Hex32(every))
+        );
         assert_eq!(hex.parse(), Ok(Hex32(bytes)));
         assert_eq!(hex.to_uppercase().parse(), Ok(Hex32(bytes)));
         for bad in [

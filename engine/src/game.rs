@@ -321,8 +321,9 @@ impl Game {
         self.client_seeds = seeds;
     }
 
-    /// The hand history of the rounds dealt so far (for the verifier).
-    pub(crate) fn rounds_so_far(&self) -> &[RoundHistory] {
+    /// The hand history of the rounds dealt so far: every deal, every action, every hand, as the
+    /// match's [`HandHistory`] will hold them.
+    pub fn rounds_so_far(&self) -> &[RoundHistory] {
         &self.history
     }
 
@@ -347,6 +348,15 @@ impl Game {
     /// The match's hand history (every deal, every action, every hand), but only once the match
     /// is over. `players` is left empty for the caller to name the seats.
     pub fn hand_history(&self) -> Option<HandHistory> {
+        let mut history = self.hand_history_head()?;
+        history.rounds = self.history.clone();
+        Some(history)
+    }
+
+    /// [`Game::hand_history`] without its rounds (`rounds` is empty), for a caller that reads
+    /// them where they lie ([`Game::rounds_so_far`]) rather than copying every step of the
+    /// match.
+    pub fn hand_history_head(&self) -> Option<HandHistory> {
         if !self.is_over() {
             return None;
         }
@@ -362,7 +372,7 @@ impl Game {
             commitment: self.commitment(),
             seed: self.revealed_match_seed().map(Hex32),
             players: Vec::new(),
-            rounds: self.history.clone(),
+            rounds: Vec::new(),
             standings: self.standings(),
         })
     }

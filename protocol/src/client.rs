@@ -12,13 +12,74 @@ use serde::{Deserialize, Serialize};
 use crate::codes;
 
 /// The optional `id` a client puts on a message; an `error` answering that message echoes it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum MessageId {
     /// A number.
     Number(u64),
     /// A string.
     Text(String),
+}
+
+/// Read as serde's derive reads an untagged enum of these two variants (a whole number from 0,
+/// or a string; anything else refused with the derive's own sentence), without first buffering
+/// the value into serde's `Content`, which the derive does for every `id` of every message.
+impl<'de> Deserialize<'de> for MessageId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<MessageId, D::Error> {
+        /// Takes a number or a string.
+        struct IdVisitor;
+
+        /// What the derive says of a value that fits neither variant.
+        const UNTAGGED: &str = "data did not match any variant of untagged enum MessageId";
+
+        impl<'v> serde::de::Visitor<'v> for IdVisitor {
+            type Value = MessageId;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(UNTAGGED)
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<MessageId, E> {
+                Ok(MessageId::Number(n))
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<MessageId, E> {
+                u64::try_from(n)
+                    .map(MessageId::Number)
+                    .map_err(|_| E::custom(UNTAGGED))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<MessageId, E> {
+                Ok(MessageId::Text(s.to_owned()))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<MessageId, E> {
+                Ok(MessageId::Text(s))
+            }
+
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<MessageId, E> {
+                Err(E::custom(UNTAGGED))
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<MessageId, E> {
+                Err(E::custom(UNTAGGED))
+            }
+
+            fn visit_unit<E: serde::de::Error>(self) -> Result<MessageId, E> {
+                Err(E::custom(UNTAGGED))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'v>>(self, _: A) -> Result<MessageId, A::Error> {
+                Err(serde::de::Error::custom(UNTAGGED))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'v>>(self, _: A) -> Result<MessageId, A::Error> {
+                Err(serde::de::Error::custom(UNTAGGED))
+            }
+        }
+
+        deserializer.deserialize_any(IdVisitor)
+    }
 }
 
 /// A client message with its optional `id`: `{"type": …, "id": 7, …}`.
@@ -444,45 +505,52 @@ struct Tag<'a> {
     id: Option<MessageId>,
 }
 
-/// A `draw` of nothing but its own fields, its `type` and an `id` (read already by [`Tag`]),
-/// read as [`ClientMessage::Draw`]'s. Any other field fails it, and the message goes the way of
-/// any other: a field passed over here would be read there (a number out of range, nesting
-/// past `serde_json`'s limit).
+/// A move (a `draw` or a `throw`) read in one pass: its `type`, its `id` and every field either
+/// move has. Any other field fails it, and the message goes the way of any other: a field passed
+/// over here would be read there (a number out of range, nesting past `serde_json`'s limit).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct DrawMessage {
-    /// Read by [`Tag`]: `draw`.
-    #[serde(rename = "type")]
-    _kind: serde::de::IgnoredAny,
-    /// Read by [`Tag`].
-    #[serde(rename = "id", default)]
-    _id: Option<serde::de::IgnoredAny>,
-    /// As [`ClientMessage::Draw`]'s.
-    from: DrawFrom,
-    /// As [`ClientMessage::Draw`]'s.
+struct Move<'a> {
+    /// The `type`, a string.
+    #[serde(rename = "type", borrow)]
+    kind: std::borrow::Cow<'a, str>,
+    /// The `id`, if there is one.
+    #[serde(default)]
+    id: Option<MessageId>,
+    /// A `draw`'s, as [`ClientMessage::Draw`]'s.
+    #[serde(default)]
+    from: Option<DrawFrom>,
+    /// A `draw`'s, as [`ClientMessage::Draw`]'s.
     #[serde(default)]
     card: Option<Card>,
+    /// A `throw`'s, as [`ClientMessage::Throw`]'s.
+    #[serde(default)]
+    cards: Option<Vec<Card>>,
 }
 
-/// A `throw` of nothing but its own fields, as [`DrawMessage`] is a `draw`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ThrowMessage {
-    /// Read by [`Tag`]: `throw`.
-    #[serde(rename = "type")]
-    _kind: serde::de::IgnoredAny,
-    /// Read by [`Tag`].
-    #[serde(rename = "id", default)]
-    _id: Option<serde::de::IgnoredAny>,
-    /// As [`ClientMessage::Throw`]'s.
-    cards: Vec<Card>,
+impl Move<'_> {
+    /// The message, if this is a `draw` with only a draw's fields or a `throw` with only a
+    /// throw's: what [`ClientEnvelope`] reads of the same text. `None` for anything else.
+    fn envelope(self) -> Option<ClientEnvelope> {
+        let message = match (self.kind.as_ref(), self.from, self.card, self.cards) {
+            ("draw", Some(from), card, None) => ClientMessage::Draw { from, card },
+            ("throw", None, None, Some(cards)) => ClientMessage::Throw { cards },
+            _ => return None,
+        };
+        Some(ClientEnvelope {
+            id: self.id,
+            message,
+        })
+    }
 }
 
-/// The way a well-formed message takes: a first look reads its `type` (a string naming a
-/// message: serde would take a number there as a variant's index) and its `id`, and then the
-/// text is read straight into a [`ClientMessage`] (a move into its own fields), which passes over
-/// the `id` as it does any field it does not know (the envelope's flattening would buffer the
-/// whole message once more).
+/// The way a well-formed message takes. A move, most of a room's messages, is read in one pass
+/// into its own fields ([`Move`]): read as the internally tagged `ClientMessage`, it would
+/// first be buffered whole into serde's `Content` and read again from there. Any other message
+/// has a first look at its `type` (a string naming a message: serde would take a number there
+/// as a variant's index) and its `id`, and then the text is read straight into a
+/// [`ClientMessage`], which passes over the `id` as it does any field it does not know (the
+/// envelope's flattening would buffer the whole message once more).
 /// `None` for anything else, which [`parse_client_message_through_value`] then reads again to
 /// say what is wrong: a message this accepts, that reads the same (the fuzz tests hold the two
 /// equal on every input they make). It saves about 4,000 instructions of a room's action
@@ -493,30 +561,30 @@ fn quick_parse(text: &str) -> Option<ClientEnvelope> {
     if !text.trim_start().starts_with('{') {
         return None;
     }
-    let tag: Tag<'_> = serde_json::from_str(text).ok()?;
-    let message = match tag.kind?.as_ref() {
-        // The moves, most of a room's messages, as plain structs: a message read as the
-        // internally tagged `ClientMessage` is first buffered whole into serde's `Content`, and
-        // then read again from there (about 1,500 instructions of a room's action).
-        "draw" => match serde_json::from_str::<DrawMessage>(text) {
-            Ok(DrawMessage { from, card, .. }) => ClientMessage::Draw { from, card },
-            Err(_) => serde_json::from_str(text).ok()?,
-        },
-        "throw" => match serde_json::from_str::<ThrowMessage>(text) {
-            Ok(ThrowMessage { cards, .. }) => ClientMessage::Throw { cards },
-            Err(_) => serde_json::from_str(text).ok()?,
-        },
-        kind if ClientMessage::TYPES.contains(&kind) => serde_json::from_str(text).ok()?,
-        _ => return None,
-    };
-    let envelope = ClientEnvelope {
-        id: tag.id,
-        message,
+    let envelope = match serde_json::from_str::<Move<'_>>(text)
+        .ok()
+        .and_then(Move::envelope)
+    {
+        Some(envelope) => envelope,
+        None => read_by_type(text)?,
     };
     if let ClientMessage::Draw { from, card } = &envelope.message {
         draw_source(*from, *card).ok()?;
     }
     Some(envelope)
+}
+
+/// A message read by its `type` ([`Tag`]) and then as the [`ClientMessage`] it names.
+fn read_by_type(text: &str) -> Option<ClientEnvelope> {
+    let tag: Tag<'_> = serde_json::from_str(text).ok()?;
+    let kind = tag.kind?;
+    if !ClientMessage::TYPES.contains(&kind.as_ref()) {
+        return None;
+    }
+    Some(ClientEnvelope {
+        id: tag.id,
+        message: serde_json::from_str(text).ok()?,
+    })
 }
 
 /// Reads a client message as [`parse_client_message`] does, always through a
@@ -599,6 +667,20 @@ mod tests {
             r#"{"type":"throw","cards":["7H"],"extra":1e400}"#.to_owned(),
             format!(r#"{{"type":"throw","cards":["7H"],"extra":{deep}}}"#),
             format!(r#"{{"type":"draw","from":"stock","extra":{deep}}}"#),
+            r#"{"type":"draw","from":"stock","card":"QS"}"#.to_owned(),
+            r#"{"type":"draw","from":null}"#.to_owned(),
+            r#"{"type":"draw","cards":["7H"],"from":"stock"}"#.to_owned(),
+            r#"{"type":"throw","cards":["7H"],"from":"stock"}"#.to_owned(),
+            r#"{"type":"throw","cards":["7H"],"card":null}"#.to_owned(),
+            r#"{"type":"throw","cards":["7h"]}"#.to_owned(),
+            r#"{"type":"throw","cards":[7]}"#.to_owned(),
+            r#"{"type":"throw","cards":["7H"],"id":-1}"#.to_owned(),
+            r#"{"type":"throw","cards":["7H"],"id":1.5}"#.to_owned(),
+            r#"{"type":"throw","cards":["7H"],"id":null}"#.to_owned(),
+            r#"{"type":"dr\u0061w","from":"pile"}"#.to_owned(),
+            r#"{"type":"call","from":"pile"}"#.to_owned(),
+            r#"{"type":"call","id":7}"#.to_owned(),
+            r#"{"type":1,"from":"pile"}"#.to_owned(),
         ] {
             assert_eq!(
                 parse_client_message(&text),
@@ -610,6 +692,54 @@ mod tests {
             parse_client_message(&format!(r#"{{"type":"throw","cards":["7H"],"x":{deep}}}"#))
                 .is_err()
         );
+    }
+
+    /// An `id` reads as the untagged enum serde derives would read it, and is refused where that
+    /// is, with its sentence.
+    #[test]
+    fn a_message_id_reads_as_the_derived_untagged_enum_would() {
+        /// The derive, under the same name (its sentence names the enum).
+        mod derived {
+            #[derive(Debug, serde::Deserialize)]
+            #[serde(untagged)]
+            pub(super) enum MessageId {
+                Number(u64),
+                Text(String),
+            }
+        }
+        use derived::MessageId as Derived;
+        let derived = |d: Derived| match d {
+            Derived::Number(n) => MessageId::Number(n),
+            Derived::Text(s) => MessageId::Text(s),
+        };
+        for text in [
+            "0",
+            "7",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-1",
+            "1.5",
+            "1e3",
+            r#""x""#,
+            r#""\u00e9""#,
+            "true",
+            "null",
+            "[1]",
+            r#"{"a":1}"#,
+        ] {
+            let ours = serde_json::from_str::<MessageId>(text).map_err(|e| e.is_data());
+            let theirs = serde_json::from_str::<Derived>(text)
+                .map(derived)
+                .map_err(|e| e.is_data());
+            assert_eq!(ours, theirs, "{text}");
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            let ours =
+                serde_json::from_value::<MessageId>(value.clone()).map_err(|e| e.to_string());
+            let theirs = serde_json::from_value::<Derived>(value)
+                .map(derived)
+                .map_err(|e| e.to_string());
+            assert_eq!(ours, theirs, "{text}");
+        }
     }
 
     #[test]

@@ -585,7 +585,20 @@ impl Json for TurnClock {
     }
 }
 
-/// Values that change seldom (the settings, the phase, the standings), through `serde_json`.
+/// A phase, which changes with almost every move: its snake-case name.
+impl Json for Phase {
+    fn write_json(&self, out: &mut String) {
+        out.push_str(match self {
+            Phase::Start => r#""start""#,
+            Phase::Throw => r#""throw""#,
+            Phase::Draw => r#""draw""#,
+            Phase::RoundOver => r#""round_over""#,
+            Phase::MatchOver => r#""match_over""#,
+        });
+    }
+}
+
+/// Values that change seldom (the settings, the standings), through `serde_json`.
 macro_rules! json_through_serde {
     ($($ty:ty),*) => {$(
         impl Json for $ty {
@@ -596,7 +609,7 @@ macro_rules! json_through_serde {
     )*};
 }
 
-json_through_serde!(Phase, dhumbal_engine::Settings, dhumbal_engine::Standing);
+json_through_serde!(dhumbal_engine::Settings, dhumbal_engine::Standing);
 
 /// A value as JSON.
 fn json<T: Serialize + ?Sized>(value: &T) -> String {
@@ -653,7 +666,15 @@ mod tests {
         same(every);
         same(Some(Card::RED_JOKER));
         same(None::<Card>);
-        same(Phase::RoundOver);
+        for phase in [
+            Phase::Start,
+            Phase::Throw,
+            Phase::Draw,
+            Phase::RoundOver,
+            Phase::MatchOver,
+        ] {
+            same(phase);
+        }
         let game = Game::new(Preset::Household.settings(), [5; 32]).unwrap();
         same(game.settings().clone());
         same(game.spectator_view().standings);

@@ -14,7 +14,9 @@
 //! What is not recorded, on purpose: connections, stand-in bots and timers. After a restart
 //! every person is away until they reconnect, and the takeover grace starts afresh.
 
-use dhumbal_engine::{Action, Card, ClientSeed, Difficulty, HandHistory, Hex32, Settings, Step};
+use dhumbal_engine::{
+    Action, Card, ClientSeed, Difficulty, HandHistory, Hex32, RoundHistory, Settings, Step,
+};
 use dhumbal_protocol::{ChatLine, write_action_json, write_cards_json, write_event_json};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -326,6 +328,12 @@ impl Entry {
 /// hand ([`write_action_json`], [`write_event_json`], [`write_cards_json`]); the rest, a few
 /// fields a round, through `serde_json`.
 pub fn hand_history_json(history: &HandHistory) -> String {
+    hand_history_json_with(history, &history.rounds)
+}
+
+/// [`hand_history_json`] of `history` with `rounds` in place of its own (which are not read): the
+/// rounds read where the game keeps them ([`dhumbal_engine::Game::rounds_so_far`]).
+pub fn hand_history_json_with(history: &HandHistory, rounds: &[RoundHistory]) -> String {
     /// Appends `,"key":` and `value` through `serde_json` (the first key without the comma).
     fn field<T: Serialize + ?Sized>(out: &mut String, key: &str, value: &T) {
         if !out.ends_with('{') {
@@ -336,7 +344,7 @@ pub fn hand_history_json(history: &HandHistory) -> String {
         out.push_str(r#"":"#);
         out.push_str(&serde_json::to_string(value).expect("a hand history serialises"));
     }
-    let steps: usize = history.rounds.iter().map(|r| r.steps.len()).sum();
+    let steps: usize = rounds.iter().map(|r| r.steps.len()).sum();
     let mut out = String::with_capacity(1024 + 128 * steps);
     out.push('{');
     field(&mut out, "format", &history.format);
@@ -347,7 +355,7 @@ pub fn hand_history_json(history: &HandHistory) -> String {
     field(&mut out, "seed", &history.seed);
     field(&mut out, "players", &history.players);
     out.push_str(r#","rounds":["#);
-    for (i, round) in history.rounds.iter().enumerate() {
+    for (i, round) in rounds.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
@@ -622,6 +630,23 @@ mod tests {
                     hand_history_json(&history),
                     serde_json::to_string(&history).unwrap(),
                     "{preset:?} at {players}"
+                );
+                // A room writes it from the history's head and the rounds where the game keeps
+                // them.
+                let head = HandHistory {
+                    rounds: Vec::new(),
+                    ..history.clone()
+                };
+                assert_eq!(
+                    game.hand_history_head(),
+                    Some(HandHistory {
+                        players: Vec::new(),
+                        ..head.clone()
+                    })
+                );
+                assert_eq!(
+                    hand_history_json_with(&head, game.rounds_so_far()),
+                    hand_history_json(&history)
                 );
             }
         }

@@ -7,7 +7,7 @@ use tracing::{info, warn};
 
 use super::{ApplyError, ConnId, Effect, Entropy, RoomCore, Seat, match_result};
 use crate::error::Refusal;
-use crate::room::record::{KeptMatch, Record, hand_history_json};
+use crate::room::record::{KeptMatch, Record, hand_history_json_with};
 
 impl RoomCore {
     /// Begins a match (the first, or a rematch): draws its seed, deals, tells everyone.
@@ -170,7 +170,7 @@ impl RoomCore {
     /// before the match is over and for fixed test decks (nothing to verify).
     pub fn kept_match(&self) -> Option<KeptMatch> {
         let game = self.game.as_ref()?;
-        let mut history = game.hand_history()?;
+        let mut history = game.hand_history_head()?;
         let commitment = history.commitment?.to_string();
         history.players = self
             .seat_infos()
@@ -191,7 +191,7 @@ impl RoomCore {
             number: self.matches,
             commitment,
             token_hashes,
-            history: hand_history_json(&history),
+            history: hand_history_json_with(&history, game.rounds_so_far()),
         })
     }
 

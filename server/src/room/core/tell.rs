@@ -321,7 +321,8 @@ impl RoomCore {
 /// key, and no key before `your_seat` is a map's.
 pub(super) fn split_at_your_seat(json: &str) -> Option<(&str, &str)> {
     const KEY: &str = "\"your_seat\":";
-    let at = json.find("\"your_seat\":null")?;
+    // `memmem` looks with vector instructions: `str::find` took a tenth of the whole broadcast.
+    let at = memchr::memmem::find(json.as_bytes(), b"\"your_seat\":null")?;
     Some((
         &json[..at + KEY.len()],
         &json[at + KEY.len() + "null".len()..],
