@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use dhumbal_protocol::ServerMessage;
 use futures_util::task::AtomicWaker;
 use tokio::sync::mpsc;
@@ -165,24 +165,61 @@ impl Text {
     }
 }
 
-impl Text {
-    /// `buffer` shared out as consecutive texts, the `n`th ending at `ends[n]`: several frames
-    /// written into one buffer, as one allocation that each frame holds a part of (the buffer
-    /// is freed when the last is dropped). Each end must be a character boundary of `buffer` and
-    /// at least the end before it.
-    pub fn split(buffer: String, ends: &[usize]) -> impl Iterator<Item = Text> {
+/// Several clients' frames, written one after another and shared out as [`Text`]s of one
+/// allocation, which is used again: a room writes each change's patches (and each `room`
+/// message's copies) into one, and each client's writer holds its part. Once every part of a
+/// batch has been dropped (the writers are done with them, as they nearly always are by the
+/// next change) the next batch takes the same memory back, so a change costs no allocation;
+/// a batch whose parts are still held gets fresh memory, and the old is freed with its last part.
+/// A batch of more than [`Batch::KEEP`] bytes (the room's state, told to every seat) is shared
+/// out of its own buffer, so that a room keeps at most that much between batches.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// The frames being written.
+    text: String,
+    /// Where each frame written so far ends in `text`.
+    ends: Vec<usize>,
+    /// The memory the frames are shared out of.
+    shared: BytesMut,
+}
+
+impl Batch {
+    /// The most memory a batch keeps for the next, in bytes: a change's patches for six seats
+    /// and a few spectators, several times over.
+    pub const KEEP: usize = 2048;
+
+    /// Where the frame being written goes: write it at the end, then [`Batch::end_frame`].
+    pub fn text(&mut self) -> &mut String {
+        &mut self.text
+    }
+
+    /// Ends the frame being written: it is what was written since the one before.
+    pub fn end_frame(&mut self) {
+        self.ends.push(self.text.len());
+    }
+
+    /// The frames written, each as a [`Text`], in order, sharing one buffer; the batch is left
+    /// empty for the next. What was written after the last frame ended is dropped.
+    pub fn share(&mut self) -> impl Iterator<Item = Text> + '_ {
+        let len = self.ends.last().copied().unwrap_or(0);
+        self.text.truncate(len);
+        let all = if len > Self::KEEP {
+            Bytes::from(std::mem::take(&mut self.text))
+        } else {
+            if self.shared.capacity() < len {
+                // Takes back the memory of the batches before if all their parts are dropped,
+                // else allocates afresh.
+                self.shared.reserve(Self::KEEP);
+            }
+            self.shared.extend_from_slice(self.text.as_bytes());
+            self.text.clear();
+            self.shared.split().freeze()
+        };
         let mut start = 0;
-        for &end in ends {
-            assert!(
-                start <= end && buffer.is_char_boundary(end),
-                "a text ends at {end}: not a character boundary after {start} of its buffer"
-            );
-            start = end;
-        }
-        let bytes = Bytes::from(buffer);
-        let mut start = 0;
-        ends.iter().map(move |&end| {
-            let text = Text(bytes.slice(start..end));
+        self.ends.drain(..).map(move |end| {
+            // Each end was the length of the `String` the frames were written into: a
+            // character boundary, so every part is UTF-8.
+            let text = Text(all.slice(start..end));
             start = end;
             text
         })
@@ -261,19 +298,54 @@ mod tests {
     }
 
     #[test]
-    fn texts_split_from_one_buffer_share_it() {
-        let texts: Vec<Text> = Text::split("{\"a\":1}é{}".into(), &[7, 9, 9, 11]).collect();
+    fn a_batchs_frames_share_one_buffer_which_the_next_batch_takes_back() {
+        let mut batch = Batch::default();
+        for part in ["{\"a\":1}", "é", "", "{}"] {
+            batch.text().push_str(part);
+            batch.end_frame();
+        }
+        batch.text().push_str("not ended");
+        let texts: Vec<Text> = batch.share().collect();
         let strs: Vec<&str> = texts.iter().map(Text::as_str).collect();
         assert_eq!(strs, ["{\"a\":1}", "é", "", "{}"]);
+        let first = texts[0].clone().into_bytes().as_ptr();
         assert_eq!(
             texts[1].clone().into_bytes().as_ptr(),
-            texts[0].clone().into_bytes().as_ptr().wrapping_add(7)
+            first.wrapping_add(7)
         );
-    }
-
-    #[test]
-    #[should_panic(expected = "not a character boundary")]
-    fn a_text_split_inside_a_character_is_refused() {
-        let _ = Text::split("é".into(), &[1]).count();
+        // The next batch goes on in the same memory.
+        batch.text().push_str("{}");
+        batch.end_frame();
+        let next: Vec<Text> = batch.share().collect();
+        assert_eq!(
+            next[0].clone().into_bytes().as_ptr(),
+            first.wrapping_add(11)
+        );
+        // Every part dropped: a batch that no longer fits after them is written where the
+        // first was.
+        drop((texts, next));
+        let long = "b".repeat(Batch::KEEP - 5);
+        batch.text().push_str(&long);
+        batch.end_frame();
+        let again: Vec<Text> = batch.share().collect();
+        assert_eq!(again[0].as_str(), long);
+        assert_eq!(again[0].clone().into_bytes().as_ptr(), first);
+        // A part still held: a batch that does not fit is written elsewhere, and the part is
+        // unchanged.
+        batch.text().push_str("{\"c\":3}");
+        batch.end_frame();
+        let other: Vec<Text> = batch.share().collect();
+        assert_eq!(other[0].as_str(), "{\"c\":3}");
+        assert_ne!(other[0].clone().into_bytes().as_ptr(), first);
+        assert_eq!(again[0].as_str(), long);
+        assert_eq!(batch.share().count(), 0, "a batch starts empty");
+        // A batch bigger than it keeps is shared out of its own buffer.
+        let big = "x".repeat(Batch::KEEP + 1);
+        batch.text().push_str(&big);
+        batch.end_frame();
+        let texts: Vec<Text> = batch.share().collect();
+        assert_eq!(texts[0].as_str(), big);
+        assert!(batch.shared.capacity() <= Batch::KEEP);
+        assert_eq!(batch.text.capacity(), 0);
     }
 }

@@ -69,7 +69,7 @@ pub use stand_ins::{ThinkJob, Thought, Ticket};
 use self::cover::Cover;
 use self::outbox::Outbox;
 use self::timers::{Expired, Occupancy, Timers};
-use super::client::Text;
+use super::client::{Batch, Text};
 use super::record::{KeptMatch, LedgerRecord, Record, Setup, Snapshot};
 use crate::metrics::Metrics;
 
@@ -432,12 +432,11 @@ pub struct RoomCore {
     /// What was told the change before: no client's base any more, kept only so that the next
     /// change's is made in its memory (fewer allocations a change).
     told_before: Option<Told>,
-    /// Which client each part of a buffer written for many goes to (a change's patches, the
-    /// room's state), and where its part ends in it: kept from message to message for their
-    /// memory.
+    /// The frames written for many clients at once (a change's patches, the room's state),
+    /// kept from message to message for their memory.
+    batch: Batch,
+    /// Which client each frame of `batch` goes to, in order.
     part_to: Vec<ConnId>,
-    /// See `part_to`.
-    part_ends: Vec<usize>,
     /// How many versions of the view the room has made (the latest's number; never reused).
     views_made: u64,
     /// The places in the round's log of the events stand-ins played (for `history`).
@@ -488,8 +487,8 @@ impl RoomCore {
             tickets: 0,
             told: None,
             told_before: None,
+            batch: Batch::default(),
             part_to: Vec::new(),
-            part_ends: Vec::new(),
             views_made: 0,
             stand_in_marks: Vec::new(),
             now,

@@ -72,20 +72,14 @@ impl RoomCore {
                 (told, frames)
             });
         let mut whole: Option<StateFrames> = None;
-        // Every patch is written into one buffer, sent out in parts: one allocation a change
-        // where a string for each client took one, a share of its bytes another, and growing.
-        let mut buffer = String::new();
-        if let Some((_, frames)) = &patches {
-            buffer.reserve(frames.frame_len_hint() * self.clients.len());
-        }
+        // Every patch is written into one batch, sent out in parts of one buffer.
         self.part_to.clear();
-        self.part_ends.clear();
         for (conn, client) in &mut self.clients {
             match &patches {
                 Some((told, frames)) if client.view_v == Some(told.version) => {
-                    frames.write_for_seat(told, client.seat, &mut buffer);
+                    frames.write_for_seat(told, client.seat, self.batch.text());
+                    self.batch.end_frame();
                     self.part_to.push(*conn);
-                    self.part_ends.push(buffer.len());
                 }
                 _ => {
                     let text = whole
@@ -105,7 +99,7 @@ impl RoomCore {
         };
         // Its memory makes the next change's.
         self.told_before = self.told.replace(now);
-        self.send_parts(buffer);
+        self.send_parts();
     }
 
     pub(super) fn seat_infos(&self) -> Vec<SeatInfo> {
@@ -224,19 +218,17 @@ impl RoomCore {
             // Not reached: the room's state always has the key (a test holds it).
             return self.broadcast_room_one_by_one();
         };
-        let seated = self.clients.values().filter(|c| c.seat.is_some()).count();
-        let mut buffer = String::with_capacity((json.len() + 2) * seated);
         let mut spectators: Option<Text> = None;
         self.part_to.clear();
-        self.part_ends.clear();
         for (conn, client) in &self.clients {
             match client.seat {
                 Some(seat) => {
-                    buffer.push_str(before);
-                    buffer.push_str(itoa::Buffer::new().format(seat));
-                    buffer.push_str(after);
+                    let text = self.batch.text();
+                    text.push_str(before);
+                    text.push_str(itoa::Buffer::new().format(seat));
+                    text.push_str(after);
+                    self.batch.end_frame();
                     self.part_to.push(*conn);
-                    self.part_ends.push(buffer.len());
                 }
                 None => self.outbox.push(Effect::Send {
                     to: *conn,
@@ -246,16 +238,12 @@ impl RoomCore {
                 }),
             }
         }
-        self.send_parts(buffer);
+        self.send_parts();
     }
 
-    /// Sends each client in `part_to` its part of `buffer`, ending at its place in `part_ends`.
-    fn send_parts(&mut self, buffer: String) {
-        if self.part_to.is_empty() {
-            return;
-        }
-        let texts = Text::split(buffer, &self.part_ends);
-        for (conn, text) in self.part_to.iter().zip(texts) {
+    /// Sends each client in `part_to` its frame of the batch, in order.
+    fn send_parts(&mut self) {
+        for (conn, text) in self.part_to.iter().zip(self.batch.share()) {
             self.outbox.push(Effect::Send { to: *conn, text });
         }
     }
