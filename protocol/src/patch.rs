@@ -285,22 +285,24 @@ impl PatchFrames {
         stand_in: Option<usize>,
         clock: Option<TurnClock>,
     ) -> PatchFrames {
-        PatchFrames::reusing(before, None, game, events, stand_in, clock)
+        PatchFrames::reusing(before, &mut Spare::default(), game, events, stand_in, clock)
     }
 
-    /// [`PatchFrames::new`], with what the clients are told now made in the memory of
-    /// `recycled`, a [`Told`] no longer needed (the one before `before`, say): the same patches,
-    /// fewer allocations.
+    /// [`PatchFrames::new`], made in the memory `spare` holds (what was told the change before
+    /// `before`, and the texts of that change's patches; see [`PatchFrames::finish`]): the same
+    /// patches, without allocating.
     pub fn reusing(
         before: &Told,
-        recycled: Option<Told>,
+        spare: &mut Spare,
         game: &Game,
         events: &[Event],
         stand_in: Option<usize>,
         clock: Option<TurnClock>,
     ) -> PatchFrames {
-        let now = Told::refreshed(recycled, game, before.version + 1);
-        let mut head = String::with_capacity(96 + 96 * events.len());
+        let now = Told::refreshed(spare.told.take(), game, before.version + 1);
+        let mut head = std::mem::take(&mut spare.head);
+        head.clear();
+        head.reserve(96 + 96 * events.len());
         head.push_str(r#"{"type":"patch","v":"#);
         now.version.write_json(&mut head);
         if !events.is_empty() {
@@ -316,7 +318,8 @@ impl PatchFrames {
             clock.write_json(&mut head);
         }
         head.push_str(r#","view":{"#);
-        let mut shared = String::with_capacity(256);
+        let mut shared = std::mem::take(&mut spare.shared);
+        shared.clear();
         ViewPatch::write_between(&before.shared, &now.shared, &mut shared);
         PatchFrames { head, shared, now }
     }
@@ -358,9 +361,38 @@ impl PatchFrames {
         self.now
     }
 
+    /// What the clients are told once these patches are sent, with the memory of these patches'
+    /// texts left in `spare` for the next change's. Once that `Told` is no client's base any
+    /// more (the change after next), [`Spare::keep`] it there too.
+    pub fn finish(self, spare: &mut Spare) -> Told {
+        spare.head = self.head;
+        spare.shared = self.shared;
+        self.now
+    }
+
     /// What the clients are told once these patches are sent.
     pub fn told(&self) -> &Told {
         &self.now
+    }
+}
+
+/// The memory a change's patches are made in, kept from one change to the next (a room keeps
+/// one): what was told the change before last, no client's base any more, and the texts of the
+/// last change's patches. Nothing in it is read; only its memory is used again.
+#[derive(Clone, Debug, Default)]
+pub struct Spare {
+    /// What was told the change before last.
+    told: Option<Told>,
+    /// The last change's events and the head of its patches.
+    head: String,
+    /// The last change's shared fields.
+    shared: String,
+}
+
+impl Spare {
+    /// Keeps `told`, which no client's patch builds on any more, for its memory.
+    pub fn keep(&mut self, told: Told) {
+        self.told = Some(told);
     }
 }
 
@@ -808,7 +840,7 @@ mod tests {
                 };
                 let mut game = Game::new(settings, [players; 32]).unwrap();
                 let mut told = Told::of(&game, 1);
-                let mut spare: Option<Told> = None;
+                let mut spare = Spare::default();
                 let seats: Vec<Option<usize>> = (0..game.seats()).map(Some).chain([None]).collect();
                 let mut held: Vec<SeatView> = seats.iter().map(|&s| game.view_of(s)).collect();
                 for step in 0..5_000usize {
@@ -833,7 +865,7 @@ mod tests {
                     let frames = if step % 4 == 0 {
                         PatchFrames::new(&told, &game, &events, stand_in, clock)
                     } else {
-                        PatchFrames::reusing(&told, spare.take(), &game, &events, stand_in, clock)
+                        PatchFrames::reusing(&told, &mut spare, &game, &events, stand_in, clock)
                     };
                     for (i, &seat) in seats.iter().enumerate() {
                         let frame = frames.for_seat(&told, seat);
@@ -856,7 +888,11 @@ mod tests {
                         patch.view.apply(&mut held[i]);
                         assert_eq!(held[i], game.view_of(seat), "{preset:?} step {step}");
                     }
-                    spare = Some(std::mem::replace(&mut told, frames.into_told()));
+                    let now = match step % 3 {
+                        0 => frames.into_told(),
+                        _ => frames.finish(&mut spare),
+                    };
+                    spare.keep(std::mem::replace(&mut told, now));
                     // A client joining now gets the whole view, and it is what the others hold.
                     if step % 11 == 0 {
                         assert_eq!(told, Told::of(&game, told.version));

@@ -35,7 +35,7 @@ use std::process::Command;
 
 use common::{Clients, random_action, room_action, seated_room, text};
 use dhumbal_engine::{Action, Event, Game, Phase, Preset};
-use dhumbal_protocol::{ClientMessage, PatchFrames, StateFrames, Told};
+use dhumbal_protocol::{ClientMessage, PatchFrames, Spare, StateFrames, Told};
 use dhumbal_server::conn::Deflater;
 use dhumbal_server::room::RoomCore;
 use dhumbal_server::room::core::{Effect, Entropy};
@@ -123,15 +123,15 @@ fn counted_frames(game: &Game, events: &[Event]) -> Vec<String> {
 #[inline(never)]
 fn counted_patches(
     before: &Told,
-    recycled: Option<Told>,
+    spare: &mut Spare,
     game: &Game,
     events: &[Event],
 ) -> (Vec<String>, Told) {
-    let frames = PatchFrames::reusing(before, recycled, game, events, None, None);
+    let frames = PatchFrames::reusing(before, spare, game, events, None, None);
     let texts = (0..game.seats())
         .map(|seat| frames.for_seat(before, Some(seat)))
         .collect();
-    (texts, frames.into_told())
+    (texts, frames.finish(spare))
 }
 
 /// One change's patch frames, each through its seat's compressed stream.
@@ -204,13 +204,13 @@ fn run_patches(n: usize) {
     let mut told: Option<Told> = None;
     // What was told the change before last, whose memory the next change's is made in, as the
     // room does.
-    let mut spare: Option<Told> = None;
+    let mut spare = Spare::default();
     play(n, |game, events| {
         let before = told.take().unwrap_or_else(|| Told::of(game, 0));
-        let (texts, now) = counted_patches(&before, spare.take(), game, events);
+        let (texts, now) = counted_patches(&before, &mut spare, game, events);
         black_box(texts);
         told = Some(now);
-        spare = Some(before);
+        spare.keep(before);
     });
 }
 
@@ -218,15 +218,15 @@ fn run_patches(n: usize) {
 /// count).
 fn run_compress(n: usize) {
     let mut told: Option<Told> = None;
-    let mut spare: Option<Told> = None;
+    let mut spare = Spare::default();
     let mut streams: Vec<Deflater> = Vec::new();
     play(n, |game, events| {
         let before = told.take().unwrap_or_else(|| Told::of(game, 0));
-        let (texts, now) = counted_patches(&before, spare.take(), game, events);
+        let (texts, now) = counted_patches(&before, &mut spare, game, events);
         streams.resize_with(texts.len(), Deflater::new);
         black_box(counted_compress(&mut streams, &texts));
         told = Some(now);
-        spare = Some(before);
+        spare.keep(before);
     });
 }
 

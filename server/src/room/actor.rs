@@ -246,26 +246,35 @@ impl Actor {
         }
         loop {
             self.core.settle(Instant::now());
-            let records = self.core.take_records();
-            if !records.is_empty() {
-                let snapshot = self.core.take_snapshot();
-                match self.log.append(records, snapshot).await {
-                    Ok(()) => {}
-                    Err(StoreError::Fenced { .. }) => {
-                        self.moved();
-                        self.halted = Some(Stopped::Moved);
-                        return false;
-                    }
-                    Err(_) if !self.log.store.is_shared() => {
-                        self.pause();
-                        self.halted = Some(Stopped::Paused);
-                        return false;
-                    }
-                    Err(_) => {
-                        self.fail();
-                        self.halted = Some(Stopped::LogFailed);
-                        return false;
-                    }
+            let entry = Entry {
+                format: FORMAT,
+                records: self.core.take_records(),
+            };
+            let appended = match entry.records.is_empty() {
+                true => Ok(()),
+                false => {
+                    let snapshot = self.core.take_snapshot();
+                    self.log.append(&entry, snapshot).await
+                }
+            };
+            // The list's memory makes the next input's.
+            self.core.recycle_records(entry.records);
+            match appended {
+                Ok(()) => {}
+                Err(StoreError::Fenced { .. }) => {
+                    self.moved();
+                    self.halted = Some(Stopped::Moved);
+                    return false;
+                }
+                Err(_) if !self.log.store.is_shared() => {
+                    self.pause();
+                    self.halted = Some(Stopped::Paused);
+                    return false;
+                }
+                Err(_) => {
+                    self.fail();
+                    self.halted = Some(Stopped::LogFailed);
+                    return false;
                 }
             }
             let mut effects = self.core.take_effects();
@@ -509,15 +518,11 @@ impl RoomLog {
     /// from if a rematch began in it. Answers why the entry was not written, if it was not.
     async fn append(
         &mut self,
-        records: Vec<super::record::Record>,
+        entry: &Entry,
         snapshot: Option<super::record::Snapshot>,
     ) -> Result<(), StoreError> {
         let started = std::time::Instant::now();
-        let entry = Entry {
-            format: FORMAT,
-            records,
-        }
-        .encode();
+        let entry = entry.encode();
         self.seq += 1;
         if let Err(e) = self.store.append(&self.code, self.seq, entry).await {
             error!(room = %self.code, seq = self.seq, error = %e, "appending to the room's log failed");

@@ -44,7 +44,7 @@ use std::time::Duration;
 use dhumbal_bots::{Bot, new_bot};
 use dhumbal_engine::{ClientSeed, Difficulty, Game, Hex32, Phase, RuleError, Settings};
 use dhumbal_protocol::{
-    ChatLine, ClientMessage, Hello, MatchResult, MessageId, Stage, Told, seed_hex,
+    ChatLine, ClientMessage, Hello, MatchResult, MessageId, Spare, Stage, Told, seed_hex,
 };
 use rand::rngs::OsRng;
 use rand::{Rng, TryRngCore};
@@ -429,9 +429,10 @@ pub struct RoomCore {
     /// fields and each seat's own (the base of the next change's patches); `None` until a view
     /// is first told, and after a restart.
     told: Option<Told>,
-    /// What was told the change before: no client's base any more, kept only so that the next
-    /// change's is made in its memory (fewer allocations a change).
-    told_before: Option<Told>,
+    /// The memory of the changes told before (what was told the change before last, no
+    /// client's base any more, and the texts of the last change's patches), in which the next
+    /// change's patches are made: no allocation a change.
+    spare: Spare,
     /// The frames written for many clients at once (a change's patches, the room's state),
     /// kept from message to message for their memory.
     batch: Batch,
@@ -486,7 +487,7 @@ impl RoomCore {
             thinking: None,
             tickets: 0,
             told: None,
-            told_before: None,
+            spare: Spare::default(),
             batch: Batch::default(),
             part_to: Vec::new(),
             views_made: 0,
@@ -552,6 +553,12 @@ impl RoomCore {
     /// What this input changed for good, for the log.
     pub fn take_records(&mut self) -> Vec<Record> {
         self.outbox.take_records()
+    }
+
+    /// A list [`RoomCore::take_records`] gave, its records in the log, back for the next
+    /// input's records (its memory kept).
+    pub fn recycle_records(&mut self, list: Vec<Record>) {
+        self.outbox.recycle_records(list);
     }
 
     /// The room as it stood before a rematch began in this input: the log restarts from it.

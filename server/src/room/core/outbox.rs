@@ -17,6 +17,8 @@ pub(super) struct Outbox {
     spare_effects: Vec<Effect>,
     /// What the current input changed for good.
     records: Vec<Record>,
+    /// An empty list, handed back once its records were in the log, kept as `spare_effects` is.
+    spare_records: Vec<Record>,
     /// The room as it stood before a rematch (or a return to the lobby) in the current input,
     /// for the log to restart from.
     snapshot: Option<Snapshot>,
@@ -66,7 +68,15 @@ impl Outbox {
 
     /// What changed for good, in order.
     pub(super) fn take_records(&mut self) -> Vec<Record> {
-        std::mem::take(&mut self.records)
+        std::mem::replace(&mut self.records, std::mem::take(&mut self.spare_records))
+    }
+
+    /// A list [`Outbox::take_records`] gave, its records in the log, back for its memory.
+    pub(super) fn recycle_records(&mut self, mut list: Vec<Record>) {
+        list.clear();
+        if list.capacity() > self.spare_records.capacity() {
+            self.spare_records = list;
+        }
     }
 
     /// The room the log restarts from, if it does.
@@ -120,5 +130,16 @@ mod tests {
         assert_eq!(again.as_ptr(), memory);
         assert!(matches!(again[..], [Effect::Close { to: 5, .. }]));
         assert!(outbox.take_snapshot().is_none());
+        // The records' list the same way.
+        outbox.record(Record::NextRound);
+        outbox.record(Record::ToLobby);
+        let taken = outbox.take_records();
+        let memory = taken.as_ptr();
+        outbox.recycle_records(taken);
+        assert!(outbox.take_records().is_empty());
+        outbox.record(Record::NextRound);
+        let again = outbox.take_records();
+        assert_eq!(again.as_ptr(), memory);
+        assert_eq!(again, [Record::NextRound]);
     }
 }

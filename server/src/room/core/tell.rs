@@ -62,13 +62,13 @@ impl RoomCore {
         let clock = self.clock();
         self.views_made += 1;
         let v = self.views_made;
-        let recycled = self.told_before.take();
+        let spare = &mut self.spare;
         let patches = self
             .told
             .as_ref()
             .filter(|told| told.version + 1 == v)
             .map(|told| {
-                let frames = PatchFrames::reusing(told, recycled, game, events, stand_in, clock);
+                let frames = PatchFrames::reusing(told, spare, game, events, stand_in, clock);
                 (told, frames)
             });
         let mut whole: Option<StateFrames> = None;
@@ -94,11 +94,13 @@ impl RoomCore {
             client.view_v = Some(v);
         }
         let now = match patches {
-            Some((_, frames)) => frames.into_told(),
+            Some((_, frames)) => frames.finish(&mut self.spare),
             None => Told::of(game, v),
         };
         // Its memory makes the next change's.
-        self.told_before = self.told.replace(now);
+        if let Some(before) = self.told.replace(now) {
+            self.spare.keep(before);
+        }
         self.send_parts();
     }
 
