@@ -144,7 +144,9 @@ impl SeatView {
     /// [`Game::view_of`] gives, in place: its lists keep their memory, and the settings are
     /// copied only if they differ. A server that builds a view after every change builds it in
     /// the memory of an old one this way (the one place a view is made: [`Game::view_of`] is
-    /// this, into an empty view).
+    /// this, into an empty view). The standings are ranked again only when the totals, the
+    /// eliminations or the settings differ from the view's: they are made of those alone, and
+    /// a view's standings are always those of its own totals.
     ///
     /// # Panics
     ///
@@ -155,8 +157,12 @@ impl SeatView {
             to.clear();
             to.extend(from);
         }
+        let mut same_scores = self.totals == game.totals()
+            && self.eliminated == game.eliminated()
+            && self.standings.len() == game.seats();
         if self.settings != *game.settings() {
             self.settings = game.settings().clone();
+            same_scores = false;
         }
         let court = self.settings.court;
         let playing = !matches!(game.phase(), Phase::RoundOver | Phase::MatchOver);
@@ -201,8 +207,10 @@ impl SeatView {
         self.barred = game.barred();
         self.throws = game.throws();
         self.throw_cap = THROW_CAP;
-        fill(&mut self.totals, game.totals().iter().copied());
-        game.standings_into(&mut self.standings);
+        if !same_scores {
+            fill(&mut self.totals, game.totals().iter().copied());
+            game.standings_into(&mut self.standings);
+        }
         fill(
             &mut self.play_order,
             std::iter::once(0)

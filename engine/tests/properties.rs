@@ -9,8 +9,8 @@ use crate::common;
 use common::{Rng, random_action};
 use dhumbal_engine::arbitrary::any_settings;
 use dhumbal_engine::{
-    Action, Card, Event, Game, Phase, RuleError, Scoring, SeatView, Source, THROW_CAP, TurnOrder,
-    classify, full_deck,
+    Action, Card, Event, Game, Phase, Preset, RuleError, Scoring, SeatView, Source, THROW_CAP,
+    TurnOrder, classify, full_deck,
 };
 use proptest::prelude::*;
 
@@ -518,6 +518,13 @@ proptest! {
                 assert_eq!(*view, game.view_of(seat), "step {step}, seat {seat:?}");
             }
         });
+        // And from the end of one match to the start of another, at another table.
+        let other = Game::new(Preset::ALL[(choices % 3) as usize].settings(), seed).unwrap();
+        for (i, view) in kept.iter_mut().enumerate() {
+            let seat = (i < other.seats()).then_some(i);
+            view.refresh(&other, seat);
+            assert_eq!(*view, other.view_of(seat), "a new match, seat {seat:?}");
+        }
     }
 
     #[test]
