@@ -521,7 +521,8 @@ impl RoomLog {
         entry: &Entry,
         snapshot: Option<super::record::Snapshot>,
     ) -> Result<(), StoreError> {
-        let started = std::time::Instant::now();
+        // The clock is read for the trace alone, and only when it is on.
+        let started = tracing::enabled!(tracing::Level::TRACE).then(std::time::Instant::now);
         let entry = entry.encode();
         self.seq += 1;
         if let Err(e) = self.store.append(&self.code, self.seq, entry).await {
@@ -539,7 +540,12 @@ impl RoomLog {
                 warn!(room = %self.code, error = %e, "writing a snapshot failed");
             }
         }
-        tracing::trace!(room = %self.code, seq = self.seq, took = ?started.elapsed(), "appended");
+        tracing::trace!(
+            room = %self.code,
+            seq = self.seq,
+            took = ?started.map(|s| s.elapsed()),
+            "appended"
+        );
         Ok(())
     }
 }

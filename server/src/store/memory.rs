@@ -1,7 +1,7 @@
 //! `--store memory`: the room log's checks and answers, with nothing kept. Every write completes
 //! at once, under one lock; [`MemoryStore::load_each`] answers what this process wrote.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -35,8 +35,8 @@ impl Room {
 /// The memory store: every room's log under one lock.
 #[derive(Debug)]
 pub struct MemoryStore {
-    /// Rooms by code, ordered so that [`MemoryStore::load_each`] answers in a stable order.
-    rooms: Mutex<BTreeMap<String, Room>>,
+    /// Rooms by code ([`MemoryStore::load_each`] sorts the codes for a stable order).
+    rooms: Mutex<HashMap<String, Room>>,
     /// For the append latency, so that the memory store's figures compare with SQLite's.
     metrics: Arc<Metrics>,
     /// Kept hand histories by (code, number), with when each was kept.
@@ -47,7 +47,7 @@ impl MemoryStore {
     /// An empty store.
     pub fn new(metrics: Arc<Metrics>) -> MemoryStore {
         MemoryStore {
-            rooms: Mutex::new(BTreeMap::new()),
+            rooms: Mutex::new(HashMap::new()),
             metrics,
             matches: Mutex::default(),
         }
@@ -84,7 +84,7 @@ impl MemoryStore {
 
     /// The rooms; a panic elsewhere while holding the lock leaves them consistent (every write
     /// checks before it changes anything), so a poisoned lock is taken as it is.
-    fn rooms(&self) -> MutexGuard<'_, BTreeMap<String, Room>> {
+    fn rooms(&self) -> MutexGuard<'_, HashMap<String, Room>> {
         self.rooms
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -92,7 +92,7 @@ impl MemoryStore {
 
     /// The live room `code`, or [`StoreError::UnknownRoom`].
     fn live<'a>(
-        rooms: &'a mut BTreeMap<String, Room>,
+        rooms: &'a mut HashMap<String, Room>,
         code: &str,
     ) -> Result<&'a mut Room, StoreError> {
         match rooms.get_mut(code) {
