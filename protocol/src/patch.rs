@@ -166,11 +166,16 @@ impl OwnView {
             self.hand_values
                 .extend(self.hand.iter().map(|c| c.value(court)));
         }
-        if playing {
-            game.takeable_into(seat, &mut self.takeable);
-        } else {
+        if !playing || seat != game.turn() {
+            // Not this seat's turn, or no turn at all: the rules let it do nothing and take
+            // nothing (every one of them checks the turn first), as most seats after most moves.
             self.takeable.clear();
+            self.can_call = false;
+            self.can_draw = false;
+            self.can_throw = false;
+            return;
         }
+        game.takeable_into(seat, &mut self.takeable);
         self.can_call = game.can_call(seat);
         self.can_draw = game.can_draw(seat);
         self.can_throw = game.can_throw(seat);
