@@ -363,6 +363,107 @@ pub struct RoomState {
     pub ledger: Vec<LedgerRow>,
 }
 
+impl RoomState {
+    /// Writes this state's `room` message into `out`: the text
+    /// `ServerMessage::Room(state).to_json()` makes, byte for byte (a test holds them equal),
+    /// with `settings` the JSON of [`RoomState::settings`] made before (`serde_json::to_string`
+    /// of them; a room keeps it until its settings change). The keys are written as they are
+    /// (they need no escaping) and each value through `serde_json`: a room sends this message
+    /// to every client at each vote, and most of serde's work on it was the settings and the
+    /// keys.
+    pub fn write_message(&self, settings: &str, out: &mut Vec<u8>) {
+        /// Appends `value` as `serde_json` writes it.
+        fn value<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+            serde_json::to_writer(&mut *out, value).expect("a room's values serialise");
+        }
+        /// Appends `[` each item written by `write`, comma-separated, `]`.
+        fn list<T>(out: &mut Vec<u8>, items: &[T], write: impl Fn(&mut Vec<u8>, &T)) {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write(out, item);
+            }
+            out.push(b']');
+        }
+        // Every field, named once: a field added to the state and not here fails to compile.
+        let RoomState {
+            code,
+            stage,
+            started,
+            settings: _,
+            seats,
+            host,
+            your_seat,
+            removed,
+            fairness,
+            watching,
+            watchers,
+            removed_watchers,
+            ledger,
+        } = self;
+        out.extend_from_slice(br#"{"type":"room","code":"#);
+        value(out, code);
+        out.extend_from_slice(br#","stage":"#);
+        value(out, stage);
+        out.extend_from_slice(br#","started":"#);
+        value(out, started);
+        out.extend_from_slice(br#","settings":"#);
+        out.extend_from_slice(settings.as_bytes());
+        out.extend_from_slice(br#","seats":"#);
+        list(out, seats, |out, info| {
+            let SeatInfo {
+                seat,
+                kind,
+                name,
+                difficulty,
+                connected,
+                ready,
+                stand_in,
+                muted,
+                away,
+            } = info;
+            out.extend_from_slice(br#"{"seat":"#);
+            value(out, seat);
+            out.extend_from_slice(br#","kind":"#);
+            value(out, kind);
+            out.extend_from_slice(br#","name":"#);
+            value(out, name);
+            out.extend_from_slice(br#","difficulty":"#);
+            value(out, difficulty);
+            out.extend_from_slice(br#","connected":"#);
+            value(out, connected);
+            out.extend_from_slice(br#","ready":"#);
+            value(out, ready);
+            out.extend_from_slice(br#","stand_in":"#);
+            value(out, stand_in);
+            out.extend_from_slice(br#","muted":"#);
+            value(out, muted);
+            out.extend_from_slice(br#","away":"#);
+            value(out, away);
+            out.push(b'}');
+        });
+        out.extend_from_slice(br#","host":"#);
+        value(out, host);
+        out.extend_from_slice(br#","your_seat":"#);
+        value(out, your_seat);
+        out.extend_from_slice(br#","removed":"#);
+        value(out, removed);
+        out.extend_from_slice(br#","fairness":"#);
+        value(out, fairness);
+        out.extend_from_slice(br#","watching":"#);
+        value(out, watching);
+        out.extend_from_slice(br#","watchers":"#);
+        value(out, watchers);
+        out.extend_from_slice(br#","removed_watchers":"#);
+        value(out, removed_watchers);
+        out.extend_from_slice(br#","ledger":"#);
+        value(out, ledger);
+        out.push(b'}');
+    }
+}
+
 /// One seat's line of the room's ledger (see [`RoomState::ledger`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct LedgerRow {
@@ -606,6 +707,86 @@ fn json<T: Serialize + ?Sized>(value: &T) -> String {
 mod tests {
     use super::*;
     use dhumbal_engine::Preset;
+
+    /// [`RoomState::write_message`] writes what serde writes of the `room` message, byte for
+    /// byte: rooms at every stage and preset, every kind of seat, names and codes that need
+    /// escaping, watchers, removals, a ledger, a commitment or none.
+    #[test]
+    fn a_room_message_is_written_as_serde_writes_it() {
+        let stages = [
+            Stage::Lobby,
+            Stage::Playing,
+            Stage::BetweenRounds,
+            Stage::MatchOver,
+        ];
+        let difficulties = [
+            Difficulty::Easy,
+            Difficulty::Medium,
+            Difficulty::Hard,
+            Difficulty::Expert,
+        ];
+        let mut checked = 0;
+        for (i, preset) in Preset::ALL.into_iter().cycle().take(12).enumerate() {
+            let seats = (0..2 + i % 5)
+                .map(|seat| SeatInfo {
+                    seat,
+                    kind: [SeatKind::Empty, SeatKind::Human, SeatKind::Bot][(seat + i) % 3],
+                    name: (seat % 3 != 0).then(|| format!("Asha \"{seat}\" \\ \u{1F600}\n\u{7}")),
+                    difficulty: (seat % 2 == 0).then_some(difficulties[(seat + i) % 4]),
+                    connected: seat % 2 == 1,
+                    ready: (seat + i) % 3 == 0,
+                    stand_in: (seat == 1).then_some(difficulties[i % 4]),
+                    muted: seat == 2,
+                    away: (seat + i) % 4 == 1,
+                })
+                .collect();
+            let state = RoomState {
+                code: if i % 2 == 0 {
+                    "ABCD".into()
+                } else {
+                    "A\"B</C>".into()
+                },
+                stage: stages[i % 4],
+                started: i % 4 != 0,
+                settings: preset.settings(),
+                seats,
+                host: (i % 3 != 0).then_some(i % 2),
+                your_seat: (i % 4 != 3).then_some(i % 3),
+                removed: (0..i % 3).map(|n| format!("gone {n} é")).collect(),
+                fairness: (i % 2 == 1).then(|| Fairness {
+                    match_number: i as u32,
+                    commitment: "ab".repeat(32),
+                }),
+                watching: i % 5 != 0,
+                watchers: (0..i % 4)
+                    .map(|n| Watcher {
+                        id: n as u32 + 1,
+                        name: format!("watcher\t{n}"),
+                    })
+                    .collect(),
+                removed_watchers: (0..i % 2).map(|n| format!("w{n}")).collect(),
+                ledger: (0..i % 4)
+                    .map(|seat| LedgerRow {
+                        seat,
+                        name: (seat != 1).then(|| format!("Bot {seat}")),
+                        played: seat as u32 * 3,
+                        won: seat as u32,
+                        points: seat as i64 * -17 + 5,
+                    })
+                    .collect(),
+            };
+            let settings = serde_json::to_string(&state.settings).unwrap();
+            let mut written = Vec::new();
+            state.write_message(&settings, &mut written);
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                ServerMessage::Room(state).to_json(),
+                "{preset:?}, case {i}"
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, 12);
+    }
 
     #[test]
     fn server_messages_round_trip() {

@@ -381,6 +381,9 @@ pub struct RoomCore {
     host_secret_hash: String,
     /// The table's settings; the lobby may change them.
     settings: Settings,
+    /// The settings the `room` message last showed and their JSON, written again only when
+    /// they change (see [`RoomCore::broadcast_room`]).
+    settings_json: Option<(Settings, String)>,
     /// Fixed deck orders (only with `--allow-test-decks`).
     decks: Option<Vec<Vec<dhumbal_engine::Card>>>,
     /// The room's timings.
@@ -468,6 +471,7 @@ impl RoomCore {
             seats: (0..players).map(|_| Seat::Empty).collect(),
             votes: vec![false; players],
             settings: setup.settings.clone(),
+            settings_json: None,
             decks: setup.decks.clone(),
             timing,
             timers: Timers::new(timing, now),

@@ -215,7 +215,19 @@ impl RoomCore {
     /// once: each seated client's differs only in `your_seat`, spliced into the one text, and
     /// the spectators share one text.
     pub(super) fn broadcast_room(&mut self) {
-        let json = ServerMessage::Room(self.room_state(None)).to_json();
+        let state = self.room_state(None);
+        if self
+            .settings_json
+            .as_ref()
+            .is_none_or(|(shown, _)| *shown != state.settings)
+        {
+            let json = serde_json::to_string(&state.settings).expect("settings serialise");
+            self.settings_json = Some((state.settings.clone(), json));
+        }
+        let settings = self.settings_json.as_ref().map_or("", |(_, json)| json);
+        let mut bytes = Vec::with_capacity(2048);
+        state.write_message(settings, &mut bytes);
+        let json = String::from_utf8(bytes).expect("serde_json writes UTF-8");
         let Some((before, after)) = split_at_your_seat(&json) else {
             // Not reached: the room's state always has the key (a test holds it).
             return self.broadcast_room_one_by_one();

@@ -1715,6 +1715,37 @@ fn the_room_written_once_is_each_clients_own() {
     assert_eq!(watchers.len(), 2);
     assert_eq!(watchers[0], watchers[1], "the watchers share one text");
     assert!(super::tell::split_at_your_seat("{\"type\":\"room\"}").is_none());
+    // The settings' JSON the room keeps is written again when the settings change.
+    let host = (1..=2)
+        .find(|c| played.core.clients[c].seat == played.core.host_seat())
+        .unwrap();
+    let effects = played.message(
+        host,
+        ClientMessage::SetPreset {
+            preset: Preset::Yaniv,
+        },
+    );
+    assert!(
+        errors(&effects, host).is_empty(),
+        "{:?}",
+        errors(&effects, host)
+    );
+    assert_ne!(played.core.settings, Preset::Standard.settings());
+    played.core.broadcast_room();
+    let effects = played.step();
+    for conn in 1..=4 {
+        let seat = played.core.clients[&conn].seat;
+        let expected = ServerMessage::Room(played.core.room_state(seat)).to_json();
+        let text = effects.iter().find_map(|e| match e {
+            Effect::Send { to, text } if *to == conn => Some(text.as_str()),
+            _ => None,
+        });
+        assert_eq!(
+            text,
+            Some(expected.as_str()),
+            "connection {conn}, new settings"
+        );
+    }
 }
 
 /// Consecutive connection numbers hash apart, in the high bits a map's tags are made of too.
