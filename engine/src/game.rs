@@ -198,6 +198,8 @@ pub struct Game {
     settings: Settings,
     /// The secret match seed and what deck seeds bind (seeded games).
     fair: Option<FairDeal>,
+    /// The commitment to `fair`'s seed, hashed once: a room shows it with every `room` message.
+    commitment: Option<Hex32>,
     /// The client seeds for the next deal, one per seat.
     client_seeds: Vec<Option<ClientSeed>>,
     /// Explicit deck orders, top card first, used round after round (tests and replays).
@@ -289,6 +291,7 @@ impl Game {
         let mut game = Game {
             dealer: settings.first_dealer(),
             settings,
+            commitment: fair.as_ref().map(|fair| commitment(&fair.seed)),
             fair,
             client_seeds: Vec::new(),
             fixed_decks,
@@ -334,7 +337,7 @@ impl Game {
 
     /// The commitment to the match seed, public from the start (`None` for fixed decks).
     pub fn commitment(&self) -> Option<Hex32> {
-        self.fair.as_ref().map(|fair| commitment(&fair.seed))
+        self.commitment
     }
 
     /// The match seed, but only once the match is over.
