@@ -403,12 +403,15 @@ impl RoomState {
             removed_watchers,
             ledger,
         } = self;
-        out.extend_from_slice(br#"{"type":"room","code":"#);
-        value(out, code);
-        out.extend_from_slice(br#","stage":"#);
-        value(out, stage);
-        out.extend_from_slice(br#","started":"#);
-        value(out, started);
+        /// Appends `,"field":` and the field's value, for each field named.
+        macro_rules! members {
+            ($out:expr; $($field:ident),+) => {$(
+                $out.extend_from_slice(concat!(",\"", stringify!($field), "\":").as_bytes());
+                value($out, $field);
+            )+};
+        }
+        out.extend_from_slice(br#"{"type":"room""#);
+        members!(out; code, stage, started);
         out.extend_from_slice(br#","settings":"#);
         out.extend_from_slice(settings.as_bytes());
         out.extend_from_slice(br#","seats":"#);
@@ -426,40 +429,10 @@ impl RoomState {
             } = info;
             out.extend_from_slice(br#"{"seat":"#);
             value(out, seat);
-            out.extend_from_slice(br#","kind":"#);
-            value(out, kind);
-            out.extend_from_slice(br#","name":"#);
-            value(out, name);
-            out.extend_from_slice(br#","difficulty":"#);
-            value(out, difficulty);
-            out.extend_from_slice(br#","connected":"#);
-            value(out, connected);
-            out.extend_from_slice(br#","ready":"#);
-            value(out, ready);
-            out.extend_from_slice(br#","stand_in":"#);
-            value(out, stand_in);
-            out.extend_from_slice(br#","muted":"#);
-            value(out, muted);
-            out.extend_from_slice(br#","away":"#);
-            value(out, away);
+            members!(out; kind, name, difficulty, connected, ready, stand_in, muted, away);
             out.push(b'}');
         });
-        out.extend_from_slice(br#","host":"#);
-        value(out, host);
-        out.extend_from_slice(br#","your_seat":"#);
-        value(out, your_seat);
-        out.extend_from_slice(br#","removed":"#);
-        value(out, removed);
-        out.extend_from_slice(br#","fairness":"#);
-        value(out, fairness);
-        out.extend_from_slice(br#","watching":"#);
-        value(out, watching);
-        out.extend_from_slice(br#","watchers":"#);
-        value(out, watchers);
-        out.extend_from_slice(br#","removed_watchers":"#);
-        value(out, removed_watchers);
-        out.extend_from_slice(br#","ledger":"#);
-        value(out, ledger);
+        members!(out; host, your_seat, removed, fairness, watching, watchers, removed_watchers, ledger);
         out.push(b'}');
     }
 }
