@@ -73,6 +73,11 @@ impl RoomCore {
             });
         let mut whole: Option<StateFrames> = None;
         // Every patch is written into one batch, sent out in parts of one buffer.
+        if let Some((_, frames)) = &patches {
+            self.batch
+                .text()
+                .reserve(frames.frame_len_hint() * self.clients.len());
+        }
         self.part_to.clear();
         for (conn, client) in &mut self.clients {
             match &patches {
@@ -232,6 +237,9 @@ impl RoomCore {
             // Not reached: the room's state always has the key (a test holds it).
             return self.broadcast_room_one_by_one();
         };
+        let seated = self.clients.values().filter(|c| c.seat.is_some()).count();
+        // A batch this size has a buffer of its own (see `Batch`): made at its size at once.
+        self.batch.text().reserve((json.len() + 2) * seated);
         let mut spectators: Option<Text> = None;
         self.part_to.clear();
         for (conn, client) in &self.clients {
