@@ -250,12 +250,11 @@ impl Actor {
                 format: FORMAT,
                 records: self.core.take_records(),
             };
-            let appended = match entry.records.is_empty() {
-                true => Ok(()),
-                false => {
-                    let snapshot = self.core.take_snapshot();
-                    self.log.append(&entry, snapshot).await
-                }
+            let appended = if entry.records.is_empty() {
+                Ok(())
+            } else {
+                let snapshot = self.core.take_snapshot();
+                self.log.append(&entry, snapshot).await
             };
             // The list's memory makes the next input's.
             self.core.recycle_records(entry.records);

@@ -257,18 +257,19 @@ pub(crate) async fn play_seat(
         // buffers the whole message and reads it again, and this client's CPU is taken from the
         // two cores the server runs on.
         let patch = text.as_str().starts_with(r#"{"type":"patch","#);
-        let peek: Peek = match patch {
-            true => Peek {
+        let peek: Peek = if patch {
+            Peek {
                 kind: "patch".to_owned(),
                 code: None,
-            },
-            false => match serde_json::from_str(text.as_str()) {
+            }
+        } else {
+            match serde_json::from_str(text.as_str()) {
                 Ok(peek) => peek,
                 Err(e) => {
                     tally.error(format!("bad message {e}"));
                     continue;
                 }
-            },
+            }
         };
         let answer = match peek.kind.as_str() {
             "state" | "patch" => {
@@ -276,9 +277,10 @@ pub(crate) async fn play_seat(
                     tally.answered(sent);
                 }
                 // The whole view, or what changed in it: the view held follows both.
-                let message = match patch {
-                    true => serde_json::from_str::<Patch>(text.as_str()).map(ServerMessage::Patch),
-                    false => serde_json::from_str::<ServerMessage>(text.as_str()),
+                let message = if patch {
+                    serde_json::from_str::<Patch>(text.as_str()).map(ServerMessage::Patch)
+                } else {
+                    serde_json::from_str::<ServerMessage>(text.as_str())
                 };
                 let followed = message
                     .map_err(|e| e.to_string())
