@@ -107,8 +107,9 @@ struct Common {
     #[arg(long)]
     pin: bool,
     /// Run the server under Valgrind's callgrind (`valgrind` on the `PATH`), counting the
-    /// instructions of its runtime's worker threads only (every socket, room and connection
-    /// task; not the start-up's compression thread), and print the instructions per action of
+    /// instructions of the threads it spawns (its runtime's workers: every socket, room and
+    /// connection task; the SQLite store's threads; counted from zero once the rooms are
+    /// seated, so not the start-up's work), and print the instructions per action of
     /// each workload: a count a busy machine cannot move, where the CPU times move with the
     /// machine. Everything runs about 50 times slower, so use few rooms (`--rooms 40`).
     #[arg(long)]
@@ -300,7 +301,7 @@ mod tests {
         assert!(callgrind_total("events: Ir\n").is_err());
         // The counted function never ran (inlined): an error naming it, not a count of 0.
         let nothing = callgrind_total("summary: 0\n").unwrap_err();
-        assert!(nothing.contains("worker::run"), "{nothing}");
+        assert!(nothing.contains("thread_start"), "{nothing}");
     }
 
     #[test]

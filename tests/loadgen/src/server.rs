@@ -24,12 +24,14 @@ pub(crate) struct Server {
     keep_dir: Option<PathBuf>,
 }
 
-/// The function whose run callgrind counts with `--callgrind`: a worker thread of the server's
-/// tokio runtime, the whole of it (its tasks, and its polling of the sockets and the timers).
-/// It must be a function of its own in the release binary: since release builds have one codegen
-/// unit (`Cargo.toml`) the optimiser inlines `worker::Context::run`, the one counted before, and
-/// callgrind then counted nothing (`nm -C target/release/dhumbal-server | grep worker::run`).
-const COUNTED: &str = "tokio::runtime::scheduler::multi_thread::worker::run";
+/// The function whose run callgrind counts with `--callgrind`: the start of every thread the
+/// server spawns (`std`'s `thread_start`), so the whole of each tokio worker (its tasks, and its
+/// polling of the sockets and the timers) and of any other thread (the SQLite store's writer
+/// and checkpointer); not the main thread, which only waits for the runtime. It must be a
+/// function of its own in the release binary: with one codegen unit the optimiser inlined
+/// `worker::Context::run`, and with fat LTO (`Cargo.toml`) `worker::run`, each counted before,
+/// and callgrind then counted nothing (`nm -C target/release/dhumbal-server | grep thread_start`).
+const COUNTED: &str = "*Thread*::new::thread_start";
 
 /// Moves every thread of this program to the CPUs after the first (`--pin`), leaving CPU 0 to
 /// the server; once (after that this program sees only its own CPUs).
