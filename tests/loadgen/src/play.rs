@@ -17,7 +17,9 @@ use rand::rngs::StdRng;
 use tokio::sync::Semaphore;
 
 use crate::report::{Measure, Unit, command_line, spread_cell, table_row};
-use crate::server::{Server, cpu_seconds, histogram_quantile, metrics_text, store_cpu_seconds};
+use crate::server::{
+    Counts, Server, cpu_seconds, histogram_quantile, metrics_text, store_cpu_seconds,
+};
 use crate::sockets::{Peek, Ws, connect, create_room, recv, recv_text, send, source};
 use crate::{Bots, MAX_CLIENTS, PlayArgs, SETUP_LIMIT, StoreChoice};
 
@@ -442,15 +444,26 @@ pub(crate) struct Run {
     /// CPU seconds the SQLite store's writer and checkpointer threads used while playing (0
     /// with another store, or a server this program did not start).
     pub(crate) store_cpu: (f64, f64),
-    /// Instructions the server's runtime ran while playing, with `--callgrind`.
-    pub(crate) instructions: Option<u64>,
+    /// What callgrind counted in the server while playing, with `--callgrind`.
+    pub(crate) counts: Option<Counts>,
 }
 
 impl Run {
     /// The server's instructions per action answered, with `--callgrind`.
     pub(crate) fn instructions_per_action(&self) -> Option<f64> {
-        self.instructions
-            .map(|n| n as f64 / self.tally.actions.max(1) as f64)
+        self.counts.map(|c| self.per_action(c.instructions))
+    }
+
+    /// The server's simulated cache misses per action answered (first-level instruction,
+    /// first-level data, last level), with `--callgrind --cache-sim`.
+    pub(crate) fn misses_per_action(&self) -> Option<[f64; 3]> {
+        let m = self.counts?.misses?;
+        Some([m.l1_instruction, m.l1_data, m.last_level].map(|n| self.per_action(n)))
+    }
+
+    /// A count divided by the actions answered.
+    fn per_action(&self, count: u64) -> f64 {
+        count as f64 / self.tally.actions.max(1) as f64
     }
 
     /// Actions answered per second of play.
@@ -538,10 +551,15 @@ impl Run {
             self.cpu_per_action_us(),
             self.cpu.1
         );
-        if let Some(per_action) = self.instructions_per_action() {
+        if let (Some(counts), Some(per_action)) = (self.counts, self.instructions_per_action()) {
             println!(
-                "instructions:       {} in the server's runtime while playing (callgrind), {per_action:.0} per action",
-                self.instructions.unwrap_or_default()
+                "instructions:       {} in the server's threads while playing (callgrind), {per_action:.0} per action",
+                counts.instructions
+            );
+        }
+        if let Some([i1, d1, last]) = self.misses_per_action() {
+            println!(
+                "cache misses:       {i1:.0} L1 instruction, {d1:.0} L1 data, {last:.0} last level (2 MiB) per action (simulated)"
             );
         }
         if self.store_cpu != (0.0, 0.0) {
@@ -619,12 +637,12 @@ where
         store_after.1 - store_before.1,
     );
     let memory_after = server.memory();
-    let instructions = server.counted()?;
+    let counts = server.counted()?;
     Ok(Run {
         tally,
         cpu,
         store_cpu,
-        instructions,
+        counts,
         seconds: started
             .elapsed()
             .as_secs_f64()
@@ -807,6 +825,18 @@ pub(crate) async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
                 "server instructions per action (callgrind): game {g:.0} / {name} {b:.0} = {:.2}x",
                 ratio(g, b)
             );
+        }
+        if let (Some(g), Some(b)) = (game.misses_per_action(), baseline.misses_per_action()) {
+            for ((cache, g), b) in ["L1 instruction", "L1 data", "last level"]
+                .iter()
+                .zip(g)
+                .zip(b)
+            {
+                println!(
+                    "server {cache} misses per action (simulated): game {g:.0} / {name} {b:.0} = {:.2}x",
+                    ratio(g, b)
+                );
+            }
         }
     }
     let (Some((_, echo)), Some((_, relay))) = (baselines.pop(), baselines.pop()) else {

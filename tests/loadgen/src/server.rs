@@ -122,6 +122,9 @@ impl Server {
                 "--collect-atstart=no".into(),
                 format!("--toggle-collect={COUNTED}").into(),
             ]);
+            if common.cache_sim {
+                program.extend(CACHES.map(Into::into));
+            }
         }
         program.push(binary.clone().into());
         let mut command = Command::new(&program[0]);
@@ -202,9 +205,9 @@ impl Server {
         Ok(())
     }
 
-    /// With `--callgrind`, the instructions the server's runtime ran since
-    /// [`Server::count_from_now`]: callgrind writes its count out, and this reads the total.
-    pub(crate) fn counted(&self) -> Result<Option<u64>, String> {
+    /// With `--callgrind`, what the server's threads ran since [`Server::count_from_now`]:
+    /// callgrind writes its counts out, and this reads their totals.
+    pub(crate) fn counted(&self) -> Result<Option<Counts>, String> {
         let Some(dir) = &self.counts_dir else {
             return Ok(None);
         };
@@ -229,7 +232,7 @@ impl Server {
             std::fs::copy(&last.1, &kept).map_err(|e| format!("{}: {e}", kept.display()))?;
             println!("callgrind's count kept: {}", kept.display());
         }
-        callgrind_total(&text)
+        callgrind_counts(&text)
             .map(Some)
             .map_err(|e| format!("{}: {e}", last.1.display()))
     }
@@ -282,26 +285,90 @@ impl Drop for Server {
     }
 }
 
-/// The total of a callgrind output's counts: its `summary:` line (or `totals:`). A total of 0 is
-/// an error: the counted function ([`COUNTED`]) never ran, so it is not in the binary under that
-/// name (inlined in this build).
-pub(crate) fn callgrind_total(text: &str) -> Result<u64, String> {
-    let total: u64 = text
+/// What callgrind counted in a run: its instructions and, with `--cache-sim`, the simulated
+/// caches' misses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Counts {
+    /// Instructions run (`Ir`).
+    pub(crate) instructions: u64,
+    /// The misses, with `--cache-sim`.
+    pub(crate) misses: Option<Misses>,
+}
+
+/// Misses of callgrind's simulated caches ([`CACHES`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Misses {
+    /// Instruction fetches that missed the first-level instruction cache (`I1mr`).
+    pub(crate) l1_instruction: u64,
+    /// Data reads and writes that missed the first-level data cache (`D1mr` + `D1mw`).
+    pub(crate) l1_data: u64,
+    /// Instruction fetches, data reads and writes that missed the last level too (`ILmr` +
+    /// `DLmr` + `DLmw`): each went to memory, or here to the third level that the two cores
+    /// share with whatever else the host runs.
+    pub(crate) last_level: u64,
+}
+
+/// The caches callgrind simulates with `--cache-sim`, the same whatever the machine, so that
+/// counts compare across machines: this machine's first levels (32 KiB, 8-way, 64-byte lines)
+/// and, as the last, its per-core second level (2 MiB, 16-way), the one a room's data must stay
+/// in between its actions.
+pub(crate) const CACHES: [&str; 4] = [
+    "--cache-sim=yes",
+    "--I1=32768,8,64",
+    "--D1=32768,8,64",
+    "--LL=2097152,16,64",
+];
+
+/// The counts of a callgrind output: its `summary:` line (or `totals:`), read by the names of
+/// its `events:` line. An instruction count of 0 is an error: the counted function
+/// ([`COUNTED`]) never ran, so it is not in the binary under that name (inlined in this build).
+pub(crate) fn callgrind_counts(text: &str) -> Result<Counts, String> {
+    let names: Vec<&str> = text
+        .lines()
+        .find_map(|l| l.strip_prefix("events:"))
+        .ok_or("no events in callgrind's output")?
+        .split_whitespace()
+        .collect();
+    let values: Vec<u64> = text
         .lines()
         .find_map(|l| {
             l.strip_prefix("summary:")
                 .or_else(|| l.strip_prefix("totals:"))
         })
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .ok_or("no total in callgrind's output")?;
-    if total == 0 {
+        .ok_or("no total in callgrind's output")?
+        .split_whitespace()
+        .map(|n| n.parse().map_err(|e| format!("a total of {n:?}: {e}")))
+        .collect::<Result<_, _>>()?;
+    let count = |name: &str| -> Result<u64, String> {
+        let at = names
+            .iter()
+            .position(|n| *n == name)
+            .ok_or_else(|| format!("callgrind's output counts no {name}"))?;
+        values
+            .get(at)
+            .copied()
+            .ok_or_else(|| format!("callgrind's total has no {name}"))
+    };
+    let instructions = count("Ir")?;
+    if instructions == 0 {
         return Err(format!(
             "callgrind counted no instructions: `{COUNTED}` never ran in the server \
              (inlined in this build? `nm -C` the binary)"
         ));
     }
-    Ok(total)
+    let misses = if names.len() > 1 {
+        Some(Misses {
+            l1_instruction: count("I1mr")?,
+            l1_data: count("D1mr")? + count("D1mw")?,
+            last_level: count("ILmr")? + count("DLmr")? + count("DLmw")?,
+        })
+    } else {
+        None
+    };
+    Ok(Counts {
+        instructions,
+        misses,
+    })
 }
 
 /// The server's `/metrics` text.
