@@ -16,6 +16,9 @@
 //!   against the relay (`/ws-relay/{group}`: the same rooms of sockets taking turns, each message
 //!   as large as what each client received per action in the game, sent to the whole room), and
 //!   the simplest one against the echo (`/ws-echo`: one action-sized message back to its sender).
+//!   With `--callgrind` (and `--cache-sim`) it runs the server under Valgrind and prints each
+//!   workload's instructions (and simulated cache misses) per action too: counts a busy machine
+//!   cannot move.
 //! - `loadgen play --store both --pairs 5` plays the game on the memory store, then on the
 //!   SQLite log, five times over, each on a fresh server, printing each run and the log's cost
 //!   as ratios (throughput, p99, the server's CPU per action, and the CPU of the store's writer
