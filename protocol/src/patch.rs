@@ -381,9 +381,11 @@ impl PatchFrames {
     }
 }
 
-/// The memory a change's patches are made in, kept from one change to the next (a room keeps
-/// one): what was told the change before last, no client's base any more, and the texts of the
-/// last change's patches. Nothing in it is read; only its memory is used again.
+/// The memory a change's patches are made in, kept from one change to the next (the server keeps
+/// one a thread, for whichever room tells a change on it): what was told the change before
+/// last, no client's base any more, and the texts of the last change's patches. Only its memory
+/// is used again: the view refreshed in it checks what it would reuse (a hand's values, the
+/// standings) against the game, so a `Spare` left by another game's patches does as well.
 #[derive(Clone, Debug, Default)]
 pub struct Spare {
     /// What was told the change before last.
@@ -834,8 +836,59 @@ mod tests {
         assert_ne!(told.own, Told::of(&before, 2).own, "a court card was dealt");
     }
 
+    /// Rooms on one server thread make their changes in one spare, each in the memory another
+    /// table's change left: three tables of other presets and sizes taking turns, every seat's
+    /// view rebuilt from its patches at every step.
+    #[test]
+    fn tables_taking_turns_make_their_patches_in_one_spare() {
+        let mut spare = Spare::default();
+        let mut tables: Vec<(Game, Told, Vec<SeatView>)> = [(0, 4u8), (1, 6), (2, 2)]
+            .into_iter()
+            .map(|(preset, players)| {
+                let settings = Settings {
+                    players,
+                    rounds: Rounds::Fixed(2),
+                    ..Preset::ALL[preset % Preset::ALL.len()].settings()
+                };
+                let game = Game::new(settings, [players + 1; 32]).unwrap();
+                let told = Told::of(&game, 1);
+                let held = (0..game.seats()).map(|s| game.view_of(Some(s))).collect();
+                (game, told, held)
+            })
+            .collect();
+        for step in 0..6_000usize {
+            let turns = tables.len();
+            let (game, told, held) = &mut tables[step % turns];
+            let events = match game.phase() {
+                Phase::MatchOver => continue,
+                Phase::RoundOver => game.next_round().unwrap(),
+                _ => {
+                    let seat = game.turn();
+                    let actions = game.legal_actions(seat);
+                    let action = actions[(step * 7 + 1) % actions.len()].clone();
+                    game.apply(seat, action).unwrap()
+                }
+            };
+            let frames = PatchFrames::reusing(told, &mut spare, game, &events, None, None);
+            for (seat, view) in held.iter_mut().enumerate() {
+                let frame = frames.for_seat(told, Some(seat));
+                let Ok(ServerMessage::Patch(patch)) = serde_json::from_str(&frame) else {
+                    panic!("not a patch: {frame}");
+                };
+                patch.view.apply(view);
+                assert_eq!(*view, game.view_of(Some(seat)), "step {step}, seat {seat}");
+            }
+            let now = frames.finish(&mut spare);
+            spare.keep(std::mem::replace(told, now));
+        }
+        assert!(tables.iter().all(|(game, ..)| game.is_over()));
+    }
+
     #[test]
     fn patch_frames_rebuild_every_seats_view_at_every_step() {
+        // One spare for every game, as a server thread keeps one for all its rooms: each game
+        // starts in the memory another (another preset, another number of seats) left.
+        let mut spare = Spare::default();
         for preset in Preset::ALL {
             for players in [2u8, 4, 6] {
                 let settings = Settings {
@@ -845,7 +898,6 @@ mod tests {
                 };
                 let mut game = Game::new(settings, [players; 32]).unwrap();
                 let mut told = Told::of(&game, 1);
-                let mut spare = Spare::default();
                 let seats: Vec<Option<usize>> = (0..game.seats()).map(Some).chain([None]).collect();
                 let mut held: Vec<SeatView> = seats.iter().map(|&s| game.view_of(s)).collect();
                 for step in 0..5_000usize {

@@ -44,7 +44,7 @@ use std::time::Duration;
 use dhumbal_bots::{Bot, new_bot};
 use dhumbal_engine::{ClientSeed, Difficulty, Game, Hex32, Phase, RuleError, Settings};
 use dhumbal_protocol::{
-    ChatLine, ClientMessage, Hello, MatchResult, MessageId, Spare, Stage, Told, seed_hex,
+    ChatLine, ClientMessage, Hello, MatchResult, MessageId, Stage, Told, seed_hex,
 };
 use rand::rngs::OsRng;
 use rand::{Rng, TryRngCore};
@@ -432,10 +432,6 @@ pub struct RoomCore {
     /// fields and each seat's own (the base of the next change's patches); `None` until a view
     /// is first told, and after a restart.
     told: Option<Told>,
-    /// The memory of the changes told before (what was told the change before last, no
-    /// client's base any more, and the texts of the last change's patches), in which the next
-    /// change's patches are made: no allocation a change.
-    spare: Spare,
     /// The frames written for many clients at once (a change's patches, the room's state),
     /// kept from message to message for their memory.
     batch: Batch,
@@ -491,7 +487,6 @@ impl RoomCore {
             thinking: None,
             tickets: 0,
             told: None,
-            spare: Spare::default(),
             batch: Batch::default(),
             part_to: Vec::new(),
             views_made: 0,

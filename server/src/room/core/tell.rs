@@ -3,7 +3,7 @@
 use dhumbal_engine::{Event, Hex32};
 use dhumbal_protocol::{
     Fairness, LedgerRow, PatchFrames, RoomState, RoomSummary, SeatInfo, SeatKind, ServerMessage,
-    Stage, StateFrames, Told,
+    Spare, Stage, StateFrames, Told,
 };
 
 use super::{ConnId, Effect, RoomCore, Seat};
@@ -56,13 +56,26 @@ impl RoomCore {
     /// `stand_in`, or none for a change of the turn's clock alone): a `patch` to each client
     /// holding the view last told, a whole `state` (with the events) to any other.
     pub(super) fn tell_change(&mut self, events: &[Event], stand_in: Option<usize>) {
+        thread_local! {
+            /// The memory of the changes told before on this thread (what a room was told the
+            /// change before last, no client's base any more, and the texts of the last
+            /// change's patches), in which the next change's patches are made: no allocation a
+            /// change, and memory some room just used. A room's own would have left the caches
+            /// by its next change, where hundreds of rooms take turns (`Spare` holds only
+            /// memory: what refreshes a view in it checks what it reuses, whoever left it).
+            static SPARE: std::cell::RefCell<Spare> = std::cell::RefCell::default();
+        }
+        SPARE.with_borrow_mut(|spare| self.tell_change_in(spare, events, stand_in));
+    }
+
+    /// [`RoomCore::tell_change`], its patches made in `spare`.
+    fn tell_change_in(&mut self, spare: &mut Spare, events: &[Event], stand_in: Option<usize>) {
         let Some(game) = &self.game else {
             return;
         };
         let clock = self.clock();
         self.views_made += 1;
         let v = self.views_made;
-        let spare = &mut self.spare;
         let patches = self
             .told
             .as_ref()
@@ -100,12 +113,12 @@ impl RoomCore {
             client.view_v = Some(v);
         }
         let now = match patches {
-            Some((_, frames)) => frames.finish(&mut self.spare),
+            Some((_, frames)) => frames.finish(spare),
             None => Told::of(game, v),
         };
         // Its memory makes the next change's.
         if let Some(before) = self.told.replace(now) {
-            self.spare.keep(before);
+            spare.keep(before);
         }
         self.send_parts();
     }
