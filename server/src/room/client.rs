@@ -181,6 +181,8 @@ pub struct Batch {
     ends: Vec<usize>,
     /// The memory the frames are shared out of.
     shared: BytesMut,
+    /// Whether `text` is the thread's (see [`Batch::text`]), until the batch is shared out.
+    borrowed: bool,
 }
 
 impl Batch {
@@ -188,23 +190,28 @@ impl Batch {
     /// and a few spectators, several times over.
     pub const KEEP: usize = 2048;
 
-    /// Trades the text this batch's frames are written into for the one the thread's rooms
-    /// share: call it before writing a batch and again once it is shared out. A room's own
-    /// memory has left the caches by its next change (hundreds of rooms take turns), where
-    /// the thread's was written by whichever room ran on it last: 21 fewer last-level misses
-    /// an action, 5% (`loadgen play --callgrind --cache-sim`, docs/performance.md). The
-    /// buffer frames are shared out of stays the room's: its parts are held by the writers of
-    /// the room's clients, and taken back once they are done.
-    pub fn trade_with_thread(&mut self) {
+    /// Where the frame being written goes: write it at the end, then [`Batch::end_frame`].
+    ///
+    /// The text written in is the thread's, shared by the rooms that run on it, and given back
+    /// by [`Batch::share`]: a room's own memory has left the caches by its next change
+    /// (hundreds of rooms take turns), where the thread's was written by whichever room ran on
+    /// it last: 21 fewer last-level misses an action, 5% (`loadgen play --callgrind
+    /// --cache-sim`, docs/performance.md). The buffer the frames are shared out of stays the
+    /// room's: its parts are held by the writers of the room's clients until they are done.
+    pub fn text(&mut self) -> &mut String {
+        if !self.borrowed {
+            self.trade_with_thread();
+        }
+        &mut self.text
+    }
+
+    /// Swaps `text` with the thread's (empty whenever no batch is being written on it).
+    fn trade_with_thread(&mut self) {
         thread_local! {
             static SHARED: std::cell::RefCell<String> = std::cell::RefCell::default();
         }
         SHARED.with_borrow_mut(|local| std::mem::swap(&mut self.text, local));
-    }
-
-    /// Where the frame being written goes: write it at the end, then [`Batch::end_frame`].
-    pub fn text(&mut self) -> &mut String {
-        &mut self.text
+        self.borrowed = !self.borrowed;
     }
 
     /// Ends the frame being written: it is what was written since the one before.
@@ -229,6 +236,9 @@ impl Batch {
             self.text.clear();
             self.shared.split().freeze()
         };
+        if self.borrowed {
+            self.trade_with_thread();
+        }
         let mut start = 0;
         self.ends.drain(..).map(move |end| {
             // Each end was the length of the `String` the frames were written into: a
@@ -315,23 +325,21 @@ mod tests {
     fn rooms_on_one_thread_write_their_batches_in_the_same_text() {
         std::thread::spawn(|| {
             let (mut one, mut other) = (Batch::default(), Batch::default());
-            one.trade_with_thread();
             one.text().push_str(&"a".repeat(300));
             one.end_frame();
             let written = one.text.as_ptr();
             let texts: Vec<Text> = one.share().collect();
             assert_eq!(texts[0].as_str(), "a".repeat(300));
-            one.trade_with_thread();
             assert_eq!(one.text.capacity(), 0, "the room keeps no text of its own");
             // The next room to write on this thread writes where the first did, from empty.
-            other.trade_with_thread();
-            assert!(other.text.is_empty() && other.text.capacity() >= 300);
-            assert_eq!(other.text.as_ptr(), written);
-            other.text().push_str("{}");
+            let text = other.text();
+            assert!(text.is_empty() && text.capacity() >= 300);
+            assert_eq!(text.as_ptr(), written);
+            text.push_str("{}");
             other.end_frame();
             let next: Vec<Text> = other.share().collect();
             assert_eq!(next[0].as_str(), "{}");
-            other.trade_with_thread();
+            assert_eq!(other.text.capacity(), 0);
             // The first room's part is its own: unchanged.
             assert_eq!(texts[0].as_str(), "a".repeat(300));
         })

@@ -85,7 +85,6 @@ impl RoomCore {
                 (told, frames)
             });
         let mut whole: Option<StateFrames> = None;
-        self.batch.trade_with_thread();
         // Every patch is written into one batch, sent out in parts of one buffer.
         if let Some((_, frames)) = &patches {
             self.batch
@@ -252,7 +251,6 @@ impl RoomCore {
             return self.broadcast_room_one_by_one();
         };
         let seated = self.clients.values().filter(|c| c.seat.is_some()).count();
-        self.batch.trade_with_thread();
         // A batch this size has a buffer of its own (see `Batch`): made at its size at once.
         self.batch.text().reserve((json.len() + 2) * seated);
         let mut spectators: Option<Text> = None;
@@ -283,7 +281,6 @@ impl RoomCore {
         for (conn, text) in self.part_to.iter().zip(self.batch.share()) {
             self.outbox.push(Effect::Send { to: *conn, text });
         }
-        self.batch.trade_with_thread();
     }
 
     /// [`RoomCore::broadcast_room`] the plain way: the message made and written for each client.
