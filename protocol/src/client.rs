@@ -248,8 +248,10 @@ pub enum DrawFrom {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ClientMessage {
+    // Boxed, as the rare large message, so that every other message (an action is a few bytes)
+    // is moved and queued at its own size, not the `hello`'s 168 bytes.
     /// Join a room (the first message on a socket).
-    Hello(Hello),
+    Hello(Box<Hello>),
     /// Lobby: move to this empty seat.
     TakeSeat {
         /// The seat, from 0.
@@ -257,8 +259,9 @@ pub enum ClientMessage {
     },
     /// Lobby, host only: play with these settings.
     SetSettings {
+        // Boxed, as the `hello` is.
         /// Every setting of the table.
-        settings: Settings,
+        settings: Box<Settings>,
     },
     /// Lobby, host only: play with a named preset's settings.
     SetPreset {
@@ -400,6 +403,13 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         seat: Option<usize>,
     },
+}
+
+impl From<Hello> for ClientMessage {
+    /// A `hello` as the message it is.
+    fn from(hello: Hello) -> ClientMessage {
+        ClientMessage::Hello(Box::new(hello))
+    }
 }
 
 impl ClientMessage {
@@ -885,10 +895,10 @@ mod tests {
             host_secret: None,
             client_seed: None,
         };
-        assert_eq!(envelope.message, ClientMessage::Hello(hello.clone()));
+        assert_eq!(envelope.message, ClientMessage::from(hello.clone()));
         assert_eq!(envelope.id, None);
         assert_eq!(
-            serde_json::to_string(&ClientEnvelope::from(ClientMessage::Hello(hello))).unwrap(),
+            serde_json::to_string(&ClientEnvelope::from(ClientMessage::from(hello))).unwrap(),
             text
         );
     }
@@ -898,7 +908,7 @@ mod tests {
         let messages = vec![
             ClientMessage::TakeSeat { seat: 2 },
             ClientMessage::SetSettings {
-                settings: Preset::Yaniv.settings(),
+                settings: Preset::Yaniv.settings().into(),
             },
             ClientMessage::SetPreset {
                 preset: Preset::Household,

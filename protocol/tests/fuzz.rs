@@ -594,7 +594,7 @@ fn any_message() -> BoxedStrategy<ClientMessage> {
         prop::option::of(any_text_field()),
     )
         .prop_map(|(protocol, room, name, token, spectator, host_secret)| {
-            ClientMessage::Hello(Hello {
+            ClientMessage::from(Hello {
                 protocol,
                 room,
                 name,
@@ -607,7 +607,9 @@ fn any_message() -> BoxedStrategy<ClientMessage> {
     prop_oneof![
         hello.boxed(),
         any::<usize>().prop_map(|seat| ClientMessage::TakeSeat { seat }),
-        any_settings().prop_map(|settings| ClientMessage::SetSettings { settings }),
+        any_settings().prop_map(|settings| ClientMessage::SetSettings {
+            settings: settings.into(),
+        }),
         any_preset().prop_map(|preset| ClientMessage::SetPreset { preset }),
         (any::<usize>(), prop::option::of(any_difficulty()))
             .prop_map(|(seat, difficulty)| ClientMessage::AddBot { seat, difficulty }),

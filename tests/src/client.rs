@@ -211,7 +211,7 @@ impl Client {
 
     /// Says hello to `room` as a new person named `name`, without waiting for the answer.
     pub async fn hello(&mut self, room: &str, name: &str) {
-        self.send(ClientMessage::Hello(hello(room, name))).await;
+        self.send(ClientMessage::from(hello(room, name))).await;
     }
 
     /// Connects to the room's own socket (`/ws/{code}`, as the web client does) and says hello
@@ -224,7 +224,7 @@ impl Client {
     ) -> Client {
         let mut client = Client::connect_to(addr, &room_path(room)).await;
         client
-            .send(ClientMessage::Hello(Hello {
+            .send(ClientMessage::from(Hello {
                 host_secret: host_secret.map(str::to_owned),
                 ..hello(room, name)
             }))

@@ -502,7 +502,7 @@ async fn knock_on_every_room(front: SocketAddr, codes: &[String]) {
             continue;
         };
         client
-            .send(ClientMessage::Hello(Hello {
+            .send(ClientMessage::from(Hello {
                 protocol: PROTOCOL_VERSION,
                 room: code.clone(),
                 name: "Watcher".into(),

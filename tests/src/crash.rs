@@ -964,7 +964,7 @@ async fn rejoin(person: &mut Person, addr: SocketAddr) -> Result<SeatView, Strin
     person.client = Client::connect_to_with(addr, &path, [127, 0, 0, 1].into(), &[])
         .await
         .map_err(|(status, body)| format!("the socket was refused: {status} {body}"))?;
-    let hello = ClientMessage::Hello(Hello {
+    let hello = ClientMessage::from(Hello {
         protocol: PROTOCOL_VERSION,
         room: person.code.clone(),
         name: person.name.clone(),

@@ -128,7 +128,7 @@ async fn create_room(addr: SocketAddr, from: IpAddr, request: &CreateRoom) -> Cr
 
 /// A `hello` to `room` as `name`, with a seat token or none.
 fn hello(room: &str, name: &str, token: Option<String>) -> ClientMessage {
-    ClientMessage::Hello(Hello {
+    ClientMessage::from(Hello {
         token,
         ..dhumbal_tests::client::hello(room, name)
     })
@@ -523,7 +523,7 @@ async fn abusive_clients_always_see_their_bye_and_close() {
     for i in 0..10 {
         let mut spammer = Client::connect(server.addr).await;
         spammer
-            .send(ClientMessage::Hello(Hello {
+            .send(ClientMessage::from(Hello {
                 spectator: true,
                 ..dhumbal_tests::client::hello(&room.code, &format!("Spam {i}"))
             }))
@@ -536,7 +536,7 @@ async fn abusive_clients_always_see_their_bye_and_close() {
     }
     for i in 0..10 {
         let mut big = Client::connect(server.addr).await;
-        big.send(ClientMessage::Hello(Hello {
+        big.send(ClientMessage::from(Hello {
             spectator: true,
             ..dhumbal_tests::client::hello(&room.code, &format!("Big {i}"))
         }))

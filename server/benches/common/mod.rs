@@ -52,7 +52,8 @@ pub(crate) fn seated_room(entropy: &mut dyn Entropy) -> RoomCore {
                     spectator: false,
                     host_secret: (conn == 0).then(|| "secret".to_owned()),
                     client_seed: None,
-                },
+                }
+                .into(),
                 id: None,
                 token_only: false,
                 address: std::net::Ipv4Addr::LOCALHOST.into(),

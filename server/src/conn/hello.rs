@@ -26,7 +26,7 @@ pub(super) async fn join(
     ip: IpAddr,
     tx: &ClientTx,
     path_room: Option<&str>,
-    hello: Hello,
+    hello: Box<Hello>,
     id: Option<MessageId>,
 ) -> Result<Option<RoomHandle>, Refusal> {
     if hello.protocol != PROTOCOL_VERSION {

@@ -154,7 +154,7 @@ pub(crate) async fn seat_people(
             host_secret: (n == 0).then(|| created.host_secret.clone()),
             client_seed: None,
         };
-        send(&mut ws, ClientMessage::Hello(hello)).await?;
+        send(&mut ws, ClientMessage::from(hello)).await?;
         loop {
             match recv(&mut ws, deadline).await? {
                 Some(ServerMessage::Welcome(_)) => break,

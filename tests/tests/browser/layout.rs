@@ -572,7 +572,7 @@ async fn a_page_that_reconnects_summarises_what_it_missed() {
     // A watcher, to know when the bots have played.
     let mut watcher = dhumbal_tests::Client::connect(addr).await;
     watcher
-        .send(dhumbal_protocol::ClientMessage::Hello(
+        .send(dhumbal_protocol::ClientMessage::from(
             dhumbal_protocol::Hello {
                 spectator: true,
                 ..dhumbal_tests::client::hello(&room.code, "Dev")

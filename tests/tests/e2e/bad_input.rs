@@ -15,7 +15,7 @@ use dhumbal_tests::client::hello;
 async fn fresh_view(addr: std::net::SocketAddr, code: &str, client: &Client) -> (Client, SeatView) {
     let mut again = Client::connect(addr).await;
     again
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             token: client.token(),
             ..hello(code, "Again")
         }))
@@ -56,7 +56,7 @@ async fn every_kind_of_bad_input_gets_its_own_error_and_changes_nothing() {
     // Unknown room.
     let mut stranger = Client::connect(addr).await;
     stranger
-        .send_with_id(ClientMessage::Hello(hello("NOSUCHROOM", "Chandra")), 1)
+        .send_with_id(ClientMessage::from(hello("NOSUCHROOM", "Chandra")), 1)
         .await;
     let error = stranger.expect_error().await;
     assert_eq!(
@@ -66,7 +66,7 @@ async fn every_kind_of_bad_input_gets_its_own_error_and_changes_nothing() {
 
     // Full room: both seats are taken.
     stranger
-        .send(ClientMessage::Hello(hello(code, "Chandra")))
+        .send(ClientMessage::from(hello(code, "Chandra")))
         .await;
     assert_eq!(stranger.expect_error().await.code, codes::ROOM_FULL);
 
@@ -77,21 +77,21 @@ async fn every_kind_of_bad_input_gets_its_own_error_and_changes_nothing() {
 
     // A wrong protocol version, a token from nowhere, a wrong host secret.
     early
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             protocol: 99,
             ..hello(code, "Chandra")
         }))
         .await;
     assert_eq!(early.expect_error().await.code, codes::UNSUPPORTED_PROTOCOL);
     early
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             token: Some("not-a-token".into()),
             ..hello(code, "Chandra")
         }))
         .await;
     assert_eq!(early.expect_error().await.code, codes::BAD_TOKEN);
     early
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             host_secret: Some("guess".into()),
             ..hello(code, "Chandra")
         }))
@@ -119,7 +119,7 @@ async fn every_kind_of_bad_input_gets_its_own_error_and_changes_nothing() {
     // A spectator may watch but not act.
     let mut watcher = Client::connect(addr).await;
     watcher
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             spectator: true,
             ..hello(code, "Dev")
         }))
@@ -153,7 +153,7 @@ async fn every_kind_of_bad_input_gets_its_own_error_and_changes_nothing() {
     guest.recv_state_where(|v| v.round == 1).await;
 
     // Already joined.
-    host.send(ClientMessage::Hello(hello(code, "Asha"))).await;
+    host.send(ClientMessage::from(hello(code, "Asha"))).await;
     assert_eq!(host.expect_error().await.code, codes::ALREADY_JOINED);
 
     // The wrong seat's turn: seat 1 tries to draw while seat 0 is to play.

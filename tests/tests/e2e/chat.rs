@@ -39,7 +39,7 @@ async fn chat_lines_reach_the_table_as_text_and_the_host_can_mute() {
     let mut guest = Client::join(addr, &room.code, "Bina", None).await;
     let mut watcher = Client::connect(addr).await;
     watcher
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             spectator: true,
             ..hello(&room.code, "Dev")
         }))
@@ -168,7 +168,7 @@ async fn chat_lines_reach_the_table_as_text_and_the_host_can_mute() {
         next_line(&mut host).await;
     }
     let mut late = Client::connect(addr).await;
-    late.send(ClientMessage::Hello(Hello {
+    late.send(ClientMessage::from(Hello {
         spectator: true,
         ..hello(&room.code, "Ek")
     }))
@@ -222,7 +222,7 @@ async fn hidden_and_direction_changing_characters_stay_out_of_the_chat() {
     assert_eq!(line.text, "नमस्ते 👋🏽");
     // The refused lines were never kept: a newcomer's welcome has only the good one.
     let mut late = Client::connect(addr).await;
-    late.send(ClientMessage::Hello(Hello {
+    late.send(ClientMessage::from(Hello {
         spectator: true,
         ..hello(&room.code, "Ek")
     }))

@@ -14,7 +14,7 @@ use crate::common::{play_on_to_the_end, room_with, standard_for};
 /// Dev, a watcher of room `code`, once welcomed.
 async fn watch(server: &TestServer, code: &str) -> Client {
     let mut dev = Client::connect(server.addr).await;
-    dev.send(ClientMessage::Hello(Hello {
+    dev.send(ClientMessage::from(Hello {
         spectator: true,
         ..hello(code, "Dev")
     }))

@@ -20,7 +20,7 @@ async fn watcher(server: &TestServer, code: &str, name: &str, compressed: bool) 
         Client::connect_to(server.addr, &path).await
     };
     client
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             spectator: true,
             ..hello(code, name)
         }))
@@ -53,7 +53,7 @@ async fn a_compressed_socket_is_told_the_same_match_in_a_fraction_of_the_bytes()
     let server = TestServer::start().await;
     let room = server.create_room(&room_with(standard_for(4))).await;
     let mut asha = Client::connect_compressed(server.addr, &room_path(&room.code)).await;
-    asha.send(ClientMessage::Hello(Hello {
+    asha.send(ClientMessage::from(Hello {
         host_secret: Some(room.host_secret.clone()),
         ..hello(&room.code, "Asha")
     }))
@@ -130,7 +130,7 @@ async fn an_unknown_compression_is_refused_at_the_upgrade() {
         assert!(error.message.contains("deflate-raw"), "{}", error.message);
     }
     let mut asha = Client::connect_compressed(server.addr, &format!("{path}?v=1&x")).await;
-    asha.send(ClientMessage::Hello(hello(&room.code, "Asha")))
+    asha.send(ClientMessage::from(hello(&room.code, "Asha")))
         .await;
     asha.expect_welcome().await;
     assert!(asha.bytes > 0);

@@ -63,7 +63,7 @@ async fn a_match_survives_a_restart_in_the_same_seats_with_the_same_views() {
     // Asha adds randomness of her own to the deals: the log must replay it too.
     let asha_seed = dhumbal_engine::Hex32([0x42; 32]);
     let mut asha = Client::connect(server.addr).await;
-    asha.send(ClientMessage::Hello(Hello {
+    asha.send(ClientMessage::from(Hello {
         host_secret: Some(room.host_secret.clone()),
         ..dhumbal_tests::client::hello(&room.code, "Asha")
     }))
@@ -128,7 +128,7 @@ async fn a_match_survives_a_restart_in_the_same_seats_with_the_same_views() {
     for ((name, token), (view, history)) in ["Asha", "Bina"].into_iter().zip(tokens).zip(before) {
         let mut client = Client::connect(server.addr).await;
         client
-            .send(ClientMessage::Hello(Hello {
+            .send(ClientMessage::from(Hello {
                 token,
                 ..dhumbal_tests::client::hello(&room.code, name)
             }))
@@ -305,7 +305,7 @@ async fn a_full_disk_pauses_rooms_and_they_resume_once_it_has_room() {
     assert_eq!(status, 200, "{summary}");
     let mut again = Client::connect(server.addr).await;
     again
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             token: token.clone(),
             ..dhumbal_tests::client::hello(&room.code, "Asha")
         }))
@@ -341,7 +341,7 @@ async fn a_full_disk_pauses_rooms_and_they_resume_once_it_has_room() {
         loop {
             let mut client = Client::connect(server.addr).await;
             client
-                .send(ClientMessage::Hello(Hello {
+                .send(ClientMessage::from(Hello {
                     token: token.clone(),
                     ..dhumbal_tests::client::hello(&room.code, "Asha")
                 }))

@@ -110,7 +110,7 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
     let first_seed = Hex32([0x5a; 32]);
     let second_seed = Hex32([0xc3; 32]);
     let mut host = Client::connect(addr).await;
-    host.send(ClientMessage::Hello(Hello {
+    host.send(ClientMessage::from(Hello {
         host_secret: Some(room.host_secret.clone()),
         ..hello(&room.code, "Asha")
     }))
@@ -139,7 +139,7 @@ async fn a_match_commits_before_the_deal_binds_client_seeds_and_its_history_veri
     );
     let mut watcher = Client::connect(addr).await;
     watcher
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             spectator: true,
             client_seed: Some(answer(Hex32([1; 32]), &lobby_commitment.commitment)),
             ..hello(&room.code, "Wangmo")
@@ -328,7 +328,7 @@ async fn a_seed_sent_before_the_commitment_was_shown_never_counts() {
     };
     let room = server.create_room(&room_with(settings)).await;
     let mut host = Client::connect(server.addr).await;
-    host.send(ClientMessage::Hello(Hello {
+    host.send(ClientMessage::from(Hello {
         host_secret: Some(room.host_secret.clone()),
         client_seed: Some(answer(Hex32([0x5a; 32]), &Hex32([0; 32]).to_string())),
         ..hello(&room.code, "Asha")
@@ -366,7 +366,7 @@ async fn each_seed_taken_is_acknowledged_and_a_deal_carries_the_latest_acknowled
     };
     let room = server.create_room(&room_with(settings)).await;
     let mut host = Client::connect(server.addr).await;
-    host.send(ClientMessage::Hello(Hello {
+    host.send(ClientMessage::from(Hello {
         host_secret: Some(room.host_secret.clone()),
         ..hello(&room.code, "Asha")
     }))
@@ -385,7 +385,7 @@ async fn each_seed_taken_is_acknowledged_and_a_deal_carries_the_latest_acknowled
     // welcome and the room.
     let (a, b, c) = (Hex32([0xa1; 32]), Hex32([0xb2; 32]), Hex32([0xc3; 32]));
     let mut host = Client::connect(server.addr).await;
-    host.send(ClientMessage::Hello(Hello {
+    host.send(ClientMessage::from(Hello {
         token: Some(token),
         client_seed: Some(answer(a, &shown)),
         ..hello(&room.code, "Asha")
@@ -458,7 +458,7 @@ async fn each_seed_taken_is_acknowledged_and_a_deal_carries_the_latest_acknowled
     host.close().await;
     let d = Hex32([0xd4; 32]);
     let mut host = Client::connect(server.addr).await;
-    host.send(ClientMessage::Hello(Hello {
+    host.send(ClientMessage::from(Hello {
         token: Some(token),
         client_seed: Some(answer(d, &shown)),
         ..hello(&room.code, "Asha")

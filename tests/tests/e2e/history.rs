@@ -20,7 +20,7 @@ async fn next_state(client: &mut Client) -> dhumbal_engine::SeatView {
 async fn arrive(server: &TestServer, code: &str) -> Client {
     let mut watcher = Client::connect(server.addr).await;
     watcher
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             protocol: PROTOCOL_VERSION,
             room: code.into(),
             name: "Dev".into(),

@@ -101,7 +101,7 @@ async fn two_finished_matches_are_in_the_ledger_and_it_survives_a_restart() {
     server.stop().await;
     let server = durable_server(dir.path()).await;
     let mut asha = Client::connect(server.addr).await;
-    asha.send(ClientMessage::Hello(Hello {
+    asha.send(ClientMessage::from(Hello {
         token: tokens[0].clone(),
         ..dhumbal_tests::client::hello(&room.code, "Asha")
     }))
@@ -113,7 +113,7 @@ async fn two_finished_matches_are_in_the_ledger_and_it_survives_a_restart() {
 
     // A third match, then another restart in its middle: the ledger stays the two matches'.
     let mut bina = Client::connect(server.addr).await;
-    bina.send(ClientMessage::Hello(Hello {
+    bina.send(ClientMessage::from(Hello {
         token: tokens[1].clone(),
         ..dhumbal_tests::client::hello(&room.code, "Bina")
     }))
@@ -133,7 +133,7 @@ async fn two_finished_matches_are_in_the_ledger_and_it_survives_a_restart() {
     server.stop().await;
     let server = durable_server(dir.path()).await;
     let mut asha = Client::connect(server.addr).await;
-    asha.send(ClientMessage::Hello(Hello {
+    asha.send(ClientMessage::from(Hello {
         token: tokens[0].clone(),
         ..dhumbal_tests::client::hello(&room.code, "Asha")
     }))

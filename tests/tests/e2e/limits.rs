@@ -171,7 +171,7 @@ async fn a_client_that_answers_no_pings_is_closed_and_keeps_its_seat() {
 
     // The seat was kept: the token takes it back.
     let mut back = Client::connect(server.addr).await;
-    back.send(ClientMessage::Hello(Hello {
+    back.send(ClientMessage::from(Hello {
         protocol: PROTOCOL_VERSION,
         room: room.code.clone(),
         name: "Asha".into(),

@@ -74,14 +74,16 @@ async fn the_host_arranges_the_table_and_others_take_seats() {
     let mut three = Preset::Standard.settings();
     three.players = 3;
     host.send(ClientMessage::SetSettings {
-        settings: three.clone(),
+        settings: three.clone().into(),
     })
     .await;
     assert_eq!(host.expect_error().await.code, codes::SEATS_OCCUPIED);
     three.players = 4;
     three.cards = 6;
-    host.send(ClientMessage::SetSettings { settings: three })
-        .await;
+    host.send(ClientMessage::SetSettings {
+        settings: three.into(),
+    })
+    .await;
     assert_eq!(host.expect_error().await.code, "bad_cards");
 
     // The host removes the guest: told why, closed with 4005, and listed as removed.
@@ -106,7 +108,7 @@ async fn the_host_arranges_the_table_and_others_take_seats() {
     // Regression: a removed person took a seat again straight away. Their token is refused
     // until the host lets them back…
     let with_token = |token: &str| {
-        ClientMessage::Hello(Hello {
+        ClientMessage::from(Hello {
             protocol: PROTOCOL_VERSION,
             room: room.code.clone(),
             name: "Bina".into(),
@@ -129,7 +131,7 @@ async fn the_host_arranges_the_table_and_others_take_seats() {
     guest.send(with_token(&token)).await;
     assert_eq!(guest.expect_error().await.code, codes::BAD_TOKEN);
     guest
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             protocol: PROTOCOL_VERSION,
             room: room.code.clone(),
             name: "Bina".into(),
@@ -190,9 +192,9 @@ async fn the_host_arranges_the_table_and_others_take_seats() {
         host_secret: None,
         client_seed: None,
     };
-    late.send(ClientMessage::Hello(hello.clone())).await;
+    late.send(ClientMessage::from(hello.clone())).await;
     assert_eq!(late.expect_error().await.code, codes::ROOM_FULL);
-    late.send(ClientMessage::Hello(Hello {
+    late.send(ClientMessage::from(Hello {
         spectator: true,
         ..hello
     }))
@@ -260,7 +262,7 @@ async fn watcher(
         .await
         .expect("the socket opens");
     client
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             spectator: true,
             ..dhumbal_tests::client::hello(code, name)
         }))

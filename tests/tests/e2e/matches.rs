@@ -196,7 +196,7 @@ async fn an_action_costs_each_client_one_frame_and_an_old_page_is_refused() {
     assert_eq!(host.view().hand.len(), start.hand.len() + 1);
 
     let mut old = Client::connect(server.addr).await;
-    old.send(ClientMessage::Hello(dhumbal_protocol::Hello {
+    old.send(ClientMessage::from(dhumbal_protocol::Hello {
         protocol: 2,
         ..dhumbal_tests::client::hello(&room.code, "Chandra")
     }))

@@ -37,7 +37,7 @@ fn whole_states(client: &Client) -> usize {
 /// A watcher of `code`, once its first view has come.
 async fn watcher(server: &TestServer, code: &str) -> Client {
     let mut dev = Client::connect(server.addr).await;
-    dev.send(ClientMessage::Hello(Hello {
+    dev.send(ClientMessage::from(Hello {
         spectator: true,
         ..dhumbal_tests::client::hello(code, "Dev")
     }))
@@ -80,7 +80,7 @@ async fn a_match_is_told_in_patches_and_a_returning_person_gets_the_whole_view_f
     assert_eq!(whole_states(&bina), 1, "one whole view, then patches");
     bina.close().await;
     let mut bina = Client::connect(server.addr).await;
-    bina.send(ClientMessage::Hello(Hello {
+    bina.send(ClientMessage::from(Hello {
         token: Some(token),
         ..dhumbal_tests::client::hello(&room.code, "Bina")
     }))
@@ -171,7 +171,7 @@ async fn a_ping_is_answered_with_its_id_and_counted_against_the_rate() {
         other => panic!("expected a pong, got {other:?}"),
     }
     client
-        .send(ClientMessage::Hello(dhumbal_tests::client::hello(
+        .send(ClientMessage::from(dhumbal_tests::client::hello(
             &room.code, "Asha",
         )))
         .await;
@@ -246,7 +246,7 @@ async fn resync_sends_the_whole_view_again_and_an_old_page_is_refused() {
     assert_eq!(result.results.len(), 1);
 
     let mut old = Client::connect(server.addr).await;
-    old.send(ClientMessage::Hello(Hello {
+    old.send(ClientMessage::from(Hello {
         protocol: PROTOCOL_VERSION - 1,
         ..dhumbal_tests::client::hello(&room.code, "Chandra")
     }))

@@ -41,7 +41,7 @@ async fn server_with_grace(grace: Duration) -> TestServer {
 async fn come_back(server: &TestServer, code: &str, token: Option<String>, seat: usize) -> Client {
     let mut client = Client::connect(server.addr).await;
     client
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             protocol: PROTOCOL_VERSION,
             room: code.into(),
             name: "Back".into(),
@@ -193,7 +193,7 @@ async fn a_match_whose_people_all_left_still_ends_and_a_spectator_sees_no_hand()
     let guest = Client::join(server.addr, &room.code, "Bina", None).await;
     let mut watcher = Client::connect(server.addr).await;
     watcher
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             protocol: PROTOCOL_VERSION,
             room: room.code.clone(),
             name: "Dev".into(),

@@ -50,7 +50,7 @@ async fn a_room_is_joined_at_its_own_path_and_a_hello_to_another_changes_nothing
     // refused, echoing the id, and nobody anywhere hears of it.
     let mut stray = Client::connect_to(server.addr, &first.ws).await;
     for id in 1..=3 {
-        let message = ClientMessage::Hello(Hello {
+        let message = ClientMessage::from(Hello {
             host_secret: Some(second.host_secret.clone()),
             ..hello(&second.code, "Bina")
         });
@@ -91,7 +91,7 @@ async fn a_room_is_joined_at_its_own_path_and_a_hello_to_another_changes_nothing
     // A seat token from one room cannot be carried into another through a path either.
     let mut carried = Client::connect_to(server.addr, &second.ws).await;
     carried
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             token: stray.token(),
             ..hello(&first.code, "Bina")
         }))
@@ -123,7 +123,7 @@ async fn a_code_of_no_room_in_the_path_is_unknown_room_and_ws_still_takes_any_ro
     assert_eq!(welcome.seat, Some(0));
     plain.close().await;
     let mut back = Client::connect_to(server.addr, &room.ws).await;
-    back.send(ClientMessage::Hello(Hello {
+    back.send(ClientMessage::from(Hello {
         token: welcome.token.clone(),
         ..hello(&room.code, "Asha")
     }))
@@ -134,7 +134,7 @@ async fn a_code_of_no_room_in_the_path_is_unknown_room_and_ws_still_takes_any_ro
     bina.close().await;
     let mut again = Client::connect(server.addr).await;
     again
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             token,
             ..hello(&room.code, "Bina")
         }))

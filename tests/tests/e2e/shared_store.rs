@@ -128,7 +128,7 @@ async fn a_room_created_on_one_node_is_played_on_another_and_moves_back() {
     // people to reconnect.
     let mut chandra = Client::connect(a.addr).await;
     chandra
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             spectator: true,
             ..hello(&room.code, "Chandra")
         }))
@@ -164,7 +164,7 @@ async fn a_room_created_on_one_node_is_played_on_another_and_moves_back() {
     for ((view, history, token), name) in before.into_iter().zip(["Asha", "Bina"]) {
         let mut client = Client::connect(a.addr).await;
         client
-            .send(ClientMessage::Hello(Hello {
+            .send(ClientMessage::from(Hello {
                 token,
                 ..hello(&room.code, name)
             }))

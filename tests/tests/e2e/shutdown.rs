@@ -34,7 +34,7 @@ async fn shutdown_tells_every_client_bye_closes_with_1001_and_run_returns() {
     let mut guest = Client::join(addr, &room.code, "Bina", None).await;
     let mut watcher = Client::connect(addr).await;
     watcher
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             protocol: PROTOCOL_VERSION,
             room: room.code.clone(),
             name: "Chandra".into(),

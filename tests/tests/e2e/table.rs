@@ -96,7 +96,7 @@ async fn a_turn_left_to_run_out_is_played_by_a_stand_in_and_its_person_is_told()
     // The history a newcomer gets marks the stand-in's moves.
     let mut watcher = Client::connect(server.addr).await;
     watcher
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             spectator: true,
             ..dhumbal_tests::client::hello(&room.code, "Dev")
         }))
@@ -185,7 +185,7 @@ async fn the_host_hands_a_seat_to_a_bot_and_removes_a_person_and_the_match_goes_
     assert_eq!(after.removed, ["Chandra"]);
     let mut again = Client::connect(server.addr).await;
     again
-        .send(ClientMessage::Hello(Hello {
+        .send(ClientMessage::from(Hello {
             protocol: PROTOCOL_VERSION,
             token: Some(token),
             ..dhumbal_tests::client::hello(&room.code, "Chandra")
@@ -227,7 +227,8 @@ async fn after_a_match_the_host_takes_the_same_table_back_to_the_lobby_and_start
         settings: Settings {
             turn_timer: Some(60),
             ..settings
-        },
+        }
+        .into(),
     })
     .await;
     room_where(&mut asha, |r| r.settings.turn_timer == Some(60)).await;

@@ -27,7 +27,7 @@ impl RoomCore {
             ClientMessage::SetSettings { settings } => {
                 self.require_host(seat)?;
                 self.require_lobby()?;
-                self.change_settings(settings)
+                self.change_settings(*settings)
             }
             ClientMessage::SetPreset { preset } => {
                 self.require_host(seat)?;

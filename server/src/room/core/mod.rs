@@ -217,8 +217,9 @@ impl Timing {
 pub struct Joining {
     /// The connection.
     pub conn: ConnId,
-    /// The `hello`.
-    pub hello: Hello,
+    /// The `hello` (boxed, as in [`dhumbal_protocol::ClientMessage`]: every input is moved at the
+    /// size of its largest kind).
+    pub hello: Box<Hello>,
     /// The `hello`'s `id`, echoed by an error.
     pub id: Option<MessageId>,
     /// Only a valid seat token gets in (the address failed too many lookups): any other hello
@@ -630,7 +631,7 @@ impl RoomCore {
                 id,
                 token_only,
                 address,
-            }) => match self.join(conn, hello, id.clone(), token_only, address, entropy) {
+            }) => match self.join(conn, *hello, id.clone(), token_only, address, entropy) {
                 Ok(()) => true,
                 Err(refusal) => {
                     self.metrics.rejected(refusal.code());

@@ -164,7 +164,7 @@ fn errors(effects: &[Effect], conn: ConnId) -> Vec<String> {
 fn join(played: &mut Played, conn: ConnId, hello: Hello) -> (bool, Vec<Effect>) {
     played.input(Input::Join(Joining {
         conn,
-        hello,
+        hello: hello.into(),
         id: None,
         token_only: false,
         address: std::net::Ipv4Addr::LOCALHOST.into(),
@@ -839,7 +839,7 @@ fn a_six_seat_guide_table_is_refused_but_one_stored_before_still_replays() {
     let effects = played.message(
         1,
         ClientMessage::SetSettings {
-            settings: six.clone(),
+            settings: six.clone().into(),
         },
     );
     assert_eq!(errors(&effects, 1), vec!["guide_players".to_owned()]);
@@ -848,7 +848,12 @@ fn a_six_seat_guide_table_is_refused_but_one_stored_before_still_replays() {
         players: 5,
         ..six.clone()
     };
-    let effects = played.message(1, ClientMessage::SetSettings { settings: five });
+    let effects = played.message(
+        1,
+        ClientMessage::SetSettings {
+            settings: five.into(),
+        },
+    );
     assert!(errors(&effects, 1).is_empty(), "{effects:?}");
     // A room created with six household seats before the rule: it restores from its log.
     let mut stored = Played::new(six, 36);
@@ -930,7 +935,8 @@ fn watch(played: &mut Played, conn: ConnId, name: &str, address: [u8; 4]) -> (bo
             spectator: true,
             client_seed: None,
             ..hello(name, None, false)
-        },
+        }
+        .into(),
         id: None,
         token_only: false,
         address: std::net::Ipv4Addr::from(address).into(),
@@ -1052,7 +1058,7 @@ fn the_host_removes_a_watcher_whose_address_stays_out_until_let_back() {
     };
     let (joined, effects) = played.input(Input::Join(Joining {
         conn: 6,
-        hello: seat_hello,
+        hello: seat_hello.into(),
         id: None,
         token_only: false,
         address: std::net::Ipv4Addr::new(10, 0, 0, 3).into(),
@@ -1100,7 +1106,8 @@ fn the_host_turns_watching_off_and_a_restored_room_keeps_it_off() {
             hello: Hello {
                 spectator: true,
                 ..hello("Ek", None, false)
-            },
+            }
+            .into(),
             id: None,
             token_only: false,
             address: std::net::Ipv4Addr::new(10, 0, 0, 4).into(),
