@@ -24,9 +24,11 @@ const MAX_BATCH: usize = 64;
 /// Writes `first` and every text already waiting in `outbox` (up to [`MAX_BATCH`]) to the socket,
 /// then flushes once: an action's state leaves in one write with whatever else is queued. A close
 /// found in the queue is put in `held`, to be sent after. On a compressed socket (`deflater`) the
-/// texts go in one binary frame of its stream. `texts` is the batch's list, empty before and
-/// after, kept by the caller from batch to batch for its memory. Returns how many messages went
-/// out and their payload bytes, or `None` if the socket failed.
+/// texts go in one binary frame of its stream, gathered first in `texts` (empty before and after,
+/// kept by the caller from batch to batch for its memory); otherwise each is fed to the socket as
+/// it is taken, and `texts` is not touched (a list is one more piece of memory a batch would
+/// touch, gone cold since the connection's last batch). Returns how many messages went out and
+/// their payload bytes, or `None` if the socket failed.
 pub(crate) async fn write_batch<S: Sink<Message> + Unpin>(
     sink: &mut S,
     first: Text,
@@ -35,38 +37,50 @@ pub(crate) async fn write_batch<S: Sink<Message> + Unpin>(
     deflater: Option<&mut Deflater>,
     texts: &mut Vec<Text>,
 ) -> Option<(u64, u64)> {
+    let Some(deflater) = deflater else {
+        let mut sent = 1;
+        let mut bytes = first.len();
+        sink.feed(frame(first)).await.ok()?;
+        while sent < MAX_BATCH {
+            match next_text(outbox, held) {
+                Some(more) => {
+                    sent += 1;
+                    bytes += more.len();
+                    sink.feed(frame(more)).await.ok()?;
+                }
+                None => break,
+            }
+        }
+        sink.flush().await.ok()?;
+        return Some((sent as u64, bytes as u64));
+    };
     texts.clear();
     texts.push(first);
     while texts.len() < MAX_BATCH {
-        match outbox.try_recv() {
-            Ok(Outgoing::Text(more)) => texts.push(more),
-            Ok(other) => {
-                *held = Some(other);
-                break;
-            }
-            Err(_) => break,
+        match next_text(outbox, held) {
+            Some(more) => texts.push(more),
+            None => break,
         }
     }
     let sent = texts.len() as u64;
-    let bytes = match deflater {
-        Some(deflater) => {
-            let frame = deflater.frame(texts.iter().map(Text::as_bytes));
-            texts.clear();
-            let bytes = frame.len();
-            sink.send(Message::Binary(frame.into())).await.ok()?;
-            bytes
-        }
-        None => {
-            let mut bytes = 0;
-            for text in texts.drain(..) {
-                bytes += text.len();
-                sink.feed(frame(text)).await.ok()?;
-            }
-            sink.flush().await.ok()?;
-            bytes
-        }
-    };
+    let frame = deflater.frame(texts.iter().map(Text::as_bytes));
+    texts.clear();
+    let bytes = frame.len();
+    sink.send(Message::Binary(frame.into())).await.ok()?;
     Some((sent, bytes as u64))
+}
+
+/// The next text already waiting in `outbox`, if the next thing there is a text; anything else
+/// (a ping, a close) is put in `held`, to be sent after the batch.
+fn next_text(outbox: &mut mpsc::Receiver<Outgoing>, held: &mut Option<Outgoing>) -> Option<Text> {
+    match outbox.try_recv() {
+        Ok(Outgoing::Text(text)) => Some(text),
+        Ok(other) => {
+            *held = Some(other);
+            None
+        }
+        Err(_) => None,
+    }
 }
 
 /// A text as a WebSocket text frame. axum checks again that its bytes are UTF-8 (safe code
