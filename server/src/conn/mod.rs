@@ -151,6 +151,11 @@ pub(crate) async fn serve_streams<S, R>(
     let path_room = path_room.map(|code| normalize(&code));
     let mut reader = Reader::new(conn, Arc::clone(&app), ip, path_room, tx);
     let ending = reader.run(&mut stream, &kick).await;
+    if kick.is_cancelled() {
+        // Kicked (it fell behind, or its seat was taken), or its writer has ended: nothing more
+        // is sent, even if the socket is in the middle of a write it cannot finish.
+        writer.abort();
+    }
     reader.farewell(ending);
     let Reader { room, tx, .. } = reader;
     // A room that is stopping for the shutdown need not hear of it.
@@ -164,8 +169,9 @@ pub(crate) async fn serve_streams<S, R>(
         .await
         .is_err()
     {
-        kick.cancel();
+        writer.abort();
         let _ = writer.await;
+        kick.cancel();
     }
     linger(ending, &mut stream).await;
     app.metrics.connections.decrement(1.0);

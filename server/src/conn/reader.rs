@@ -21,7 +21,7 @@ use super::{ClientTx, Outgoing, hello};
 use crate::AppState;
 use crate::error::Refusal;
 use crate::limits::{RateLimit, Verdict};
-use crate::room::client::{Kick, Side};
+use crate::room::client::Kick;
 use crate::room::{Command, Request, RoomHandle};
 
 /// How a connection's reader ended.
@@ -107,7 +107,7 @@ impl Reader {
         // Made once and reset, rather than made anew for every message: each registers itself
         // when first polled.
         let stopping = stop.stopped();
-        let kicked = kick.kicked(Side::Reader);
+        let kicked = kick.kicked();
         // The connection's one timer: it fires at the next ping, or when the client will have
         // been silent too long if that comes first. It is not moved on for every frame (each
         // move is a trip to the timer wheel): when it fires, it is set for whichever comes next.

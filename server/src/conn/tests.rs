@@ -354,3 +354,27 @@ fn the_query_chooses_the_framing_and_an_unknown_compression_is_refused() {
         assert_eq!(refused.status(), axum::http::StatusCode::BAD_REQUEST);
     }
 }
+
+/// The largest a connection's writer may be, in bytes: every action wakes four of them, and
+/// each wake touches much of its future, gone cold since the connection's last action. It was
+/// 616 bytes (as tests build it) while it also waited on the kick (a select around each wait
+/// and each write), and 560 since.
+const MAX_WRITER_FUTURE: usize = 576;
+
+#[test]
+fn a_writers_task_stays_small() {
+    let sink: BoxedSink = Box::pin(sink::drain().sink_map_err(|_| ()));
+    let (_queue, outbox) = mpsc::channel::<crate::room::client::Outgoing>(4);
+    let writer = super::writer::run(
+        sink,
+        outbox,
+        crate::room::client::Kick::new(),
+        Arc::new(Metrics::default()),
+        None,
+    );
+    let size = std::mem::size_of_val(&writer);
+    assert!(
+        size <= MAX_WRITER_FUTURE,
+        "a connection's writer is {size} bytes (at most {MAX_WRITER_FUTURE})"
+    );
+}

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use super::Outgoing;
 use super::deflate::Deflater;
 use crate::metrics::Metrics;
-use crate::room::client::{Kick, Side, Text};
+use crate::room::client::{Kick, Text};
 
 /// How long a closing connection's writer may take to flush what is left.
 pub(super) const WRITER_GRACE: Duration = Duration::from_secs(5);
@@ -90,9 +90,16 @@ fn frame(text: Text) -> Message {
     Message::Text(text)
 }
 
-/// Runs the writer until the queue closes, a close frame is sent, the socket fails or the
-/// connection is kicked; then kicks it itself, so that the reader ends too. `deflater` is the
-/// socket's compressed stream, if it asked for one.
+/// Runs the writer until the queue closes, a close frame is sent or the socket fails; then
+/// kicks the connection, so that the reader ends too. `deflater` is the socket's compressed
+/// stream, if it asked for one.
+///
+/// The writer does not wait on the kick itself: a kicked connection's task aborts its writer
+/// ([`super::serve_streams`]), which ends it at once even in the middle of a write to a socket
+/// that takes no more data. So the writer's loop is the relay's, a queue and a socket: waiting
+/// on the kick too would register the writer's waker with it every time the queue runs dry,
+/// and keep a larger future, one more piece of each connection's memory to touch an action
+/// (`loadgen play --callgrind --cache-sim`, docs/performance.md).
 pub(super) async fn run<S: Sink<Message> + Unpin>(
     mut sink: S,
     mut outbox: mpsc::Receiver<Outgoing>,
@@ -104,29 +111,24 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
     let mut held: Option<Outgoing> = None;
     // Whether nothing has been sent since the last ping.
     let mut quiet = false;
-    let kicked = kick.kicked(Side::Writer);
-    tokio::pin!(kicked);
-    // A batch's texts: the list kept for its memory.
+    // A batch's texts, on a compressed socket: the list kept for its memory.
     let mut texts = Vec::new();
     loop {
         let next = match held.take() {
             Some(held) => Some(held),
-            None => tokio::select! {
-                biased;
-                next = outbox.recv() => next,
-                () = &mut kicked => None,
-            },
+            None => outbox.recv().await,
         };
         match next {
             Some(Outgoing::Text(text)) => {
-                // A socket that stops taking data must not keep this task alive once kicked.
-                // The write is tried first: it mostly completes at once, and the kick is then
-                // never looked at.
-                let sent = tokio::select! {
-                    biased;
-                    sent = write_batch(&mut sink, text, &mut outbox, &mut held, deflater.as_mut(), &mut texts) => sent,
-                    () = &mut kicked => None,
-                };
+                let sent = write_batch(
+                    &mut sink,
+                    text,
+                    &mut outbox,
+                    &mut held,
+                    deflater.as_mut(),
+                    &mut texts,
+                )
+                .await;
                 let Some((sent, bytes)) = sent else {
                     break;
                 };
@@ -148,11 +150,7 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
                     }
                 }
                 quiet = true;
-                let sent = tokio::select! {
-                    sent = sink.send(Message::Ping(Default::default())) => sent.is_ok(),
-                    () = &mut kicked => false,
-                };
-                if !sent {
+                if sink.send(Message::Ping(Default::default())).await.is_err() {
                     break;
                 }
             }
@@ -161,11 +159,8 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
                     code,
                     reason: reason.into(),
                 };
-                // Kicked once the reader has waited long enough for it.
-                tokio::select! {
-                    _ = sink.send(Message::Close(Some(frame))) => {}
-                    () = &mut kicked => {}
-                }
+                // Aborted if the reader has waited long enough for it.
+                let _ = sink.send(Message::Close(Some(frame))).await;
                 break;
             }
             None => {

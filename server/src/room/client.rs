@@ -34,28 +34,18 @@ pub struct ClientTx {
     pub kick: Kick,
 }
 
-/// What disconnects one connection at once: a flag set once, which its reader and its writer
-/// each wait on. A connection's two tasks wait on it every time they run out of work, several
-/// times an action: waiting costs a look at the flag and an atomic swap of the task's waker,
-/// where a `CancellationToken`'s wait took a lock each time.
+/// What disconnects one connection at once: a flag set once, which its reader waits on (and,
+/// once the reader has ended, its task aborts the writer: [`crate::conn`]). The reader waits on
+/// it every time it runs out of work: waiting costs a look at the flag and an atomic swap of the
+/// task's waker, where a `CancellationToken`'s wait took a lock each time.
 #[derive(Clone, Debug, Default)]
 pub struct Kick(Arc<KickState>);
 
-/// [`Kick`]'s flag and the waker of each side waiting on it.
+/// [`Kick`]'s flag and the waker of the reader waiting on it.
 #[derive(Debug, Default)]
 struct KickState {
     kicked: AtomicBool,
     reader: AtomicWaker,
-    writer: AtomicWaker,
-}
-
-/// Which of a connection's tasks waits on its [`Kick`]: each has a waker of its own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    /// The task reading the socket.
-    Reader,
-    /// The task writing to it.
-    Writer,
 }
 
 impl Kick {
@@ -64,11 +54,11 @@ impl Kick {
         Kick::default()
     }
 
-    /// Kicks the connection: both its tasks wake and end. Kicking again does nothing more.
+    /// Kicks the connection: its reader wakes and ends (and aborts its writer). Kicking again
+    /// does nothing more.
     pub fn cancel(&self) {
         self.0.kicked.store(true, Ordering::SeqCst);
         self.0.reader.wake();
-        self.0.writer.wake();
     }
 
     /// Whether the connection was kicked.
@@ -76,13 +66,10 @@ impl Kick {
         self.0.kicked.load(Ordering::SeqCst)
     }
 
-    /// Waits until the connection is kicked, as `side` (one task at a time for each side: a
-    /// second waiter on the same side takes the first one's place).
-    pub fn kicked(&self, side: Side) -> Kicked {
-        Kicked {
-            kick: self.clone(),
-            side,
-        }
+    /// Waits until the connection is kicked (one task at a time: a second waiter takes the
+    /// first one's place).
+    pub fn kicked(&self) -> Kicked {
+        Kicked { kick: self.clone() }
     }
 }
 
@@ -90,7 +77,6 @@ impl Kick {
 #[derive(Debug)]
 pub struct Kicked {
     kick: Kick,
-    side: Side,
 }
 
 impl Future for Kicked {
@@ -98,11 +84,7 @@ impl Future for Kicked {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let state = &self.kick.0;
-        let waker = match self.side {
-            Side::Reader => &state.reader,
-            Side::Writer => &state.writer,
-        };
-        crate::shutdown::poll_flag(&state.kicked, waker, cx)
+        crate::shutdown::poll_flag(&state.kicked, &state.reader, cx)
     }
 }
 
@@ -295,25 +277,23 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_kick_wakes_both_sides_waiting_and_any_that_wait_after() {
+    async fn a_kick_wakes_its_waiter_and_any_that_waits_after() {
         let kick = Kick::new();
-        let reader = tokio::spawn(kick.kicked(Side::Reader));
-        let writer = tokio::spawn(kick.kicked(Side::Writer));
+        let reader = tokio::spawn(kick.kicked());
         tokio::task::yield_now().await;
         assert!(!kick.is_cancelled());
-        assert!(!reader.is_finished() && !writer.is_finished());
+        assert!(!reader.is_finished());
         kick.clone().cancel();
         reader.await.unwrap();
-        writer.await.unwrap();
         assert!(kick.is_cancelled());
-        kick.kicked(Side::Reader).await;
+        kick.kicked().await;
         kick.cancel();
     }
 
     #[test]
     fn a_kick_not_given_leaves_its_waiter_pending() {
         let kick = Kick::new();
-        let mut waiting = std::pin::pin!(kick.kicked(Side::Writer));
+        let mut waiting = std::pin::pin!(kick.kicked());
         let mut cx = Context::from_waker(std::task::Waker::noop());
         assert!(waiting.as_mut().poll(&mut cx).is_pending());
         assert!(waiting.as_mut().poll(&mut cx).is_pending());
