@@ -141,9 +141,10 @@ pub struct Config {
     #[arg(long, env = "DHUMBAL_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub allowed_origins: Vec<String>,
     /// Serve `GET /ws-echo`, a WebSocket that echoes every message, with the same upgrade and
-    /// limits as the game's: for WebSocket conformance suites; and `GET /ws-relay/{group}`, which
-    /// sends every message to each socket of its group: the load benchmark's bare baseline. Off
-    /// in production.
+    /// limits as the game's: for WebSocket conformance suites; and `GET /ws-relay/{group}` and
+    /// `GET /ws-room-relay/{group}` (through a task per group, as a room's), which send every
+    /// message to each socket of its group: the load benchmark's bare baselines. Off in
+    /// production.
     #[arg(long, env = "DHUMBAL_WS_ECHO")]
     pub ws_echo: bool,
     /// Compress each of the web client's files on its first request, not all of them at start.

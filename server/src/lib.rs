@@ -23,7 +23,9 @@
 //!   never shown.
 //! - [`metrics`] — `GET /metrics`: the server's own Prometheus metrics (on `--metrics-address`
 //!   instead, when it is set).
-//! - [`echo`] — `GET /ws-echo`, a diagnostic echo for WebSocket conformance (`--ws-echo` only).
+//! - [`echo`] — `GET /ws-echo`, a diagnostic echo for WebSocket conformance, and the load
+//!   benchmark's two relays, `GET /ws-relay/{group}` and `GET /ws-room-relay/{group}` (`--ws-echo`
+//!   only).
 //! - [`conn`] — one WebSocket connection: a writer (the queue onto the socket, pings), a reader
 //!   (size, rate and shape checks, `bye` as each ending requires) and the `hello` step, generic
 //!   over a sink and a stream so that its tests need no socket.

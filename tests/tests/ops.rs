@@ -1,5 +1,5 @@
 //! Operations end to end: `/metrics` counts what happened, `/readyz` turns 503 while draining,
-//! the health check client, the diagnostic echo and relay, and a clean WebSocket close.
+//! the health check client, the diagnostic echo and relays, and a clean WebSocket close.
 //!
 //! Each test starts its own server, and each server has its own metrics, so the tests may run
 //! side by side in this binary without seeing each other's counts.
@@ -252,15 +252,27 @@ async fn the_echo_route_is_off_unless_asked_for() {
 
 #[tokio::test]
 async fn the_relay_sends_a_message_to_its_whole_group_and_no_other() {
+    relay_sends_to_its_whole_group("ws-relay").await;
+}
+
+#[tokio::test]
+async fn the_room_relay_sends_a_message_to_its_whole_group_and_no_other() {
+    relay_sends_to_its_whole_group("ws-room-relay").await;
+}
+
+/// The diagnostic relay at `/{route}/{group}`, served only with `--ws-echo`: a message reaches
+/// every socket of its group, the sender's too, and no other; a member that leaves is no longer
+/// sent to; a group all of whose members have left starts afresh.
+async fn relay_sends_to_its_whole_group(route: &'static str) {
     let off = TestServer::start().await;
-    assert_eq!(http::get(off.addr, "/ws-relay/a").await.0, 404);
+    assert_eq!(http::get(off.addr, &format!("/{route}/a")).await.0, 404);
     let on = TestServer::with_config(Config {
         ws_echo: true,
         ..Config::default()
     })
     .await;
     let open = |group: &'static str| {
-        let url = format!("ws://{}/ws-relay/{group}", on.addr);
+        let url = format!("ws://{}/{route}/{group}", on.addr);
         async move {
             guarded("a relay WebSocket to open", connect_async(url))
                 .await
@@ -283,6 +295,17 @@ async fn the_relay_sends_a_message_to_its_whole_group_and_no_other() {
     a2.send(Message::text("again")).await.expect("sent");
     let got = guarded("the relayed message", a2.next()).await;
     assert!(matches!(&got, Some(Ok(Message::Text(t))) if t.as_str() == "again"));
+    // Once everyone has left, the group's name is free and a new member has it to itself.
+    a2.close(None).await.expect("closed");
+    while let Some(Ok(_)) = guarded("the socket to end", a2.next()).await {}
+    let mut a3 = open("a").await;
+    a3.send(Message::text("afresh")).await.expect("sent");
+    let got = guarded("the relayed message", a3.next()).await;
+    assert!(matches!(&got, Some(Ok(Message::Text(t))) if t.as_str() == "afresh"));
+    // The sender's copy was its only one: the next message it reads is its next one's.
+    a3.send(Message::text("once")).await.expect("sent");
+    let got = guarded("the relayed message", a3.next()).await;
+    assert!(matches!(&got, Some(Ok(Message::Text(t))) if t.as_str() == "once"));
 }
 
 #[tokio::test]

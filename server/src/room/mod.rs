@@ -41,7 +41,7 @@ use crate::store::Store;
 pub use think::Thinkers;
 
 /// How many commands may wait for a room before senders wait.
-const ROOM_QUEUE: usize = 256;
+pub(crate) const ROOM_QUEUE: usize = 256;
 
 /// What the rest of the server asks of a room.
 #[derive(Debug)]

@@ -11,11 +11,14 @@
 //!   (bots have no delay; every seat here is a person), `ready` between rounds and `rematch`
 //!   after each match. It prints the clients connected, actions per second, the latency from
 //!   sending an action to receiving the state that results (p50, p99, max), errors, and the
-//!   server's resident memory before and after. With `--echo` it then runs two bare baselines
-//!   built from the same crates and prints the game's cost as ratios to each: the same workload
-//!   against the relay (`/ws-relay/{group}`: the same rooms of sockets taking turns, each message
-//!   as large as what each client received per action in the game, sent to the whole room), and
-//!   the simplest one against the echo (`/ws-echo`: one action-sized message back to its sender).
+//!   server's resident memory before and after. With `--echo` it then runs three bare
+//!   baselines built from the same crates and prints the game's cost as ratios to each: the same
+//!   workload against the room relay (`/ws-room-relay/{group}`: the same rooms of sockets taking
+//!   turns, each message as large as what each client received per action in the game, handed
+//!   to a task per room, as the game's are, which sends it to the whole room) and against the
+//!   relay (`/ws-relay/{group}`: the same, each message sent to the whole room by the reader that
+//!   read it), and the simplest one against the echo (`/ws-echo`: one action-sized message back
+//!   to its sender); and the room relay's ratios to the relay, what a room's task costs alone.
 //!   With `--callgrind` (and `--cache-sim`) it runs the server under Valgrind and prints each
 //!   workload's instructions (and simulated cache misses) per action too: counts a busy machine
 //!   cannot move.
@@ -31,10 +34,10 @@
 //!   time), then `play --echo` paced (`--think-ms`, 20 by default), then `idle` at
 //!   `--idle-connections` (10000 by default), each on a fresh server and printing what it
 //!   prints alone. At the end it prints a Markdown table to paste into `docs/performance.md`: for the game,
-//!   the relay and the echo, saturated and paced, the actions per second, the p50 and p99
-//!   latency, the server's CPU per action and its resident memory after the run, and the
-//!   ratios game / relay and game / echo of the p99 and of the CPU per action (each computed
-//!   within a run); and the memory per idle connection. Each cell is the median of the runs and
+//!   the room relay, the relay and the echo, saturated and paced, the actions per second, the
+//!   p50 and p99 latency, the server's CPU per action and its resident memory after the run, and
+//!   the ratios of the game to each baseline and of the room relay to the relay, of the p99 and
+//!   of the CPU per action (each computed within a run); and the memory per idle connection. Each cell is the median of the runs and
 //!   their range, `median (min–max)`. Then the command line that produced it, and any errors or
 //!   missing clients, run by run.
 //!
@@ -146,7 +149,8 @@ struct PlayArgs {
     /// Seconds of play once every room has started.
     #[arg(long, default_value_t = 20)]
     seconds: u64,
-    /// Then run the same workload against the server's bare relay and its echo, and print ratios.
+    /// Then run the same workload against the server's bare room relay, relay and echo, and
+    /// print ratios.
     #[arg(long)]
     echo: bool,
     /// Milliseconds each player thinks before each action (0: act as soon as the state
@@ -233,7 +237,7 @@ struct ReportArgs {
     /// People seated in each room (2 to 6; every seat is a person).
     #[arg(long, default_value_t = 4)]
     humans: u8,
-    /// Seconds of play of each workload (game, relay, echo) in each play run.
+    /// Seconds of play of each workload (game, room relay, relay, echo) in each play run.
     #[arg(long, default_value_t = 15)]
     seconds: u64,
     /// Runs of each measure: the table gives their median and range.
@@ -287,7 +291,7 @@ mod tests {
     use crate::{Cli, Mode};
 
     /// A run of `actions` in 10 s, whose latencies are all `latency_us`, with these CPU times.
-    fn run(actions: u64, latency_us: u64, cpu: f64, store_cpu: (f64, f64)) -> Run {
+    pub(crate) fn run(actions: u64, latency_us: u64, cpu: f64, store_cpu: (f64, f64)) -> Run {
         let mut tally = Tally::new();
         tally.actions = actions;
         tally

@@ -1,4 +1,4 @@
-//! `loadgen play`: rooms of people playing random legal actions, the relay and echo baselines, and the store comparison.
+//! `loadgen play`: rooms of people playing random legal actions, the relays and echo baselines, and the store comparison.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -386,10 +386,69 @@ pub(crate) async fn take_turns(
     tally
 }
 
+/// A bare baseline of the game, on the server's diagnostic routes (`--ws-echo`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Baseline {
+    /// `/ws-room-relay/{group}`: each message of a room's socket goes through a task per room
+    /// (as a game room's does) to every socket of the room.
+    RoomRelay,
+    /// `/ws-relay/{group}`: each message of a room's socket goes from its reader straight to
+    /// every socket of the room.
+    Relay,
+    /// `/ws-echo`: each message goes back to its sender.
+    Echo,
+}
+
+impl Baseline {
+    /// Every baseline, in the order they run and are printed.
+    pub(crate) const ALL: [Baseline; 3] = [Baseline::RoomRelay, Baseline::Relay, Baseline::Echo];
+
+    /// Its name in what is printed.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Baseline::RoomRelay => "room relay",
+            Baseline::Relay => "relay",
+            Baseline::Echo => "echo",
+        }
+    }
+
+    /// Whether every socket of the room gets each message (the relays), not only its sender.
+    fn whole_room(self) -> bool {
+        self != Baseline::Echo
+    }
+
+    /// The path a socket of room number `room` opens.
+    fn path(self, room: usize) -> String {
+        match self {
+            Baseline::RoomRelay => format!("/ws-room-relay/room{room}"),
+            Baseline::Relay => format!("/ws-relay/room{room}"),
+            Baseline::Echo => "/ws-echo".to_owned(),
+        }
+    }
+
+    /// What its run is, as printed above its figures; `size` is the relays' message size.
+    fn describe(self, size: usize) -> String {
+        match self {
+            Baseline::RoomRelay => format!(
+                "room relay: the same rooms against /ws-room-relay, each message of {size} bytes \
+                 through the room's task to the whole room"
+            ),
+            Baseline::Relay => format!(
+                "relay: the same rooms against /ws-relay, each message of {size} bytes to the \
+                 whole room"
+            ),
+            Baseline::Echo => {
+                "echo: the same rooms of sockets against /ws-echo, one action-sized message back"
+                    .to_owned()
+            }
+        }
+    }
+}
+
 /// What each diagnostic baseline sends: an action-sized message to the echo, or a message of
-/// `size` bytes to the relay.
-pub(crate) fn diagnostic_message(relay: bool, size: usize) -> String {
-    if relay {
+/// `size` bytes to a relay.
+pub(crate) fn diagnostic_message(baseline: Baseline, size: usize) -> String {
+    if baseline.whole_room() {
         let frame = r#"{"type":"relay","pad":""}"#;
         format!(
             r#"{{"type":"relay","pad":"{}"}}"#,
@@ -404,20 +463,16 @@ pub(crate) fn diagnostic_message(relay: bool, size: usize) -> String {
     }
 }
 
-/// Opens the sockets of one room on a diagnostic route: `/ws-echo`, or the relay group named
+/// Opens the sockets of one room on a diagnostic route: `/ws-echo`, or a relay's group named
 /// after the room.
 pub(crate) async fn seat_diagnostic_room(
     args: &PlayArgs,
     server: SocketAddr,
     room: usize,
     gate: &Semaphore,
-    relay: bool,
+    baseline: Baseline,
 ) -> Result<Vec<Ws>, String> {
-    let path = if relay {
-        format!("/ws-relay/room{room}")
-    } else {
-        "/ws-echo".to_owned()
-    };
+    let path = baseline.path(room);
     let mut seats = Vec::new();
     for n in 0..usize::from(args.humans) {
         let from = source(&args.common, room * usize::from(args.humans) + n);
@@ -655,21 +710,16 @@ where
 }
 
 /// What a play run measured: the game (on the last store, with `--store both`) and, with
-/// `--echo`, its two baselines.
+/// `--echo`, its three baselines.
 pub(crate) struct PlayFigures {
     /// The game's workload.
     pub(crate) game: Run,
-    /// The same rooms against the relay and against the echo, with `--echo`.
+    /// The same rooms against the room relay, the relay and the echo, with `--echo`.
     pub(crate) baselines: Option<Baselines>,
 }
 
-/// The game's two baselines on the same server.
-pub(crate) struct Baselines {
-    /// The same rooms against `/ws-relay`.
-    pub(crate) relay: Run,
-    /// The same rooms against `/ws-echo`.
-    pub(crate) echo: Run,
-}
+/// The game's baselines on the same server, in the order of [`Baseline::ALL`].
+pub(crate) type Baselines = [Run; 3];
 
 /// `a / b`, or NaN if `b` is not positive (a baseline that answered nothing).
 pub(crate) fn ratio(a: f64, b: f64) -> f64 {
@@ -761,7 +811,7 @@ pub(crate) async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
     let size = (game.tally.received / (game.tally.actions.max(1) * u64::from(args.humans))).max(1)
         as usize;
     let mut baselines = Vec::new();
-    for relay in [true, false] {
+    for baseline in Baseline::ALL {
         // Let the previous run's sockets finish closing first.
         tokio::time::sleep(Duration::from_secs(2)).await;
         let inner = Arc::clone(&args);
@@ -771,81 +821,81 @@ pub(crate) async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
             &server,
             move |room, gate| {
                 let args = Arc::clone(&inner);
-                async move { seat_diagnostic_room(&args, addr, room, &gate, relay).await }
+                async move { seat_diagnostic_room(&args, addr, room, &gate, baseline).await }
             },
             move |seats, _room, deadline| {
                 take_turns(
                     seats,
-                    diagnostic_message(relay, size),
-                    relay,
+                    diagnostic_message(baseline, size),
+                    baseline.whole_room(),
                     think,
                     deadline,
                 )
             },
         )
         .await?;
-        if relay {
-            run.print(&format!(
-                "relay: the same rooms against /ws-relay, each message of {size} bytes to the \
-                 whole room"
-            ));
-            baselines.push(("relay", run));
-        } else {
-            run.print(
-                "echo: the same rooms of sockets against /ws-echo, one action-sized message back",
-            );
-            baselines.push(("echo", run));
-        }
+        run.print(&baseline.describe(size));
+        baselines.push((baseline.name(), run));
     }
     for (name, baseline) in &baselines {
-        println!("== game / {name}");
-        println!(
-            "throughput: {name} {:.0} actions/s / game {:.0} actions/s = {:.2}x",
-            baseline.actions_per_second(),
-            game.actions_per_second(),
-            baseline.actions_per_second() / game.actions_per_second()
-        );
-        println!(
-            "p99 latency: game {:.3} ms / {name} {:.3} ms = {:.2}x",
-            game.p99_ms(),
-            baseline.p99_ms(),
-            ratio(game.p99_ms(), baseline.p99_ms())
-        );
-        println!(
-            "server CPU per action: game {:.0} us / {name} {:.0} us = {:.2}x",
-            game.cpu_per_action_us(),
-            baseline.cpu_per_action_us(),
-            ratio(game.cpu_per_action_us(), baseline.cpu_per_action_us())
-        );
-        if let (Some(g), Some(b)) = (
-            game.instructions_per_action(),
-            baseline.instructions_per_action(),
-        ) {
-            println!(
-                "server instructions per action (callgrind): game {g:.0} / {name} {b:.0} = {:.2}x",
-                ratio(g, b)
-            );
-        }
-        if let (Some(g), Some(b)) = (game.misses_per_action(), baseline.misses_per_action()) {
-            for ((cache, g), b) in ["L1 instruction", "L1 data", "last level"]
-                .iter()
-                .zip(g)
-                .zip(b)
-            {
-                println!(
-                    "server {cache} misses per action (simulated): game {g:.0} / {name} {b:.0} = {:.2}x",
-                    ratio(g, b)
-                );
-            }
-        }
+        print_ratios(("game", &game), (name, baseline));
     }
-    let (Some((_, echo)), Some((_, relay))) = (baselines.pop(), baselines.pop()) else {
-        return Err("a baseline is missing".into());
-    };
+    // What a room's task costs by itself: the room relay against the relay.
+    if let [(room, room_relay), (relay, bare), _] = &baselines[..] {
+        print_ratios((room, room_relay), (relay, bare));
+    }
+    let baselines: Baselines = baselines
+        .into_iter()
+        .map(|(_, run)| run)
+        .collect::<Vec<_>>()
+        .try_into()
+        .map_err(|_| "a baseline is missing")?;
     Ok(PlayFigures {
         game,
-        baselines: Some(Baselines { relay, echo }),
+        baselines: Some(baselines),
     })
+}
+
+/// Prints the ratios of `a`'s figures to `b`'s (each a name and its run): throughput, p99
+/// latency, CPU per action and, under Valgrind, instructions and simulated cache misses.
+fn print_ratios((a_name, a): (&str, &Run), (b_name, b): (&str, &Run)) {
+    println!("== {a_name} / {b_name}");
+    println!(
+        "throughput: {b_name} {:.0} actions/s / {a_name} {:.0} actions/s = {:.2}x",
+        b.actions_per_second(),
+        a.actions_per_second(),
+        b.actions_per_second() / a.actions_per_second()
+    );
+    println!(
+        "p99 latency: {a_name} {:.3} ms / {b_name} {:.3} ms = {:.2}x",
+        a.p99_ms(),
+        b.p99_ms(),
+        ratio(a.p99_ms(), b.p99_ms())
+    );
+    println!(
+        "server CPU per action: {a_name} {:.0} us / {b_name} {:.0} us = {:.2}x",
+        a.cpu_per_action_us(),
+        b.cpu_per_action_us(),
+        ratio(a.cpu_per_action_us(), b.cpu_per_action_us())
+    );
+    if let (Some(x), Some(y)) = (a.instructions_per_action(), b.instructions_per_action()) {
+        println!(
+            "server instructions per action (callgrind): {a_name} {x:.0} / {b_name} {y:.0} = {:.2}x",
+            ratio(x, y)
+        );
+    }
+    if let (Some(x), Some(y)) = (a.misses_per_action(), b.misses_per_action()) {
+        for ((cache, x), y) in ["L1 instruction", "L1 data", "last level"]
+            .iter()
+            .zip(x)
+            .zip(y)
+        {
+            println!(
+                "server {cache} misses per action (simulated): {a_name} {x:.0} / {b_name} {y:.0} = {:.2}x",
+                ratio(x, y)
+            );
+        }
+    }
 }
 
 /// Prints what the SQLite log cost in one pair of runs: the ratios of its figures to the

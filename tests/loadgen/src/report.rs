@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use crate::idle::{IdleFigures, idle};
-use crate::play::{Baselines, Run, play, ratio};
+use crate::play::{Baseline, Baselines, Run, play, ratio};
 use crate::{Bots, IDLE_HOLD_SECONDS, IdleArgs, PlayArgs, ReportArgs, StoreChoice};
 
 /// How a figure of the report's table is written.
@@ -48,24 +48,31 @@ pub(crate) const MEASURES: [Measure; 6] = [
     ),
 ];
 
-/// One play run of the report: the game and its two baselines.
-pub(crate) struct Trio {
+/// One play run of the report: the game and its baselines.
+pub(crate) struct Quartet {
     /// The game's workload.
     game: Run,
-    /// The same rooms against the relay and the echo.
+    /// The same rooms against the room relay, the relay and the echo.
     baselines: Baselines,
 }
 
-impl Trio {
-    /// The runs of the table's first three columns: game, relay, echo.
-    fn runs(&self) -> [(&'static str, &Run); 3] {
+impl Quartet {
+    /// The runs of the table's first four columns: game, room relay, relay, echo.
+    fn runs(&self) -> [(&'static str, &Run); 4] {
+        let [room_relay, relay, echo] = &self.baselines;
         [
             ("game", &self.game),
-            ("relay", &self.baselines.relay),
-            ("echo", &self.baselines.echo),
+            (Baseline::RoomRelay.name(), room_relay),
+            (Baseline::Relay.name(), relay),
+            (Baseline::Echo.name(), echo),
         ]
     }
 }
+
+/// The table's ratio columns: the numerator's and the denominator's columns among
+/// [`Quartet::runs`]: the game to each baseline, then the room relay to the relay (what the
+/// room's task costs by itself).
+const RATIOS: [(usize, usize); 4] = [(0, 1), (0, 2), (0, 3), (1, 2)];
 
 /// The report mode: `--runs` times, a saturated play run, a paced one and an idle one; then
 /// the table of their medians and ranges, the command line, and what went wrong in any run.
@@ -102,13 +109,13 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), String> {
         ),
     ];
     let started = Instant::now();
-    let mut plays: [Vec<Trio>; 2] = [Vec::new(), Vec::new()];
+    let mut plays: [Vec<Quartet>; 2] = [Vec::new(), Vec::new()];
     let mut idles = Vec::new();
     let mut notes = Vec::new();
     for run in 1..=args.runs {
-        for ((name, think_ms), trios) in conditions.iter().zip(&mut plays) {
+        for ((name, think_ms), quartets) in conditions.iter().zip(&mut plays) {
             println!(
-                "== report: run {run} of {}, {name}: game, relay, echo ({:.0} s in)",
+                "== report: run {run} of {}, {name}: game, room relay, relay, echo ({:.0} s in)",
                 args.runs,
                 started.elapsed().as_secs_f64()
             );
@@ -120,12 +127,12 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), String> {
             let baselines = figures
                 .baselines
                 .ok_or_else(|| format!("run {run}, {name}: no baselines"))?;
-            let trio = Trio {
+            let quartet = Quartet {
                 game: figures.game,
                 baselines,
             };
             let mut summary = Vec::new();
-            for (workload, measured) in trio.runs() {
+            for (workload, measured) in quartet.runs() {
                 summary.push(format!(
                     "{workload} {:.0} actions/s, p99 {:.3} ms, {:.0} us CPU",
                     measured.actions_per_second(),
@@ -143,7 +150,7 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), String> {
                 }
             }
             println!("report: run {run}, {name}: {}", summary.join("; "));
-            trios.push(trio);
+            quartets.push(quartet);
         }
         println!(
             "== report: run {run} of {}, idle: {} connections ({:.0} s in)",
@@ -204,35 +211,37 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), String> {
 }
 
 /// The report's Markdown table: a row per measure, saturated then paced, then idle; a column
-/// per workload, then the game's ratios to the relay and to the echo.
+/// per workload, then the ratios of [`RATIOS`].
 pub(crate) fn report_table(
     conditions: &[(String, u64); 2],
-    plays: &[Vec<Trio>; 2],
+    plays: &[Vec<Quartet>; 2],
     idles: &[IdleFigures],
     idle_connections: usize,
 ) -> String {
     let mut lines = vec![
-        "| median (min–max) | game | relay | echo | game / relay | game / echo |".to_owned(),
-        "|---|---|---|---|---|---|".to_owned(),
+        "| median (min–max) | game | room relay | relay | echo | game / room relay | game / relay \
+         | game / echo | room relay / relay |"
+            .to_owned(),
+        "|---|---|---|---|---|---|---|---|---|".to_owned(),
     ];
-    for ((name, _), trios) in conditions.iter().zip(plays) {
+    for ((name, _), quartets) in conditions.iter().zip(plays) {
         for (label, unit, measure, ratios) in MEASURES {
-            let mut cells: Vec<String> = (0..3)
+            let mut cells: Vec<String> = (0..4)
                 .map(|column| {
-                    let values: Vec<f64> = trios
+                    let values: Vec<f64> = quartets
                         .iter()
-                        .map(|trio| measure(trio.runs()[column].1))
+                        .map(|quartet| measure(quartet.runs()[column].1))
                         .collect();
                     spread_cell(&values, unit)
                 })
                 .collect();
-            for baseline in 1..3 {
+            for (above, below) in RATIOS {
                 cells.push(if ratios {
-                    let values: Vec<f64> = trios
+                    let values: Vec<f64> = quartets
                         .iter()
-                        .map(|trio| {
-                            let runs = trio.runs();
-                            ratio(measure(runs[0].1), measure(runs[baseline].1))
+                        .map(|quartet| {
+                            let runs = quartet.runs();
+                            ratio(measure(runs[above].1), measure(runs[below].1))
                         })
                         .collect();
                     spread_cell(&values, Unit::Ratio)
@@ -251,6 +260,9 @@ pub(crate) fn report_table(
             thousands(idle_connections as f64)
         ),
         spread_cell(&per_connection, Unit::Whole),
+        String::new(),
+        String::new(),
+        String::new(),
         String::new(),
         String::new(),
         String::new(),
@@ -339,4 +351,56 @@ pub(crate) fn command_line() -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::run;
+
+    /// A run of the report: the game's, the room relay's, the relay's and the echo's CPU
+    /// seconds over 10,000 actions (so 10 s is 1,000 µs an action).
+    fn quartet(cpu: [f64; 4]) -> Quartet {
+        let [game, room_relay, relay, echo] = cpu.map(|cpu| run(10_000, 1_000, cpu, (0.0, 0.0)));
+        Quartet {
+            game,
+            baselines: [room_relay, relay, echo],
+        }
+    }
+
+    #[test]
+    fn the_report_table_gives_each_ratio_within_a_run() {
+        let conditions = [("saturated".to_owned(), 0), ("paced".to_owned(), 20)];
+        let plays = [
+            vec![
+                quartet([0.30, 0.20, 0.15, 0.05]),
+                quartet([0.27, 0.18, 0.20, 0.05]),
+            ],
+            vec![quartet([0.40, 0.30, 0.20, 0.10])],
+        ];
+        let table = report_table(&conditions, &plays, &[], 1_000);
+        let lines: Vec<&str> = table.lines().collect();
+        // A header, its rule, six measures under each condition, and the idle row.
+        assert_eq!(lines.len(), 2 + 2 * MEASURES.len() + 1, "{table}");
+        assert_eq!(
+            lines[0],
+            "| median (min–max) | game | room relay | relay | echo | game / room relay \
+             | game / relay | game / echo | room relay / relay |"
+        );
+        // The game to the relay is 2.00 in one run and 1.35 in the other: the median of the
+        // ratios, not the ratio of the medians (28.5 / 17.5 = 1.63).
+        assert_eq!(
+            lines[5],
+            "| saturated: server CPU per action (µs) | 28 (27–30) | 19 (18–20) | 18 (15–20) \
+             | 5 (5–5) | 1.50× (1.50×–1.50×) | 1.68× (1.35×–2.00×) \
+             | 5.70× (5.40×–6.00×) | 1.12× (0.90×–1.33×) |"
+        );
+        // Throughput has no ratio columns.
+        assert!(lines[2].ends_with("| | | | |"), "{}", lines[2]);
+        assert!(
+            lines[11].starts_with("| paced: server CPU per action (µs) | 40 (40–40) |"),
+            "{}",
+            lines[11]
+        );
+    }
 }
