@@ -29,7 +29,7 @@ use axum::Router;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{MethodRouter, get};
 use futures_util::StreamExt;
 use futures_util::stream::{SplitSink, SplitStream};
 use tokio::sync::mpsc::{self, error::TrySendError};
@@ -44,41 +44,37 @@ const ROOM_RELAY_QUEUE: usize = crate::room::ROOM_QUEUE;
 
 /// The diagnostic routes (merged into the app only with `--ws-echo`).
 pub fn routes() -> Router<Arc<AppState>> {
-    let relay = Arc::new(Relay::default());
-    let rooms = Arc::new(RoomRelay::default());
     Router::new()
         .route("/ws-echo", get(upgrade))
         .route(
             "/ws-relay/{group}",
-            get(
-                move |State(app): State<Arc<AppState>>,
-                      Path(group): Path<String>,
-                      ws: WebSocketUpgrade| {
-                    let relay = Arc::clone(&relay);
-                    async move {
-                        let queue = app.config.client_queue;
-                        ws_limits(ws, &app.config)
-                            .on_upgrade(move |socket| relay_socket(socket, relay, group, queue))
-                    }
-                },
-            ),
+            relay_route(Relay::default(), relay_socket),
         )
         .route(
             "/ws-room-relay/{group}",
-            get(
-                move |State(app): State<Arc<AppState>>,
-                      Path(group): Path<String>,
-                      ws: WebSocketUpgrade| {
-                    let rooms = Arc::clone(&rooms);
-                    async move {
-                        let queue = app.config.client_queue;
-                        ws_limits(ws, &app.config).on_upgrade(move |socket| {
-                            room_relay_socket(socket, rooms, group, queue)
-                        })
-                    }
-                },
-            ),
+            relay_route(RoomRelay::default(), room_relay_socket),
         )
+}
+
+/// The route of a relay whose groups are `groups`: the WebSocket upgrade, with the game socket's
+/// limits, and then `serve` of the socket, its groups, its group's name and its queue's size.
+fn relay_route<G, S, F>(groups: G, serve: S) -> MethodRouter<Arc<AppState>>
+where
+    G: Send + Sync + 'static,
+    S: Fn(WebSocket, Arc<G>, String, usize) -> F + Copy + Send + Sync + 'static,
+    F: Future<Output = ()> + Send + 'static,
+{
+    let groups = Arc::new(groups);
+    get(
+        move |State(app): State<Arc<AppState>>, Path(group): Path<String>, ws: WebSocketUpgrade| {
+            let groups = Arc::clone(&groups);
+            async move {
+                let queue = app.config.client_queue;
+                ws_limits(ws, &app.config)
+                    .on_upgrade(move |socket| serve(socket, groups, group, queue))
+            }
+        },
+    )
 }
 
 /// One member of a relay group: its number and its outbound queue.
@@ -131,29 +127,21 @@ enum Relayed {
     Text(Text),
 }
 
-/// A relay socket's two halves and its queue: the writer is running; read the texts with
-/// [`next_text`]. The writer sends what is queued and ends once every sender of the queue is
-/// dropped (the member has left its group).
-struct Socket {
-    /// The socket's reading half.
-    stream: SplitStream<WebSocket>,
-    /// The way to the socket's writer, to give to the group.
-    queue: mpsc::Sender<Outgoing>,
-    /// The writer.
-    writer: tokio::task::JoinHandle<()>,
-}
-
-impl Socket {
-    /// Splits `socket` and starts its writer, with a queue of `queue` messages.
-    fn start(socket: WebSocket, queue: usize) -> Self {
-        let (sink, stream) = socket.split();
-        let (tx, outbox) = mpsc::channel::<Outgoing>(queue.max(1));
-        Self {
-            stream,
-            queue: tx,
-            writer: tokio::spawn(write_queue(sink, outbox)),
-        }
-    }
+/// Splits a relay `socket` and starts its writer, with a queue of `queue` messages. Returns the
+/// socket's reading half (read its texts with [`next_text`]), the way to its writer (to give to
+/// the group), and the writer, which sends what is queued and ends once every sender of the
+/// queue is dropped (the member has left its group).
+fn start(
+    socket: WebSocket,
+    queue: usize,
+) -> (
+    SplitStream<WebSocket>,
+    mpsc::Sender<Outgoing>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (sink, stream) = socket.split();
+    let (tx, outbox) = mpsc::channel::<Outgoing>(queue.max(1));
+    (stream, tx, tokio::spawn(write_queue(sink, outbox)))
 }
 
 /// A relay socket's writer: the game connection's batched writes, until the queue closes or the
@@ -192,11 +180,7 @@ async fn next_text(stream: &mut SplitStream<WebSocket>) -> Option<Text> {
 /// queue (a member whose queue is full misses it), and leaves the group when the socket ends.
 async fn relay_socket(socket: WebSocket, relay: Arc<Relay>, group: String, queue: usize) {
     let me = relay.member();
-    let Socket {
-        mut stream,
-        queue,
-        writer,
-    } = Socket::start(socket, queue);
+    let (mut stream, queue, writer) = start(socket, queue);
     relay
         .lock()
         .entry(group.clone())
@@ -226,11 +210,7 @@ async fn relay_socket(socket: WebSocket, relay: Arc<Relay>, group: String, queue
 /// it left when the socket ends.
 async fn room_relay_socket(socket: WebSocket, rooms: Arc<RoomRelay>, group: String, queue: usize) {
     let me = rooms.member();
-    let Socket {
-        mut stream,
-        queue,
-        writer,
-    } = Socket::start(socket, queue);
+    let (mut stream, queue, writer) = start(socket, queue);
     let room = join_room(&rooms, &group, (me, queue)).await;
     while let Some(text) = next_text(&mut stream).await {
         if !send_to_room(&room, Relayed::Text(text)).await {
