@@ -18,7 +18,9 @@
 //!   to a task per room, as the game's are, which sends it to the whole room) and against the
 //!   relay (`/ws-relay/{group}`: the same, each message sent to the whole room by the reader that
 //!   read it), and the simplest one against the echo (`/ws-echo`: one action-sized message back
-//!   to its sender); and the room relay's ratios to the relay, what a room's task costs alone.
+//!   to its sender); and the room relay's ratios to the relay, what a room's task costs alone;
+//!   and the game's own work, what its action costs beyond the room relay's (in CPU, and in
+//!   instructions and simulated misses with `--callgrind --cache-sim`).
 //!   With `--callgrind` (and `--cache-sim`) it runs the server under Valgrind and prints each
 //!   workload's instructions (and simulated cache misses) per action too: counts a busy machine
 //!   cannot move.

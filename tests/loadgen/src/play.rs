@@ -840,9 +840,11 @@ pub(crate) async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
     for (name, baseline) in &baselines {
         print_ratios(("game", &game), (name, baseline));
     }
-    // What a room's task costs by itself: the room relay against the relay.
+    // What a room's task costs by itself: the room relay against the relay; and what the game's
+    // own work costs beyond it.
     if let [(room, room_relay), (relay, bare), _] = &baselines[..] {
         print_ratios((room, room_relay), (relay, bare));
+        print_own_work(&game, room_relay);
     }
     let baselines: Baselines = baselines
         .into_iter()
@@ -854,6 +856,41 @@ pub(crate) async fn play(args: PlayArgs) -> Result<PlayFigures, String> {
         game,
         baselines: Some(baselines),
     })
+}
+
+/// Prints the game's own work: what its action costs beyond the room relay's, which has the
+/// same sockets, writers and task per room and no rules, log or views. In CPU (a difference
+/// within one run) and, under Valgrind, in instructions and simulated cache misses, counts the
+/// machine's load cannot move.
+fn print_own_work(game: &Run, room_relay: &Run) {
+    println!("== the game's own work (game - room relay)");
+    println!(
+        "server CPU per action: {:.1} us ({:.1} - {:.1})",
+        game.cpu_per_action_us() - room_relay.cpu_per_action_us(),
+        game.cpu_per_action_us(),
+        room_relay.cpu_per_action_us()
+    );
+    if let (Some(g), Some(r)) = (
+        game.instructions_per_action(),
+        room_relay.instructions_per_action(),
+    ) {
+        println!(
+            "server instructions per action (callgrind): {:.0} ({g:.0} - {r:.0})",
+            g - r
+        );
+    }
+    if let (Some(g), Some(r)) = (game.misses_per_action(), room_relay.misses_per_action()) {
+        for ((cache, g), r) in ["L1 instruction", "L1 data", "last level"]
+            .iter()
+            .zip(g)
+            .zip(r)
+        {
+            println!(
+                "server {cache} misses per action (simulated): {:.0} ({g:.0} - {r:.0})",
+                g - r
+            );
+        }
+    }
 }
 
 /// Prints the ratios of `a`'s figures to `b`'s (each a name and its run): throughput, p99
