@@ -343,6 +343,17 @@ mod tests {
         );
         // A simulation's header without one of its counts is an error, not a zero.
         assert!(callgrind_counts("events: Ir I1mr\nsummary: 1000 40\n").is_err());
+        // Callgrind leaves out a total's trailing zeros: the events named and not given are 0.
+        let short = "events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\n\
+                     summary: 1000 300 200 40 25 15 2 7\n";
+        assert_eq!(
+            callgrind_counts(short).map(|c| c.misses),
+            Ok(Some(Misses {
+                l1_instruction: 40,
+                l1_data: 40,
+                last_level: 9,
+            }))
+        );
         // The counted function never ran (inlined): an error naming it, not a count of 0.
         let nothing = callgrind_counts("events: Ir\nsummary: 0\n").unwrap_err();
         assert!(nothing.contains("thread_start"), "{nothing}");

@@ -870,27 +870,28 @@ fn print_own_work(game: &Run, room_relay: &Run) {
         game.cpu_per_action_us(),
         room_relay.cpu_per_action_us()
     );
-    if let (Some(g), Some(r)) = (
-        game.instructions_per_action(),
-        room_relay.instructions_per_action(),
-    ) {
-        println!(
-            "server instructions per action (callgrind): {:.0} ({g:.0} - {r:.0})",
-            g - r
-        );
+    for (what, g, r) in counts_of_both(game, room_relay) {
+        println!("server {what}: {:.0} ({g:.0} - {r:.0})", g - r);
     }
-    if let (Some(g), Some(r)) = (game.misses_per_action(), room_relay.misses_per_action()) {
-        for ((cache, g), r) in ["L1 instruction", "L1 data", "last level"]
+}
+
+/// What Valgrind counted per action in both `a` and `b`, each with what it is: instructions
+/// (with `--callgrind`) and the three simulated caches' misses (with `--cache-sim`).
+fn counts_of_both(a: &Run, b: &Run) -> Vec<(String, f64, f64)> {
+    let mut counts = Vec::new();
+    if let (Some(x), Some(y)) = (a.instructions_per_action(), b.instructions_per_action()) {
+        counts.push(("instructions per action (callgrind)".to_owned(), x, y));
+    }
+    if let (Some(x), Some(y)) = (a.misses_per_action(), b.misses_per_action()) {
+        for ((cache, x), y) in ["L1 instruction", "L1 data", "last level"]
             .iter()
-            .zip(g)
-            .zip(r)
+            .zip(x)
+            .zip(y)
         {
-            println!(
-                "server {cache} misses per action (simulated): {:.0} ({g:.0} - {r:.0})",
-                g - r
-            );
+            counts.push((format!("{cache} misses per action (simulated)"), x, y));
         }
     }
+    counts
 }
 
 /// Prints the ratios of `a`'s figures to `b`'s (each a name and its run): throughput, p99
@@ -915,23 +916,11 @@ fn print_ratios((a_name, a): (&str, &Run), (b_name, b): (&str, &Run)) {
         b.cpu_per_action_us(),
         ratio(a.cpu_per_action_us(), b.cpu_per_action_us())
     );
-    if let (Some(x), Some(y)) = (a.instructions_per_action(), b.instructions_per_action()) {
+    for (what, x, y) in counts_of_both(a, b) {
         println!(
-            "server instructions per action (callgrind): {a_name} {x:.0} / {b_name} {y:.0} = {:.2}x",
+            "server {what}: {a_name} {x:.0} / {b_name} {y:.0} = {:.2}x",
             ratio(x, y)
         );
-    }
-    if let (Some(x), Some(y)) = (a.misses_per_action(), b.misses_per_action()) {
-        for ((cache, x), y) in ["L1 instruction", "L1 data", "last level"]
-            .iter()
-            .zip(x)
-            .zip(y)
-        {
-            println!(
-                "server {cache} misses per action (simulated): {a_name} {x:.0} / {b_name} {y:.0} = {:.2}x",
-                ratio(x, y)
-            );
-        }
     }
 }
 

@@ -344,10 +344,9 @@ pub(crate) fn callgrind_counts(text: &str) -> Result<Counts, String> {
             .iter()
             .position(|n| *n == name)
             .ok_or_else(|| format!("callgrind's output counts no {name}"))?;
-        values
-            .get(at)
-            .copied()
-            .ok_or_else(|| format!("callgrind's total has no {name}"))
+        // Callgrind leaves out the trailing events of a cost line that are 0 (a short run
+        // with no last-level write miss ends its total at `DLmr`).
+        Ok(values.get(at).copied().unwrap_or(0))
     };
     let instructions = count("Ir")?;
     if instructions == 0 {
