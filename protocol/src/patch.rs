@@ -143,29 +143,26 @@ impl OwnView {
     pub fn of(game: &Game, seat: Option<usize>) -> OwnView {
         let mut own = OwnView::default();
         if let Some(s) = seat {
-            own.refresh(game, s, false);
+            own.refresh(game, s);
         }
         own
     }
 
     /// Makes this `seat`'s own fields of its view of `game` now, in place: the lists keep the
     /// memory they had (a room refreshes what it told the change before last, rather than
-    /// allocating every seat's hand again after every action). With `same_court` (these fields
-    /// were made at a table whose court cards counted as `game`'s do), a hand that has not
-    /// changed keeps its total and values: most seats' hands, after most actions.
-    fn refresh(&mut self, game: &Game, seat: usize, same_court: bool) {
+    /// allocating every seat's hand again after every action). A hand's values are a table's
+    /// ([`Card::value`]), so they are made afresh each time: cheaper than finding out whether
+    /// they could be kept.
+    fn refresh(&mut self, game: &Game, seat: usize) {
         let court = game.settings().court;
         let playing = !matches!(game.phase(), Phase::RoundOver | Phase::MatchOver);
         let hand = game.hand(seat);
-        if !(same_court && self.seat == Some(seat) && self.hand == hand) {
-            self.seat = Some(seat);
-            self.hand.clear();
-            self.hand.extend_from_slice(hand);
-            self.hand_total = dhumbal_engine::hand_total(&self.hand, court);
-            self.hand_values.clear();
-            self.hand_values
-                .extend(self.hand.iter().map(|c| c.value(court)));
-        }
+        self.seat = Some(seat);
+        self.hand.clear();
+        self.hand.extend_from_slice(hand);
+        self.hand_values.clear();
+        self.hand_values.extend(hand.iter().map(|c| c.value(court)));
+        self.hand_total = self.hand_values.iter().sum();
         if !playing || seat != game.turn() {
             // Not this seat's turn, or no turn at all: the rules let it do nothing and take
             // nothing (every one of them checks the turn first), as most seats after most moves.
@@ -217,7 +214,9 @@ pub struct Told {
     /// The version of the views told.
     pub version: u64,
     /// The spectator's view: the shared fields (and a spectator's own, which never change).
-    pub shared: SeatView,
+    /// Boxed, so that a `Told` moves as a few words: a room's is moved into and out of the
+    /// patches of every change, where a view's hundreds of bytes took a `memcpy` each time.
+    pub shared: Box<SeatView>,
     /// Each seat's own fields.
     pub own: Vec<OwnView>,
 }
@@ -231,19 +230,18 @@ impl Told {
     /// What a client is told of `game` now, at `version`, made in the memory of `recycled` (a
     /// `Told` no longer needed) where there is one.
     fn refreshed(recycled: Option<Told>, game: &Game, version: u64) -> Told {
-        let (mut own, shared, same_court) = match recycled {
+        let (mut own, shared) = match recycled {
             Some(told) => {
-                let same_court = told.shared.settings.court == game.settings().court;
                 let mut shared = told.shared;
                 shared.refresh(game, None);
-                (told.own, shared, same_court)
+                (told.own, shared)
             }
-            None => (Vec::new(), game.spectator_view(), false),
+            None => (Vec::new(), Box::new(game.spectator_view())),
         };
         own.truncate(game.seats());
         own.resize_with(game.seats(), OwnView::default);
         for (seat, own) in own.iter_mut().enumerate() {
-            own.refresh(game, seat, same_court);
+            own.refresh(game, seat);
         }
         Told {
             version,
@@ -255,7 +253,7 @@ impl Told {
     /// Whether this is what a client is told of `game` now (at any version).
     pub fn is_of(&self, game: &Game) -> bool {
         self.own.len() == game.seats()
-            && self.shared == game.spectator_view()
+            && *self.shared == game.spectator_view()
             && self
                 .own
                 .iter()
