@@ -122,7 +122,7 @@ impl Card {
 
     /// What the card is worth in a hand under the given court values. Jokers are worth 0.
     ///
-    /// Read from a table ([`VALUES`]): a room makes every changed hand's values and total after
+    /// Read from a table (`VALUES`): a room makes every changed hand's values and total after
     /// every change, where the rank's arithmetic cost a dozen instructions a card.
     pub fn value(self, court: CourtValues) -> u32 {
         u32::from(VALUES[court as usize][self.index()])
