@@ -824,14 +824,11 @@ mod tests {
         assert_eq!(view, new);
     }
 
-    /// At every step of whole matches of every preset at 2, 4 and 6 seats, each seat's and a
-    /// spectator's patch from [`PatchFrames`] reads back as a `patch` message whose view patch,
-    /// applied to the view that client held, gives the engine's view for it; and a client that
-    /// joins at any step (a whole view then) follows on from there.
-    /// A hand that has not changed keeps its total and values only at a table whose court
-    /// cards count the same: the same deal at a table that counts them otherwise is made anew.
+    /// What is told, made in the memory of what was told of another table, counts a hand by the
+    /// table's own court rule: the same deal at a table that counts the court cards otherwise
+    /// has other values.
     #[test]
-    fn a_kept_hand_is_counted_again_when_the_court_cards_count_otherwise() {
+    fn a_hand_is_counted_again_when_the_court_cards_count_otherwise() {
         let tens = Preset::Standard.settings();
         let sequential = Settings {
             court: dhumbal_engine::CourtValues::Sequential,
@@ -893,6 +890,10 @@ mod tests {
         assert!(tables.iter().all(|(game, ..)| game.is_over()));
     }
 
+    /// At every step of whole matches of every preset at 2, 4 and 6 seats, each seat's and a
+    /// spectator's patch from [`PatchFrames`] reads back as a `patch` message whose view patch,
+    /// applied to the view that client held, gives the engine's view for it; and a client that
+    /// joins at any step (a whole view then) follows on from there.
     #[test]
     fn patch_frames_rebuild_every_seats_view_at_every_step() {
         // One spare for every game, as a server thread keeps one for all its rooms: each game
