@@ -288,7 +288,8 @@ mod tests {
 
     use crate::play::{Run, Tally, play, store_table};
     use crate::server::{
-        Counts, Misses, callgrind_counts, histogram_quantile, stat_cpu_seconds, store_cpu_seconds,
+        Counts, Misses, callgrind_counts, histogram_quantile, stat_cpu_seconds, stat_cpu_split,
+        store_cpu_seconds,
     };
     use crate::{Cli, Mode};
 
@@ -307,6 +308,7 @@ mod tests {
             memory_during: (0, 0),
             memory_after: (0, 0),
             cpu: (cpu, 0.0),
+            server_system: 0.0,
             store_cpu,
             counts: None,
         }
@@ -391,6 +393,7 @@ dhumbal_store_hold_seconds_bucket{step=\"pass\",le=\"+Inf\"} 0
         // utime 250 and stime 150 ticks: fields 14 and 15.
         let stat = "4242 (dhumbal (x) y) S 1 2 3 4 5 6 7 8 9 10 250 150 0 0 20 0";
         assert!((stat_cpu_seconds(stat) - 4.0).abs() < 1e-9);
+        assert_eq!(stat_cpu_split(stat), (2.5, 1.5));
         assert!(stat_cpu_seconds("").abs() < 1e-9);
     }
 

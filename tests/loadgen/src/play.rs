@@ -18,7 +18,7 @@ use tokio::sync::Semaphore;
 
 use crate::report::{Measure, Unit, command_line, spread_cell, table_row};
 use crate::server::{
-    Counts, Server, cpu_seconds, histogram_quantile, metrics_text, store_cpu_seconds,
+    Counts, Server, cpu_seconds, cpu_split, histogram_quantile, metrics_text, store_cpu_seconds,
 };
 use crate::sockets::{Peek, Ws, connect, create_room, recv, recv_text, send, source};
 use crate::{Bots, MAX_CLIENTS, PlayArgs, SETUP_LIMIT, StoreChoice};
@@ -496,6 +496,9 @@ pub(crate) struct Run {
     pub(crate) memory_after: (u64, u64),
     /// CPU seconds the server and this program used while playing.
     pub(crate) cpu: (f64, f64),
+    /// Of the server's, the seconds spent in the kernel (system time, from `/proc/PID/stat`):
+    /// its sockets' work, mostly.
+    pub(crate) server_system: f64,
     /// CPU seconds the SQLite store's writer and checkpointer threads used while playing (0
     /// with another store, or a server this program did not start).
     pub(crate) store_cpu: (f64, f64),
@@ -539,6 +542,22 @@ impl Run {
     /// The server's CPU time per action answered, in microseconds.
     pub(crate) fn cpu_per_action_us(&self) -> f64 {
         1e6 * self.cpu.0 / self.tally.actions.max(1) as f64
+    }
+
+    /// The server's CPU time per action answered in user space and in the kernel, in
+    /// microseconds.
+    pub(crate) fn cpu_split_per_action_us(&self) -> (f64, f64) {
+        (self.user_per_action_us(), self.system_per_action_us())
+    }
+
+    /// The server's CPU time per action answered in user space, in microseconds.
+    pub(crate) fn user_per_action_us(&self) -> f64 {
+        self.cpu_per_action_us() - self.system_per_action_us()
+    }
+
+    /// The server's CPU time per action answered in the kernel, in microseconds.
+    pub(crate) fn system_per_action_us(&self) -> f64 {
+        1e6 * self.server_system / self.tally.actions.max(1) as f64
     }
 
     /// The SQLite store's writer thread's CPU time per action answered, in microseconds.
@@ -599,8 +618,10 @@ impl Run {
             "server RSS (KiB):   before {}  during {}  after {}  (peak {})",
             self.memory_before.0, self.memory_during.0, self.memory_after.0, self.memory_after.1
         );
+        let (user, system) = self.cpu_split_per_action_us();
         println!(
-            "CPU while playing:  server {:.1} s ({:.0}% of a core, {:.0} us per action), loadgen {:.1} s",
+            "CPU while playing:  server {:.1} s ({:.0}% of a core, {:.0} us per action: user {user:.0}, \
+             system {system:.0}), loadgen {:.1} s",
             self.cpu.0,
             100.0 * self.cpu.0 / self.seconds,
             self.cpu_per_action_us(),
@@ -667,6 +688,7 @@ where
     server.count_from_now()?;
     let started = Instant::now();
     let cpu_before = (cpu_seconds(server.pid()), cpu_seconds(std::process::id()));
+    let system_before = cpu_split(server.pid()).1;
     let store_before = store_cpu_seconds(server.pid());
     let deadline = tokio::time::Instant::now() + Duration::from_secs(args.seconds);
     let mut playing = tokio::task::JoinSet::new();
@@ -686,6 +708,7 @@ where
         cpu_seconds(server.pid()) - cpu_before.0,
         cpu_seconds(std::process::id()) - cpu_before.1,
     );
+    let server_system = cpu_split(server.pid()).1 - system_before;
     let store_after = store_cpu_seconds(server.pid());
     let store_cpu = (
         store_after.0 - store_before.0,
@@ -696,6 +719,7 @@ where
     Ok(Run {
         tally,
         cpu,
+        server_system,
         store_cpu,
         counts,
         seconds: started
@@ -870,6 +894,16 @@ fn print_own_work(game: &Run, room_relay: &Run) {
         game.cpu_per_action_us(),
         room_relay.cpu_per_action_us()
     );
+    let ((game_user, game_system), (relay_user, relay_system)) = (
+        game.cpu_split_per_action_us(),
+        room_relay.cpu_split_per_action_us(),
+    );
+    println!(
+        "of which user: {:.1} us ({game_user:.1} - {relay_user:.1}), system: {:.1} us \
+         ({game_system:.1} - {relay_system:.1})",
+        game_user - relay_user,
+        game_system - relay_system
+    );
     for (what, g, r) in counts_of_both(game, room_relay) {
         println!("server {what}: {:.0} ({g:.0} - {r:.0})", g - r);
     }
@@ -915,6 +949,14 @@ fn print_ratios((a_name, a): (&str, &Run), (b_name, b): (&str, &Run)) {
         a.cpu_per_action_us(),
         b.cpu_per_action_us(),
         ratio(a.cpu_per_action_us(), b.cpu_per_action_us())
+    );
+    let ((a_user, a_system), (b_user, b_system)) =
+        (a.cpu_split_per_action_us(), b.cpu_split_per_action_us());
+    println!(
+        "  in user space: {a_name} {a_user:.1} us / {b_name} {b_user:.1} us = {:.2}x; in the kernel: \
+         {a_name} {a_system:.1} us / {b_name} {b_system:.1} us = {:.2}x",
+        ratio(a_user, b_user),
+        ratio(a_system, b_system)
     );
     for (what, x, y) in counts_of_both(a, b) {
         println!(

@@ -24,7 +24,7 @@ pub(crate) type Measure = (&'static str, Unit, fn(&Run) -> f64, bool);
 
 /// The play runs' measures, one row of the table each for the saturated runs and again for the
 /// paced ones.
-pub(crate) const MEASURES: [Measure; 6] = [
+pub(crate) const MEASURES: [Measure; 8] = [
     ("actions/s", Unit::Whole, Run::actions_per_second, false),
     ("p50 latency (ms)", Unit::Significant, Run::p50_ms, false),
     ("p99 latency (ms)", Unit::Significant, Run::p99_ms, true),
@@ -32,6 +32,18 @@ pub(crate) const MEASURES: [Measure; 6] = [
         "server CPU per action (µs)",
         Unit::Whole,
         Run::cpu_per_action_us,
+        true,
+    ),
+    (
+        "of which in user space (µs)",
+        Unit::Significant,
+        Run::user_per_action_us,
+        true,
+    ),
+    (
+        "of which in the kernel (µs)",
+        Unit::Significant,
+        Run::system_per_action_us,
         true,
     ),
     (
@@ -359,9 +371,13 @@ mod tests {
     use crate::tests::run;
 
     /// A run of the report: the game's, the room relay's, the relay's and the echo's CPU
-    /// seconds over 10,000 actions (so 10 s is 1,000 µs an action).
+    /// seconds over 10,000 actions (so 10 s is 1,000 µs an action), a quarter of it in the
+    /// kernel.
     fn quartet(cpu: [f64; 4]) -> Quartet {
-        let [game, room_relay, relay, echo] = cpu.map(|cpu| run(10_000, 1_000, cpu, (0.0, 0.0)));
+        let [game, room_relay, relay, echo] = cpu.map(|cpu| Run {
+            server_system: cpu / 4.0,
+            ..run(10_000, 1_000, cpu, (0.0, 0.0))
+        });
         Quartet {
             game,
             baselines: [room_relay, relay, echo],
@@ -380,7 +396,7 @@ mod tests {
         ];
         let table = report_table(&conditions, &plays, &[], 1_000);
         let lines: Vec<&str> = table.lines().collect();
-        // A header, its rule, six measures under each condition, and the idle row.
+        // A header, its rule, every measure under each condition, and the idle row.
         assert_eq!(lines.len(), 2 + 2 * MEASURES.len() + 1, "{table}");
         assert_eq!(
             lines[0],
@@ -395,12 +411,19 @@ mod tests {
              | 5 (5–5) | 1.50× (1.50×–1.50×) | 1.68× (1.35×–2.00×) \
              | 5.70× (5.40×–6.00×) | 1.12× (0.90×–1.33×) |"
         );
+        // The CPU split between user space and the kernel, each with its ratios.
+        assert_eq!(
+            lines[7],
+            "| saturated: of which in the kernel (µs) | 7.12 (6.75–7.50) | 4.75 (4.50–5.00) \
+             | 4.38 (3.75–5.00) | 1.25 (1.25–1.25) | 1.50× (1.50×–1.50×) | 1.68× (1.35×–2.00×) \
+             | 5.70× (5.40×–6.00×) | 1.12× (0.90×–1.33×) |"
+        );
         // Throughput has no ratio columns.
         assert!(lines[2].ends_with("| | | | |"), "{}", lines[2]);
         assert!(
-            lines[11].starts_with("| paced: server CPU per action (µs) | 40 (40–40) |"),
+            lines[13].starts_with("| paced: server CPU per action (µs) | 40 (40–40) |"),
             "{}",
-            lines[11]
+            lines[13]
         );
     }
 }

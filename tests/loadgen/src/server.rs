@@ -417,7 +417,13 @@ pub(crate) fn histogram_quantile(text: &str, series: &str, quantile: f64) -> Opt
 /// The CPU time (user and system) a process has used, in seconds, from `/proc/PID/stat`
 /// (in clock ticks of 1/100 s, as on every Linux x86-64 build).
 pub(crate) fn cpu_seconds(pid: u32) -> f64 {
-    stat_cpu_seconds(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default())
+    let (user, system) = cpu_split(pid);
+    user + system
+}
+
+/// The user and the system CPU time a process has used, in seconds (see [`cpu_seconds`]).
+pub(crate) fn cpu_split(pid: u32) -> (f64, f64) {
+    stat_cpu_split(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default())
 }
 
 /// The CPU time of the SQLite store's writer thread and of its checkpointer in process `pid`,
@@ -447,6 +453,12 @@ pub(crate) fn store_cpu_seconds(pid: u32) -> (f64, f64) {
 
 /// The user and system CPU time in a `/proc/.../stat` line, in seconds.
 pub(crate) fn stat_cpu_seconds(stat: &str) -> f64 {
+    let (user, system) = stat_cpu_split(stat);
+    user + system
+}
+
+/// The user and the system CPU time in a `/proc/.../stat` line, each in seconds.
+pub(crate) fn stat_cpu_split(stat: &str) -> (f64, f64) {
     // The fields after the command name, which is in parentheses and may hold spaces.
     let rest = stat
         .rsplit_once(')')
@@ -460,5 +472,5 @@ pub(crate) fn stat_cpu_seconds(stat: &str) -> f64 {
             .unwrap_or(0)
     };
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    (ticks(11) + ticks(12)) as f64 / 100.0
+    (ticks(11) as f64 / 100.0, ticks(12) as f64 / 100.0)
 }
