@@ -177,8 +177,9 @@ pub fn hand_total(cards: &[Card], court: CourtValues) -> u32 {
     cards.iter().map(|c| c.value(court)).sum()
 }
 
-/// Every card's text, by index: the pack in suit order, then the jokers.
-const NAMES: [&str; CARD_KINDS] = [
+/// Every card's text, by [`Card::index`]: the pack in suit order, then the jokers (what
+/// [`Card::name`] gives, as a table for those who build their own from it).
+pub const CARD_NAMES: [&str; CARD_KINDS] = [
     "AS", "2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S", "10S", "JS", "QS", "KS", "AH", "2H",
     "3H", "4H", "5H", "6H", "7H", "8H", "9H", "10H", "JH", "QH", "KH", "AD", "2D", "3D", "4D",
     "5D", "6D", "7D", "8D", "9D", "10D", "JD", "QD", "KD", "AC", "2C", "3C", "4C", "5C", "6C",
@@ -188,7 +189,7 @@ const NAMES: [&str; CARD_KINDS] = [
 impl Card {
     /// The card as written on the wire: rank then suit (`10H`, `AS`), or `RJ`/`BJ`.
     pub fn name(self) -> &'static str {
-        NAMES[self.index()]
+        CARD_NAMES[self.index()]
     }
 }
 

@@ -13,6 +13,7 @@
 //! fields every seat shares are compared and serialised once, and each seat's own fields
 //! ([`OwnView`]) are compared with what that seat was last told.
 
+use dhumbal_engine::card::{CARD_KINDS, CARD_NAMES};
 use dhumbal_engine::{Action, Card, Event, Game, Phase, SeatView, Source};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -487,19 +488,44 @@ macro_rules! json_integers {
 
 json_integers!(u32, u64, usize, i64);
 
-/// A card's name is letters and digits: nothing to escape.
+/// Every card's JSON, its name in quotes, as bytes: [`CARD_NAMES`] quoted at compile time, each
+/// name's bytes and its length (no name is longer than 3 bytes).
+///
+/// [`CARD_NAMES`]: dhumbal_engine::card::CARD_NAMES
+static QUOTED_NAMES: [([u8; 5], usize); CARD_KINDS] = {
+    let mut quoted = [([b'"'; 5], 0); CARD_KINDS];
+    let mut i = 0;
+    while i < CARD_KINDS {
+        let name = CARD_NAMES[i].as_bytes();
+        let mut j = 0;
+        while j < name.len() {
+            quoted[i].0[j + 1] = name[j];
+            j += 1;
+        }
+        // The closing quote, after the name (the array was filled with quotes).
+        quoted[i].1 = name.len() + 2;
+        i += 1;
+    }
+    quoted
+};
+
 /// Every card's JSON (its name in quotes), by [`Card::index`]: a card is written with one copy,
 /// where writing the quotes and the name apart took three (a patch holds a score of cards). A
-/// test holds each equal to what `serde_json` writes.
-const CARD_JSON: [&str; dhumbal_engine::card::CARD_KINDS] = [
-    r#""AS""#, r#""2S""#, r#""3S""#, r#""4S""#, r#""5S""#, r#""6S""#, r#""7S""#, r#""8S""#,
-    r#""9S""#, r#""10S""#, r#""JS""#, r#""QS""#, r#""KS""#, r#""AH""#, r#""2H""#, r#""3H""#,
-    r#""4H""#, r#""5H""#, r#""6H""#, r#""7H""#, r#""8H""#, r#""9H""#, r#""10H""#, r#""JH""#,
-    r#""QH""#, r#""KH""#, r#""AD""#, r#""2D""#, r#""3D""#, r#""4D""#, r#""5D""#, r#""6D""#,
-    r#""7D""#, r#""8D""#, r#""9D""#, r#""10D""#, r#""JD""#, r#""QD""#, r#""KD""#, r#""AC""#,
-    r#""2C""#, r#""3C""#, r#""4C""#, r#""5C""#, r#""6C""#, r#""7C""#, r#""8C""#, r#""9C""#,
-    r#""10C""#, r#""JC""#, r#""QC""#, r#""KC""#, r#""RJ""#, r#""BJ""#,
-];
+/// card's name is letters and digits: nothing to escape. A test holds each equal to what
+/// `serde_json` writes.
+const CARD_JSON: [&str; CARD_KINDS] = {
+    let mut json = [""; CARD_KINDS];
+    let mut i = 0;
+    while i < CARD_KINDS {
+        let (bytes, len) = &QUOTED_NAMES[i];
+        json[i] = match std::str::from_utf8(bytes.split_at(*len).0) {
+            Ok(text) => text,
+            Err(_) => panic!("a card's name is ASCII"),
+        };
+        i += 1;
+    }
+    json
+};
 
 impl Json for Card {
     fn write_json(&self, out: &mut String) {
