@@ -1,7 +1,10 @@
 //! One WebSocket connection: a reader and a writer that only do IO.
 //!
-//! - `writer` drains the connection's bounded outbound queue onto the socket (batching what
-//!   is queued into one write) and pings the client every `--ping-interval`.
+//! - `writer` holds the socket's sending half (`Socket`), which a sender writes to straight away
+//!   when it takes a frame at once and nothing queued is still unwritten; its task drains the
+//!   connection's bounded outbound queue onto the socket (batching what is queued into one
+//!   write), finishes what the socket did not take at once, and pings the client every
+//!   `--ping-interval`.
 //! - `reader` checks each incoming message's rate, size and shape, handles `hello` (through
 //!   `hello`, which must name the room of the socket's path when it was opened at
 //!   `/ws/{code}`), hands every other message to the room, notices silence, a missing `hello`, a
@@ -42,7 +45,7 @@ use crate::error::Refusal;
 use crate::limits::{AddressSlot, Slot};
 use crate::listener::Held;
 use crate::room::Command;
-use crate::room::client::{ClientTx, Kick, Outgoing};
+use crate::room::client::{ClientTx, Direct, Kick, Outgoing};
 use reader::{Reader, ReaderEnd};
 
 /// A WebSocket's places under the caps, given back when it ends: held, never read (dropping
@@ -137,17 +140,18 @@ pub(crate) async fn serve_streams<S, R>(
     app.metrics.connections.increment(1.0);
     let (queue, outbox) = mpsc::channel::<Outgoing>(app.config.client_queue);
     let kick = Kick::new();
+    let socket = Arc::new(writer::Socket::new(
+        sink,
+        (framing == Framing::DeflateRaw).then(Deflater::new),
+        kick.clone(),
+        Arc::clone(&app.metrics),
+    ));
     let tx = ClientTx {
         queue,
         kick: kick.clone(),
+        direct: Some(Arc::clone(&socket) as Arc<dyn Direct>),
     };
-    let mut writer = tokio::spawn(writer::run(
-        sink,
-        outbox,
-        kick.clone(),
-        Arc::clone(&app.metrics),
-        (framing == Framing::DeflateRaw).then(Deflater::new),
-    ));
+    let mut writer = tokio::spawn(writer::run(socket, outbox));
     let path_room = path_room.map(|code| normalize(&code));
     let mut reader = Reader::new(conn, Arc::clone(&app), ip, path_room, tx);
     let ending = reader.run(&mut stream, &kick).await;

@@ -184,18 +184,12 @@ impl Reader {
             Some(Ok(Message::Close(_) | Message::Ping(_) | Message::Pong(_))) => None,
             Some(Err(e)) => match read_error(e) {
                 ReadError::TooBig => {
-                    let _ = self
-                        .tx
-                        .queue
-                        .try_send(Outgoing::Close(CLOSE_TOO_BIG, "message too big"));
+                    self.tx.close(CLOSE_TOO_BIG, "message too big");
                     Some(ReaderEnd::TooBig)
                 }
                 ReadError::NotUtf8 => {
                     self.app.metrics.rejected(codes::BAD_MESSAGE);
-                    let _ = self
-                        .tx
-                        .queue
-                        .try_send(Outgoing::Close(CLOSE_INVALID_DATA, "text is not UTF-8"));
+                    self.tx.close(CLOSE_INVALID_DATA, "text is not UTF-8");
                     Some(ReaderEnd::NotUtf8)
                 }
                 ReadError::Other => Some(ReaderEnd::Gone),

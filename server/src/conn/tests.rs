@@ -365,16 +365,251 @@ const MAX_WRITER_FUTURE: usize = 576;
 fn a_writers_task_stays_small() {
     let sink: BoxedSink = Box::pin(sink::drain().sink_map_err(|_| ()));
     let (_queue, outbox) = mpsc::channel::<crate::room::client::Outgoing>(4);
-    let writer = super::writer::run(
+    let socket = super::writer::Socket::new(
         sink,
-        outbox,
+        None,
         crate::room::client::Kick::new(),
         Arc::new(Metrics::default()),
-        None,
     );
+    let writer = super::writer::run(Arc::new(socket), outbox);
     let size = std::mem::size_of_val(&writer);
     assert!(
         size <= MAX_WRITER_FUTURE,
         "a connection's writer is {size} bytes (at most {MAX_WRITER_FUTURE})"
     );
+}
+
+/// A socket's sending half for the tests of [`super::writer::Socket`]: it takes every frame at
+/// once into its buffer, and lets the buffer out (into `sent`) only while its gate is open,
+/// as a socket whose peer reads or does not.
+#[derive(Clone, Default)]
+struct Gated {
+    /// Whether what is buffered may leave.
+    open: Arc<std::sync::atomic::AtomicBool>,
+    /// Frames taken but not yet out.
+    buffered: Arc<std::sync::Mutex<Vec<Message>>>,
+    /// Frames out, in order.
+    sent: Arc<std::sync::Mutex<Vec<Message>>>,
+    /// Who waits for the gate to open.
+    waiting: Arc<futures_util::task::AtomicWaker>,
+}
+
+impl Gated {
+    /// A gate that is `open` or not.
+    fn new(open: bool) -> Gated {
+        let gated = Gated::default();
+        gated.open.store(open, std::sync::atomic::Ordering::SeqCst);
+        gated
+    }
+
+    /// Opens the gate, waking whoever waits on it.
+    fn open(&self) {
+        self.open.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.waiting.wake();
+    }
+
+    /// The texts out so far.
+    fn sent(&self) -> Vec<String> {
+        let sent = self.sent.lock().unwrap();
+        sent.iter()
+            .map(|frame| match frame {
+                Message::Text(text) => text.to_string(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+}
+
+impl Sink<Message> for Gated {
+    type Error = ();
+
+    fn poll_ready(
+        self: Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), ()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn start_send(self: Pin<&mut Self>, frame: Message) -> Result<(), ()> {
+        self.buffered.lock().unwrap().push(frame);
+        Ok(())
+    }
+
+    fn poll_flush(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), ()>> {
+        self.waiting.register(cx.waker());
+        if !self.open.load(std::sync::atomic::Ordering::SeqCst) {
+            return std::task::Poll::Pending;
+        }
+        let out: Vec<Message> = self.buffered.lock().unwrap().drain(..).collect();
+        self.sent.lock().unwrap().extend(out);
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), ()>> {
+        self.poll_flush(cx)
+    }
+}
+
+/// A client's way in over `sink`, as [`serve_streams`] makes it, with its queue's far end and
+/// its socket (for its writer).
+fn client_over(
+    sink: Gated,
+    deflater: Option<super::Deflater>,
+) -> (
+    crate::room::client::ClientTx,
+    mpsc::Receiver<crate::room::client::Outgoing>,
+    Arc<super::writer::Socket<Gated>>,
+) {
+    let kick = crate::room::client::Kick::new();
+    let socket = Arc::new(super::writer::Socket::new(
+        sink,
+        deflater,
+        kick.clone(),
+        Arc::new(Metrics::default()),
+    ));
+    let (queue, outbox) = mpsc::channel(8);
+    let tx = crate::room::client::ClientTx {
+        queue,
+        kick,
+        direct: Some(Arc::clone(&socket) as Arc<dyn crate::room::client::Direct>),
+    };
+    (tx, outbox, socket)
+}
+
+#[tokio::test]
+async fn a_socket_that_takes_a_text_at_once_gets_it_straight_from_the_sender() {
+    let sink = Gated::new(true);
+    let (tx, mut outbox, _socket) = client_over(sink.clone(), None);
+    assert!(tx.send("one".into()));
+    assert!(tx.send("two".into()));
+    // No writer runs: the sender wrote both, and queued nothing.
+    assert_eq!(sink.sent(), ["one", "two"]);
+    assert!(outbox.try_recv().is_err());
+}
+
+#[tokio::test]
+async fn what_a_socket_does_not_take_at_once_its_writer_finishes_and_the_order_is_kept() {
+    let sink = Gated::new(false);
+    let (tx, mut outbox, socket) = client_over(sink.clone(), None);
+    // Written into the socket's buffer, but not out: the writer is asked to finish it, and the
+    // next text waits behind, in the queue.
+    assert!(tx.send("one".into()));
+    assert!(tx.send("two".into()));
+    assert!(sink.sent().is_empty());
+    assert!(matches!(
+        outbox.try_recv(),
+        Ok(crate::room::client::Outgoing::Flush)
+    ));
+    // Put the flush back in front, as the writer would find it.
+    let (queue, writer_outbox) = mpsc::channel(8);
+    queue
+        .try_send(crate::room::client::Outgoing::Flush)
+        .unwrap();
+    while let Ok(next) = outbox.try_recv() {
+        queue.try_send(next).unwrap();
+    }
+    drop(outbox);
+    let writer = tokio::spawn(super::writer::run(Arc::clone(&socket), writer_outbox));
+    tokio::task::yield_now().await;
+    assert!(sink.sent().is_empty(), "the gate is shut");
+    sink.open();
+    while sink.sent().len() < 2 {
+        tokio::task::yield_now().await;
+    }
+    // The writer has caught up: the next text goes straight again, after the others.
+    tokio::task::yield_now().await;
+    assert!(tx.send("three".into()));
+    assert_eq!(sink.sent(), ["one", "two", "three"]);
+    drop(queue);
+    writer.abort();
+}
+
+#[tokio::test]
+async fn once_the_writer_has_ended_nothing_more_goes_straight() {
+    let sink = Gated::new(true);
+    let (tx, mut outbox, socket) = client_over(sink.clone(), None);
+    let ended = tokio::spawn({
+        let socket = Arc::clone(&socket);
+        async move {
+            let (queue, outbox) = mpsc::channel(1);
+            drop(queue);
+            // A writer over a closed queue sends a close and ends.
+            super::writer::run(socket, outbox).await;
+        }
+    });
+    ended.await.unwrap();
+    assert_eq!(sink.sent(), ["Close(None)"]);
+    // Kicked (the writer ended): nothing more goes straight.
+    assert!(tx.send("late".into()));
+    assert_eq!(sink.sent(), ["Close(None)"]);
+    assert!(matches!(
+        outbox.try_recv(),
+        Ok(crate::room::client::Outgoing::Text(text)) if text.as_str() == "late"
+    ));
+}
+
+#[tokio::test]
+async fn a_close_queued_by_the_room_goes_after_what_it_wrote_and_nothing_goes_straight_after() {
+    let sink = Gated::new(true);
+    let (tx, mut outbox, _socket) = client_over(sink.clone(), None);
+    assert!(tx.send("before".into()));
+    tx.close(1000, "done");
+    assert!(tx.send("after".into()));
+    assert_eq!(sink.sent(), ["before"]);
+    assert!(matches!(
+        outbox.try_recv(),
+        Ok(crate::room::client::Outgoing::Close(1000, "done"))
+    ));
+    assert!(matches!(
+        outbox.try_recv(),
+        Ok(crate::room::client::Outgoing::Text(text)) if text.as_str() == "after"
+    ));
+}
+
+#[tokio::test]
+async fn a_compressed_socket_gets_frames_of_its_one_stream_from_the_sender_and_the_writer_alike() {
+    let sink = Gated::new(true);
+    let (tx, outbox, socket) = client_over(sink.clone(), Some(super::Deflater::new()));
+    assert!(tx.send("{\"a\":1}".into()));
+    assert!(tx.send("{\"b\":2}".into()));
+    // The writer takes a queued batch into the same stream.
+    let (queue, writer_outbox) = mpsc::channel(8);
+    drop(outbox);
+    queue
+        .try_send(crate::room::client::Outgoing::Text("{\"c\":3}".into()))
+        .unwrap();
+    queue
+        .try_send(crate::room::client::Outgoing::Text("{\"d\":4}".into()))
+        .unwrap();
+    let writer = tokio::spawn(super::writer::run(Arc::clone(&socket), writer_outbox));
+    while sink.sent.lock().unwrap().len() < 3 {
+        tokio::task::yield_now().await;
+    }
+    let mut inflater = super::Inflater::new();
+    let messages: Vec<Vec<String>> = sink
+        .sent
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|frame| match frame {
+            Message::Binary(bytes) => inflater.messages(bytes).unwrap(),
+            other => panic!("a compressed socket sent {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            vec!["{\"a\":1}"],
+            vec!["{\"b\":2}"],
+            vec!["{\"c\":3}", "{\"d\":4}"]
+        ]
+    );
+    drop(queue);
+    writer.abort();
 }

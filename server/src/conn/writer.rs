@@ -1,25 +1,151 @@
-//! The connection's writer: it drains the client's bounded outbound queue onto the socket,
-//! batching what is already queued into one write, and pings the client when the reader, which
-//! keeps the connection's one timer, queues a ping. It ends when the queue closes, a close is
-//! sent, the socket fails, or the connection is kicked.
+//! The connection's socket and its writer. [`Socket`] is the socket's sending half under a
+//! lock, which whoever sends to the client (the room, the reader) writes to straight away when
+//! it takes a frame at once and nothing queued before is still unwritten ([`Direct`]). The
+//! writer drains the client's bounded outbound queue onto the socket, batching what is already
+//! queued into one write, finishes what a sender wrote but the socket did not take at once
+//! ([`Outgoing::Flush`]), and pings the client when the reader, which keeps the connection's one
+//! timer, queues a ping. It ends when the queue closes, a close is sent, the socket fails, or
+//! the connection is kicked.
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
 use futures_util::{Sink, SinkExt};
-use tokio::sync::mpsc;
+use tokio::sync::{Mutex, mpsc};
 
 use super::Outgoing;
 use super::deflate::Deflater;
 use crate::metrics::Metrics;
-use crate::room::client::{Kick, Text};
+use crate::room::client::{Attempt, Direct, Kick, Text};
 
 /// How long a closing connection's writer may take to flush what is left.
 pub(super) const WRITER_GRACE: Duration = Duration::from_secs(5);
 
 /// The most queued messages one write to a socket carries.
 const MAX_BATCH: usize = 64;
+
+/// A connection's socket, shared by its writer and by whoever sends to the client, who may
+/// write to it straight away ([`Direct`]) when nothing queued before is still unwritten: a room
+/// then writes an action's frames itself, one task and one queue fewer each. Whoever holds the
+/// lock writes; the writer takes over what the socket would not take at once.
+pub(super) struct Socket<S> {
+    /// The socket's sending half and its compressed stream.
+    wire: Mutex<Wire<S>>,
+    /// Messages queued for the writer through [`Direct::queued`] and not yet written: while
+    /// any is, nothing goes straight, so the client gets its messages in the order sent.
+    queued: AtomicUsize,
+    /// The connection's kick: a kicked connection is sent nothing more.
+    kick: Kick,
+    /// Where what is written is counted.
+    metrics: Arc<Metrics>,
+}
+
+/// What is written to under [`Socket`]'s lock.
+struct Wire<S> {
+    /// The socket's sending half.
+    sink: S,
+    /// The socket's compressed stream, if it asked for one: each write is a frame of it.
+    deflater: Option<Deflater>,
+    /// Whether anything has been sent since the last ping.
+    busy: bool,
+}
+
+impl<S> Socket<S> {
+    /// A socket over `sink`, its messages compressed into `deflater`'s stream if it is given.
+    pub(super) fn new(
+        sink: S,
+        deflater: Option<Deflater>,
+        kick: Kick,
+        metrics: Arc<Metrics>,
+    ) -> Socket<S> {
+        Socket {
+            wire: Mutex::new(Wire {
+                sink,
+                deflater,
+                busy: false,
+            }),
+            queued: AtomicUsize::new(0),
+            kick,
+            metrics,
+        }
+    }
+
+    /// Counts `n` queued messages written.
+    fn written(&self, n: usize) {
+        self.queued.fetch_sub(n, Ordering::Release);
+    }
+
+    /// Counts `sent` messages written in `bytes` of payload.
+    fn count(&self, sent: u64, bytes: u64, deflated: bool) {
+        self.metrics.messages_out.increment(sent);
+        if deflated {
+            self.metrics.bytes_out_deflate.increment(bytes);
+        } else {
+            self.metrics.bytes_out_text.increment(bytes);
+        }
+    }
+}
+
+impl<S> std::fmt::Debug for Socket<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Socket")
+            .field("queued", &self.queued)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Sink<Message> + Unpin + Send> Direct for Socket<S> {
+    fn try_write(&self, text: Text) -> Attempt {
+        if self.queued.load(Ordering::Acquire) != 0 || self.kick.is_cancelled() {
+            return Attempt::Queue(text);
+        }
+        let Ok(mut wire) = self.wire.try_lock() else {
+            return Attempt::Queue(text);
+        };
+        let wire = &mut *wire;
+        let mut sink = Pin::new(&mut wire.sink);
+        // Nobody is to be woken: what the socket does not take now, the writer takes over.
+        let mut cx = Context::from_waker(Waker::noop());
+        match sink.as_mut().poll_ready(&mut cx) {
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(_)) => return Attempt::Failed,
+            Poll::Pending => return Attempt::Queue(text),
+        }
+        let (message, bytes) = match &mut wire.deflater {
+            Some(deflater) => {
+                let frame = deflater.frame([text.as_bytes()]);
+                let bytes = frame.len();
+                (Message::Binary(frame.into()), bytes)
+            }
+            None => {
+                let bytes = text.len();
+                (frame(text), bytes)
+            }
+        };
+        if sink.as_mut().start_send(message).is_err() {
+            return Attempt::Failed;
+        }
+        wire.busy = true;
+        self.count(1, bytes as u64, wire.deflater.is_some());
+        match sink.poll_flush(&mut cx) {
+            Poll::Ready(Ok(())) => Attempt::Written,
+            Poll::Ready(Err(_)) => Attempt::Failed,
+            Poll::Pending => Attempt::Unflushed,
+        }
+    }
+
+    fn queued(&self) {
+        self.queued.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn unqueued(&self) {
+        self.written(1);
+    }
+}
 
 /// Writes `first` and every text already waiting in `outbox` (up to [`MAX_BATCH`]) to the socket,
 /// then flushes once: an action's state leaves in one write with whatever else is queued. A close
@@ -91,8 +217,7 @@ fn frame(text: Text) -> Message {
 }
 
 /// Runs the writer until the queue closes, a close frame is sent or the socket fails; then
-/// kicks the connection, so that the reader ends too. `deflater` is the socket's compressed
-/// stream, if it asked for one.
+/// kicks the connection, so that the reader ends too.
 ///
 /// The writer does not wait on the kick itself: a kicked connection's task aborts its writer
 /// ([`super::serve_streams`]), which ends it at once even in the middle of a write to a socket
@@ -100,17 +225,12 @@ fn frame(text: Text) -> Message {
 /// on the kick too would register the writer's waker with it every time the queue runs dry,
 /// and keep a larger future, one more piece of each connection's memory to touch an action
 /// (`loadgen play --callgrind --cache-sim`, docs/performance.md).
-pub(super) async fn run<S: Sink<Message> + Unpin>(
-    mut sink: S,
+pub(super) async fn run<S: Sink<Message> + Unpin + Send>(
+    socket: Arc<Socket<S>>,
     mut outbox: mpsc::Receiver<Outgoing>,
-    kick: Kick,
-    metrics: Arc<Metrics>,
-    mut deflater: Option<Deflater>,
 ) {
     // A close taken off the queue while batching texts, to be sent after them.
     let mut held: Option<Outgoing> = None;
-    // Whether nothing has been sent since the last ping.
-    let mut quiet = false;
     // A batch's texts, on a compressed socket: the list kept for its memory.
     let mut texts = Vec::new();
     loop {
@@ -118,57 +238,68 @@ pub(super) async fn run<S: Sink<Message> + Unpin>(
             Some(held) => Some(held),
             None => outbox.recv().await,
         };
+        let Some(next) = next else {
+            // A socket that takes no more data must not keep this task alive.
+            let mut wire = socket.wire.lock().await;
+            let _ = tokio::time::timeout(WRITER_GRACE, wire.sink.send(Message::Close(None))).await;
+            break;
+        };
+        let mut wire = socket.wire.lock().await;
+        let wire = &mut *wire;
         match next {
-            Some(Outgoing::Text(text)) => {
+            Outgoing::Text(text) => {
+                let deflated = wire.deflater.is_some();
                 let sent = write_batch(
-                    &mut sink,
+                    &mut wire.sink,
                     text,
                     &mut outbox,
                     &mut held,
-                    deflater.as_mut(),
+                    wire.deflater.as_mut(),
                     &mut texts,
                 )
                 .await;
                 let Some((sent, bytes)) = sent else {
                     break;
                 };
-                quiet = false;
-                metrics.messages_out.increment(sent);
-                if deflater.is_some() {
-                    metrics.bytes_out_deflate.increment(bytes);
-                } else {
-                    metrics.bytes_out_text.increment(bytes);
-                }
+                socket.written(sent as usize);
+                wire.busy = true;
+                socket.count(sent, bytes, deflated);
             }
-            Some(Outgoing::Ping) => {
+            Outgoing::Ping => {
                 // A socket quiet for a whole ping interval lets go of its batch's list and its
                 // compressed stream's memory: an idle socket holds neither.
-                if quiet {
+                if !wire.busy {
                     texts = Vec::new();
-                    if let Some(deflater) = &mut deflater {
+                    if let Some(deflater) = &mut wire.deflater {
                         deflater.forget();
                     }
                 }
-                quiet = true;
-                if sink.send(Message::Ping(Default::default())).await.is_err() {
+                wire.busy = false;
+                if wire
+                    .sink
+                    .send(Message::Ping(Default::default()))
+                    .await
+                    .is_err()
+                {
                     break;
                 }
             }
-            Some(Outgoing::Close(code, reason)) => {
+            Outgoing::Flush => {
+                if wire.sink.flush().await.is_err() {
+                    break;
+                }
+                socket.written(1);
+            }
+            Outgoing::Close(code, reason) => {
                 let frame = CloseFrame {
                     code,
                     reason: reason.into(),
                 };
                 // Aborted if the reader has waited long enough for it.
-                let _ = sink.send(Message::Close(Some(frame))).await;
-                break;
-            }
-            None => {
-                // A socket that takes no more data must not keep this task alive.
-                let _ = tokio::time::timeout(WRITER_GRACE, sink.send(Message::Close(None))).await;
+                let _ = wire.sink.send(Message::Close(Some(frame))).await;
                 break;
             }
         }
     }
-    kick.cancel();
+    socket.kick.cancel();
 }

@@ -2,6 +2,10 @@
 //! [`Outgoing`] messages, which the room only ever `try_send`s on; and [`Text`], a message's
 //! text, the room's own type, so that the core sends without knowing the web framework. The
 //! connection (`conn`) makes the queue, and its writer turns each text into a WebSocket frame.
+//! [`Direct`] is the socket itself, which the connection lends the sender: a text goes straight
+//! onto it when it takes it at once and nothing queued is still unwritten, so that an action's
+//! frames cost the room a write each, and the writer's task and queue only what a slow socket
+//! leaves.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,6 +27,37 @@ pub enum Outgoing {
     Close(u16, &'static str),
     /// Ping the client (its reader keeps the time: a connection has one timer, not two).
     Ping,
+    /// Finish writing what was written straight to the socket ([`Direct::try_write`]) but did
+    /// not all leave at once.
+    Flush,
+}
+
+/// What became of a text offered straight to the socket ([`Direct::try_write`]).
+#[derive(Debug)]
+pub enum Attempt {
+    /// It is on its way: written to the socket whole.
+    Written,
+    /// It is in the socket's buffer, but not all of it left: the writer must finish
+    /// ([`Outgoing::Flush`]).
+    Unflushed,
+    /// The socket is busy (the writer has it, or something is queued before): queue it.
+    Queue(Text),
+    /// The socket failed.
+    Failed,
+}
+
+/// A client's socket, which whoever sends to the client may write to straight away when
+/// nothing is queued before: the room then writes its frames itself, one task and one queue
+/// fewer for the action, and the writer task only takes over what the socket would not take
+/// at once.
+pub trait Direct: Send + Sync + std::fmt::Debug {
+    /// Writes `text` to the socket now, if that takes no waiting and nothing queued before it is
+    /// still unwritten.
+    fn try_write(&self, text: Text) -> Attempt;
+    /// Counts one message queued for the writer: until it is written, nothing goes straight.
+    fn queued(&self);
+    /// Takes back a count of [`Direct::queued`] (the queue refused the message).
+    fn unqueued(&self);
 }
 
 /// The way to one client: its bounded outbound queue, and a token that disconnects it.
@@ -32,6 +67,8 @@ pub struct ClientTx {
     pub queue: mpsc::Sender<Outgoing>,
     /// Kicked to disconnect the client at once (it fell behind, or its writer is stuck).
     pub kick: Kick,
+    /// The socket itself, when it may be written to straight away (not a compressed one).
+    pub direct: Option<Arc<dyn Direct>>,
 }
 
 /// What disconnects one connection at once: a flag set once, which its reader waits on (and,
@@ -92,9 +129,32 @@ impl ClientTx {
     /// Queues a message without waiting; a client that cannot take it is disconnected.
     /// Returns whether the client is still fine.
     pub fn send(&self, text: Text) -> bool {
-        match self.queue.try_send(Outgoing::Text(text)) {
+        let text = match &self.direct {
+            Some(direct) => match direct.try_write(text) {
+                Attempt::Written => return true,
+                Attempt::Unflushed => return self.push(Outgoing::Flush),
+                Attempt::Failed => {
+                    self.kick.cancel();
+                    return false;
+                }
+                Attempt::Queue(text) => text,
+            },
+            None => text,
+        };
+        self.push(Outgoing::Text(text))
+    }
+
+    /// Queues a message for the writer; a client that cannot take it is disconnected.
+    fn push(&self, outgoing: Outgoing) -> bool {
+        if let Some(direct) = &self.direct {
+            direct.queued();
+        }
+        match self.queue.try_send(outgoing) {
             Ok(()) => true,
             Err(_) => {
+                if let Some(direct) = &self.direct {
+                    direct.unqueued();
+                }
                 self.kick.cancel();
                 false
             }
@@ -103,9 +163,7 @@ impl ClientTx {
 
     /// Closes the client's socket with this code and reason, after what is already queued.
     pub fn close(&self, code: u16, reason: &'static str) {
-        if self.queue.try_send(Outgoing::Close(code, reason)).is_err() {
-            self.kick.cancel();
-        }
+        self.push(Outgoing::Close(code, reason));
     }
 
     /// Queues one server message.

@@ -26,6 +26,7 @@ async fn join_as(
     let client = ClientTx {
         queue,
         kick: crate::room::client::Kick::new(),
+        direct: None,
     };
     let (reply, joined) = oneshot::channel();
     let hello = Hello {
@@ -60,6 +61,7 @@ fn drain(outbox: &mut mpsc::Receiver<Outgoing>) -> Vec<String> {
             Outgoing::Text(text) => text.to_string(),
             Outgoing::Close(code, _) => format!("close {code}"),
             Outgoing::Ping => "ping".to_owned(),
+            Outgoing::Flush => "flush".to_owned(),
         });
     }
     seen
