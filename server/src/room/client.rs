@@ -207,27 +207,28 @@ impl Text {
 
 /// Several clients' frames, written one after another and shared out as [`Text`]s of one
 /// allocation, which is used again: a room writes each change's patches (and each `room`
-/// message's copies) into one, and each client's writer holds its part. Once every part of a
-/// batch has been dropped (the writers are done with them, as they nearly always are by the
-/// next change) the next batch takes the same memory back, so a change costs no allocation;
-/// a batch whose parts are still held gets fresh memory, and the old is freed with its last part.
-/// A batch of more than [`Batch::KEEP`] bytes (the room's state, told to every seat) is shared
-/// out of its own buffer, so that a room keeps at most that much between batches.
+/// message's copies) into one, and each client's part is written to its socket (or held in its
+/// queue until its writer is done with it). Both the text a batch is written in and the memory
+/// its frames are shared out of are the thread's, used by every room that runs on it in turn:
+/// once every part shared out before has been dropped (as it nearly always is by then, the room
+/// having written it straight to the socket) the next batch takes the same memory back, so a
+/// change costs no allocation and writes into memory the caches still hold; if a part is still
+/// held, the next batch gets fresh memory, and the old is freed with its last part. A batch of
+/// more than [`Batch::KEEP`] bytes (the room's state, told to every seat) is shared out of its
+/// own buffer, so that a thread keeps at most that much between batches.
 #[derive(Debug, Default)]
 pub struct Batch {
     /// The frames being written.
     text: String,
     /// Where each frame written so far ends in `text`.
     ends: Vec<usize>,
-    /// The memory the frames are shared out of.
-    shared: BytesMut,
     /// Whether `text` is the thread's (see [`Batch::text`]), until the batch is shared out.
     borrowed: bool,
 }
 
 impl Batch {
-    /// The most memory a batch keeps for the next, in bytes: a change's patches for six seats
-    /// and a few spectators, several times over.
+    /// The most memory a thread keeps for the next batch, in bytes: a change's patches for six
+    /// seats and a few spectators, several times over.
     pub const KEEP: usize = 2048;
 
     /// Where the frame being written goes: write it at the end, then [`Batch::end_frame`].
@@ -236,8 +237,8 @@ impl Batch {
     /// by [`Batch::share`]: a room's own memory has left the caches by its next change
     /// (hundreds of rooms take turns), where the thread's was written by whichever room ran on
     /// it last: 21 fewer last-level misses an action, 5% (`loadgen play --callgrind
-    /// --cache-sim`, docs/performance.md). The buffer the frames are shared out of stays the
-    /// room's: its parts are held by the writers of the room's clients until they are done.
+    /// --cache-sim`, docs/performance.md). So is the buffer the frames are shared out of
+    /// ([`Batch::share`]).
     pub fn text(&mut self) -> &mut String {
         if !self.borrowed {
             self.trade_with_thread();
@@ -259,22 +260,29 @@ impl Batch {
         self.ends.push(self.text.len());
     }
 
-    /// The frames written, each as a [`Text`], in order, sharing one buffer; the batch is left
-    /// empty for the next. What was written after the last frame ended is dropped.
+    /// The frames written, each as a [`Text`], in order, sharing one buffer (the thread's, see
+    /// [`Batch`]); the batch is left empty for the next. What was written after the last frame
+    /// ended is dropped.
     pub fn share(&mut self) -> impl Iterator<Item = Text> + '_ {
         let len = self.ends.last().copied().unwrap_or(0);
         self.text.truncate(len);
         let all = if len > Self::KEEP {
             Bytes::from(std::mem::take(&mut self.text))
         } else {
-            if self.shared.capacity() < len {
-                // Takes back the memory of the batches before if all their parts are dropped,
-                // else allocates afresh.
-                self.shared.reserve(Self::KEEP);
+            thread_local! {
+                static FRAMES: std::cell::RefCell<BytesMut> = std::cell::RefCell::default();
             }
-            self.shared.extend_from_slice(self.text.as_bytes());
+            let all = FRAMES.with_borrow_mut(|frames| {
+                if frames.capacity() < len {
+                    // Takes back the memory of the batches before if all their parts are
+                    // dropped, else allocates afresh.
+                    frames.reserve(Self::KEEP);
+                }
+                frames.extend_from_slice(self.text.as_bytes());
+                frames.split().freeze()
+            });
             self.text.clear();
-            self.shared.split().freeze()
+            all
         };
         if self.borrowed {
             self.trade_with_thread();
@@ -386,6 +394,26 @@ mod tests {
     }
 
     #[test]
+    fn rooms_on_one_thread_share_their_frames_out_of_the_same_memory() {
+        std::thread::spawn(|| {
+            let (mut one, mut other) = (Batch::default(), Batch::default());
+            one.text().push_str("{\"one\":1}");
+            one.end_frame();
+            let first: Vec<Text> = one.share().collect();
+            let at = first[0].clone().into_bytes().as_ptr();
+            drop(first);
+            // The next room to share out on this thread goes on in the same memory.
+            other.text().push_str("{\"other\":2}");
+            other.end_frame();
+            let next: Vec<Text> = other.share().collect();
+            assert_eq!(next[0].as_str(), "{\"other\":2}");
+            assert_eq!(next[0].clone().into_bytes().as_ptr(), at.wrapping_add(9));
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
     fn a_batchs_frames_share_one_buffer_which_the_next_batch_takes_back() {
         let mut batch = Batch::default();
         for part in ["{\"a\":1}", "é", "", "{}"] {
@@ -433,7 +461,6 @@ mod tests {
         batch.end_frame();
         let texts: Vec<Text> = batch.share().collect();
         assert_eq!(texts[0].as_str(), big);
-        assert!(batch.shared.capacity() <= Batch::KEEP);
         assert_eq!(batch.text.capacity(), 0);
     }
 }
