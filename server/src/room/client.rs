@@ -60,14 +60,16 @@ pub trait Direct: Send + Sync + std::fmt::Debug {
     fn unqueued(&self);
 }
 
-/// The way to one client: its bounded outbound queue, and a token that disconnects it.
+/// The way to one client: its socket, its bounded outbound queue, and a token that disconnects
+/// it.
 #[derive(Clone, Debug)]
 pub struct ClientTx {
     /// The client's outbound queue; the room only ever `try_send`s on it.
     pub queue: mpsc::Sender<Outgoing>,
     /// Kicked to disconnect the client at once (it fell behind, or its writer is stuck).
     pub kick: Kick,
-    /// The socket itself, when it may be written to straight away (not a compressed one).
+    /// The socket itself, written to straight away when it takes a text at once (every real
+    /// socket has one; the room's tests, which read the queue, do not).
     pub direct: Option<Arc<dyn Direct>>,
 }
 
@@ -126,8 +128,9 @@ impl Future for Kicked {
 }
 
 impl ClientTx {
-    /// Queues a message without waiting; a client that cannot take it is disconnected.
-    /// Returns whether the client is still fine.
+    /// Sends a message without waiting: straight onto the socket when it takes it at once and
+    /// nothing queued is still unwritten, otherwise into the queue; a client whose queue cannot
+    /// take it is disconnected. Returns whether the client is still fine.
     pub fn send(&self, text: Text) -> bool {
         let text = match &self.direct {
             Some(direct) => match direct.try_write(text) {
