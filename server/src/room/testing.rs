@@ -1,10 +1,14 @@
-//! What the room's tests share: timings and a room's setup (tests only).
+//! What the room's tests (and the connection's) share: timings, a room's setup, and what a
+//! client's queue holds (tests only).
 
 use std::time::Duration;
+
+use tokio::sync::mpsc;
 
 use dhumbal_engine::Settings;
 
 use super::Timing;
+use super::client::Outgoing;
 use super::record::{FORMAT, Setup, hash_secret};
 
 /// Timings for tests: bots play at once, nothing else fires on its own.
@@ -28,4 +32,18 @@ pub(crate) fn setup(code: &str, settings: Settings) -> Setup {
         decks: None,
         seed: Some([5; 32]),
     }
+}
+
+/// Everything queued for a client, as text (closes as `close <code>`).
+pub(crate) fn drain(outbox: &mut mpsc::Receiver<Outgoing>) -> Vec<String> {
+    let mut seen = Vec::new();
+    while let Ok(outgoing) = outbox.try_recv() {
+        seen.push(match outgoing {
+            Outgoing::Text(text) => text.to_string(),
+            Outgoing::Close(code, _) => format!("close {code}"),
+            Outgoing::Ping => "ping".to_owned(),
+            Outgoing::Flush => "flush".to_owned(),
+        });
+    }
+    seen
 }

@@ -4,7 +4,7 @@
 use super::*;
 use crate::room::client::Outgoing;
 
-use crate::room::testing::{TIMING, setup};
+use crate::room::testing::{TIMING, drain, setup};
 use crate::store::StoreConfig;
 use dhumbal_engine::Preset;
 use dhumbal_protocol::{ClientMessage, Hello, PROTOCOL_VERSION};
@@ -51,20 +51,6 @@ async fn join_as(
     })
     .await;
     (joined.await.unwrap_or(false), outbox)
-}
-
-/// Everything queued for a client, as text (closes as `close <code>`).
-fn drain(outbox: &mut mpsc::Receiver<Outgoing>) -> Vec<String> {
-    let mut seen = Vec::new();
-    while let Ok(outgoing) = outbox.try_recv() {
-        seen.push(match outgoing {
-            Outgoing::Text(text) => text.to_string(),
-            Outgoing::Close(code, _) => format!("close {code}"),
-            Outgoing::Ping => "ping".to_owned(),
-            Outgoing::Flush => "flush".to_owned(),
-        });
-    }
-    seen
 }
 
 #[tokio::test]
