@@ -17,6 +17,15 @@
 //!
 //! With a node id (`--node-id`, or any server on a shared store), every series carries a
 //! `node` label with it ([`Metrics::for_node`]).
+//!
+//! The series counted on every message (messages in and out, bytes out, the action
+//! histogram) are counted first in a slot per thread (`sharded`: [`Tally`], [`Timings`]) and
+//! published into the exporter's before each scrape and at each upkeep, so that the server's
+//! workers do not pass one cache line between their cores for every message.
+
+mod sharded;
+
+pub use sharded::{Tally, Timings};
 
 use std::fmt;
 use std::sync::Arc;
@@ -84,13 +93,13 @@ pub struct Metrics {
     /// Seats held by bots.
     bots: Gauge,
     /// Messages received from clients.
-    pub messages_in: Counter,
+    pub messages_in: Tally,
     /// Messages sent to clients.
-    pub messages_out: Counter,
+    pub messages_out: Tally,
     /// Payload bytes sent to clients in text frames.
-    pub bytes_out_text: Counter,
+    pub bytes_out_text: Tally,
     /// Payload bytes sent to clients in frames of compressed streams.
-    pub bytes_out_deflate: Counter,
+    pub bytes_out_deflate: Tally,
     /// Clients dropped because they fell behind.
     pub slow_clients_dropped: Counter,
     /// Stand-in bots started for away people.
@@ -98,7 +107,7 @@ pub struct Metrics {
     /// Matches played to the end.
     pub matches_finished: Counter,
     /// Seconds a room takes to handle one client message.
-    action_seconds: Histogram,
+    action_seconds: Timings,
     /// Seconds from a room's append to its commit: what durability adds to every action.
     store_append_seconds: Histogram,
     /// Seconds the SQLite log's writer spent on one step that holds the appends, by
@@ -352,15 +361,20 @@ impl Metrics {
             connections: gauge(Key::from_static_name("dhumbal_connections")),
             humans: seated("human"),
             bots: seated("bot"),
-            messages_in: counter("dhumbal_messages_in_total"),
-            messages_out: counter("dhumbal_messages_out_total"),
-            bytes_out_text: framed("text"),
-            bytes_out_deflate: framed("deflate_raw"),
+            messages_in: Tally::new(counter("dhumbal_messages_in_total")),
+            messages_out: Tally::new(counter("dhumbal_messages_out_total")),
+            bytes_out_text: Tally::new(framed("text")),
+            bytes_out_deflate: Tally::new(framed("deflate_raw")),
             slow_clients_dropped: counter("dhumbal_slow_clients_dropped_total"),
             bot_takeovers: counter("dhumbal_bot_takeovers_total"),
             matches_finished: counter("dhumbal_matches_finished_total"),
-            action_seconds: recorder
-                .register_histogram(&Key::from_static_name("dhumbal_action_seconds"), &METADATA),
+            action_seconds: Timings::new(
+                ACTION_BUCKETS,
+                recorder.register_histogram(
+                    &Key::from_static_name("dhumbal_action_seconds"),
+                    &METADATA,
+                ),
+            ),
             store_append_seconds: recorder.register_histogram(
                 &Key::from_static_name("dhumbal_store_append_seconds"),
                 &METADATA,
@@ -416,7 +430,7 @@ impl Metrics {
 
     /// Records how long a room took to handle one client message.
     pub fn action_handled(&self, took: Duration) {
-        self.action_seconds.record(took.as_secs_f64());
+        self.action_seconds.record(took);
     }
 
     /// Records how long a bot sent to think took to choose.
@@ -443,7 +457,21 @@ impl Metrics {
     /// buckets. The exporter keeps each recorded value until then, so a server that nobody
     /// scrapes would otherwise hold on to every action it has handled, 8 bytes or more each.
     pub fn upkeep(&self) {
+        self.publish();
         self.handle.run_upkeep();
+    }
+
+    /// Adds what each thread counted into the exporter's series ([`sharded`]).
+    fn publish(&self) {
+        for tally in [
+            &self.messages_in,
+            &self.messages_out,
+            &self.bytes_out_text,
+            &self.bytes_out_deflate,
+        ] {
+            tally.publish();
+        }
+        self.action_seconds.publish();
     }
 
     /// The metrics in the Prometheus text format, with the room count set to `rooms`.
@@ -451,6 +479,7 @@ impl Metrics {
         // Room counts are far below 2^53; the conversion is exact.
         #[allow(clippy::cast_precision_loss)]
         self.rooms.set(rooms as f64);
+        self.publish();
         self.handle.render()
     }
 }
