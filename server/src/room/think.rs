@@ -114,8 +114,11 @@ impl Thinkers {
         };
         let reviews = Arc::clone(&self.reviews);
         tokio::spawn(async move {
-            let _permit = permit;
-            match tokio::task::spawn_blocking(move || job.run()).await {
+            let made = tokio::task::spawn_blocking(move || job.run()).await;
+            // The coach is free again before the person hears its advice: whoever asks again
+            // as soon as it arrives finds it free, not `coach_busy`.
+            drop(permit);
+            match made {
                 Ok(text) => {
                     if let Some(key) = key {
                         lock(&reviews).keep(key, text.clone());
