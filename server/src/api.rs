@@ -469,7 +469,8 @@ async fn upgrade_room(
 
 /// The checks and the upgrade of both WebSocket routes; `query` is the request's query string
 /// (`compress=deflate-raw` asks for the compressed stream, [`conn::Framing`]), `path_room` the
-/// code in the path of `/ws/{code}`.
+/// code in the path of `/ws/{code}`, `tcp` the TCP connection's places and stream when it came
+/// through the listener.
 fn open_socket(
     app: Arc<AppState>,
     client: ClientAddr,
@@ -502,13 +503,15 @@ fn open_socket(
         );
         return Refusal::TooManyConnections("the server").into_response();
     };
-    // The socket outlives the HTTP connection: it keeps the TCP connection's places.
+    // The socket outlives the HTTP connection: it keeps the TCP connection's places, and
+    // writes to its stream.
+    let raw = tcp.as_ref().map(|Extension(slot)| slot.socket());
     let tcp = tcp.and_then(|Extension(slot)| slot.take());
     let places = conn::Places::new(slot, address, tcp);
     ws_limits(ws, &app.config).on_upgrade(move |socket| {
         let shutdown = app.shutdown.clone();
         shutdown.track(conn::serve(
-            socket, app, client.ip, path_room, framing, places,
+            socket, app, client.ip, path_room, framing, places, raw,
         ))
     })
 }

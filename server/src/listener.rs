@@ -32,6 +32,7 @@ use tower::ServiceExt;
 use tracing::{debug, warn};
 
 use crate::AppState;
+use crate::conn::{RawSocket, TcpIo};
 use crate::error::Refusal;
 use crate::limits::AddressSlot;
 
@@ -64,10 +65,16 @@ pub fn tcp_cap(configured: Option<usize>) -> usize {
     configured.map_or(by_descriptors, |n| n.min(by_descriptors))
 }
 
-/// A TCP connection's places under the caps, held until the connection closes. A WebSocket
-/// upgrade takes it out of the request ([`TcpSlot::take`]) and keeps it for the socket's life.
+/// A TCP connection's places under the caps, held until the connection closes, and its stream.
+/// A WebSocket upgrade takes the places out of the request ([`TcpSlot::take`]) and keeps them
+/// for the socket's life, and writes its frames to the stream ([`TcpSlot::socket`]).
 #[derive(Clone, Debug)]
-pub struct TcpSlot(Arc<Mutex<Option<Held>>>);
+pub struct TcpSlot {
+    /// The places, until taken.
+    held: Arc<Mutex<Option<Held>>>,
+    /// The connection's stream.
+    socket: RawSocket,
+}
 
 /// The permits one connection holds.
 #[derive(Debug)]
@@ -81,7 +88,15 @@ pub struct Held {
 impl TcpSlot {
     /// Takes the connection's permits, for a task that outlives the HTTP connection.
     pub fn take(&self) -> Option<Held> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    /// The connection's stream, for a WebSocket to write its frames to straight.
+    pub fn socket(&self) -> RawSocket {
+        self.socket.clone()
     }
 }
 
@@ -125,11 +140,10 @@ pub async fn serve(listener: TcpListener, router: Router, app: Arc<AppState>) {
             }
             continue;
         };
-        let slot = TcpSlot(Arc::new(Mutex::new(Some(held))));
         let task = connection(
             stream,
             peer,
-            slot,
+            held,
             router.clone(),
             http.clone(),
             app.clone(),
@@ -187,11 +201,16 @@ async fn refuse(mut stream: TcpStream) {
 async fn connection(
     stream: TcpStream,
     peer: SocketAddr,
-    slot: TcpSlot,
+    held: Held,
     router: Router,
     http: http1::Builder,
     app: Arc<AppState>,
 ) {
+    let stream = TcpIo::new(stream);
+    let slot = TcpSlot {
+        held: Arc::new(Mutex::new(Some(held))),
+        socket: stream.socket(),
+    };
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
         request.extensions_mut().insert(ConnectInfo(peer));
         request.extensions_mut().insert(slot.clone());

@@ -12,6 +12,9 @@
 //!
 //! - `deflate` is the compressed stream of a socket opened with `?compress=deflate-raw`
 //!   ([`Framing`]): each batch of the writer's texts becomes one binary frame of it.
+//! - `raw` is the TCP stream under every connection the listener serves ([`TcpIo`]): a plain
+//!   WebSocket lets whoever sends to it write each text frame straight onto the stream
+//!   ([`RawSocket`]), header and payload in one write, past the WebSocket library's buffer.
 //!
 //! [`serve`] runs both over an upgraded socket; `serve_streams` is the same over any sink and
 //! stream of messages, which is how the tests drive a connection without a socket. Whichever
@@ -21,6 +24,7 @@
 
 mod deflate;
 mod hello;
+mod raw;
 mod reader;
 #[cfg(test)]
 mod tests;
@@ -37,6 +41,7 @@ use tokio::sync::mpsc;
 use tracing::debug;
 
 pub use deflate::{Deflater, FLUSH_TAIL, Inflater};
+pub use raw::{RawSocket, TcpIo};
 pub(crate) use writer::write_batch;
 
 use crate::AppState;
@@ -110,7 +115,8 @@ const CLOSE_LINGER: Duration = Duration::from_secs(1);
 /// Serves one upgraded WebSocket from the client at `ip` until either side ends it or the
 /// server shuts down. `path_room` is the room code of the socket's path (`/ws/{code}`), which its
 /// `hello` must name, or `None` (`/ws`: any room); `framing` how its messages travel. `places`
-/// are the connection's places under the caps, given back at the end.
+/// are the connection's places under the caps, given back at the end; `raw` its TCP stream,
+/// when it came through the listener, which the room then writes its frames to straight.
 pub async fn serve(
     socket: WebSocket,
     app: Arc<AppState>,
@@ -118,13 +124,20 @@ pub async fn serve(
     path_room: Option<String>,
     framing: Framing,
     places: Places,
+    raw: Option<RawSocket>,
 ) {
     let _places = places;
+    // A compressed stream's frames are made under the writer's lock: they go through the sink.
+    let raw = raw.filter(|_| framing == Framing::Text);
+    if let Some(raw) = &raw {
+        raw.enable();
+    }
     let (sink, stream) = socket.split();
-    serve_streams(sink, stream, app, ip, path_room, framing).await;
+    serve_streams(sink, stream, app, ip, path_room, framing, raw).await;
 }
 
-/// Serves one connection over `sink` and `stream` (a socket's halves, or channels in tests).
+/// Serves one connection over `sink` and `stream` (a socket's halves, or channels in tests), and
+/// `raw`, the TCP stream under them if frames are to be written to it straight.
 pub(crate) async fn serve_streams<S, R>(
     sink: S,
     mut stream: R,
@@ -132,6 +145,7 @@ pub(crate) async fn serve_streams<S, R>(
     ip: IpAddr,
     path_room: Option<String>,
     framing: Framing,
+    raw: Option<RawSocket>,
 ) where
     S: Sink<Message> + Unpin + Send + 'static,
     R: Stream<Item = Result<Message, axum::Error>> + Unpin,
@@ -142,6 +156,7 @@ pub(crate) async fn serve_streams<S, R>(
     let kick = Kick::new();
     let socket = Arc::new(writer::Socket::new(
         sink,
+        raw,
         (framing == Framing::DeflateRaw).then(Deflater::new),
         kick.clone(),
         Arc::clone(&app.metrics),

@@ -70,6 +70,7 @@ fn connect_at(config: Config, stalled: bool, path_room: Option<&str>) -> Client 
         IpAddr::V4(Ipv4Addr::LOCALHOST),
         path_room.map(str::to_owned),
         super::Framing::Text,
+        None,
     ));
     Client {
         to_server,
@@ -321,6 +322,7 @@ fn an_idle_connections_task_stays_small() {
         IpAddr::V4(Ipv4Addr::LOCALHOST),
         None,
         super::Framing::Text,
+        None,
     );
     let size = std::mem::size_of_val(&served);
     assert!(
@@ -368,6 +370,7 @@ fn a_writers_task_stays_small() {
     let (_queue, outbox) = mpsc::channel::<crate::room::client::Outgoing>(4);
     let socket = super::writer::Socket::new(
         sink,
+        None,
         None,
         crate::room::client::Kick::new(),
         Arc::new(Metrics::default()),
@@ -470,6 +473,7 @@ fn client_over(
     let kick = crate::room::client::Kick::new();
     let socket = Arc::new(super::writer::Socket::new(
         sink,
+        None,
         deflater,
         kick.clone(),
         Arc::new(Metrics::default()),

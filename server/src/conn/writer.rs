@@ -1,6 +1,8 @@
 //! The connection's socket and its writer. [`Socket`] is the socket's sending half under a
 //! lock, which whoever sends to the client (the room, the reader) writes to straight away when
-//! it takes a frame at once and nothing queued before is still unwritten ([`Direct`]). The
+//! it takes a frame at once and nothing queued before is still unwritten ([`Direct`]); on a
+//! plain socket that came through the listener the frame goes onto the TCP stream itself, from
+//! the buffer it was made in, and the lock is not taken ([`super::raw`]). The
 //! writer drains the client's bounded outbound queue onto the socket, batching what is already
 //! queued into one write, finishes what a sender wrote but the socket did not take at once
 //! ([`Outgoing::Flush`]), and pings the client when the reader, which keeps the connection's one
@@ -9,7 +11,7 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -19,6 +21,7 @@ use tokio::sync::{Mutex, mpsc};
 
 use super::Outgoing;
 use super::deflate::Deflater;
+use super::raw::{Opcode, RawSocket, Wrote};
 use crate::metrics::Metrics;
 use crate::room::client::{Attempt, Direct, Kick, Text};
 
@@ -35,6 +38,12 @@ const MAX_BATCH: usize = 64;
 pub(super) struct Socket<S> {
     /// The socket's sending half and its compressed stream.
     wire: Mutex<Wire<S>>,
+    /// The TCP stream under the socket, when a text frame is written to it straight (a plain
+    /// socket that came through the listener): the frame leaves from the buffer it was made in,
+    /// without `wire`'s lock and copy ([`super::raw`]).
+    raw: Option<RawSocket>,
+    /// Whether anything has been sent since the last ping.
+    busy: AtomicBool,
     /// Messages queued for the writer through [`Direct::queued`] and not yet written: while
     /// any is, nothing goes straight, so the client gets its messages in the order sent.
     queued: AtomicUsize,
@@ -50,24 +59,22 @@ struct Wire<S> {
     sink: S,
     /// The socket's compressed stream, if it asked for one: each write is a frame of it.
     deflater: Option<Deflater>,
-    /// Whether anything has been sent since the last ping.
-    busy: bool,
 }
 
 impl<S> Socket<S> {
-    /// A socket over `sink`, its messages compressed into `deflater`'s stream if it is given.
+    /// A socket over `sink`, its messages compressed into `deflater`'s stream if it is given;
+    /// a sender writes text frames straight to `raw`, if it is given, rather than through `sink`.
     pub(super) fn new(
         sink: S,
+        raw: Option<RawSocket>,
         deflater: Option<Deflater>,
         kick: Kick,
         metrics: Arc<Metrics>,
     ) -> Socket<S> {
         Socket {
-            wire: Mutex::new(Wire {
-                sink,
-                deflater,
-                busy: false,
-            }),
+            wire: Mutex::new(Wire { sink, deflater }),
+            raw,
+            busy: AtomicBool::new(false),
             queued: AtomicUsize::new(0),
             kick,
             metrics,
@@ -103,6 +110,18 @@ impl<S: Sink<Message> + Unpin + Send> Direct for Socket<S> {
         if self.queued.load(Ordering::Acquire) != 0 || self.kick.is_cancelled() {
             return Attempt::Queue(text);
         }
+        if let Some(raw) = &self.raw {
+            // Nothing queued is unwritten, so the writer has nothing of its own under way.
+            let attempt = match raw.try_frame(Opcode::Text, text.as_bytes()) {
+                Wrote::Whole => Attempt::Written,
+                Wrote::Part => Attempt::Unflushed,
+                Wrote::Nothing => return Attempt::Queue(text),
+                Wrote::Failed => return Attempt::Failed,
+            };
+            self.busy.store(true, Ordering::Relaxed);
+            self.count(1, text.len() as u64, false);
+            return attempt;
+        }
         let Ok(mut wire) = self.wire.try_lock() else {
             return Attempt::Queue(text);
         };
@@ -129,7 +148,7 @@ impl<S: Sink<Message> + Unpin + Send> Direct for Socket<S> {
         if sink.as_mut().start_send(message).is_err() {
             return Attempt::Failed;
         }
-        wire.busy = true;
+        self.busy.store(true, Ordering::Relaxed);
         self.count(1, bytes as u64, wire.deflater.is_some());
         match sink.poll_flush(&mut cx) {
             Poll::Ready(Ok(())) => Attempt::Written,
@@ -262,19 +281,18 @@ pub(super) async fn run<S: Sink<Message> + Unpin + Send>(
                     break;
                 };
                 socket.written(sent as usize);
-                wire.busy = true;
+                socket.busy.store(true, Ordering::Relaxed);
                 socket.count(sent, bytes, deflated);
             }
             Outgoing::Ping => {
                 // A socket quiet for a whole ping interval lets go of its batch's list and its
                 // compressed stream's memory: an idle socket holds neither.
-                if !wire.busy {
+                if !socket.busy.swap(false, Ordering::Relaxed) {
                     texts = Vec::new();
                     if let Some(deflater) = &mut wire.deflater {
                         deflater.forget();
                     }
                 }
-                wire.busy = false;
                 if wire
                     .sink
                     .send(Message::Ping(Default::default()))
@@ -285,6 +303,16 @@ pub(super) async fn run<S: Sink<Message> + Unpin + Send>(
                 }
             }
             Outgoing::Flush => {
+                // What a sender wrote straight and the socket did not take all of: the rest of
+                // its frame, or what the library holds.
+                if let Some(raw) = &socket.raw {
+                    if std::future::poll_fn(|cx| raw.poll_finish(cx))
+                        .await
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
                 if wire.sink.flush().await.is_err() {
                     break;
                 }
