@@ -379,13 +379,16 @@ mod tests {
     use tokio_tungstenite::tungstenite::Message;
     use tokio_tungstenite::tungstenite::protocol::Role;
 
-    /// A connected pair on loopback: the server's end as the listener serves it, and the
-    /// client's end.
-    async fn pair() -> (TcpIo, TcpStream) {
+    /// A connected pair on loopback: the server's end as the listener serves it, its stream
+    /// shared with straight writes enabled, and the client's end.
+    async fn pair() -> (TcpIo, RawSocket, TcpStream) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let client = TcpStream::connect(listener.local_addr().unwrap());
         let (client, accepted) = tokio::join!(client, listener.accept());
-        (TcpIo::new(accepted.unwrap().0), client.unwrap())
+        let io = TcpIo::new(accepted.unwrap().0);
+        let raw = io.socket();
+        raw.enable();
+        (io, raw, client.unwrap())
     }
 
     /// Reads `n` text messages as a WebSocket client does.
@@ -411,9 +414,7 @@ mod tests {
 
     #[tokio::test]
     async fn frames_written_straight_read_back_whole_at_every_length_form() {
-        let (io, client) = pair().await;
-        let raw = io.socket();
-        raw.enable();
+        let (_io, raw, client) = pair().await;
         let mut client = WebSocketStream::from_raw_socket(client, Role::Client, None).await;
         // A length in the header's 7 bits, in 16 and in 64.
         let texts = [
@@ -432,9 +433,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_frame_the_socket_took_in_part_is_finished_before_anything_else() {
-        let (io, client) = pair().await;
-        let raw = io.socket();
-        raw.enable();
+        let (io, raw, client) = pair().await;
         let mut server = WebSocketStream::from_raw_socket(io, Role::Server, None).await;
         // The client reads nothing yet: frames go straight until the socket takes only part of
         // one.
@@ -479,9 +478,7 @@ mod tests {
 
     #[tokio::test]
     async fn nothing_goes_straight_while_the_library_has_part_of_a_frame_left() {
-        let (io, client) = pair().await;
-        let raw = io.socket();
-        raw.enable();
+        let (io, raw, client) = pair().await;
         let mut server = WebSocketStream::from_raw_socket(io, Role::Server, None).await;
         // A message far larger than the socket's buffers: the library writes part of it and
         // waits.
