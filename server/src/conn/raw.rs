@@ -4,9 +4,9 @@
 //! The listener serves every TCP connection over a [`TcpIo`], and hands each request the
 //! same connection as a [`RawSocket`]. A WebSocket that takes it ([`RawSocket::enable`]) lets
 //! whoever sends to the client write a server frame (a WebSocket header and the payload, in one
-//! vectored write) straight onto the socket from the buffer the frame was made in, without
-//! passing through the WebSocket library's own buffer and locks: for a room, the last copy and
-//! the last lock of every frame it sends.
+//! system call) straight onto the socket, without passing through the WebSocket library's own
+//! per-connection buffer and locks: for a room, the last cold copy and the last lock of every
+//! frame it sends.
 //!
 //! Two writers share one byte stream, so neither may start while the other has written part of
 //! a frame. Once enabled, every write through the [`TcpIo`] (the WebSocket library's: its
@@ -44,7 +44,8 @@ thread_local! {
 pub enum Opcode {
     /// A text frame.
     Text = 0x1,
-    /// A binary frame (a piece of a compressed stream).
+    /// A binary frame (a piece of a compressed stream; compressed sockets do not write
+    /// straight yet, their pieces being made under the writer's lock).
     Binary = 0x2,
 }
 
@@ -138,9 +139,10 @@ impl RawSocket {
     }
 
     /// Writes a whole server frame of `payload` (unmasked, final) straight onto the socket in
-    /// one vectored write, unless the other writer has part of a frame left. What the socket
-    /// does not take of it goes before anything else written to the connection; the writer task
-    /// must be told to finish it ([`RawSocket::poll_finish`]).
+    /// one system call (a `send` of the frame made whole in the thread's buffer, or for a frame
+    /// over 4 KiB a vectored write), unless the other writer has part of a frame left. What the
+    /// socket does not take of it goes before anything else written to the connection; the
+    /// writer task must be told to finish it ([`RawSocket::poll_finish`]).
     pub fn try_frame(&self, opcode: Opcode, payload: &[u8]) -> Wrote {
         let mut head = [0u8; 10];
         let head = header(opcode, payload.len(), &mut head);
