@@ -139,7 +139,7 @@ enum Pickable<'a> {
     Ends(Card, Card),
 }
 
-impl Pickable<'_> {
+impl<'a> Pickable<'a> {
     fn contains(self, card: Card) -> bool {
         match self {
             Pickable::Cards(cards) => cards.contains(&card),
@@ -154,7 +154,7 @@ impl Pickable<'_> {
     /// The cards of `throw` the next player may pick up at a throw-then-draw table under the
     /// table's [`PickUp`] rule: the one card of a single throw, any card, or the two ends
     /// ([`group_ends`]). The one place this rule is written.
-    fn of_throw<'a>(settings: &Settings, throw: &'a [Card]) -> Pickable<'a> {
+    fn of_throw<'t>(settings: &Settings, throw: &'t [Card]) -> Pickable<'t> {
         match (settings.pickup, throw) {
             (PickUp::SingleOnly, [_]) | (PickUp::AnyCard, _) => Pickable::Cards(throw),
             (PickUp::SingleOnly, _) => Pickable::Cards(&[]),
@@ -163,6 +163,21 @@ impl Pickable<'_> {
                 None => Pickable::Cards(&[]),
             },
             (PickUp::Ends, _) => Pickable::Cards(throw),
+        }
+    }
+
+    /// The cards, each once, as a slice: of the game's own lists, or of `ends` (which then holds
+    /// a group's two ends).
+    fn as_slice<'b>(self, ends: &'b mut [Card; 2]) -> &'b [Card]
+    where
+        'a: 'b,
+    {
+        match self {
+            Pickable::Cards(cards) => cards,
+            Pickable::Ends(first, last) => {
+                *ends = [first, last];
+                &ends[..if first == last { 1 } else { 2 }]
+            }
         }
     }
 
@@ -530,6 +545,12 @@ impl Game {
         self.pickable(seat).write_into(out);
     }
 
+    /// The pile cards `seat` may take right now ([`Game::takeable_into`]) as a slice, without
+    /// allocating: of the game's pile, or of `ends` (a group's two ends).
+    pub fn takeable_cards<'a>(&'a self, seat: usize, ends: &'a mut [Card; 2]) -> &'a [Card] {
+        self.pickable(seat).as_slice(ends)
+    }
+
     /// The pile cards `seat` could take right now, without allocating.
     fn pickable(&self, seat: usize) -> Pickable<'_> {
         const NONE: Pickable<'static> = Pickable::Cards(&[]);
@@ -585,11 +606,18 @@ impl Game {
 
     /// [`Game::next_takeable`], written into `out` (cleared first) in its own memory.
     pub fn next_takeable_into(&self, out: &mut Vec<Card>) {
+        out.clear();
+        out.extend_from_slice(self.next_takeable_cards(&mut [Card::RED_JOKER; 2]));
+    }
+
+    /// What [`Game::next_takeable_into`] gives, as a slice, without allocating: of the top
+    /// throw, or of `ends` (a group's two ends).
+    pub fn next_takeable_cards<'a>(&'a self, ends: &'a mut [Card; 2]) -> &'a [Card] {
         match (self.settings.turn_order, self.phase) {
             (TurnOrder::ThrowThenDraw, Phase::Start) => {
-                Pickable::of_throw(&self.settings, &self.top_throw).write_into(out);
+                Pickable::of_throw(&self.settings, &self.top_throw).as_slice(ends)
             }
-            _ => out.clear(),
+            _ => &[],
         }
     }
 

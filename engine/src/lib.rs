@@ -63,4 +63,4 @@ pub use settings::{
     TurnOrder,
 };
 pub use shuffle::Seed;
-pub use view::{PublicHistory, SeatView};
+pub use view::{PublicHistory, SeatView, ViewChanges};

@@ -93,6 +93,129 @@ pub struct SeatView {
     pub play_order: Vec<usize>,
 }
 
+/// Names every field of [`SeatView`], in order, once: its bit in [`ViewChanges`] ([`field`]).
+/// The pattern in `_every_field` names every field without `..`, so a field added to the view
+/// and not here fails to compile.
+macro_rules! view_fields {
+    ($($name:ident),* $(,)?) => {
+        /// The bit of each field of a [`SeatView`] in a [`ViewChanges`], named as the field, in
+        /// the order the fields are declared; [`field::OWN`] is the seat's own fields.
+        #[allow(non_upper_case_globals)]
+        pub mod field {
+            /// Each field's place.
+            #[allow(non_camel_case_types, dead_code)]
+            enum Place {
+                $($name),*
+            }
+            $(
+                #[doc = concat!("The bit of `", stringify!($name), "`.")]
+                pub const $name: u32 = 1 << Place::$name as u32;
+            )*
+            /// Each field's name, as serialised, and its bit.
+            pub const ALL: &[(&str, u32)] = &[$((stringify!($name), $name)),*];
+            /// The fields that differ from seat to seat (its seat, hand, hand total and values,
+            /// what it may take and whether it may call, draw or throw); the rest are shared.
+            pub const OWN: u32 = seat
+                | hand
+                | hand_total
+                | hand_values
+                | takeable
+                | can_call
+                | can_draw
+                | can_throw;
+        }
+
+        /// Names every field of the view (see [`view_fields`]).
+        fn _every_field(view: &SeatView) {
+            let SeatView { $($name: _),* } = view;
+        }
+    };
+}
+
+view_fields!(
+    seat,
+    hand,
+    hand_total,
+    hand_values,
+    takeable,
+    can_call,
+    can_draw,
+    can_throw,
+    settings,
+    round,
+    dealer,
+    turn,
+    phase,
+    card_counts,
+    eliminated,
+    pile_top,
+    top_throw,
+    previous_throw,
+    next_takeable,
+    pile_size,
+    stock_size,
+    barred,
+    throws,
+    throw_cap,
+    totals,
+    standings,
+    play_order,
+);
+
+/// Which fields of a [`SeatView`] a [`SeatView::refresh`] changed: a bit a field, as [`field`]
+/// names them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ViewChanges(pub u32);
+
+impl ViewChanges {
+    /// Whether the field of `bit` (one of [`field`]'s) changed.
+    pub fn has(self, bit: u32) -> bool {
+        self.0 & bit != 0
+    }
+
+    /// Whether nothing changed.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// Makes `to` hold `from`'s items, and says whether it did not already: a list that is already
+/// equal is only read.
+pub fn set_slice<T: Clone + PartialEq>(to: &mut Vec<T>, from: &[T]) -> bool {
+    if to.as_slice() == from {
+        return false;
+    }
+    to.clear();
+    to.extend_from_slice(from);
+    true
+}
+
+/// Makes `to` hold what `from` yields, and says whether it did not already, in one pass: each
+/// item is compared with the one in its place and written only if it differs.
+pub fn set_iter<T: PartialEq>(to: &mut Vec<T>, from: impl IntoIterator<Item = T>) -> bool {
+    let mut changed = false;
+    let mut len = 0;
+    for item in from {
+        match to.get_mut(len) {
+            Some(old) if *old == item => {}
+            Some(old) => {
+                *old = item;
+                changed = true;
+            }
+            None => {
+                to.push(item);
+                changed = true;
+            }
+        }
+        len += 1;
+    }
+    if to.len() > len {
+        to.truncate(len);
+        changed = true;
+    }
+    changed
+}
+
 /// The public history of the match, the same for every seat and spectator: the current round's
 /// log and every finished round's result. A [`SeatView`] and this are everything a seat may know
 /// (a bot decides from exactly these).
@@ -141,82 +264,98 @@ impl SeatView {
     }
 
     /// Makes this the view of `game` for `seat` (a spectator for `None`), exactly what
-    /// [`Game::view_of`] gives, in place: its lists keep their memory, and the settings are
-    /// copied only if they differ. A server that builds a view after every change builds it in
-    /// the memory of an old one this way (the one place a view is made: [`Game::view_of`] is
-    /// this, into an empty view). The standings are ranked again only when the totals, the
-    /// eliminations or the settings differ from the view's: they are made of those alone, and
-    /// a view's standings are always those of its own totals.
+    /// [`Game::view_of`] gives, in place, and says which fields changed: each field is compared
+    /// with what the game shows now and written only if it differs, so its lists keep their
+    /// memory and an unchanged field costs a comparison. A server that tells a change as a patch
+    /// keeps the view last told and refreshes it this way (the one place a view is made:
+    /// [`Game::view_of`] is this, into an empty view). The standings are ranked again only when
+    /// the totals, the eliminations or the settings differ from the view's: they are made of
+    /// those alone, and a view's standings are always those of its own totals.
     ///
     /// # Panics
     ///
     /// If `seat` is `Some` seat that is not at the table.
-    pub fn refresh(&mut self, game: &Game, seat: Option<usize>) {
-        /// `to` holds what `from` yields, in its own memory.
-        fn fill<T>(to: &mut Vec<T>, from: impl IntoIterator<Item = T>) {
-            to.clear();
-            to.extend(from);
+    pub fn refresh(&mut self, game: &Game, seat: Option<usize>) -> ViewChanges {
+        let mut changed = ViewChanges::default();
+        /// Sets a field to a value, noting the field if it changed.
+        macro_rules! set {
+            ($field:ident, $value:expr) => {{
+                let value = $value;
+                if self.$field != value {
+                    self.$field = value;
+                    changed.0 |= field::$field;
+                }
+            }};
+        }
+        /// Sets a list to a slice's cards, or to what an iterator yields, noting it if it changed.
+        macro_rules! set_list {
+            ($field:ident, slice $from:expr) => {
+                if set_slice(&mut self.$field, $from) {
+                    changed.0 |= field::$field;
+                }
+            };
+            ($field:ident, iter $from:expr) => {
+                if set_iter(&mut self.$field, $from) {
+                    changed.0 |= field::$field;
+                }
+            };
         }
         let mut same_scores = self.totals == game.totals()
             && self.eliminated == game.eliminated()
             && self.standings.len() == game.seats();
         if self.settings != *game.settings() {
             self.settings = game.settings().clone();
+            changed.0 |= field::settings;
             same_scores = false;
         }
         let court = self.settings.court;
         let playing = !matches!(game.phase(), Phase::RoundOver | Phase::MatchOver);
-        self.seat = seat;
-        fill(
-            &mut self.hand,
-            seat.map(|s| game.hand(s))
-                .unwrap_or_default()
-                .iter()
-                .copied(),
-        );
-        self.hand_total = hand_total(&self.hand, court);
-        fill(
-            &mut self.hand_values,
-            self.hand.iter().map(|c| c.value(court)),
-        );
+        set!(seat, seat);
+        let hand = seat.map(|s| game.hand(s)).unwrap_or_default();
+        set_list!(hand, slice hand);
+        set!(hand_total, hand_total(hand, court));
+        set_list!(hand_values, iter hand.iter().map(|c| c.value(court)));
+        let mut ends = [Card::RED_JOKER; 2];
         match seat.filter(|_| playing) {
-            Some(s) => game.takeable_into(s, &mut self.takeable),
-            None => self.takeable.clear(),
+            Some(s) => set_list!(takeable, slice game.takeable_cards(s, &mut ends)),
+            None => set_list!(takeable, slice & []),
         }
-        self.can_call = seat.is_some_and(|s| game.can_call(s));
-        self.can_draw = seat.is_some_and(|s| game.can_draw(s));
-        self.can_throw = seat.is_some_and(|s| game.can_throw(s));
-        self.round = game.round();
-        self.dealer = game.dealer();
-        self.turn = game.turn();
-        self.phase = game.phase();
-        fill(
-            &mut self.card_counts,
-            (0..game.seats()).map(|s| game.hand(s).len()),
+        set!(can_call, seat.is_some_and(|s| game.can_call(s)));
+        set!(can_draw, seat.is_some_and(|s| game.can_draw(s)));
+        set!(can_throw, seat.is_some_and(|s| game.can_throw(s)));
+        set!(round, game.round());
+        set!(dealer, game.dealer());
+        set!(turn, game.turn());
+        set!(phase, game.phase());
+        set_list!(
+            card_counts,
+            iter(0..game.seats()).map(|s| game.hand(s).len())
         );
-        fill(&mut self.eliminated, game.eliminated().iter().copied());
-        self.pile_top = game.pile().last().copied();
-        fill(&mut self.top_throw, game.top_throw().iter().copied());
-        fill(
-            &mut self.previous_throw,
-            game.previous_throw().iter().copied(),
-        );
-        game.next_takeable_into(&mut self.next_takeable);
-        self.pile_size = game.pile().len();
-        self.stock_size = game.stock_len();
-        self.barred = game.barred();
-        self.throws = game.throws();
-        self.throw_cap = THROW_CAP;
+        set_list!(eliminated, slice game.eliminated());
+        set!(pile_top, game.pile().last().copied());
+        set_list!(top_throw, slice game.top_throw());
+        set_list!(previous_throw, slice game.previous_throw());
+        set_list!(next_takeable, slice game.next_takeable_cards(&mut ends));
+        set!(pile_size, game.pile().len());
+        set!(stock_size, game.stock_len());
+        set!(barred, game.barred());
+        set!(throws, game.throws());
+        set!(throw_cap, THROW_CAP);
         if !same_scores {
-            fill(&mut self.totals, game.totals().iter().copied());
-            game.standings_into(&mut self.standings);
+            set_list!(totals, slice game.totals());
+            // Ranked once a round at most: a list of its own is cheaper than a comparison
+            // element by element would be to write.
+            let mut standings = Vec::with_capacity(game.seats());
+            game.standings_into(&mut standings);
+            set!(standings, standings);
         }
-        fill(
-            &mut self.play_order,
-            std::iter::once(0)
+        set_list!(
+            play_order,
+            iter std::iter::once(0)
                 .chain(self.settings.seats_after(0))
-                .take(game.seats()),
+                .take(game.seats())
         );
+        changed
     }
 
     /// Whether it is this seat's turn in a round being played.

@@ -495,8 +495,10 @@ proptest! {
         }
     }
 
+
     /// A view refreshed in place from an old one (another seat's, a step before) is exactly the
-    /// view made anew: no field keeps anything of what it held.
+    /// view made anew (no field keeps anything of what it held), and the refresh names exactly
+    /// the fields that differ.
     #[test]
     fn a_view_refreshed_in_place_is_the_view_made_anew(
         settings in any_settings(),
@@ -514,8 +516,18 @@ proptest! {
             for (i, view) in kept.iter_mut().enumerate() {
                 // Each kept view is refreshed for the next seat round (the spectator's too).
                 let seat = whom((i + step) % (seats + 1));
-                view.refresh(game, seat);
+                let before = serde_json::to_value(&*view).unwrap();
+                let changed = view.refresh(game, seat);
                 assert_eq!(*view, game.view_of(seat), "step {step}, seat {seat:?}");
+                // Exactly the fields that differ are said to have changed.
+                let after = serde_json::to_value(&*view).unwrap();
+                for &(name, bit) in dhumbal_engine::view::field::ALL {
+                    assert_eq!(
+                        changed.has(bit),
+                        before[name] != after[name],
+                        "step {step}, seat {seat:?}: {name}"
+                    );
+                }
             }
         });
         // And from the end of one match to the start of another, at another table.

@@ -14,7 +14,8 @@
 //! ([`OwnView`]) are compared with what that seat was last told.
 
 use dhumbal_engine::card::{CARD_KINDS, CARD_NAMES};
-use dhumbal_engine::{Action, Card, Event, Game, Phase, SeatView, Source};
+use dhumbal_engine::view::{field, set_iter, set_slice};
+use dhumbal_engine::{Action, Card, Event, Game, Phase, SeatView, Source, ViewChanges};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -55,15 +56,17 @@ macro_rules! view_patch {
                 }
             }
 
-            /// Writes what changed from `old` to `new` straight into `out`, as the members of the
-            /// JSON object [`ViewPatch::between`] serialises to, without its braces (`"a":1,"b":2`,
-            /// or nothing): no patch is built, nothing is cloned, and the keys, known to need no
+            /// Writes the fields of `view` that `changed` names, of those `fields` allows (bits
+            /// of [`field`]), straight into `out`, as the members of the JSON object
+            /// [`ViewPatch::between`] serialises to, without its braces (`"a":1,"b":2`, or
+            /// nothing): no patch is built, nothing is cloned, and the keys, known to need no
             /// escaping, are written as they are.
-            pub fn write_between(old: &SeatView, new: &SeatView, out: &mut String) {
+            pub fn write_changed(view: &SeatView, changed: ViewChanges, fields: u32, out: &mut String) {
                 let start = out.len();
+                let changed = changed.0 & fields;
                 $(
-                    if old.$field != new.$field {
-                        member(out, start, concat!("\"", stringify!($field), "\":"), &new.$field);
+                    if changed & field::$field != 0 {
+                        member(out, start, concat!("\"", stringify!($field), "\":"), &view.$field);
                     }
                 )*
             }
@@ -149,47 +152,68 @@ impl OwnView {
         own
     }
 
-    /// Makes this `seat`'s own fields of its view of `game` now, in place: the lists keep the
-    /// memory they had (a room refreshes what it told the change before last, rather than
-    /// allocating every seat's hand again after every action). A hand's values are a table's
-    /// ([`Card::value`]), so they are made afresh each time: cheaper than finding out whether
-    /// they could be kept.
-    fn refresh(&mut self, game: &Game, seat: usize) {
+    /// Makes this `seat`'s own fields of its view of `game` now, in place, as
+    /// [`SeatView::refresh`] does a whole view, and says which changed: a field is written only
+    /// if it differs, so the lists keep their memory and most seats' hands, the same after most
+    /// moves, are only read.
+    fn refresh(&mut self, game: &Game, seat: usize) -> ViewChanges {
+        let mut changed = 0;
+        /// Sets a field to a value, noting the field if it changed.
+        macro_rules! set {
+            ($field:ident, $value:expr) => {{
+                let value = $value;
+                if self.$field != value {
+                    self.$field = value;
+                    changed |= field::$field;
+                }
+            }};
+        }
         let court = game.settings().court;
         let playing = !matches!(game.phase(), Phase::RoundOver | Phase::MatchOver);
         let hand = game.hand(seat);
-        self.seat = Some(seat);
-        self.hand.clear();
-        self.hand.extend_from_slice(hand);
-        self.hand_values.clear();
-        self.hand_values.extend(hand.iter().map(|c| c.value(court)));
-        self.hand_total = self.hand_values.iter().sum();
+        set!(seat, Some(seat));
+        if set_slice(&mut self.hand, hand) {
+            changed |= field::hand;
+        }
+        // A hand's values are a table's ([`Card::value`]): compared as they are made.
+        if set_iter(&mut self.hand_values, hand.iter().map(|c| c.value(court))) {
+            changed |= field::hand_values;
+        }
+        set!(hand_total, self.hand_values.iter().sum());
         if !playing || seat != game.turn() {
             // Not this seat's turn, or no turn at all: the rules let it do nothing and take
             // nothing (every one of them checks the turn first), as most seats after most moves.
-            self.takeable.clear();
-            self.can_call = false;
-            self.can_draw = false;
-            self.can_throw = false;
-            return;
+            if set_slice(&mut self.takeable, &[]) {
+                changed |= field::takeable;
+            }
+            set!(can_call, false);
+            set!(can_draw, false);
+            set!(can_throw, false);
+            return ViewChanges(changed);
         }
-        game.takeable_into(seat, &mut self.takeable);
-        self.can_call = game.can_call(seat);
-        self.can_draw = game.can_draw(seat);
-        self.can_throw = game.can_throw(seat);
+        if set_slice(
+            &mut self.takeable,
+            game.takeable_cards(seat, &mut [Card::RED_JOKER; 2]),
+        ) {
+            changed |= field::takeable;
+        }
+        set!(can_call, game.can_call(seat));
+        set!(can_draw, game.can_draw(seat));
+        set!(can_throw, game.can_throw(seat));
+        ViewChanges(changed)
     }
 
-    /// Writes the own fields that changed from `self` (what the seat was told) to `new` into
-    /// `out`, as JSON object members without braces (see [`ViewPatch::write_between`]).
-    fn write_patch_to(&self, new: &OwnView, out: &mut String) {
+    /// Writes the own fields `changed` names into `out`, as JSON object members without braces
+    /// (see [`ViewPatch::write_changed`]).
+    fn write_changed(&self, changed: ViewChanges, out: &mut String) {
         let start = out.len();
         // Every field, named once: a field added to `OwnView` and not here fails to compile.
         macro_rules! changed {
             ($($field:ident),*) => {
-                let OwnView { $($field: _),* } = new;
+                let OwnView { $($field: _),* } = self;
                 $(
-                    if self.$field != new.$field {
-                        member(out, start, concat!("\"", stringify!($field), "\":"), &new.$field);
+                    if changed.has(field::$field) {
+                        member(out, start, concat!("\"", stringify!($field), "\":"), &self.$field);
                     }
                 )*
             };
@@ -209,14 +233,14 @@ impl OwnView {
 
 /// What every client of a game was last told of its view: the view's version, the fields every
 /// seat shares (a spectator's view of the game then), and each seat's own fields. A room keeps
-/// one, and compares the game with it after each change to build the patches.
+/// one, and [`PatchFrames::tell`] brings it up to the game after each change, in place, as it
+/// makes the patches.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Told {
     /// The version of the views told.
     pub version: u64,
     /// The spectator's view: the shared fields (and a spectator's own, which never change).
-    /// Boxed, so that a `Told` moves as a few words: a room's is moved into and out of the
-    /// patches of every change, where a view's hundreds of bytes took a `memcpy` each time.
+    /// Boxed, so that a `Told` moves as a few words.
     pub shared: Box<SeatView>,
     /// Each seat's own fields.
     pub own: Vec<OwnView>,
@@ -225,29 +249,12 @@ pub struct Told {
 impl Told {
     /// What a client is told of `game` now, at `version`.
     pub fn of(game: &Game, version: u64) -> Told {
-        Told::refreshed(None, game, version)
-    }
-
-    /// What a client is told of `game` now, at `version`, made in the memory of `recycled` (a
-    /// `Told` no longer needed) where there is one.
-    fn refreshed(recycled: Option<Told>, game: &Game, version: u64) -> Told {
-        let (mut own, shared) = match recycled {
-            Some(told) => {
-                let mut shared = told.shared;
-                shared.refresh(game, None);
-                (told.own, shared)
-            }
-            None => (Vec::new(), Box::new(game.spectator_view())),
-        };
-        own.truncate(game.seats());
-        own.resize_with(game.seats(), OwnView::default);
-        for (seat, own) in own.iter_mut().enumerate() {
-            own.refresh(game, seat);
-        }
         Told {
             version,
-            shared,
-            own,
+            shared: Box::new(game.spectator_view()),
+            own: (0..game.seats())
+                .map(|seat| OwnView::of(game, Some(seat)))
+                .collect(),
         }
     }
 
@@ -264,90 +271,110 @@ impl Told {
 }
 
 /// One change's `patch` messages, for every client of the game at once (see the [module
-/// documentation](self)): the events and the shared fields that changed are serialised once, and
-/// each seat's message adds the own fields that changed for it. Each message reads back as
-/// [`crate::ServerMessage::Patch`] whose view patch, applied to the view told before, gives the
-/// game's view for that seat.
-#[derive(Clone, Debug)]
+/// documentation](self)): the events and the shared fields that changed are written once, and
+/// each seat's own fields that changed once a seat; a client's message is the three put
+/// together. Each message reads back as [`crate::ServerMessage::Patch`] whose view patch,
+/// applied to the view told before, gives the game's view for that seat.
+///
+/// Its texts are memory to use again: a server keeps one a thread and makes every room's
+/// changes in it ([`PatchFrames::tell`]), so that a change's patches are written into memory
+/// some room just used.
+#[derive(Clone, Debug, Default)]
 pub struct PatchFrames {
-    /// `{"type":"patch","v":…,"events":[…]` and the stand-in and clock, when there are.
+    /// `{"type":"patch","v":…,"events":[…]` and the stand-in and clock, when there are, and
+    /// `,"view":{`.
     head: String,
     /// The shared fields that changed, as JSON object members without braces (maybe empty).
     shared: String,
-    /// What the clients are told now.
-    now: Told,
+    /// Each seat's own fields that changed, as JSON object members without braces, one seat
+    /// after another.
+    own: String,
+    /// Where each seat's members end in `own`.
+    own_ends: Vec<usize>,
 }
 
 impl PatchFrames {
-    /// The patches from `before` (what every client was told) to `game` now, for `events`
-    /// played (by a stand-in for `stand_in`), with the turn's `clock`, at version
-    /// `before.version + 1`.
+    /// The patches for `events` played (by a stand-in for `stand_in`), with the turn's `clock`,
+    /// from what the clients were `told` to `game` now; `told` becomes what they are told now, at
+    /// the next version. See [`PatchFrames::tell`].
     pub fn new(
-        before: &Told,
+        told: &mut Told,
         game: &Game,
         events: &[Event],
         stand_in: Option<usize>,
         clock: Option<TurnClock>,
     ) -> PatchFrames {
-        PatchFrames::reusing(before, &mut Spare::default(), game, events, stand_in, clock)
+        let mut frames = PatchFrames::default();
+        frames.tell(told, game, events, stand_in, clock);
+        frames
     }
 
-    /// [`PatchFrames::new`], made in the memory `spare` holds (what was told the change before
-    /// `before`, and the texts of that change's patches; see [`PatchFrames::finish`]): the same
-    /// patches, without allocating.
-    pub fn reusing(
-        before: &Told,
-        spare: &mut Spare,
+    /// Makes these the patches for `events` played (by a stand-in for `stand_in`), with the
+    /// turn's `clock`, from what the clients were `told` to `game` now, in the memory of the
+    /// patches these were: `told` is brought up to `game` in place, field by field, at version
+    /// `told.version + 1`, and each field that differs is written as it is set. Nothing is built
+    /// twice and nothing is compared twice.
+    pub fn tell(
+        &mut self,
+        told: &mut Told,
         game: &Game,
         events: &[Event],
         stand_in: Option<usize>,
         clock: Option<TurnClock>,
-    ) -> PatchFrames {
-        let now = Told::refreshed(spare.told.take(), game, before.version + 1);
-        let mut head = std::mem::take(&mut spare.head);
+    ) {
+        told.version += 1;
+        let head = &mut self.head;
         head.clear();
         head.reserve(96 + 96 * events.len());
         head.push_str(r#"{"type":"patch","v":"#);
-        now.version.write_json(&mut head);
+        told.version.write_json(head);
         if !events.is_empty() {
             head.push_str(r#","events":"#);
-            events.write_json(&mut head);
+            events.write_json(head);
         }
         if let Some(seat) = stand_in {
             head.push_str(r#","stand_in":"#);
-            seat.write_json(&mut head);
+            seat.write_json(head);
         }
         if let Some(clock) = clock {
             head.push_str(r#","clock":"#);
-            clock.write_json(&mut head);
+            clock.write_json(head);
         }
         head.push_str(r#","view":{"#);
-        let mut shared = std::mem::take(&mut spare.shared);
-        shared.clear();
-        ViewPatch::write_between(&before.shared, &now.shared, &mut shared);
-        PatchFrames { head, shared, now }
+        let changed = told.shared.refresh(game, None);
+        self.shared.clear();
+        ViewPatch::write_changed(&told.shared, changed, !field::OWN, &mut self.shared);
+        told.own.truncate(game.seats());
+        told.own.resize_with(game.seats(), OwnView::default);
+        self.own.clear();
+        self.own_ends.clear();
+        for (seat, own) in told.own.iter_mut().enumerate() {
+            let changed = own.refresh(game, seat);
+            own.write_changed(changed, &mut self.own);
+            self.own_ends.push(self.own.len());
+        }
     }
 
-    /// The `patch` for a client in `seat` (a spectator for `None`) that was told `before`.
-    pub fn for_seat(&self, before: &Told, seat: Option<usize>) -> String {
+    /// The `patch` for a client in `seat` (a spectator for `None`).
+    pub fn for_seat(&self, seat: Option<usize>) -> String {
         let mut out = String::with_capacity(self.frame_len_hint());
-        self.write_for_seat(before, seat, &mut out);
+        self.write_for_seat(seat, &mut out);
         out
     }
 
     /// [`PatchFrames::for_seat`] written at the end of `out`: a room writes every seat's patch
     /// into one buffer, and sends each its part of it.
-    pub fn write_for_seat(&self, before: &Told, seat: Option<usize>, out: &mut String) {
+    pub fn write_for_seat(&self, seat: Option<usize>, out: &mut String) {
         out.push_str(&self.head);
-        let start = out.len();
-        if let Some(s) = seat {
-            match (before.own.get(s), self.now.own.get(s)) {
-                (Some(old), Some(new)) => old.write_patch_to(new, out),
-                (None, Some(new)) => OwnView::default().write_patch_to(new, out),
-                _ => {}
+        let own = match seat {
+            Some(s) if s < self.own_ends.len() => {
+                let from = if s == 0 { 0 } else { self.own_ends[s - 1] };
+                &self.own[from..self.own_ends[s]]
             }
-        }
-        if out.len() > start && !self.shared.is_empty() {
+            _ => "",
+        };
+        out.push_str(own);
+        if !own.is_empty() && !self.shared.is_empty() {
             out.push(',');
         }
         out.push_str(&self.shared);
@@ -358,47 +385,6 @@ impl PatchFrames {
     /// own fields after most moves (a hand of five and its values), to size a buffer by.
     pub fn frame_len_hint(&self) -> usize {
         self.head.len() + self.shared.len() + 160
-    }
-
-    /// What the clients are told once these patches are sent.
-    pub fn into_told(self) -> Told {
-        self.now
-    }
-
-    /// What the clients are told once these patches are sent, with the memory of these patches'
-    /// texts left in `spare` for the next change's. Once that `Told` is no client's base any
-    /// more (the change after next), [`Spare::keep`] it there too.
-    pub fn finish(self, spare: &mut Spare) -> Told {
-        spare.head = self.head;
-        spare.shared = self.shared;
-        self.now
-    }
-
-    /// What the clients are told once these patches are sent.
-    pub fn told(&self) -> &Told {
-        &self.now
-    }
-}
-
-/// The memory a change's patches are made in, kept from one change to the next (the server keeps
-/// one a thread, for whichever room tells a change on it): what was told the change before
-/// last, no client's base any more, and the texts of the last change's patches. Only its memory
-/// is used again: the view refreshed in it checks what it would reuse (a hand's values, the
-/// standings) against the game, so a `Spare` left by another game's patches does as well.
-#[derive(Clone, Debug, Default)]
-pub struct Spare {
-    /// What was told the change before last.
-    told: Option<Told>,
-    /// The last change's events and the head of its patches.
-    head: String,
-    /// The last change's shared fields.
-    shared: String,
-}
-
-impl Spare {
-    /// Keeps `told`, which no client's patch builds on any more, for its memory.
-    pub fn keep(&mut self, told: Told) {
-        self.told = Some(told);
     }
 }
 
@@ -850,9 +836,9 @@ mod tests {
         assert_eq!(view, new);
     }
 
-    /// What is told, made in the memory of what was told of another table, counts a hand by the
-    /// table's own court rule: the same deal at a table that counts the court cards otherwise
-    /// has other values.
+    /// What was told of one table, brought up to another, counts a hand by the new table's own
+    /// court rule: the same deal at a table that counts the court cards otherwise has other
+    /// values, and its patch says so.
     #[test]
     fn a_hand_is_counted_again_when_the_court_cards_count_otherwise() {
         let tens = Preset::Standard.settings();
@@ -863,17 +849,20 @@ mod tests {
         let before = Game::new(tens, [9; 32]).unwrap();
         let game = Game::new(sequential, [9; 32]).unwrap();
         assert_eq!(before.hand(0), game.hand(0), "the same deal");
-        let told = Told::refreshed(Some(Told::of(&before, 1)), &game, 2);
+        let mut told = Told::of(&before, 1);
+        let frames = PatchFrames::new(&mut told, &game, &[], None, None);
         assert_eq!(told, Told::of(&game, 2));
         assert_ne!(told.own, Told::of(&before, 2).own, "a court card was dealt");
+        let patched = (0..game.seats()).any(|s| frames.for_seat(Some(s)).contains("hand_values"));
+        assert!(patched, "some seat's values changed");
     }
 
-    /// Rooms on one server thread make their changes in one spare, each in the memory another
-    /// table's change left: three tables of other presets and sizes taking turns, every seat's
-    /// view rebuilt from its patches at every step.
+    /// Rooms on one server thread make their changes in one `PatchFrames`, each in the memory
+    /// another table's change left: three tables of other presets and sizes taking turns, every
+    /// seat's view rebuilt from its patches at every step.
     #[test]
-    fn tables_taking_turns_make_their_patches_in_one_spare() {
-        let mut spare = Spare::default();
+    fn tables_taking_turns_make_their_patches_in_one_memory() {
+        let mut frames = PatchFrames::default();
         let mut tables: Vec<(Game, Told, Vec<SeatView>)> = [(0, 4u8), (1, 6), (2, 2)]
             .into_iter()
             .map(|(preset, players)| {
@@ -901,17 +890,15 @@ mod tests {
                     game.apply(seat, action).unwrap()
                 }
             };
-            let frames = PatchFrames::reusing(told, &mut spare, game, &events, None, None);
+            frames.tell(told, game, &events, None, None);
             for (seat, view) in held.iter_mut().enumerate() {
-                let frame = frames.for_seat(told, Some(seat));
+                let frame = frames.for_seat(Some(seat));
                 let Ok(ServerMessage::Patch(patch)) = serde_json::from_str(&frame) else {
                     panic!("not a patch: {frame}");
                 };
                 patch.view.apply(view);
                 assert_eq!(*view, game.view_of(Some(seat)), "step {step}, seat {seat}");
             }
-            let now = frames.finish(&mut spare);
-            spare.keep(std::mem::replace(told, now));
         }
         assert!(tables.iter().all(|(game, ..)| game.is_over()));
     }
@@ -922,9 +909,9 @@ mod tests {
     /// joins at any step (a whole view then) follows on from there.
     #[test]
     fn patch_frames_rebuild_every_seats_view_at_every_step() {
-        // One spare for every game, as a server thread keeps one for all its rooms: each game
-        // starts in the memory another (another preset, another number of seats) left.
-        let mut spare = Spare::default();
+        // One memory for every game's patches, as a server thread keeps one for all its rooms:
+        // each game starts in the memory another (another preset, another number of seats) left.
+        let mut kept = PatchFrames::default();
         for preset in Preset::ALL {
             for players in [2u8, 4, 6] {
                 let settings = Settings {
@@ -953,21 +940,26 @@ mod tests {
                         left_ms: step as u64 * 7,
                         total_ms: 30_000,
                     });
-                    // Mostly made in the memory of the views told the change before last, as a
-                    // room makes them; sometimes afresh.
+                    // Mostly made in the memory of the last change's patches, as a room makes
+                    // them; sometimes afresh.
+                    let base = told.version;
+                    let fresh;
                     let frames = if step % 4 == 0 {
-                        PatchFrames::new(&told, &game, &events, stand_in, clock)
+                        fresh = PatchFrames::new(&mut told, &game, &events, stand_in, clock);
+                        &fresh
                     } else {
-                        PatchFrames::reusing(&told, &mut spare, &game, &events, stand_in, clock)
+                        kept.tell(&mut told, &game, &events, stand_in, clock);
+                        &kept
                     };
                     for (i, &seat) in seats.iter().enumerate() {
-                        let frame = frames.for_seat(&told, seat);
+                        let frame = frames.for_seat(seat);
                         let decoded: ServerMessage =
                             serde_json::from_str(&frame).unwrap_or_else(|e| panic!("{e}: {frame}"));
                         let ServerMessage::Patch(patch) = decoded else {
                             panic!("not a patch: {frame}");
                         };
-                        assert_eq!(patch.v, told.version + 1);
+                        assert_eq!(patch.v, base + 1);
+                        assert_eq!(told.version, base + 1);
                         assert_eq!(patch.events, events);
                         assert_eq!(patch.stand_in, stand_in);
                         assert_eq!(patch.clock, clock);
@@ -981,11 +973,6 @@ mod tests {
                         patch.view.apply(&mut held[i]);
                         assert_eq!(held[i], game.view_of(seat), "{preset:?} step {step}");
                     }
-                    let now = match step % 3 {
-                        0 => frames.into_told(),
-                        _ => frames.finish(&mut spare),
-                    };
-                    spare.keep(std::mem::replace(&mut told, now));
                     // A client joining now gets the whole view, and it is what the others hold.
                     if step % 11 == 0 {
                         assert_eq!(told, Told::of(&game, told.version));

@@ -8,9 +8,9 @@
 //!   after every action and protocol 5 sends to a client that holds no view ([`StateFrames::new`]
 //!   and a [`StateFrames::for_seat`] per seat).
 //! - `patches, 4 seats`: one change's `patch` frames for a table of four, as the room builds them
-//!   after an action under protocol 5 ([`PatchFrames::reusing`] the memory of what was told the
-//!   change before last, and a [`PatchFrames::for_seat`] per seat, and what they tell kept for
-//!   the next change).
+//!   after an action under protocol 5 ([`PatchFrames::tell`], which brings what was told up to
+//!   the game in place, in the memory of the last change's patches, and a
+//!   [`PatchFrames::for_seat`] per seat).
 //! - `compress, 4 seats`: the same patch frames, each compressed by its seat's own stream, as
 //!   the writer of a compressed socket does ([`Deflater::frame`]; the patches are built outside
 //!   the count).
@@ -35,7 +35,7 @@ use std::process::Command;
 
 use common::{Clients, random_action, room_action, seated_room, text};
 use dhumbal_engine::{Action, Event, Game, Phase, Preset};
-use dhumbal_protocol::{ClientMessage, PatchFrames, Spare, StateFrames, Told};
+use dhumbal_protocol::{ClientMessage, PatchFrames, StateFrames, Told};
 use dhumbal_server::conn::Deflater;
 use dhumbal_server::room::RoomCore;
 use dhumbal_server::room::core::{Effect, Entropy};
@@ -118,20 +118,19 @@ fn counted_frames(game: &Game, events: &[Event]) -> Vec<String> {
         .collect()
 }
 
-/// One change's patches for every seat of the table, from what they were told before; returns
-/// them and what they tell.
+/// One change's patches for every seat of the table, from what they were `told` before (brought
+/// up to the game), made in the memory of the last change's `frames`; returns them.
 #[inline(never)]
 fn counted_patches(
-    before: &Told,
-    spare: &mut Spare,
+    told: &mut Told,
+    frames: &mut PatchFrames,
     game: &Game,
     events: &[Event],
-) -> (Vec<String>, Told) {
-    let frames = PatchFrames::reusing(before, spare, game, events, None, None);
-    let texts = (0..game.seats())
-        .map(|seat| frames.for_seat(before, Some(seat)))
-        .collect();
-    (texts, frames.finish(spare))
+) -> Vec<String> {
+    frames.tell(told, game, events, None, None);
+    (0..game.seats())
+        .map(|seat| frames.for_seat(Some(seat)))
+        .collect()
 }
 
 /// One change's patch frames, each through its seat's compressed stream.
@@ -202,15 +201,12 @@ fn run_frames(n: usize) {
 /// `n` changes' patches, each from what the change before told.
 fn run_patches(n: usize) {
     let mut told: Option<Told> = None;
-    // What was told the change before last, whose memory the next change's is made in, as the
+    // The memory of the last change's patches, in which the next change's are made, as the
     // room does.
-    let mut spare = Spare::default();
+    let mut frames = PatchFrames::default();
     play(n, |game, events| {
-        let before = told.take().unwrap_or_else(|| Told::of(game, 0));
-        let (texts, now) = counted_patches(&before, &mut spare, game, events);
-        black_box(texts);
-        told = Some(now);
-        spare.keep(before);
+        let told = told.get_or_insert_with(|| Told::of(game, 0));
+        black_box(counted_patches(told, &mut frames, game, events));
     });
 }
 
@@ -218,15 +214,13 @@ fn run_patches(n: usize) {
 /// count).
 fn run_compress(n: usize) {
     let mut told: Option<Told> = None;
-    let mut spare = Spare::default();
+    let mut frames = PatchFrames::default();
     let mut streams: Vec<Deflater> = Vec::new();
     play(n, |game, events| {
-        let before = told.take().unwrap_or_else(|| Told::of(game, 0));
-        let (texts, now) = counted_patches(&before, &mut spare, game, events);
+        let told = told.get_or_insert_with(|| Told::of(game, 0));
+        let texts = counted_patches(told, &mut frames, game, events);
         streams.resize_with(texts.len(), Deflater::new);
         black_box(counted_compress(&mut streams, &texts));
-        told = Some(now);
-        spare.keep(before);
     });
 }
 

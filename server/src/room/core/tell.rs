@@ -3,7 +3,7 @@
 use dhumbal_engine::{Event, Hex32};
 use dhumbal_protocol::{
     Fairness, LedgerRow, PatchFrames, RoomState, RoomSummary, SeatInfo, SeatKind, ServerMessage,
-    Spare, Stage, StateFrames, Told,
+    Stage, StateFrames, Told,
 };
 
 use super::{ConnId, Effect, RoomCore, Seat};
@@ -57,67 +57,61 @@ impl RoomCore {
     /// holding the view last told, a whole `state` (with the events) to any other.
     pub(super) fn tell_change(&mut self, events: &[Event], stand_in: Option<usize>) {
         thread_local! {
-            /// The memory of the changes told before on this thread (what a room was told the
-            /// change before last, no client's base any more, and the texts of the last
-            /// change's patches), in which the next change's patches are made: no allocation a
-            /// change, and memory some room just used. A room's own would have left the caches
-            /// by its next change, where hundreds of rooms take turns (`Spare` holds only
-            /// memory: what refreshes a view in it checks what it reuses, whoever left it).
-            static SPARE: std::cell::RefCell<Spare> = std::cell::RefCell::default();
+            /// The memory the changes told on this thread were written in, in which the next
+            /// change's patches are made: no allocation a change, and memory some room just
+            /// used. A room's own would have left the caches by its next change, where hundreds
+            /// of rooms take turns.
+            static FRAMES: std::cell::RefCell<PatchFrames> = std::cell::RefCell::default();
         }
-        SPARE.with_borrow_mut(|spare| self.tell_change_in(spare, events, stand_in));
+        FRAMES.with_borrow_mut(|frames| self.tell_change_in(frames, events, stand_in));
     }
 
-    /// [`RoomCore::tell_change`], its patches made in `spare`.
-    fn tell_change_in(&mut self, spare: &mut Spare, events: &[Event], stand_in: Option<usize>) {
+    /// [`RoomCore::tell_change`], its patches made in `frames`.
+    fn tell_change_in(
+        &mut self,
+        frames: &mut PatchFrames,
+        events: &[Event],
+        stand_in: Option<usize>,
+    ) {
         let Some(game) = &self.game else {
             return;
         };
         let clock = self.clock();
         self.views_made += 1;
         let v = self.views_made;
-        let patches = self
-            .told
-            .as_ref()
-            .filter(|told| told.version + 1 == v)
-            .map(|told| {
-                let frames = PatchFrames::reusing(told, spare, game, events, stand_in, clock);
-                (told, frames)
-            });
+        // The version the clients that get a patch hold; what they were told is brought up to
+        // the game as the patches are made.
+        let base = match &mut self.told {
+            Some(told) if told.version + 1 == v => {
+                frames.tell(told, game, events, stand_in, clock);
+                // Every patch is written into one batch, sent out in parts of one buffer.
+                self.batch
+                    .text()
+                    .reserve(frames.frame_len_hint() * self.clients.len());
+                Some(v - 1)
+            }
+            _ => None,
+        };
         let mut whole: Option<StateFrames> = None;
-        // Every patch is written into one batch, sent out in parts of one buffer.
-        if let Some((_, frames)) = &patches {
-            self.batch
-                .text()
-                .reserve(frames.frame_len_hint() * self.clients.len());
-        }
         self.part_to.clear();
         for (conn, client) in &mut self.clients {
-            match &patches {
-                Some((told, frames)) if client.view_v == Some(told.version) => {
-                    frames.write_for_seat(told, client.seat, self.batch.text());
-                    self.batch.end_frame();
-                    self.part_to.push(*conn);
-                }
-                _ => {
-                    let text = whole
-                        .get_or_insert_with(|| StateFrames::new(game, events, stand_in, clock, v))
-                        .for_seat(game, client.seat);
-                    self.outbox.push(Effect::Send {
-                        to: *conn,
-                        text: text.into(),
-                    });
-                }
+            if base.is_some() && client.view_v == base {
+                frames.write_for_seat(client.seat, self.batch.text());
+                self.batch.end_frame();
+                self.part_to.push(*conn);
+            } else {
+                let text = whole
+                    .get_or_insert_with(|| StateFrames::new(game, events, stand_in, clock, v))
+                    .for_seat(game, client.seat);
+                self.outbox.push(Effect::Send {
+                    to: *conn,
+                    text: text.into(),
+                });
             }
             client.view_v = Some(v);
         }
-        let now = match patches {
-            Some((_, frames)) => frames.finish(spare),
-            None => Told::of(game, v),
-        };
-        // Its memory makes the next change's.
-        if let Some(before) = self.told.replace(now) {
-            spare.keep(before);
+        if base.is_none() {
+            self.told = Some(Told::of(game, v));
         }
         self.send_parts();
     }
