@@ -109,7 +109,7 @@ pub struct Metrics {
     /// Seconds a room takes to handle one client message.
     action_seconds: Timings,
     /// Seconds from a room's append to its commit: what durability adds to every action.
-    store_append_seconds: Histogram,
+    store_append_seconds: Timings,
     /// Seconds the SQLite log's writer spent on one step that holds the appends, by
     /// [`Hold`]: commit, pass, restart.
     store_hold_seconds: [Histogram; 3],
@@ -375,9 +375,12 @@ impl Metrics {
                     &METADATA,
                 ),
             ),
-            store_append_seconds: recorder.register_histogram(
-                &Key::from_static_name("dhumbal_store_append_seconds"),
-                &METADATA,
+            store_append_seconds: Timings::new(
+                STORE_BUCKETS,
+                recorder.register_histogram(
+                    &Key::from_static_name("dhumbal_store_append_seconds"),
+                    &METADATA,
+                ),
             ),
             store_hold_seconds: ["commit", "pass", "restart"].map(|step| {
                 recorder.register_histogram(
@@ -440,7 +443,7 @@ impl Metrics {
 
     /// Records how long an append took from being called to being committed.
     pub fn store_appended(&self, took: Duration) {
-        self.store_append_seconds.record(took.as_secs_f64());
+        self.store_append_seconds.record(took);
     }
 
     /// Records how long the SQLite log's writer spent on one step that holds the appends.
@@ -472,6 +475,7 @@ impl Metrics {
             tally.publish();
         }
         self.action_seconds.publish();
+        self.store_append_seconds.publish();
     }
 
     /// The metrics in the Prometheus text format, with the room count set to `rooms`.
