@@ -868,7 +868,8 @@ impl Game {
             }
         }
         self.public.log.extend(events.iter().cloned());
-        step.events.clone_from(&events);
+        // A list of its own, made to size (`clone_from` into the empty one grew it).
+        step.events = events.clone();
         if let Some(round) = self.history.last_mut() {
             round.steps.push(step);
         }
