@@ -75,7 +75,12 @@ impl RateLimit {
 
     /// Counts one message received now and says what to do with it.
     pub fn check(&mut self) -> Verdict {
-        let now = Instant::now();
+        self.check_at(Instant::now())
+    }
+
+    /// Counts one message received at `now` (a clock read the caller had already made) and
+    /// says what to do with it.
+    pub fn check_at(&mut self, now: Instant) -> Verdict {
         let earned = now.duration_since(self.updated).as_secs_f64() * self.per_sec;
         self.tokens = (self.tokens + earned).min(self.burst);
         self.updated = now;

@@ -77,7 +77,23 @@ struct State {
     writer: Option<Waker>,
 }
 
+/// The flags of a straight write's `send`: a peer that has gone is an error (`EPIPE`), never a
+/// signal.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const SEND_FLAGS: libc::c_int = libc::MSG_NOSIGNAL;
+/// The flags of a straight write's `send` (the process ignores `SIGPIPE`, as Rust programs do).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const SEND_FLAGS: libc::c_int = 0;
+
 impl Raw {
+    /// The socket itself, for a straight write's `send`. The runtime's readiness for the stream
+    /// is not looked at first (one more cold line a frame, and a frame goes straight only to a
+    /// socket that took the last one); a `send` the socket refuses leaves the readiness set,
+    /// and the next write through the runtime finds the socket full and waits for it.
+    fn sock(&self) -> socket2::SockRef<'_> {
+        socket2::SockRef::from(&self.tcp)
+    }
+
     /// The writers' lock.
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -158,12 +174,12 @@ impl RawSocket {
                 frame.clear();
                 frame.extend_from_slice(head);
                 frame.extend_from_slice(payload);
-                self.0.tcp.try_write(frame)
+                self.0.sock().send_with_flags(frame, SEND_FLAGS)
             })
         } else {
             self.0
-                .tcp
-                .try_write_vectored(&[IoSlice::new(head), IoSlice::new(payload)])
+                .sock()
+                .send_vectored_with_flags(&[IoSlice::new(head), IoSlice::new(payload)], SEND_FLAGS)
         };
         match wrote {
             Ok(n) if n == whole => Wrote::Whole,

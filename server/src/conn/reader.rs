@@ -144,18 +144,24 @@ impl Reader {
                     return ReaderEnd::NoHello;
                 }
             };
+            // One clock read a frame, for the silence and the rate.
+            let now = Instant::now();
             if !ping_every.is_zero() {
-                heard = Instant::now();
+                heard = now;
             }
-            if let Some(ending) = self.on_frame(frame).await {
+            if let Some(ending) = self.on_frame(frame, now).await {
                 return ending;
             }
         }
     }
 
-    /// One frame (or the end of the stream): counted against the rate, then handled. Returns
-    /// how the connection ends, if it does.
-    async fn on_frame(&mut self, frame: Option<Result<Message, axum::Error>>) -> Option<ReaderEnd> {
+    /// One frame (or the end of the stream), read at `now`: counted against the rate, then
+    /// handled. Returns how the connection ends, if it does.
+    async fn on_frame(
+        &mut self,
+        frame: Option<Result<Message, axum::Error>>,
+        now: Instant,
+    ) -> Option<ReaderEnd> {
         // Every frame but a close counts against the rate: pings too, or a client could make
         // the server answer pongs as fast as it sends pings.
         if let Some(Ok(
@@ -163,7 +169,7 @@ impl Reader {
         )) = frame
         {
             self.app.metrics.messages_in.increment(1);
-            match self.rate.check() {
+            match self.rate.check_at(now) {
                 Verdict::Allow => {}
                 Verdict::Refuse => {
                     self.refuse(&Refusal::RateLimited, None);
