@@ -31,53 +31,89 @@ impl Room {
     }
 }
 
-/// A room's inputs, one after another in one buffer: an append copies its bytes in and lets its
-/// own go, so that the next input's text is made in memory the allocator has just had back
-/// (a list of a buffer an input, every one kept, had the allocator carve a new one from the
-/// heap for every action), and an input costs its bytes and two numbers.
+/// A room's inputs, one after another in buffers of their own: an append copies its bytes in
+/// and lets its own go, so that the next input's text is made in memory the allocator has just
+/// had back (a buffer an input, every one kept, had the allocator carve a new one from the heap
+/// for every action), and an input costs its bytes and a few numbers. A buffer is never grown
+/// once it holds [`CHUNK`] bytes: the next one is started, so that no append copies what the
+/// room wrote before (growing one buffer copied the whole log, cold, at every doubling).
 #[derive(Debug, Default)]
 struct Inputs {
-    /// Every input's bytes, in seq order.
-    bytes: Vec<u8>,
-    /// Each input's seq and where its bytes end in `bytes`.
-    ends: Vec<(u64, usize)>,
+    /// The inputs' bytes, in seq order, in buffers of about [`CHUNK`] bytes (an input larger
+    /// than that alone in one).
+    chunks: Vec<Vec<u8>>,
+    /// Each input's seq, its buffer, and where its bytes start and end in it.
+    index: Vec<Entry>,
 }
+
+/// Where one input is in [`Inputs`].
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// The input's seq.
+    seq: u64,
+    /// Its buffer in [`Inputs::chunks`].
+    chunk: u32,
+    /// Where its bytes start in the buffer.
+    start: u32,
+    /// Where they end.
+    end: u32,
+}
+
+/// The size a room's input buffer grows to before the next one is started.
+const CHUNK: usize = 16 * 1024;
 
 impl Inputs {
     /// Appends input `seq`.
     fn push(&mut self, seq: u64, input: &[u8]) {
-        self.bytes.extend_from_slice(input);
-        self.ends.push((seq, self.bytes.len()));
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|chunk| chunk.len() + input.len() <= CHUNK.max(chunk.capacity()));
+        if !fits {
+            // The first buffer grows from small (most rooms' logs are short); the next ones
+            // start whole.
+            let size = if self.chunks.is_empty() { 0 } else { CHUNK };
+            self.chunks.push(Vec::with_capacity(size.max(input.len())));
+        }
+        let chunk = self.chunks.len() - 1;
+        let bytes = &mut self.chunks[chunk];
+        let start = bytes.len();
+        bytes.extend_from_slice(input);
+        // A room's buffer is far below 4 GiB (a chunk holds one input or 16 KiB of them).
+        #[allow(clippy::cast_possible_truncation)]
+        self.index.push(Entry {
+            seq,
+            chunk: chunk as u32,
+            start: start as u32,
+            end: bytes.len() as u32,
+        });
     }
 
     /// The last input's seq.
     fn last_seq(&self) -> Option<u64> {
-        self.ends.last().map(|(seq, _)| *seq)
+        self.index.last().map(|entry| entry.seq)
     }
 
-    /// Drops the inputs up to and including `seq`.
+    /// The bytes of one input.
+    fn bytes(&self, entry: Entry) -> &[u8] {
+        &self.chunks[entry.chunk as usize][entry.start as usize..entry.end as usize]
+    }
+
+    /// Drops the inputs up to and including `seq` (at a snapshot: the rest is copied anew,
+    /// once a match).
     fn drop_through(&mut self, seq: u64) {
-        let kept = self.ends.partition_point(|(s, _)| *s <= seq);
-        let Some(&(_, cut)) = kept.checked_sub(1).and_then(|i| self.ends.get(i)) else {
-            return;
-        };
-        self.bytes.drain(..cut);
-        self.ends.drain(..kept);
-        for (_, end) in &mut self.ends {
-            *end -= cut;
+        let mut kept = Inputs::default();
+        for &entry in self.index.iter().filter(|entry| entry.seq > seq) {
+            kept.push(entry.seq, self.bytes(entry));
         }
+        *self = kept;
     }
 
     /// Each input's seq and bytes, in order.
     fn to_vec(&self) -> Vec<(u64, Vec<u8>)> {
-        let mut start = 0;
-        self.ends
+        self.index
             .iter()
-            .map(|&(seq, end)| {
-                let input = self.bytes[start..end].to_vec();
-                start = end;
-                (seq, input)
-            })
+            .map(|&entry| (entry.seq, self.bytes(entry).to_vec()))
             .collect()
     }
 }
@@ -290,6 +326,30 @@ mod tests {
             list.push((8, b"after".to_vec()));
             assert_eq!(inputs.to_vec(), list, "appended after the cut at {cut}");
         }
+    }
+
+    /// Inputs over many buffers (and one larger than a buffer) read back in order, and a cut
+    /// in the middle keeps the rest.
+    #[test]
+    fn inputs_over_many_buffers_read_back_in_order() {
+        let mut inputs = Inputs::default();
+        let mut list = Vec::new();
+        for seq in 1..=400u64 {
+            let len = if seq == 200 {
+                CHUNK * 2
+            } else {
+                (seq as usize * 37) % 300
+            };
+            let input: Vec<u8> = (0..len).map(|i| (i as u64 + seq) as u8).collect();
+            inputs.push(seq, &input);
+            list.push((seq, input));
+        }
+        assert!(inputs.chunks.len() > 3, "{} buffers", inputs.chunks.len());
+        assert!(inputs.chunks.iter().all(|c| c.len() <= CHUNK * 2));
+        assert_eq!(inputs.to_vec(), list);
+        inputs.drop_through(250);
+        list.retain(|(seq, _)| *seq > 250);
+        assert_eq!(inputs.to_vec(), list);
     }
 
     /// The store answers a room's inputs through appends and snapshots, and refuses an append
