@@ -57,8 +57,8 @@ pub use http::{
     ApiError, CheckedSettings, CreateRoom, CreatedRoom, InviteBase, Presets, RoomSummary,
 };
 pub use patch::{
-    Few, HeldView, OwnView, PatchFrames, Stale, Told, ViewPatch, write_action_json,
-    write_cards_json, write_event_json,
+    HeldView, OwnView, PatchFrames, Stale, Told, ViewPatch, write_action_json, write_cards_json,
+    write_event_json,
 };
 pub use schema::json_schema;
 pub use server::{

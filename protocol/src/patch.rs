@@ -14,11 +14,10 @@
 //! ([`OwnView`]) are compared with what that seat was last told.
 
 use dhumbal_engine::card::{CARD_KINDS, CARD_NAMES};
-use dhumbal_engine::view::field;
+use dhumbal_engine::view::{field, set_iter, set_slice};
 use dhumbal_engine::{Action, Card, Event, Game, Phase, SeatView, Source, ViewChanges};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
-use smallvec::SmallVec;
 
 use crate::server::TurnClock;
 
@@ -119,48 +118,6 @@ view_patch! {
     play_order: Vec<usize>,
 }
 
-/// A short list held in place: a hand, its values, the cards a seat may take (at most the
-/// hand's seven cards and the one drawn). A room's [`Told`] holds every seat's, and reads them
-/// all after every change: in place, each seat's own fields are a few lines of memory together,
-/// where a list of its own each was a line apiece, cold by the room's next change. A longer
-/// list still fits (it moves to the heap).
-pub type Few<T> = SmallVec<[T; 8]>;
-
-/// Makes `to` hold `from`'s items, and says whether it did not already.
-fn set_few<T: Copy + PartialEq>(to: &mut Few<T>, from: &[T]) -> bool {
-    if to.as_slice() == from {
-        return false;
-    }
-    to.clear();
-    to.extend_from_slice(from);
-    true
-}
-
-/// Makes `to` hold what `from` yields, and says whether it did not already, in one pass.
-fn set_few_iter<T: PartialEq>(to: &mut Few<T>, from: impl IntoIterator<Item = T>) -> bool {
-    let mut changed = false;
-    let mut len = 0;
-    for item in from {
-        match to.get_mut(len) {
-            Some(old) if *old == item => {}
-            Some(old) => {
-                *old = item;
-                changed = true;
-            }
-            None => {
-                to.push(item);
-                changed = true;
-            }
-        }
-        len += 1;
-    }
-    if to.len() > len {
-        to.truncate(len);
-        changed = true;
-    }
-    changed
-}
-
 /// A seat's own fields of its view (the ones that differ from seat to seat), as the seat was last
 /// told them: its seat, hand, hand total, card values, the pile cards it may take, and whether it
 /// may call, draw or throw. Every other field of a view is the same for every seat.
@@ -169,13 +126,13 @@ pub struct OwnView {
     /// The seat (`None` for a spectator).
     pub seat: Option<usize>,
     /// The hand.
-    pub hand: Few<Card>,
+    pub hand: Vec<Card>,
     /// The hand's total.
     pub hand_total: u32,
     /// Each card's value at this table.
-    pub hand_values: Few<u32>,
+    pub hand_values: Vec<u32>,
     /// The pile cards the seat may take now.
-    pub takeable: Few<Card>,
+    pub takeable: Vec<Card>,
     /// Whether it may call now.
     pub can_call: bool,
     /// Whether it may draw now.
@@ -215,18 +172,18 @@ impl OwnView {
         let playing = !matches!(game.phase(), Phase::RoundOver | Phase::MatchOver);
         let hand = game.hand(seat);
         set!(seat, Some(seat));
-        if set_few(&mut self.hand, hand) {
+        if set_slice(&mut self.hand, hand) {
             changed |= field::hand;
         }
         // A hand's values are a table's ([`Card::value`]): compared as they are made.
-        if set_few_iter(&mut self.hand_values, hand.iter().map(|c| c.value(court))) {
+        if set_iter(&mut self.hand_values, hand.iter().map(|c| c.value(court))) {
             changed |= field::hand_values;
         }
         set!(hand_total, self.hand_values.iter().sum());
         if !playing || seat != game.turn() {
             // Not this seat's turn, or no turn at all: the rules let it do nothing and take
             // nothing (every one of them checks the turn first), as most seats after most moves.
-            if set_few(&mut self.takeable, &[]) {
+            if set_slice(&mut self.takeable, &[]) {
                 changed |= field::takeable;
             }
             set!(can_call, false);
@@ -234,7 +191,7 @@ impl OwnView {
             set!(can_throw, false);
             return ViewChanges(changed);
         }
-        if set_few(
+        if set_slice(
             &mut self.takeable,
             game.takeable_cards(seat, &mut [Card::RED_JOKER; 2]),
         ) {
@@ -581,12 +538,6 @@ impl<T: Json> Json for [T] {
             value.write_json(out);
         }
         out.push(']');
-    }
-}
-
-impl<T: Json> Json for Few<T> {
-    fn write_json(&self, out: &mut String) {
-        self.as_slice().write_json(out);
     }
 }
 
