@@ -19,7 +19,7 @@ use crate::room::core::OsEntropy;
 use crate::room::record::{self, Entry, Setup, Snapshot};
 use crate::room::{self, RoomCore, RoomHandle, RoomLog, Thinkers, Timing};
 use crate::shutdown::Shutdown;
-use crate::store::{Creator, Loaded, Store, StoreError, StoredRoom};
+use crate::store::{Creator, Loaded, RoomSlot, Store, StoreError, StoredRoom};
 
 /// Every open room, by code. Cheap to share: lookups take a short lock and clone a handle.
 #[derive(Debug)]
@@ -194,6 +194,7 @@ impl Registry {
             store: self.store.clone(),
             code: code.clone(),
             seq: 0,
+            slot: RoomSlot::default(),
         };
         self.start(core, log, Some(creator));
         Ok(code)
@@ -265,6 +266,7 @@ impl Registry {
             store: self.store.clone(),
             code,
             seq,
+            slot: RoomSlot::default(),
         };
         // A match that ended just before the process did may not have been kept.
         if let Some(kept) = core.kept_match() {

@@ -524,7 +524,11 @@ impl RoomLog {
         let started = tracing::enabled!(tracing::Level::TRACE).then(std::time::Instant::now);
         let entry = entry.encode();
         self.seq += 1;
-        if let Err(e) = self.store.append(&self.code, self.seq, entry).await {
+        if let Err(e) = self
+            .store
+            .append_at(&mut self.slot, &self.code, self.seq, entry)
+            .await
+        {
             error!(room = %self.code, seq = self.seq, error = %e, "appending to the room's log failed");
             return Err(e);
         }

@@ -110,6 +110,8 @@ pub struct RoomLog {
     pub code: String,
     /// The number of the last entry appended (0 for none).
     pub seq: u64,
+    /// The room's place in the store, once an append has found it.
+    pub slot: crate::store::RoomSlot,
 }
 
 /// Starts a room's task from its core and returns its handle; its thinking bots think in

@@ -62,6 +62,7 @@ async fn what_is_appended_is_sent_and_what_is_not_never_is() {
         store: store.clone(),
         code: "STOREROOM2".into(),
         seq: 0,
+        slot: crate::store::RoomSlot::default(),
     };
     store
         .create_room(
@@ -140,6 +141,7 @@ async fn memory_room_thinking_in(
         store: store.clone(),
         code: "STOREROOM2".into(),
         seq: 0,
+        slot: crate::store::RoomSlot::default(),
     };
     let setup = setup("STOREROOM2", settings);
     store

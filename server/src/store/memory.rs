@@ -19,6 +19,8 @@ struct Room {
     inputs: Inputs,
     /// Why it was set aside, once it is.
     set_aside: Option<String>,
+    /// Whether it was deleted: a room task's handle to it ([`RoomSlot`]) may outlive it.
+    deleted: bool,
 }
 
 impl Room {
@@ -118,10 +120,24 @@ impl Inputs {
     }
 }
 
-/// The rooms by code. The codes are the server's own (random, never a client's choice), and
-/// every append looks its room up: foldhash hashes a code in a few instructions where the
-/// standard SipHash took a hundred.
-type Rooms = HashMap<String, Room, foldhash::fast::RandomState>;
+/// The rooms by code, each under a lock of its own. The codes are the server's own (random,
+/// never a client's choice): foldhash hashes one in a few instructions where the standard
+/// SipHash took a hundred.
+type Rooms = HashMap<String, Arc<Mutex<Room>>, foldhash::fast::RandomState>;
+
+/// A room's place in the memory store, kept by the room's task once its first append has
+/// looked it up ([`MemoryStore::append_at`]): every append after it takes only the room's own
+/// lock, not the map's that every room's task shares, and neither hashes the code nor reads
+/// the map.
+#[derive(Clone, Debug, Default)]
+pub struct RoomSlot(Option<Arc<Mutex<Room>>>);
+
+/// A room's lock, taken as it is if a panic poisoned it (every write checks before it changes
+/// anything).
+fn lock(room: &Mutex<Room>) -> MutexGuard<'_, Room> {
+    room.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// The memory store: every room's log under one lock.
 #[derive(Debug)]
@@ -181,18 +197,26 @@ impl MemoryStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The live room `code`, or [`StoreError::UnknownRoom`].
-    fn live<'a>(rooms: &'a mut Rooms, code: &str) -> Result<&'a mut Room, StoreError> {
-        match rooms.get_mut(code) {
-            Some(room) if room.set_aside.is_none() => Ok(room),
-            _ => Err(StoreError::UnknownRoom(code.to_owned())),
+    /// The room `code`, if it is there.
+    fn room(&self, code: &str) -> Option<Arc<Mutex<Room>>> {
+        self.rooms().get(code).cloned()
+    }
+
+    /// `room` (of code `code`) if it is live, or [`StoreError::UnknownRoom`].
+    fn live<'a>(room: &'a mut Room, code: &str) -> Result<&'a mut Room, StoreError> {
+        if room.set_aside.is_some() || room.deleted {
+            return Err(StoreError::UnknownRoom(code.to_owned()));
         }
+        Ok(room)
     }
 
     /// See [`super::Store::reload`].
     pub fn reload(&self, code: &str) -> Option<StoredRoom> {
-        let rooms = self.rooms();
-        let room = rooms.get(code).filter(|room| room.set_aside.is_none())?;
+        let room = self.room(code)?;
+        let room = lock(&room);
+        if room.set_aside.is_some() || room.deleted {
+            return None;
+        }
         Some(StoredRoom {
             code: code.to_owned(),
             setup: room.setup.clone(),
@@ -212,10 +236,13 @@ impl MemoryStore {
             codes
         };
         for code in codes {
-            // One room copied at a time, the lock not held while `each` replays it.
-            let room = match self.rooms().get(&code) {
-                None => continue,
-                Some(room) => match &room.set_aside {
+            // One room copied at a time, no lock held while `each` replays it.
+            let Some(room) = self.room(&code) else {
+                continue;
+            };
+            let room = {
+                let room = lock(&room);
+                match &room.set_aside {
                     Some(why) => {
                         loaded.kept_aside.push((code, why.clone()));
                         continue;
@@ -226,7 +253,7 @@ impl MemoryStore {
                         snapshot: room.snapshot.clone(),
                         inputs: room.inputs.to_vec(),
                     },
-                },
+                }
             };
             loaded.most_inputs_held = loaded.most_inputs_held.max(room.inputs.len());
             each(room);
@@ -242,31 +269,53 @@ impl MemoryStore {
         }
         rooms.insert(
             code.to_owned(),
-            Room {
+            Arc::new(Mutex::new(Room {
                 setup,
                 snapshot: None,
                 inputs: Inputs::default(),
                 set_aside: None,
-            },
+                deleted: false,
+            })),
         );
         Ok(())
     }
 
     /// See [`super::Store::append`].
     pub fn append(&self, code: &str, seq: u64, input: Vec<u8>) -> Result<(), StoreError> {
+        self.append_at(&mut RoomSlot::default(), code, seq, &input)
+    }
+
+    /// [`MemoryStore::append`] through `slot`, the room's place as its task keeps it: looked up
+    /// by its code the first time, and kept there for the next.
+    pub fn append_at(
+        &self,
+        slot: &mut RoomSlot,
+        code: &str,
+        seq: u64,
+        input: &[u8],
+    ) -> Result<(), StoreError> {
         let started = Instant::now();
-        let mut rooms = self.rooms();
-        let room = Self::live(&mut rooms, code)?;
+        if slot.0.is_none() {
+            slot.0 = self.room(code);
+        }
+        let Some(room) = &slot.0 else {
+            return Err(StoreError::UnknownRoom(code.to_owned()));
+        };
+        let mut room = lock(room);
+        let room = Self::live(&mut room, code)?;
         check::next_seq(code, room.last_seq(), seq)?;
-        room.inputs.push(seq, &input);
+        room.inputs.push(seq, input);
         self.metrics.store_appended(started.elapsed());
         Ok(())
     }
 
     /// See [`super::Store::snapshot`].
     pub fn snapshot(&self, code: &str, seq: u64, state: Vec<u8>) -> Result<(), StoreError> {
-        let mut rooms = self.rooms();
-        let room = Self::live(&mut rooms, code)?;
+        let Some(room) = self.room(code) else {
+            return Err(StoreError::UnknownRoom(code.to_owned()));
+        };
+        let mut room = lock(&room);
+        let room = Self::live(&mut room, code)?;
         let snapshot = room.snapshot.as_ref().map_or(0, |(seq, _)| *seq);
         check::snapshot_seq(code, room.last_seq(), snapshot, seq)?;
         room.inputs.drop_through(seq);
@@ -276,15 +325,18 @@ impl MemoryStore {
 
     /// See [`super::Store::delete_room`].
     pub fn delete_room(&self, code: &str) -> Result<(), StoreError> {
-        self.rooms().remove(code);
+        let removed = self.rooms().remove(code);
+        if let Some(room) = removed {
+            lock(&room).deleted = true;
+        }
         Ok(())
     }
 
     /// See [`super::Store::set_aside`].
     pub fn set_aside(&self, code: &str, why: &str) -> Result<(), StoreError> {
-        match self.rooms().get_mut(code) {
+        match self.room(code) {
             Some(room) => {
-                room.set_aside = Some(why.to_owned());
+                lock(&room).set_aside = Some(why.to_owned());
                 Ok(())
             }
             None => Err(StoreError::UnknownRoom(code.to_owned())),
@@ -350,6 +402,43 @@ mod tests {
         inputs.drop_through(250);
         list.retain(|(seq, _)| *seq > 250);
         assert_eq!(inputs.to_vec(), list);
+    }
+
+    /// A room's task appends through the room's place once it has found it; once the room is
+    /// set aside or deleted, an append through that place is refused as one by code is, and
+    /// changes nothing, even after a room of the same code is made anew.
+    #[test]
+    fn an_append_through_a_kept_place_is_checked_as_one_by_code() {
+        let store = MemoryStore::new(Arc::new(Metrics::new()));
+        let mut slot = RoomSlot::default();
+        assert!(matches!(
+            store.append_at(&mut slot, "ROOM", 1, b"a"),
+            Err(StoreError::UnknownRoom(_))
+        ));
+        store.create_room("ROOM", b"setup".to_vec()).unwrap();
+        store.append_at(&mut slot, "ROOM", 1, b"a").unwrap();
+        store.append("ROOM", 2, b"b".to_vec()).unwrap();
+        store.append_at(&mut slot, "ROOM", 3, b"c").unwrap();
+        assert!(store.append_at(&mut slot, "ROOM", 5, b"e").is_err());
+        assert_eq!(store.reload("ROOM").unwrap().inputs.len(), 3);
+        store.create_room("OTHER", b"setup".to_vec()).unwrap();
+        let mut other = RoomSlot::default();
+        store.append_at(&mut other, "OTHER", 1, b"x").unwrap();
+        store.set_aside("OTHER", "unreadable").unwrap();
+        assert!(matches!(
+            store.append_at(&mut other, "OTHER", 2, b"y"),
+            Err(StoreError::UnknownRoom(_))
+        ));
+        store.delete_room("ROOM").unwrap();
+        assert!(matches!(
+            store.append_at(&mut slot, "ROOM", 4, b"d"),
+            Err(StoreError::UnknownRoom(_))
+        ));
+        store.create_room("ROOM", b"again".to_vec()).unwrap();
+        assert!(store.append_at(&mut slot, "ROOM", 1, b"a").is_err());
+        assert!(store.reload("ROOM").unwrap().inputs.is_empty());
+        store.append_at(&mut RoomSlot::default(), "ROOM", 1, b"a").unwrap();
+        assert_eq!(store.reload("ROOM").unwrap().inputs, vec![(1, b"a".to_vec())]);
     }
 
     /// The store answers a room's inputs through appends and snapshots, and refuses an append

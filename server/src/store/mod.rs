@@ -61,6 +61,7 @@ use tokio::sync::oneshot;
 use crate::metrics::Metrics;
 /// A finished match's hand history, made by the room beside its records, as the store keeps it.
 pub use crate::room::record::KeptMatch;
+pub use memory::RoomSlot;
 
 /// The database's file name inside `--data-dir`.
 pub const DB_FILE: &str = "dhumbal.db";
@@ -540,6 +541,16 @@ impl Store {
             Backend::Memory(store) => Pending::ready(store.append(code, seq, input)),
             Backend::Sqlite(store) => store.append(code, seq, input),
             Backend::Redis(store) => store.append(code, seq, input),
+        }
+    }
+
+    /// [`Store::append`] through `slot`, where a room's task keeps the room's place in the
+    /// store: the memory store looks the room up once and then takes only the room's own lock
+    /// ([`RoomSlot`]); the others append by the room's code as [`Store::append`] does.
+    pub fn append_at(&self, slot: &mut RoomSlot, code: &str, seq: u64, input: Vec<u8>) -> Pending {
+        match &*self.backend {
+            Backend::Memory(store) => Pending::ready(store.append_at(slot, code, seq, &input)),
+            _ => self.append(code, seq, input),
         }
     }
 
