@@ -79,15 +79,29 @@ impl Tally {
     }
 }
 
-/// One thread's part of a histogram: how many durations fell in each bucket, and their sum.
+/// The most buckets a [`Timings`] has: its bounds and the one above them.
+const MOST_BUCKETS: usize = 24;
+
+/// One thread's part of a [`Timings`], alone on its cache lines: for each bucket, the durations
+/// counted and their nanoseconds side by side, so that a recording touches one line of memory
+/// the thread owns (two lists of their own each, allocated one after another, had one thread's
+/// last line shared with the next thread's first).
 #[derive(Debug)]
 #[repr(align(128))]
 struct Buckets {
-    /// Durations counted, by bucket (the last one is above every bound).
-    counts: Box<[AtomicU64]>,
-    /// Their nanoseconds, by bucket: added before the count, so that a publisher that reads the
-    /// count first finds at least the sum of what it counted.
-    nanos: Box<[AtomicU64]>,
+    /// By bucket (the last one is above every bound): the durations counted, and their
+    /// nanoseconds, added before the count, so that a publisher that reads the count first
+    /// finds at least the sum of what it counted.
+    counted: [[AtomicU64; 2]; MOST_BUCKETS],
+}
+
+impl Buckets {
+    /// Nothing counted.
+    fn new() -> Buckets {
+        Buckets {
+            counted: [const { [AtomicU64::new(0), AtomicU64::new(0)] }; MOST_BUCKETS],
+        }
+    }
 }
 
 /// A histogram of durations whose recordings stay on the recording thread's core: each slot
@@ -110,19 +124,21 @@ pub struct Timings {
 impl Timings {
     /// Timings in buckets up to each of `bounds` (in seconds, rising) and one above them,
     /// published into `histogram`, whose buckets must be the same.
+    ///
+    /// # Panics
+    ///
+    /// If there are more bounds than a [`Timings`] holds buckets for (`MOST_BUCKETS`).
     pub(super) fn new(bounds: &[f64], histogram: Histogram) -> Timings {
         let buckets = bounds.len() + 1;
-        let zeros = || (0..buckets).map(|_| AtomicU64::new(0)).collect();
+        assert!(
+            buckets <= MOST_BUCKETS,
+            "{buckets} buckets, at most {MOST_BUCKETS}"
+        );
         Timings {
             // Bounds are whole nanoseconds (10 µs and up); the conversion is exact.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             bounds: bounds.iter().map(|b| (b * 1e9).round() as u64).collect(),
-            parts: (0..SLOTS)
-                .map(|_| Buckets {
-                    counts: zeros(),
-                    nanos: zeros(),
-                })
-                .collect(),
+            parts: (0..SLOTS).map(|_| Buckets::new()).collect(),
             published: Mutex::new(vec![(0, 0); SLOTS * buckets]),
             histogram,
         }
@@ -132,9 +148,9 @@ impl Timings {
     pub fn record(&self, took: Duration) {
         let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
         let bucket = self.bounds.partition_point(|&bound| bound < nanos);
-        let part = &self.parts[slot()];
-        part.nanos[bucket].fetch_add(nanos, Ordering::Relaxed);
-        part.counts[bucket].fetch_add(1, Ordering::Release);
+        let [count, sum] = &self.parts[slot()].counted[bucket];
+        sum.fetch_add(nanos, Ordering::Relaxed);
+        count.fetch_add(1, Ordering::Release);
     }
 
     /// Records into the exporter's histogram what was counted since the last time: for each
@@ -148,8 +164,9 @@ impl Timings {
         let buckets = self.bounds.len() + 1;
         for (s, part) in self.parts.iter().enumerate() {
             for b in 0..buckets {
-                let count = part.counts[b].load(Ordering::Acquire);
-                let nanos = part.nanos[b].load(Ordering::Relaxed);
+                let [count, sum] = &part.counted[b];
+                let count = count.load(Ordering::Acquire);
+                let nanos = sum.load(Ordering::Relaxed);
                 let (counted, summed) = &mut published[s * buckets + b];
                 let new = count - *counted;
                 if new == 0 {

@@ -437,8 +437,13 @@ mod tests {
         store.create_room("ROOM", b"again".to_vec()).unwrap();
         assert!(store.append_at(&mut slot, "ROOM", 1, b"a").is_err());
         assert!(store.reload("ROOM").unwrap().inputs.is_empty());
-        store.append_at(&mut RoomSlot::default(), "ROOM", 1, b"a").unwrap();
-        assert_eq!(store.reload("ROOM").unwrap().inputs, vec![(1, b"a".to_vec())]);
+        store
+            .append_at(&mut RoomSlot::default(), "ROOM", 1, b"a")
+            .unwrap();
+        assert_eq!(
+            store.reload("ROOM").unwrap().inputs,
+            vec![(1, b"a".to_vec())]
+        );
     }
 
     /// The store answers a room's inputs through appends and snapshots, and refuses an append
