@@ -9,9 +9,10 @@
 //! version `v - 1` (it missed a message, or never had a view) ignores the patch and sends
 //! `resync`, which the server answers with `history` and a whole `state`.
 //!
-//! [`PatchFrames`] builds one change's `patch` for every client at once: the events and the
-//! fields every seat shares are compared and serialised once, and each seat's own fields
-//! ([`OwnView`]) are compared with what that seat was last told.
+//! [`PatchFrames`] builds one change's `patch` for every client at once, as it brings what the
+//! clients were last told ([`Told`]) up to the game in place: each field is compared with the
+//! game once and written where it changed, the events and the fields every seat shares once,
+//! and each seat's own fields ([`OwnView`]) once a seat.
 
 use dhumbal_engine::card::{CARD_KINDS, CARD_NAMES};
 use dhumbal_engine::view::{field, set_iter, set_slice};
