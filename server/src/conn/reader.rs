@@ -10,7 +10,7 @@ use std::sync::Arc;
 use axum::extract::ws::{Message, Utf8Bytes};
 use dhumbal_protocol::{
     CLOSE_GOING_AWAY, CLOSE_INVALID_DATA, CLOSE_NO_HELLO, CLOSE_NO_PONG, CLOSE_POLICY_VIOLATION,
-    CLOSE_SERVICE_RESTART, CLOSE_TOO_BIG, CLOSE_TRY_AGAIN_LATER, ClientMessage, MessageId,
+    CLOSE_SERVICE_RESTART, CLOSE_TOO_BIG, CLOSE_TRY_AGAIN_LATER, ClientMessage, Hello, MessageId,
     ServerMessage, codes, parse_client_message,
 };
 use futures_util::{Stream, StreamExt};
@@ -22,7 +22,7 @@ use crate::AppState;
 use crate::error::Refusal;
 use crate::limits::{RateLimit, Verdict};
 use crate::room::client::Kick;
-use crate::room::{Command, Request, RoomHandle};
+use crate::room::{Command, Offer, Request, RoomHandle};
 
 /// How a connection's reader ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +43,16 @@ pub(super) enum ReaderEnd {
     NoHello,
     /// The `hello` was refused because the store could not be reached: the client comes back.
     StoreUnavailable,
+}
+
+/// What a frame leaves its reader to wait for.
+enum Then {
+    /// Nothing: the connection goes on, or ends so.
+    Done(Option<ReaderEnd>),
+    /// Joining the room a `hello` names.
+    Join(Box<Hello>, Option<MessageId>),
+    /// The room's queue, full, to take this command.
+    Wait(Command),
 }
 
 /// One connection's reading side.
@@ -149,19 +159,23 @@ impl Reader {
             if !ping_every.is_zero() {
                 heard = now;
             }
-            if let Some(ending) = self.on_frame(frame, now).await {
+            // Handled without waiting, but for a `hello` and a room whose queue is full: the
+            // task's state then holds no frame's future between frames, and a frame reads
+            // fewer of its lines.
+            let ending = match self.on_frame(frame, now) {
+                Then::Done(ending) => ending,
+                Then::Join(hello, id) => self.join(hello, id).await,
+                Then::Wait(command) => self.wait_for_room(command).await,
+            };
+            if let Some(ending) = ending {
                 return ending;
             }
         }
     }
 
     /// One frame (or the end of the stream), read at `now`: counted against the rate, then
-    /// handled. Returns how the connection ends, if it does.
-    async fn on_frame(
-        &mut self,
-        frame: Option<Result<Message, axum::Error>>,
-        now: Instant,
-    ) -> Option<ReaderEnd> {
+    /// handled, or left to wait for ([`Then`]).
+    fn on_frame(&mut self, frame: Option<Result<Message, axum::Error>>, now: Instant) -> Then {
         // Every frame but a close counts against the rate: pings too, or a client could make
         // the server answer pongs as fast as it sends pings.
         if let Some(Ok(
@@ -173,14 +187,14 @@ impl Reader {
                 Verdict::Allow => {}
                 Verdict::Refuse => {
                     self.refuse(&Refusal::RateLimited, None);
-                    return None;
+                    return Then::Done(None);
                 }
-                Verdict::Close => return Some(ReaderEnd::RateAbuse),
+                Verdict::Close => return Then::Done(Some(ReaderEnd::RateAbuse)),
             }
         }
-        match frame {
+        let ending = match frame {
             None => Some(ReaderEnd::Gone),
-            Some(Ok(Message::Text(text))) => self.on_text(text).await,
+            Some(Ok(Message::Text(text))) => return self.on_text(text),
             Some(Ok(Message::Binary(_))) => {
                 self.refuse(&Refusal::Binary, None);
                 None
@@ -200,18 +214,19 @@ impl Reader {
                 }
                 ReadError::Other => Some(ReaderEnd::Gone),
             },
-        }
+        };
+        Then::Done(ending)
     }
 
     /// A text message: parsed, then `hello` joins a room and anything else goes to it.
-    async fn on_text(&mut self, text: Utf8Bytes) -> Option<ReaderEnd> {
+    fn on_text(&mut self, text: Utf8Bytes) -> Then {
         let envelope = match parse_client_message(text.as_str()) {
             Ok(envelope) => envelope,
             Err(e) => {
                 debug!(conn = self.conn, code = e.code, "bad message");
                 let id = e.id.clone();
                 self.refuse(&Refusal::from(e), id);
-                return None;
+                return Then::Done(None);
             }
         };
         let id = envelope.id;
@@ -220,55 +235,69 @@ impl Reader {
                 // Answered here, in order with what the room sends: a page that hears its pong
                 // knows the connection and the server are alive.
                 self.tx.send_message(&ServerMessage::Pong { id });
-                None
+                Then::Done(None)
             }
-            (ClientMessage::Hello(hello), None) => {
-                // Boxed: joining (a claim in a shared store, a room restored) is a large future,
-                // and every connection's task would otherwise be that large all its life.
-                let joined = Box::pin(hello::join(
-                    &self.app,
-                    self.conn,
-                    self.ip,
-                    &self.tx,
-                    self.path_room.as_deref(),
-                    hello,
-                    id.clone(),
-                ))
-                .await;
-                match joined {
-                    Ok(room) => self.room = room,
-                    Err(refusal) => {
-                        self.refuse(&refusal, id);
-                        if matches!(refusal, Refusal::StoreUnavailable) {
-                            return Some(ReaderEnd::StoreUnavailable);
-                        }
-                    }
-                }
-                None
-            }
+            (ClientMessage::Hello(hello), None) => Then::Join(hello, id),
             (ClientMessage::Hello(_), Some(_)) => {
                 self.refuse(&Refusal::AlreadyJoined, id);
-                None
+                Then::Done(None)
             }
             (_, None) => {
                 self.refuse(&Refusal::HelloFirst, id);
-                None
+                Then::Done(None)
             }
             (message, Some(room)) => {
                 let conn = self.conn;
-                if room
-                    .send(Command::Message(Request { conn, id, message }))
-                    .await
-                {
-                    return None;
+                match room.offer(Command::Message(Request { conn, id, message })) {
+                    Offer::Taken => Then::Done(None),
+                    Offer::Full(command) => Then::Wait(command),
+                    Offer::Closed => Then::Done(Some(self.room_closed())),
                 }
-                // The room has closed (it stops when the server shuts down).
-                Some(if self.app.shutdown.has_begun() {
-                    ReaderEnd::Shutdown
-                } else {
-                    ReaderEnd::Gone
-                })
             }
+        }
+    }
+
+    /// Joins the room `hello` names, or tells the client why not.
+    async fn join(&mut self, hello: Box<Hello>, id: Option<MessageId>) -> Option<ReaderEnd> {
+        // Boxed: joining (a claim in a shared store, a room restored) is a large future, and
+        // every connection's task would otherwise be that large all its life.
+        let joined = Box::pin(hello::join(
+            &self.app,
+            self.conn,
+            self.ip,
+            &self.tx,
+            self.path_room.as_deref(),
+            hello,
+            id.clone(),
+        ))
+        .await;
+        match joined {
+            Ok(room) => self.room = room,
+            Err(refusal) => {
+                self.refuse(&refusal, id);
+                if matches!(refusal, Refusal::StoreUnavailable) {
+                    return Some(ReaderEnd::StoreUnavailable);
+                }
+            }
+        }
+        None
+    }
+
+    /// Waits for the room's queue to take `command` (it was full).
+    async fn wait_for_room(&mut self, command: Command) -> Option<ReaderEnd> {
+        let room = self.room.as_ref()?;
+        if room.send_waiting(command).await {
+            return None;
+        }
+        Some(self.room_closed())
+    }
+
+    /// How the connection ends when its room has closed (it stops when the server shuts down).
+    fn room_closed(&self) -> ReaderEnd {
+        if self.app.shutdown.has_begun() {
+            ReaderEnd::Shutdown
+        } else {
+            ReaderEnd::Gone
         }
     }
 

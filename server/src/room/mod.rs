@@ -25,6 +25,7 @@ pub mod record;
 pub(crate) mod testing;
 pub mod think;
 
+use std::pin::Pin;
 use std::sync::Arc;
 
 use dhumbal_protocol::RoomSummary;
@@ -70,6 +71,17 @@ pub enum Command {
     },
 }
 
+/// How [`RoomHandle::offer`] went.
+#[derive(Debug)]
+pub enum Offer {
+    /// The command is queued.
+    Taken,
+    /// The room has closed.
+    Closed,
+    /// The room's queue is full: the command, to wait with ([`RoomHandle::send_waiting`]).
+    Full(Command),
+}
+
 /// A cloneable handle on a room's task.
 #[derive(Clone, Debug)]
 pub struct RoomHandle {
@@ -82,13 +94,29 @@ impl RoomHandle {
     /// so that a connection's task, which awaits this for every message, stays small while it
     /// is idle (the command itself would otherwise be part of it).
     pub fn send(&self, command: Command) -> impl Future<Output = bool> + Send + '_ {
-        match self.commands.try_send(command) {
-            Ok(()) => Either::Left(std::future::ready(true)),
-            Err(mpsc::error::TrySendError::Closed(_)) => Either::Left(std::future::ready(false)),
-            Err(mpsc::error::TrySendError::Full(command)) => Either::Right(Box::pin(async move {
-                self.commands.send(command).await.is_ok()
-            })),
+        match self.offer(command) {
+            Offer::Taken => Either::Left(std::future::ready(true)),
+            Offer::Closed => Either::Left(std::future::ready(false)),
+            Offer::Full(command) => Either::Right(self.send_waiting(command)),
         }
+    }
+
+    /// Queues a command if the room's queue has room now, without waiting.
+    pub fn offer(&self, command: Command) -> Offer {
+        match self.commands.try_send(command) {
+            Ok(()) => Offer::Taken,
+            Err(mpsc::error::TrySendError::Closed(_)) => Offer::Closed,
+            Err(mpsc::error::TrySendError::Full(command)) => Offer::Full(command),
+        }
+    }
+
+    /// Sends a command once the room's queue has room; `false` if the room has closed. Boxed,
+    /// so that whoever awaits it is not as large as the command and the wait all its life.
+    pub fn send_waiting(
+        &self,
+        command: Command,
+    ) -> Pin<Box<dyn Future<Output = bool> + Send + '_>> {
+        Box::pin(async move { self.commands.send(command).await.is_ok() })
     }
 
     /// The room's summary, or `None` if it has closed.
