@@ -33,90 +33,97 @@ impl Room {
     }
 }
 
-/// A room's inputs, one after another in buffers of their own: an append copies its bytes in
-/// and lets its own go, so that the next input's text is made in memory the allocator has just
-/// had back (a buffer an input, every one kept, had the allocator carve a new one from the heap
-/// for every action), and an input costs its bytes and a few numbers. A buffer is never grown
-/// once it holds [`CHUNK`] bytes: the next one is started, so that no append copies what the
-/// room wrote before (growing one buffer copied the whole log, cold, at every doubling).
+/// A room's inputs, one after another in buffers of their own, each input its seq, its length
+/// and its bytes: an append copies its bytes in and lets its own go, so that the next input's
+/// text is made in memory the allocator has just had back (a buffer an input, every one kept,
+/// had the allocator carve a new one from the heap for every action), and an input costs its
+/// bytes and twelve more. A buffer is never grown: when an input does not fit in the last one,
+/// the next is started, twice as large as the last up to [`CHUNK`], so that no append copies
+/// what the room wrote before (growing one buffer, and a list of where each input was, copied
+/// the whole log, cold, at every doubling), and a short log stays small.
 #[derive(Debug, Default)]
 struct Inputs {
-    /// The inputs' bytes, in seq order, in buffers of about [`CHUNK`] bytes (an input larger
-    /// than that alone in one).
+    /// The inputs, in seq order, each as its seq and length (little-endian, 8 and 4 bytes) and
+    /// its bytes, in buffers of at most [`CHUNK`] bytes (an input larger than that alone in
+    /// one), none of them ever grown past the size it was made with.
     chunks: Vec<Vec<u8>>,
-    /// Each input's seq, its buffer, and where its bytes start and end in it.
-    index: Vec<Entry>,
+    /// The last input's seq.
+    last: Option<u64>,
+    /// How many inputs there are.
+    count: usize,
 }
 
-/// Where one input is in [`Inputs`].
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    /// The input's seq.
-    seq: u64,
-    /// Its buffer in [`Inputs::chunks`].
-    chunk: u32,
-    /// Where its bytes start in the buffer.
-    start: u32,
-    /// Where they end.
-    end: u32,
-}
+/// The size of a room's first input buffer: most rooms' logs between two snapshots are a few
+/// kilobytes (a match), and each buffer after is twice the last, up to [`CHUNK`].
+const FIRST_CHUNK: usize = 1024;
 
-/// The size a room's input buffer grows to before the next one is started.
+/// The size a room's input buffers grow to.
 const CHUNK: usize = 16 * 1024;
+
+/// The bytes before each input's own in [`Inputs`]: its seq and its length.
+const HEAD: usize = 12;
 
 impl Inputs {
     /// Appends input `seq`.
     fn push(&mut self, seq: u64, input: &[u8]) {
+        let whole = HEAD + input.len();
         let fits = self
             .chunks
             .last()
-            .is_some_and(|chunk| chunk.len() + input.len() <= CHUNK.max(chunk.capacity()));
+            .is_some_and(|chunk| chunk.capacity() - chunk.len() >= whole);
         if !fits {
-            // The first buffer grows from small (most rooms' logs are short); the next ones
-            // start whole.
-            let size = if self.chunks.is_empty() { 0 } else { CHUNK };
-            self.chunks.push(Vec::with_capacity(size.max(input.len())));
+            let size = self
+                .chunks
+                .last()
+                .map_or(FIRST_CHUNK, |last| (last.capacity() * 2).min(CHUNK));
+            self.chunks.push(Vec::with_capacity(size.max(whole)));
         }
-        let chunk = self.chunks.len() - 1;
-        let bytes = &mut self.chunks[chunk];
-        let start = bytes.len();
-        bytes.extend_from_slice(input);
-        // A room's buffer is far below 4 GiB (a chunk holds one input or 16 KiB of them).
+        let bytes = self.chunks.last_mut().expect("a buffer was made above");
+        bytes.extend_from_slice(&seq.to_le_bytes());
+        // An input is far below 4 GiB: a client's message is at most a few kilobytes.
         #[allow(clippy::cast_possible_truncation)]
-        self.index.push(Entry {
-            seq,
-            chunk: chunk as u32,
-            start: start as u32,
-            end: bytes.len() as u32,
-        });
+        bytes.extend_from_slice(&(input.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(input);
+        self.last = Some(seq);
+        self.count += 1;
     }
 
     /// The last input's seq.
     fn last_seq(&self) -> Option<u64> {
-        self.index.last().map(|entry| entry.seq)
+        self.last
     }
 
-    /// The bytes of one input.
-    fn bytes(&self, entry: Entry) -> &[u8] {
-        &self.chunks[entry.chunk as usize][entry.start as usize..entry.end as usize]
+    /// Each input's seq and bytes, in order.
+    fn iter(&self) -> impl Iterator<Item = (u64, &[u8])> {
+        self.chunks.iter().flat_map(|chunk| {
+            let mut rest = chunk.as_slice();
+            std::iter::from_fn(move || {
+                let (head, after) = rest.split_first_chunk::<HEAD>()?;
+                let (seq, len) = head.split_at(8);
+                let seq = u64::from_le_bytes(seq.try_into().expect("8 bytes"));
+                let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
+                let (input, after) = after.split_at(len);
+                rest = after;
+                Some((seq, input))
+            })
+        })
     }
 
     /// Drops the inputs up to and including `seq` (at a snapshot: the rest is copied anew,
     /// once a match).
     fn drop_through(&mut self, seq: u64) {
         let mut kept = Inputs::default();
-        for &entry in self.index.iter().filter(|entry| entry.seq > seq) {
-            kept.push(entry.seq, self.bytes(entry));
+        for (at, input) in self.iter().filter(|(at, _)| *at > seq) {
+            kept.push(at, input);
         }
         *self = kept;
     }
 
     /// Each input's seq and bytes, in order.
     fn to_vec(&self) -> Vec<(u64, Vec<u8>)> {
-        self.index
-            .iter()
-            .map(|&entry| (entry.seq, self.bytes(entry).to_vec()))
-            .collect()
+        let mut list = Vec::with_capacity(self.count);
+        list.extend(self.iter().map(|(seq, input)| (seq, input.to_vec())));
+        list
     }
 }
 
@@ -380,12 +387,13 @@ mod tests {
         }
     }
 
-    /// Inputs over many buffers (and one larger than a buffer) read back in order, and a cut
-    /// in the middle keeps the rest.
+    /// Inputs over many buffers (and one larger than a buffer) read back in order, no buffer is
+    /// ever moved (grown) once made, and a cut in the middle keeps the rest.
     #[test]
     fn inputs_over_many_buffers_read_back_in_order() {
         let mut inputs = Inputs::default();
         let mut list = Vec::new();
+        let mut places: Vec<*const u8> = Vec::new();
         for seq in 1..=400u64 {
             let len = if seq == 200 {
                 CHUNK * 2
@@ -395,9 +403,24 @@ mod tests {
             let input: Vec<u8> = (0..len).map(|i| (i as u64 + seq) as u8).collect();
             inputs.push(seq, &input);
             list.push((seq, input));
+            let now: Vec<*const u8> = inputs.chunks.iter().map(|c| c.as_ptr()).collect();
+            assert_eq!(
+                now[..places.len()],
+                places[..],
+                "a buffer moved at input {seq}"
+            );
+            places = now;
         }
         assert!(inputs.chunks.len() > 3, "{} buffers", inputs.chunks.len());
-        assert!(inputs.chunks.iter().all(|c| c.len() <= CHUNK * 2));
+        assert_eq!(inputs.chunks[0].capacity(), FIRST_CHUNK);
+        assert_eq!(inputs.chunks[1].capacity(), FIRST_CHUNK * 2);
+        assert!(
+            inputs
+                .chunks
+                .iter()
+                .all(|c| c.capacity() <= CHUNK || c.len() == HEAD + CHUNK * 2)
+        );
+        assert_eq!(inputs.count, 400);
         assert_eq!(inputs.to_vec(), list);
         inputs.drop_through(250);
         list.retain(|(seq, _)| *seq > 250);
