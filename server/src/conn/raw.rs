@@ -49,8 +49,11 @@ pub enum Opcode {
     Binary = 0x2,
 }
 
-/// A connection's TCP stream and what its two writers share.
+/// A connection's TCP stream and what its two writers share: one cache line (its size is
+/// held to 64 bytes by a test), since a straight write reads the lock, the state and the
+/// stream's descriptor, and one line a frame is less to wait for than two.
 #[derive(Debug)]
+#[repr(align(64))]
 struct Raw {
     /// The connection.
     tcp: TcpStream,
@@ -60,14 +63,23 @@ struct Raw {
     state: Mutex<State>,
 }
 
-/// What a connection's two writers share, under its lock.
+/// What a connection's two writers share, under its lock: a word, since what they share is
+/// there only while the socket is full.
 #[derive(Debug, Default)]
 struct State {
-    /// What a straight write left of its frame: nothing else is written until it is.
-    rest: Vec<u8>,
+    /// What is kept only while the socket is full: made when a write first waits or is left
+    /// in part, let go once the socket takes a write whole and nothing straight is left.
+    full: Option<Box<Full>>,
+}
+
+/// What a connection's writers keep while its socket is full ([`State::full`]).
+#[derive(Debug, Default)]
+struct Full {
     /// Whether the last write through the [`TcpIo`] left part of what it was given (the
     /// library keeps it and writes it next): nothing goes straight until it is written.
     partial: bool,
+    /// What a straight write left of its frame: nothing else is written until it is.
+    rest: Vec<u8>,
     /// The writer task waiting in [`RawSocket::poll_finish`] for `rest` to be written, to be
     /// woken by whoever writes the last of it.
     finisher: Option<Waker>,
@@ -75,6 +87,32 @@ struct State {
     /// is written: the socket's readiness wakes only the last task to wait for it, and the
     /// finisher may have taken its place.
     writer: Option<Waker>,
+}
+
+impl State {
+    /// Whether a straight write left part of a frame that is not written yet.
+    #[cfg(test)]
+    fn unfinished(&self) -> bool {
+        self.full.as_ref().is_some_and(|full| !full.rest.is_empty())
+    }
+
+    /// Whether either writer has part of a frame left: nothing may go straight.
+    fn blocked(&self) -> bool {
+        self.full
+            .as_ref()
+            .is_some_and(|full| full.partial || !full.rest.is_empty())
+    }
+
+    /// Whether the last write through the [`TcpIo`] left part of what it was given.
+    #[cfg(test)]
+    fn partial(&self) -> bool {
+        self.full.as_ref().is_some_and(|full| full.partial)
+    }
+
+    /// What is kept while the socket is full, made if it is not there yet.
+    fn full(&mut self) -> &mut Full {
+        self.full.get_or_insert_with(Box::default)
+    }
 }
 
 /// The flags of a straight write's `send`: a peer that has gone is an error (`EPIPE`), never a
@@ -102,26 +140,23 @@ impl Raw {
     /// Writes what a straight write left of its frame, if anything (`state` is under the
     /// lock); once it is all written, wakes the writer task if it waits for it.
     fn finish(&self, state: &mut State, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if state.rest.is_empty() {
+        let Some(full) = state.full.as_mut().filter(|full| !full.rest.is_empty()) else {
             return Poll::Ready(Ok(()));
-        }
-        while !state.rest.is_empty() {
+        };
+        while !full.rest.is_empty() {
             ready!(self.tcp.poll_write_ready(cx))?;
-            match self.tcp.try_write(&state.rest) {
+            match self.tcp.try_write(&full.rest) {
                 Ok(0) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
                 Ok(n) => {
-                    state.rest.drain(..n);
+                    full.rest.drain(..n);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => return Poll::Ready(Err(e)),
             }
         }
         // Rare: the memory is not kept.
-        state.rest = Vec::new();
-        for waiting in [state.finisher.take(), state.writer.take()]
-            .into_iter()
-            .flatten()
-        {
+        let full = state.full.take().expect("looked at above");
+        for waiting in [full.finisher, full.writer].into_iter().flatten() {
             waiting.wake();
         }
         Poll::Ready(Ok(()))
@@ -163,7 +198,7 @@ impl RawSocket {
         let mut head = [0u8; 10];
         let head = header(opcode, payload.len(), &mut head);
         let mut state = self.0.state();
-        if state.partial || !state.rest.is_empty() {
+        if state.blocked() {
             return Wrote::Nothing;
         }
         let whole = head.len() + payload.len();
@@ -185,11 +220,12 @@ impl RawSocket {
             Ok(n) if n == whole => Wrote::Whole,
             Ok(0) => Wrote::Nothing,
             Ok(n) => {
+                let rest = &mut state.full().rest;
                 if n < head.len() {
-                    state.rest.extend_from_slice(&head[n..]);
-                    state.rest.extend_from_slice(payload);
+                    rest.extend_from_slice(&head[n..]);
+                    rest.extend_from_slice(payload);
                 } else {
-                    state.rest.extend_from_slice(&payload[n - head.len()..]);
+                    rest.extend_from_slice(&payload[n - head.len()..]);
                 }
                 Wrote::Part
             }
@@ -206,7 +242,7 @@ impl RawSocket {
         let mut state = self.0.state();
         let finished = self.0.finish(&mut state, cx);
         if finished.is_pending() {
-            state.finisher = Some(cx.waker().clone());
+            state.full().finisher = Some(cx.waker().clone());
         }
         finished
     }
@@ -283,12 +319,18 @@ impl TcpIo {
             Poll::Pending => Poll::Pending,
         };
         match wrote {
+            Poll::Ready(Ok(wrote)) if wrote < len => {
+                state.full().partial = true;
+                Poll::Ready(Ok(wrote))
+            }
             Poll::Ready(Ok(wrote)) => {
-                state.partial = wrote < len;
+                // The socket took the write whole, and nothing straight is left (it went
+                // first): what was kept while it was full is let go.
+                state.full = None;
                 Poll::Ready(Ok(wrote))
             }
             Poll::Pending => {
-                state.writer = Some(cx.waker().clone());
+                state.full().writer = Some(cx.waker().clone());
                 Poll::Pending
             }
             failed => failed,
@@ -397,6 +439,14 @@ mod tests {
     use tokio_tungstenite::tungstenite::Message;
     use tokio_tungstenite::tungstenite::protocol::Role;
 
+    /// What a straight write reads of a connection (the lock, the state, the descriptor) is one
+    /// cache line.
+    #[test]
+    fn a_connection_shared_by_two_writers_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Raw>(), 64);
+        assert_eq!(std::mem::align_of::<Raw>(), 64);
+    }
+
     /// A connected pair on loopback: the server's end as the listener serves it, its stream
     /// shared with straight writes enabled, and the client's end.
     async fn pair() -> (TcpIo, RawSocket, TcpStream) {
@@ -470,7 +520,7 @@ mod tests {
             assert!(sent.len() < 100_000, "the socket never filled");
         }
         // Frames of a prime length: the socket's buffer does not end at one's end.
-        assert!(!raw.0.state().rest.is_empty(), "no frame was left in part");
+        assert!(raw.0.state().unfinished(), "no frame was left in part");
         // Nothing goes straight until the rest is written; the library's own frame goes after
         // it, whichever of the two writes it.
         assert_eq!(raw.try_frame(Opcode::Text, b"too soon"), Wrote::Nothing);
@@ -508,14 +558,14 @@ mod tests {
                 server
             })
         };
-        while !raw.0.state().partial {
+        while !raw.0.state().partial() {
             tokio::task::yield_now().await;
         }
         assert_eq!(raw.try_frame(Opcode::Text, b"not now"), Wrote::Nothing);
         let mut client = WebSocketStream::from_raw_socket(client, Role::Client, None).await;
         assert_eq!(read_texts(&mut client, 1).await, [big]);
         let _server = sending.await.unwrap();
-        assert!(!raw.0.state().partial);
+        assert!(!raw.0.state().partial());
         assert_eq!(raw.try_frame(Opcode::Text, b"now"), Wrote::Whole);
         assert_eq!(read_texts(&mut client, 1).await, ["now"]);
     }
