@@ -804,7 +804,21 @@ impl Game {
     /// Takes `seat`'s action, returning the public events it caused, or refuses it and changes
     /// nothing.
     pub fn apply(&mut self, seat: usize, action: Action) -> Result<Vec<Event>, RuleError> {
+        let mut events = Vec::with_capacity(2);
+        self.apply_into(seat, action, &mut events)?;
+        Ok(events)
+    }
+
+    /// [`Game::apply`], the events added to the end of `events` (a caller's list, kept from
+    /// action to action for its memory): on a refusal, nothing changes, `events` included.
+    pub fn apply_into(
+        &mut self,
+        seat: usize,
+        action: Action,
+        events: &mut Vec<Event>,
+    ) -> Result<(), RuleError> {
         self.check(seat, &action)?;
+        let start = events.len();
         let mut step = Step {
             seat,
             action: action.clone(),
@@ -812,17 +826,16 @@ impl Game {
             reshuffled: None,
             events: Vec::new(),
         };
-        let mut events = Vec::with_capacity(2);
         match action {
             Action::Call => {
                 events.push(Event::Called { seat });
-                self.show(Some(seat), &mut events);
+                self.show(Some(seat), events);
             }
             Action::Draw { from } => {
                 let card = match from {
                     Source::Stock => {
                         if self.stock.is_empty() {
-                            step.reshuffled = Some(self.reshuffle(&mut events));
+                            step.reshuffled = Some(self.reshuffle(events));
                         }
                         events.push(Event::DrewFromStock { seat });
                         let card = self.stock.pop().expect("checked: the stock has a card");
@@ -848,7 +861,7 @@ impl Game {
                             self.barred = Some(card);
                         }
                     }
-                    TurnOrder::ThrowThenDraw => self.end_turn(&mut events),
+                    TurnOrder::ThrowThenDraw => self.end_turn(events),
                 }
             }
             Action::Throw { cards } => {
@@ -862,18 +875,19 @@ impl Game {
                 self.top_throw.extend_from_slice(&cards);
                 events.push(Event::Threw { seat, cards });
                 match self.settings.turn_order {
-                    TurnOrder::DrawThenThrow => self.end_turn(&mut events),
+                    TurnOrder::DrawThenThrow => self.end_turn(events),
                     TurnOrder::ThrowThenDraw => self.phase = Phase::Draw,
                 }
             }
         }
-        self.public.log.extend(events.iter().cloned());
-        // A list of its own, made to size (`clone_from` into the empty one grew it).
-        step.events = events.clone();
+        let events = &events[start..];
+        self.public.log.extend_from_slice(events);
+        // A list of its own, made to size.
+        step.events = events.to_vec();
         if let Some(round) = self.history.last_mut() {
             round.steps.push(step);
         }
-        Ok(events)
+        Ok(())
     }
 
     /// Deals the next round once the current one is over, returning the public events.

@@ -350,6 +350,13 @@ proptest! {
             for _ in 0..4 {
                 let (seat, action) = wild_action(game, rng);
                 let mut copy = game.clone();
+                // Refused, the caller's list of events is left as it was too.
+                let mut listed_events = vec![Event::Called { seat: 0 }];
+                if copy.apply_into(seat, action.clone(), &mut listed_events).is_err() {
+                    assert_eq!(listed_events, [Event::Called { seat: 0 }]);
+                    assert_eq!(copy, *game);
+                }
+                let mut copy = game.clone();
                 match copy.apply(seat, action.clone()) {
                     Ok(_) => assert!(
                         listed(game, seat, &game.legal_actions(seat), &action),
@@ -583,11 +590,17 @@ proptest! {
             };
             steps.push(step);
         }
+        // Replayed with `apply_into`, each action's events added to one list kept throughout.
         let mut replay = Game::new(settings, seed).unwrap();
+        let mut kept = Vec::new();
         for (step, want) in steps.into_iter().zip(&events) {
             let got = match step {
                 Step::NextRound => replay.next_round().unwrap(),
-                Step::Apply(seat, action) => replay.apply(seat, action).unwrap(),
+                Step::Apply(seat, action) => {
+                    let start = kept.len();
+                    replay.apply_into(seat, action, &mut kept).unwrap();
+                    kept[start..].to_vec()
+                }
             };
             prop_assert_eq!(&got, want);
         }

@@ -282,7 +282,11 @@ impl RoomCore {
         let Some(game) = &mut self.game else {
             return Err(ApplyError::Invalid("no match is being played".to_owned()));
         };
-        let events = game.apply(seat, action.clone()).map_err(ApplyError::Rule)?;
+        let mut events = std::mem::take(&mut self.spare_events);
+        if let Err(e) = game.apply_into(seat, action.clone(), &mut events) {
+            self.spare_events = events;
+            return Err(ApplyError::Rule(e));
+        }
         for event in &events {
             if matches!(event, Event::RoundEnded { .. } | Event::MatchEnded { .. }) {
                 self.votes.fill(false);

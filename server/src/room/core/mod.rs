@@ -456,6 +456,9 @@ pub struct RoomCore {
     /// What the current input leaves behind: what to send, what to log, the snapshot the log
     /// restarts from, what stand-ins did to tell.
     outbox: Outbox,
+    /// An empty list of events, kept for the memory of the next action's (the game adds its
+    /// events to it: [`dhumbal_engine::Game::apply_into`]).
+    spare_events: Vec<dhumbal_engine::Event>,
 }
 
 impl RoomCore {
@@ -498,6 +501,7 @@ impl RoomCore {
             metrics,
             reported_seats: (0, 0),
             outbox: Outbox::default(),
+            spare_events: Vec::new(),
         }
     }
 

@@ -84,6 +84,14 @@ impl RoomCore {
                 .is_some_and(|g| matches!(g.phase(), Phase::Throw | Phase::Draw))
     }
 
+    /// A list of events told, back for the next action's memory.
+    fn recycle_events(&mut self, mut events: Vec<Event>) {
+        events.clear();
+        if events.capacity() > self.spare_events.capacity() {
+            self.spare_events = events;
+        }
+    }
+
     /// After the game changed: tell everyone, in one `patch` each, the events and what changed
     /// in their views (the shared part compared and serialised once); at the match's end its result; move on if
     /// everyone has already agreed; let the next bot play.
@@ -117,6 +125,7 @@ impl RoomCore {
         }
         self.sync_clock(&events);
         self.tell_change(&events, stand_in);
+        self.recycle_events(events);
         self.tell_while_away();
         if match_over {
             let number = self.matches;
