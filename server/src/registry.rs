@@ -19,7 +19,7 @@ use crate::room::core::OsEntropy;
 use crate::room::record::{self, Entry, Setup, Snapshot};
 use crate::room::{self, RoomCore, RoomHandle, RoomLog, Thinkers, Timing};
 use crate::shutdown::Shutdown;
-use crate::store::{Creator, Loaded, RoomSlot, Store, StoreError, StoredRoom};
+use crate::store::{Creator, Loaded, Store, StoreError, StoredRoom};
 
 /// Every open room, by code. Cheap to share: lookups take a short lock and clone a handle.
 #[derive(Debug)]
@@ -190,12 +190,7 @@ impl Registry {
             return Ok(code);
         }
         let core = room::new_core(&setup, timing, metrics);
-        let log = RoomLog {
-            store: self.store.clone(),
-            code: code.clone(),
-            seq: 0,
-            slot: RoomSlot::default(),
-        };
+        let log = RoomLog::new(self.store.clone(), code.clone(), 0);
         self.start(core, log, Some(creator));
         Ok(code)
     }
@@ -262,12 +257,7 @@ impl Registry {
 
     /// Starts a room replayed from its log, whose last input is `seq`.
     async fn revived(&self, core: RoomCore, code: String, seq: u64) {
-        let log = RoomLog {
-            store: self.store.clone(),
-            code,
-            seq,
-            slot: RoomSlot::default(),
-        };
+        let log = RoomLog::new(self.store.clone(), code, seq);
         // A match that ended just before the process did may not have been kept.
         if let Some(kept) = core.kept_match() {
             log.keep_match(kept).await;

@@ -522,11 +522,11 @@ impl RoomLog {
     ) -> Result<(), StoreError> {
         // The clock is read for the trace alone, and only when it is on.
         let started = tracing::enabled!(tracing::Level::TRACE).then(std::time::Instant::now);
-        let entry = entry.encode();
+        entry.encode_into(&mut self.text);
         self.seq += 1;
         if let Err(e) = self
             .store
-            .append_at(&mut self.slot, &self.code, self.seq, entry)
+            .append_at(&mut self.slot, &self.code, self.seq, &mut self.text)
             .await
         {
             error!(room = %self.code, seq = self.seq, error = %e, "appending to the room's log failed");

@@ -140,6 +140,22 @@ pub struct RoomLog {
     pub seq: u64,
     /// The room's place in the store, once an append has found it.
     pub slot: crate::store::RoomSlot,
+    /// Where an entry's text is written, kept from append to append for its memory when the
+    /// store copies the text rather than keeping it (the memory store).
+    text: Vec<u8>,
+}
+
+impl RoomLog {
+    /// The log of room `code` in `store`, whose last entry is `seq` (0 for none).
+    pub fn new(store: Store, code: String, seq: u64) -> RoomLog {
+        RoomLog {
+            store,
+            code,
+            seq,
+            slot: crate::store::RoomSlot::default(),
+            text: Vec::new(),
+        }
+    }
 }
 
 /// Starts a room's task from its core and returns its handle; its thinking bots think in

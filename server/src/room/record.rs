@@ -300,13 +300,32 @@ impl Entry {
     /// by hand ([`write_action_json`]): its keys, tags and card names hold nothing to escape,
     /// which `serde_json` would look for byte by byte. Any other goes through [`encode`].
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = String::with_capacity(64 * (self.records.len() + 1));
+        let mut out = Vec::new();
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// [`Entry::encode`] into `out`, in place of what it held (its memory kept).
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        out.clear();
+        let mut text = String::from_utf8(std::mem::take(out)).expect("an empty list is UTF-8");
+        if self.write_actions(&mut text) {
+            *out = text.into_bytes();
+        } else {
+            *out = encode(self);
+        }
+    }
+
+    /// Writes the entry into `out` if it is of accepted actions alone; otherwise says it is not
+    /// (what it wrote is then to be let go).
+    fn write_actions(&self, out: &mut String) -> bool {
+        out.reserve(64 * (self.records.len() + 1));
         out.push_str(r#"{"format":"#);
         out.push_str(itoa::Buffer::new().format(self.format));
         out.push_str(r#","records":["#);
         for (i, record) in self.records.iter().enumerate() {
             let Record::Acted { seat, action } = record else {
-                return encode(self);
+                return false;
             };
             if i > 0 {
                 out.push(',');
@@ -314,11 +333,11 @@ impl Entry {
             out.push_str(r#"{"type":"acted","seat":"#);
             out.push_str(itoa::Buffer::new().format(*seat));
             out.push_str(r#","action":"#);
-            write_action_json(action, &mut out);
+            write_action_json(action, out);
             out.push('}');
         }
         out.push_str("]}");
-        out.into_bytes()
+        true
     }
 }
 
@@ -528,15 +547,18 @@ mod tests {
 
     /// [`Entry::encode`] writes what [`encode`] writes, for entries of every action that was
     /// legal through whole matches of every preset (one to three in an entry), and for an
-    /// entry with other records, which it hands to `serde_json`.
+    /// entry with other records, which it hands to `serde_json`; [`Entry::encode_into`] writes
+    /// the same over whatever its list held (the last entry's text, longer or shorter).
     #[test]
     fn an_entry_is_written_as_serde_json_writes_it() {
         use dhumbal_engine::{Preset, Rounds};
-        let same = |entry: &Entry| {
-            assert_eq!(
-                String::from_utf8(entry.encode()).unwrap(),
-                String::from_utf8(encode(entry)).unwrap()
-            );
+        let mut kept =
+            b"{\"format\":1,\"records\":[a longer entry written before this one]}".to_vec();
+        let mut same = |entry: &Entry| {
+            let want = String::from_utf8(encode(entry)).unwrap();
+            assert_eq!(String::from_utf8(entry.encode()).unwrap(), want);
+            entry.encode_into(&mut kept);
+            assert_eq!(String::from_utf8(kept.clone()).unwrap(), want);
         };
         let acted = |seat, action: &Action| Record::Acted {
             seat,

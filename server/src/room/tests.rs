@@ -58,12 +58,7 @@ async fn what_is_appended_is_sent_and_what_is_not_never_is() {
     let dir = tempfile::tempdir().unwrap();
     let (store, metrics) = crate::store::sqlite_for_tests(dir.path());
     let shutdown = Shutdown::new();
-    let log = RoomLog {
-        store: store.clone(),
-        code: "STOREROOM2".into(),
-        seq: 0,
-        slot: crate::store::RoomSlot::default(),
-    };
+    let log = RoomLog::new(store.clone(), "STOREROOM2".into(), 0);
     store
         .create_room(
             "STOREROOM2",
@@ -137,12 +132,7 @@ async fn memory_room_thinking_in(
     let store = Store::open(&StoreConfig::Memory, Arc::clone(&metrics)).unwrap();
     let shutdown = Shutdown::new();
     let (ended, closed) = oneshot::channel();
-    let log = RoomLog {
-        store: store.clone(),
-        code: "STOREROOM2".into(),
-        seq: 0,
-        slot: crate::store::RoomSlot::default(),
-    };
+    let log = RoomLog::new(store.clone(), "STOREROOM2".into(), 0);
     let setup = setup("STOREROOM2", settings);
     store
         .create_room("STOREROOM2", record::encode(&setup))

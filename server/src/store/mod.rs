@@ -546,11 +546,19 @@ impl Store {
 
     /// [`Store::append`] through `slot`, where a room's task keeps the room's place in the
     /// store: the memory store looks the room up once and then takes only the room's own lock
-    /// ([`RoomSlot`]); the others append by the room's code as [`Store::append`] does.
-    pub fn append_at(&self, slot: &mut RoomSlot, code: &str, seq: u64, input: Vec<u8>) -> Pending {
+    /// ([`RoomSlot`]), and copies `input`, which is left to the caller for its memory; the
+    /// others append by the room's code as [`Store::append`] does, and take `input` (leaving
+    /// it empty).
+    pub fn append_at(
+        &self,
+        slot: &mut RoomSlot,
+        code: &str,
+        seq: u64,
+        input: &mut Vec<u8>,
+    ) -> Pending {
         match &*self.backend {
-            Backend::Memory(store) => Pending::ready(store.append_at(slot, code, seq, &input)),
-            _ => self.append(code, seq, input),
+            Backend::Memory(store) => Pending::ready(store.append_at(slot, code, seq, input)),
+            _ => self.append(code, seq, std::mem::take(input)),
         }
     }
 
