@@ -50,7 +50,7 @@ use crate::error::Refusal;
 use crate::limits::{AddressSlot, Slot};
 use crate::listener::Held;
 use crate::room::Command;
-use crate::room::client::{ClientTx, Direct, Kick, Outgoing};
+use crate::room::client::{ClientTx, Direct, HoldsKick, Kick, Outgoing};
 use reader::{Reader, ReaderEnd};
 
 /// A WebSocket's places under the caps, given back when it ends: held, never read (dropping
@@ -153,14 +153,14 @@ pub(crate) async fn serve_streams<S, R>(
     let conn = app.next_conn.fetch_add(1, Ordering::Relaxed);
     app.metrics.connections.increment(1.0);
     let (queue, outbox) = mpsc::channel::<Outgoing>(app.config.client_queue);
-    let kick = Kick::new();
     let socket = Arc::new(writer::Socket::new(
         sink,
         raw,
         (framing == Framing::DeflateRaw).then(Deflater::new),
-        kick.clone(),
         Arc::clone(&app.metrics),
     ));
+    // The kick's flag is in the socket's first line, beside what a straight write reads.
+    let kick = Kick::of(Arc::clone(&socket) as Arc<dyn HoldsKick>);
     let tx = ClientTx {
         queue,
         kick: kick.clone(),

@@ -369,13 +369,7 @@ const MAX_WRITER_FUTURE: usize = 576;
 fn a_writers_task_stays_small() {
     let sink: BoxedSink = Box::pin(sink::drain().sink_map_err(|_| ()));
     let (_queue, outbox) = mpsc::channel::<crate::room::client::Outgoing>(4);
-    let socket = super::writer::Socket::new(
-        sink,
-        None,
-        None,
-        crate::room::client::Kick::new(),
-        Arc::new(Metrics::default()),
-    );
+    let socket = super::writer::Socket::new(sink, None, None, Arc::new(Metrics::default()));
     let writer = super::writer::run(Arc::new(socket), outbox);
     let size = std::mem::size_of_val(&writer);
     assert!(
@@ -471,14 +465,15 @@ fn client_over(
     mpsc::Receiver<crate::room::client::Outgoing>,
     Arc<super::writer::Socket<Gated>>,
 ) {
-    let kick = crate::room::client::Kick::new();
     let socket = Arc::new(super::writer::Socket::new(
         sink,
         None,
         deflater,
-        kick.clone(),
         Arc::new(Metrics::default()),
     ));
+    let kick = crate::room::client::Kick::of(
+        Arc::clone(&socket) as Arc<dyn crate::room::client::HoldsKick>
+    );
     let (queue, outbox) = mpsc::channel(8);
     let tx = crate::room::client::ClientTx {
         queue,

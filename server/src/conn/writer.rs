@@ -23,7 +23,7 @@ use super::Outgoing;
 use super::deflate::Deflater;
 use super::raw::{Opcode, RawSocket, Wrote};
 use crate::metrics::Metrics;
-use crate::room::client::{Attempt, Direct, Kick, Text};
+use crate::room::client::{Attempt, Direct, HoldsKick, KickState, Text};
 
 /// How long a closing connection's writer may take to flush what is left.
 pub(super) const WRITER_GRACE: Duration = Duration::from_secs(5);
@@ -47,8 +47,9 @@ pub(super) struct Socket<S> {
     /// Messages queued for the writer through [`Direct::queued`] and not yet written: while
     /// any is, nothing goes straight, so the client gets its messages in the order sent.
     queued: AtomicUsize,
-    /// The connection's kick: a kicked connection is sent nothing more.
-    kick: Kick,
+    /// The connection's kick (its [`Kick`] holds this socket): a kicked connection is sent
+    /// nothing more.
+    kick: KickState,
     /// Where what is written is counted.
     metrics: Arc<Metrics>,
     /// Whether anything has been sent since the last ping.
@@ -72,7 +73,6 @@ impl<S> Socket<S> {
         sink: S,
         raw: Option<RawSocket>,
         deflater: Option<Deflater>,
-        kick: Kick,
         metrics: Arc<Metrics>,
     ) -> Socket<S> {
         Socket {
@@ -80,7 +80,7 @@ impl<S> Socket<S> {
             raw,
             busy: AtomicBool::new(false),
             queued: AtomicUsize::new(0),
-            kick,
+            kick: KickState::default(),
             metrics,
         }
     }
@@ -106,6 +106,12 @@ impl<S> std::fmt::Debug for Socket<S> {
         f.debug_struct("Socket")
             .field("queued", &self.queued)
             .finish_non_exhaustive()
+    }
+}
+
+impl<S: Send> HoldsKick for Socket<S> {
+    fn kick_state(&self) -> &KickState {
+        &self.kick
     }
 }
 
@@ -340,14 +346,18 @@ pub(super) async fn run<S: Sink<Message> + Unpin + Send>(
 mod tests {
     use super::*;
 
-    /// What a straight write reads of a socket is in its first cache line.
+    /// What a straight write reads of a socket (the kick's flag included) is in its first
+    /// cache line.
     #[test]
     fn a_straight_write_reads_one_line_of_the_socket() {
         assert_eq!(std::mem::align_of::<Socket<()>>(), 64);
         for (field, at) in [
             ("raw", std::mem::offset_of!(Socket<()>, raw)),
             ("queued", std::mem::offset_of!(Socket<()>, queued)),
-            ("kick", std::mem::offset_of!(Socket<()>, kick)),
+            (
+                "the end of kick",
+                std::mem::offset_of!(Socket<()>, kick) + std::mem::size_of::<KickState>() - 1,
+            ),
             ("metrics", std::mem::offset_of!(Socket<()>, metrics)),
             ("busy", std::mem::offset_of!(Socket<()>, busy)),
         ] {

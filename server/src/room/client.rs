@@ -76,33 +76,75 @@ pub struct ClientTx {
 /// What disconnects one connection at once: a flag set once, which its reader waits on (and,
 /// once the reader has ended, its task aborts the writer: [`crate::conn`]). The reader waits on
 /// it every time it runs out of work: waiting costs a look at the flag and an atomic swap of the
-/// task's waker, where a `CancellationToken`'s wait took a lock each time.
-#[derive(Clone, Debug, Default)]
-pub struct Kick(Arc<KickState>);
+/// task's waker, where a `CancellationToken`'s wait took a lock each time. The flag is where
+/// its holder keeps it ([`HoldsKick`]): a connection's is in its socket's first cache line, read
+/// with the rest of what a straight write reads ([`Direct::try_write`] sends a kicked
+/// connection nothing).
+#[derive(Clone, Debug)]
+pub struct Kick(Arc<dyn HoldsKick>);
 
 /// [`Kick`]'s flag and the waker of the reader waiting on it.
 #[derive(Debug, Default)]
-struct KickState {
+pub struct KickState {
+    /// Whether the connection was kicked.
     kicked: AtomicBool,
+    /// The reader waiting for it.
     reader: AtomicWaker,
 }
 
+impl KickState {
+    /// Kicks the connection: its reader wakes and ends (and aborts its writer). Kicking again
+    /// does nothing more.
+    pub fn cancel(&self) {
+        self.kicked.store(true, Ordering::SeqCst);
+        self.reader.wake();
+    }
+
+    /// Whether the connection was kicked.
+    pub fn is_cancelled(&self) -> bool {
+        self.kicked.load(Ordering::SeqCst)
+    }
+}
+
+/// What holds a connection's [`KickState`]: the connection's socket, or the state alone
+/// ([`Kick::new`]).
+pub trait HoldsKick: Send + Sync + std::fmt::Debug {
+    /// The flag and its waiter.
+    fn kick_state(&self) -> &KickState;
+}
+
+impl HoldsKick for KickState {
+    fn kick_state(&self) -> &KickState {
+        self
+    }
+}
+
+impl Default for Kick {
+    fn default() -> Kick {
+        Kick::new()
+    }
+}
+
 impl Kick {
-    /// A kick not yet given.
+    /// A kick not yet given, its flag in an allocation of its own.
     pub fn new() -> Kick {
-        Kick::default()
+        Kick(Arc::new(KickState::default()))
+    }
+
+    /// The kick whose flag `holder` keeps.
+    pub fn of(holder: Arc<dyn HoldsKick>) -> Kick {
+        Kick(holder)
     }
 
     /// Kicks the connection: its reader wakes and ends (and aborts its writer). Kicking again
     /// does nothing more.
     pub fn cancel(&self) {
-        self.0.kicked.store(true, Ordering::SeqCst);
-        self.0.reader.wake();
+        self.0.kick_state().cancel();
     }
 
     /// Whether the connection was kicked.
     pub fn is_cancelled(&self) -> bool {
-        self.0.kicked.load(Ordering::SeqCst)
+        self.0.kick_state().is_cancelled()
     }
 
     /// Waits until the connection is kicked (one task at a time: a second waiter takes the
@@ -122,7 +164,7 @@ impl Future for Kicked {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let state = &self.kick.0;
+        let state = self.kick.0.kick_state();
         crate::shutdown::poll_flag(&state.kicked, &state.reader, cx)
     }
 }
