@@ -12,10 +12,11 @@
 //! ([`crate::health::Readiness`]) and the server keeps serving for `--drain-delay`; then
 //! [`Shutdown::begin`], and axum stops accepting; then [`Shutdown::wait`].
 
-use std::future::{Future, poll_fn};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use futures_util::task::AtomicWaker;
@@ -149,18 +150,69 @@ pub struct Listener {
 impl Listener {
     /// Completes when shutdown begins (at once if it has). One task at a time waits on a
     /// listener: a second waiter takes the first one's place.
-    pub fn stopped(&self) -> impl Future<Output = ()> + '_ {
-        poll_fn(move |cx| poll_flag(&self.signal.begun, &self.waker, cx))
+    pub fn stopped(&self) -> FlagWait<'_> {
+        FlagWait::new(&self.signal.begun, &self.waker)
     }
 }
 
-/// Ready once `flag` is set; else `waker` holds this task's waker, for whoever sets the flag to
-/// wake. The waiting of a [`Listener`] and of a connection's kick.
-pub(crate) fn poll_flag(flag: &AtomicBool, waker: &AtomicWaker, cx: &mut Context<'_>) -> Poll<()> {
+/// Waits until a flag is set; meanwhile an [`AtomicWaker`] holds the waiting task's waker, for
+/// whoever sets the flag to wake (the waiting of a [`Listener`] and of a connection's kick).
+///
+/// A wait polled again and again (a connection's reader polls its kick and the shutdown every
+/// time it runs out of work) registers the task's waker only when it is not the one it
+/// registered last: a task's waker stays the same from poll to poll, and nothing takes it from
+/// the `AtomicWaker` but the wake that comes with the flag, so the wait then reads the flag
+/// alone, not the waker's line and its two atomic swaps. One task at a time waits on a flag:
+/// a second waiter takes the first one's place, and the first must not wait on after it.
+#[derive(Debug)]
+pub struct FlagWait<'a> {
+    /// The flag.
+    flag: &'a AtomicBool,
+    /// Where the waiting task's waker is, for whoever sets the flag.
+    waker: &'a AtomicWaker,
+    /// The waker this wait last registered there.
+    registered: Option<Waker>,
+}
+
+impl<'a> FlagWait<'a> {
+    /// A wait for `flag`, the task's waker kept in `waker`.
+    pub(crate) fn new(flag: &'a AtomicBool, waker: &'a AtomicWaker) -> FlagWait<'a> {
+        FlagWait {
+            flag,
+            waker,
+            registered: None,
+        }
+    }
+}
+
+impl Future for FlagWait<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        poll_flag(this.flag, this.waker, &mut this.registered, cx)
+    }
+}
+
+/// Ready once `flag` is set; else `waker` holds this task's waker, registered there unless it
+/// is `registered`, the one registered last ([`FlagWait`]).
+pub(crate) fn poll_flag(
+    flag: &AtomicBool,
+    waker: &AtomicWaker,
+    registered: &mut Option<Waker>,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
     if flag.load(Ordering::SeqCst) {
         return Poll::Ready(());
     }
+    if registered
+        .as_ref()
+        .is_some_and(|last| last.will_wake(cx.waker()))
+    {
+        return Poll::Pending;
+    }
     waker.register(cx.waker());
+    *registered = Some(cx.waker().clone());
     // Looked at again once registered: the flag may have been set, and the waker there before
     // (perhaps not this task's) woken, in between.
     if flag.load(Ordering::SeqCst) {
@@ -173,6 +225,52 @@ pub(crate) fn poll_flag(flag: &AtomicBool, waker: &AtomicWaker, cx: &mut Context
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A wait registers a task's waker once, not again for each poll by the same task, and
+    /// registers another task's when that one polls it: the flag's wake goes to the last.
+    #[test]
+    fn a_flag_wait_registers_a_new_waker_and_not_the_same_one_again() {
+        use std::sync::atomic::AtomicUsize;
+        struct Count(AtomicUsize);
+        impl std::task::Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let flag = AtomicBool::new(false);
+        let waker = AtomicWaker::new();
+        let (a, b) = (
+            Arc::new(Count(AtomicUsize::new(0))),
+            Arc::new(Count(AtomicUsize::new(0))),
+        );
+        let (wa, wb) = (Waker::from(Arc::clone(&a)), Waker::from(Arc::clone(&b)));
+        let mut wait = std::pin::pin!(FlagWait::new(&flag, &waker));
+        assert!(
+            wait.as_mut()
+                .poll(&mut Context::from_waker(&wa))
+                .is_pending()
+        );
+        assert!(waker.take().is_some(), "the first poll registers the waker");
+        assert!(
+            wait.as_mut()
+                .poll(&mut Context::from_waker(&wa))
+                .is_pending()
+        );
+        assert!(
+            waker.take().is_none(),
+            "the same waker was registered again"
+        );
+        assert!(
+            wait.as_mut()
+                .poll(&mut Context::from_waker(&wb))
+                .is_pending()
+        );
+        flag.store(true, Ordering::SeqCst);
+        waker.wake();
+        assert_eq!(b.0.load(Ordering::SeqCst), 1);
+        assert_eq!(a.0.load(Ordering::SeqCst), 0);
+        assert!(wait.as_mut().poll(&mut Context::from_waker(&wb)).is_ready());
+    }
 
     #[tokio::test]
     async fn wait_returns_once_the_tasks_have_seen_the_signal() {

@@ -150,22 +150,29 @@ impl Kick {
     /// Waits until the connection is kicked (one task at a time: a second waiter takes the
     /// first one's place).
     pub fn kicked(&self) -> Kicked {
-        Kicked { kick: self.clone() }
+        Kicked {
+            kick: self.clone(),
+            registered: None,
+        }
     }
 }
 
 /// [`Kick::kicked`]'s future.
 #[derive(Debug)]
 pub struct Kicked {
+    /// The kick waited for.
     kick: Kick,
+    /// The waker this wait last registered ([`crate::shutdown::FlagWait`]).
+    registered: Option<std::task::Waker>,
 }
 
 impl Future for Kicked {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let state = self.kick.0.kick_state();
-        crate::shutdown::poll_flag(&state.kicked, &state.reader, cx)
+        let this = self.get_mut();
+        let state = this.kick.0.kick_state();
+        crate::shutdown::poll_flag(&state.kicked, &state.reader, &mut this.registered, cx)
     }
 }
 
