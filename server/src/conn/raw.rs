@@ -189,6 +189,12 @@ impl RawSocket {
         self.0.enabled.store(true, Ordering::SeqCst);
     }
 
+    /// Reads the connection's line (the lock, the state, the descriptor: [`Raw`]) ahead of a
+    /// straight write.
+    pub fn warm(&self) {
+        std::hint::black_box(self.0.enabled.load(Ordering::Relaxed));
+    }
+
     /// Writes a whole server frame of `payload` (unmasked, final) straight onto the socket in
     /// one system call (a `send` of the frame made whole in the thread's buffer, or for a frame
     /// over 4 KiB a vectored write), unless the other writer has part of a frame left. What the

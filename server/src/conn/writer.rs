@@ -174,6 +174,13 @@ impl<S: Sink<Message> + Unpin + Send> Direct for Socket<S> {
     fn unqueued(&self) {
         self.written(1);
     }
+
+    fn warm(&self) {
+        std::hint::black_box(self.queued.load(Ordering::Relaxed));
+        if let Some(raw) = &self.raw {
+            raw.warm();
+        }
+    }
 }
 
 /// Writes `first` and every text already waiting in `outbox` (up to [`MAX_BATCH`]) to the socket,

@@ -219,6 +219,11 @@ impl Actor {
                 let _ = reply.send(joined);
             }
             Command::Message(request) => {
+                // The change's frames will go to every client's socket: their lines are read
+                // now, all at once, while the room works the change out.
+                for client in self.clients.values() {
+                    client.warm();
+                }
                 self.asking = Some((request.conn, request.id.clone()));
                 self.core
                     .handle(Input::Message(request), Instant::now(), entropy);

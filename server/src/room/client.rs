@@ -58,6 +58,11 @@ pub trait Direct: Send + Sync + std::fmt::Debug {
     fn queued(&self);
     /// Takes back a count of [`Direct::queued`] (the queue refused the message).
     fn unqueued(&self);
+    /// Reads what a straight write will read (the socket's lines), and nothing more: called for
+    /// every client of a room before the room works out a change, so that the reads that miss
+    /// the caches wait at once, beside one another and beside the room's work, rather than one
+    /// after another as each frame is written.
+    fn warm(&self) {}
 }
 
 /// The way to one client: its socket, its bounded outbound queue, and a token that disconnects
@@ -210,6 +215,13 @@ impl ClientTx {
                 self.kick.cancel();
                 false
             }
+        }
+    }
+
+    /// Reads the client's socket's lines ahead of a write ([`Direct::warm`]).
+    pub fn warm(&self) {
+        if let Some(direct) = &self.direct {
+            direct.warm();
         }
     }
 
