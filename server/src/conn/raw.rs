@@ -189,7 +189,7 @@ impl RawSocket {
         self.0.enabled.store(true, Ordering::SeqCst);
     }
 
-    /// Reads the connection's line (the lock, the state, the descriptor: [`Raw`]) ahead of a
+    /// Reads the connection's line (the lock, the state, the descriptor: one cache line) ahead of a
     /// straight write.
     pub fn warm(&self) {
         std::hint::black_box(self.0.enabled.load(Ordering::Relaxed));
