@@ -342,14 +342,34 @@ async fn one_address_cannot_take_every_room() {
 }
 
 /// Regression: a WebSocket that never said `hello` held its connection for ever. It is told
-/// `bye` (`hello_timeout`) and closed with 4003.
+/// `bye` (`hello_timeout`) and closed with 4003; one that said `hello` in time is served on
+/// past the timeout, silent or not.
 #[tokio::test]
 async fn a_socket_that_never_says_hello_is_closed_with_4003() {
     let server = server(&["--hello-timeout", "1s"]);
+    let room = create_room(server.addr, loopback(1), &CreateRoom::default()).await;
+    let mut joined = Client::connect_from(server.addr, loopback(3), None)
+        .await
+        .expect("the socket opens");
+    joined.send(hello(&room.code, "Bina", None)).await;
+    joined.expect_welcome().await;
     let mut silent = Client::connect_from(server.addr, loopback(2), None)
         .await
         .expect("the socket opens");
     expect_bye_and_close(&mut silent, codes::HELLO_TIMEOUT, CLOSE_NO_HELLO).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    joined
+        .send(ClientMessage::Chat {
+            text: "still here".into(),
+        })
+        .await;
+    let said = joined
+        .recv_until(|m| match m {
+            ServerMessage::Chat { line } => Some(line.text.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(said, "still here");
 }
 
 /// One address may hold only so many WebSockets; the next is refused with 503, and other

@@ -125,8 +125,12 @@ impl Reader {
         let mut heard = Instant::now();
         let mut next_ping = heard + ping_every;
         let beat = tokio::time::sleep(ping_every);
-        let no_hello = tokio::time::sleep(hello_timeout);
-        tokio::pin!(stopping, kicked, beat, no_hello);
+        // Boxed, and let go once the connection has joined: a timer is some hundred bytes, and
+        // the task's state is read a dozen lines a frame; one it no longer waits on would sit
+        // among them.
+        let mut no_hello =
+            (!hello_timeout.is_zero()).then(|| Box::pin(tokio::time::sleep(hello_timeout)));
+        tokio::pin!(stopping, kicked, beat);
         loop {
             // A frame that is there is read first, so that the shutdown is only looked at when
             // the socket has nothing: a client cannot keep the socket ready for long, past the
@@ -150,7 +154,8 @@ impl Reader {
                     beat.as_mut().reset(next_ping.min(heard + silence));
                     continue;
                 }
-                () = &mut no_hello, if self.room.is_none() && !hello_timeout.is_zero() => {
+                () = async { no_hello.as_mut().expect("looked at first").await },
+                    if self.room.is_none() && no_hello.is_some() => {
                     return ReaderEnd::NoHello;
                 }
             };
@@ -169,6 +174,9 @@ impl Reader {
             };
             if let Some(ending) = ending {
                 return ending;
+            }
+            if no_hello.is_some() && self.room.is_some() {
+                no_hello = None;
             }
         }
     }
