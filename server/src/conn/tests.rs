@@ -305,7 +305,7 @@ async fn a_client_that_reads_nothing_is_dropped_once_its_queue_is_full() {
 /// Joining a room (a claim in a shared store, a restore) once made it 5,312 bytes, and an idle
 /// connection 11.2 KiB in all (`loadgen idle`); with the join boxed and the room's queue tried
 /// before it is awaited, 1,320 and 7.3 KiB; with a frame handled without awaiting (the join and
-/// a full room's queue awaited apart), 1,000.
+/// a full room's queue awaited apart), 1,000; with the hello timer boxed, 952.
 const MAX_CONNECTION_FUTURE: usize = 2048;
 
 #[test]
