@@ -80,8 +80,8 @@ pub struct ClientTx {
 
 /// What disconnects one connection at once: a flag set once, which its reader waits on (and,
 /// once the reader has ended, its task aborts the writer: [`crate::conn`]). The reader waits on
-/// it every time it runs out of work: waiting costs a look at the flag and an atomic swap of the
-/// task's waker, where a `CancellationToken`'s wait took a lock each time. The flag is where
+/// it every time it runs out of work: once its waker is registered, waiting costs a look at the
+/// flag ([`crate::shutdown::FlagWait`]), where a `CancellationToken`'s wait took a lock each time. The flag is where
 /// its holder keeps it ([`HoldsKick`]): a connection's is in its socket's first cache line, read
 /// with the rest of what a straight write reads ([`Direct::try_write`] sends a kicked
 /// connection nothing).

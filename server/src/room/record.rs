@@ -309,10 +309,11 @@ impl Entry {
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         out.clear();
         let mut text = String::from_utf8(std::mem::take(out)).expect("an empty list is UTF-8");
-        if self.write_actions(&mut text) {
-            *out = text.into_bytes();
-        } else {
-            *out = encode(self);
+        let written = self.write_actions(&mut text);
+        *out = text.into_bytes();
+        if !written {
+            out.clear();
+            serde_json::to_writer(&mut *out, self).expect("log records serialise");
         }
     }
 
