@@ -255,6 +255,9 @@ impl Actor {
                 format: FORMAT,
                 records: self.core.take_records(),
             };
+            // A durable store answers after its commit, milliseconds later: the clients'
+            // sockets, read ahead as the message arrived, are cold again by then.
+            let waited = !entry.records.is_empty() && self.log.store.is_durable();
             let appended = if entry.records.is_empty() {
                 Ok(())
             } else {
@@ -279,6 +282,11 @@ impl Actor {
                     self.fail();
                     self.halted = Some(Stopped::LogFailed);
                     return false;
+                }
+            }
+            if waited {
+                for client in self.clients.values() {
+                    client.warm();
                 }
             }
             let mut effects = self.core.take_effects();

@@ -377,12 +377,19 @@ pub struct Pending {
     state: PendingState,
 }
 
+/// What the SQLite writer answers a write: how it ended, and the buffer the write took (an
+/// append's input, emptied; an empty list otherwise), handed back so that its memory makes the
+/// room's next entry rather than being freed on the writer's thread.
+pub(crate) type Answered = (Result<(), StoreError>, Vec<u8>);
+
 /// Where [`Pending`]'s answer comes from.
 enum PendingState {
     /// Known when the write was called; `None` once taken.
     Ready(Option<Result<(), StoreError>>),
-    /// Sent by the writer thread once the write's transaction has ended.
+    /// Sent by a task of the store (Redis) once the write has ended.
     Waiting(oneshot::Receiver<Result<(), StoreError>>),
+    /// Sent by the SQLite writer once the write's transaction has ended, with its buffer.
+    Returning(oneshot::Receiver<Answered>),
 }
 
 impl Pending {
@@ -393,10 +400,36 @@ impl Pending {
         }
     }
 
-    /// A write whose answer the writer thread will send.
+    /// A write whose answer a task of the store will send.
     fn waiting(answer: oneshot::Receiver<Result<(), StoreError>>) -> Pending {
         Pending {
             state: PendingState::Waiting(answer),
+        }
+    }
+
+    /// A write whose answer the SQLite writer will send, with the buffer it took.
+    fn returning(answer: oneshot::Receiver<Answered>) -> Pending {
+        Pending {
+            state: PendingState::Returning(answer),
+        }
+    }
+
+    /// The answer once known, with the buffer the write took if the store hands it back.
+    fn poll_answer(&mut self, cx: &mut Context<'_>) -> Poll<(Result<(), StoreError>, Vec<u8>)> {
+        // The store dropped the answer without sending it only when it ended.
+        match &mut self.state {
+            PendingState::Ready(result) => Poll::Ready((
+                result
+                    .take()
+                    .expect("a Pending is not polled after it answered"),
+                Vec::new(),
+            )),
+            PendingState::Waiting(answer) => Pin::new(answer)
+                .poll(cx)
+                .map(|answer| (answer.unwrap_or(Err(StoreError::Closed)), Vec::new())),
+            PendingState::Returning(answer) => Pin::new(answer)
+                .poll(cx)
+                .map(|answer| answer.unwrap_or((Err(StoreError::Closed), Vec::new()))),
         }
     }
 }
@@ -411,17 +444,39 @@ impl Future for Pending {
     type Output = Result<(), StoreError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match &mut self.state {
-            PendingState::Ready(result) => Poll::Ready(
-                result
-                    .take()
-                    .expect("a Pending is not polled after it answered"),
-            ),
-            // The writer dropped the answer without sending it only when it ended.
-            PendingState::Waiting(answer) => Pin::new(answer)
-                .poll(cx)
-                .map(|answer| answer.unwrap_or(Err(StoreError::Closed))),
-        }
+        self.poll_answer(cx).map(|(result, _)| result)
+    }
+}
+
+/// An append under way ([`Store::append_at`]): answers as [`Pending`] does, and once the store
+/// hands back the buffer it took the input in (SQLite), puts it back in the caller's place, so
+/// that the room writes its next entry into the same memory: no allocation on the room's
+/// thread for it, and no free on the writer's.
+#[must_use = "a write is committed only when its future answers Ok"]
+pub struct Appending<'a> {
+    /// The append's answer.
+    pending: Pending,
+    /// Where the input came from, and where its buffer goes back.
+    buffer: &'a mut Vec<u8>,
+}
+
+impl fmt::Debug for Appending<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Appending").finish_non_exhaustive()
+    }
+}
+
+impl Future for Appending<'_> {
+    type Output = Result<(), StoreError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        this.pending.poll_answer(cx).map(|(result, returned)| {
+            if returned.capacity() > this.buffer.capacity() {
+                *this.buffer = returned;
+            }
+            result
+        })
     }
 }
 
@@ -548,17 +603,21 @@ impl Store {
     /// store: the memory store looks the room up once and then takes only the room's own lock
     /// ([`RoomSlot`]), and copies `input`, which is left to the caller for its memory; the
     /// others append by the room's code as [`Store::append`] does, and take `input` (leaving
-    /// it empty).
-    pub fn append_at(
+    /// it empty): SQLite's writer hands its buffer back with the answer, into `input` again.
+    pub fn append_at<'a>(
         &self,
         slot: &mut RoomSlot,
         code: &str,
         seq: u64,
-        input: &mut Vec<u8>,
-    ) -> Pending {
-        match &*self.backend {
+        input: &'a mut Vec<u8>,
+    ) -> Appending<'a> {
+        let pending = match &*self.backend {
             Backend::Memory(store) => Pending::ready(store.append_at(slot, code, seq, input)),
             _ => self.append(code, seq, std::mem::take(input)),
+        };
+        Appending {
+            pending,
+            buffer: input,
         }
     }
 

@@ -168,6 +168,53 @@ async fn rooms_round_trip_through_close_and_reopen() {
     store.close().await;
 }
 
+#[tokio::test]
+async fn an_append_through_its_slot_gets_its_buffer_back_whatever_the_answer() {
+    let (dir, store, _) = temp_sqlite();
+    store.create_room("ABCD", b"setup".to_vec()).await.unwrap();
+    let mut slot = RoomSlot::default();
+    let mut buffer = Vec::with_capacity(4096);
+    for seq in 1..=3 {
+        buffer.extend_from_slice(&input("ABCD", seq));
+        let memory = buffer.as_ptr();
+        store
+            .append_at(&mut slot, "ABCD", seq, &mut buffer)
+            .await
+            .unwrap();
+        // The same memory, emptied: the next entry is written where this one was.
+        assert!(buffer.is_empty());
+        assert!(buffer.capacity() >= 4096);
+        assert_eq!(buffer.as_ptr(), memory, "append {seq}");
+    }
+    // A refused append (a seq out of order) hands it back too, and writes nothing.
+    buffer.extend_from_slice(b"out of order");
+    assert_conflict(store.append_at(&mut slot, "ABCD", 9, &mut buffer).await);
+    assert!(buffer.is_empty() && buffer.capacity() >= 4096);
+    assert_eq!(rows(dir.path(), "log", "ABCD"), 3);
+    // What was appended is what was in the buffer each time.
+    store.close().await;
+    let (store, _) = sqlite(dir.path());
+    let loaded = store.load().unwrap();
+    assert_eq!(
+        loaded.rooms[0].inputs,
+        (1..=3)
+            .map(|seq| (seq, input("ABCD", seq)))
+            .collect::<Vec<_>>()
+    );
+    store.close().await;
+
+    // The memory store copies the input and leaves the caller's buffer as it was.
+    let memory = memory();
+    memory.create_room("ABCD", b"setup".to_vec()).await.unwrap();
+    let mut slot = RoomSlot::default();
+    let mut buffer = input("ABCD", 1);
+    memory
+        .append_at(&mut slot, "ABCD", 1, &mut buffer)
+        .await
+        .unwrap();
+    assert_eq!(buffer, input("ABCD", 1));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn group_commit_lands_every_append_in_order_in_fewer_commits() {
     const ROOMS: usize = 16;

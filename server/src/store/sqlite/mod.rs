@@ -97,7 +97,7 @@ use std::time::{Duration, Instant};
 use rusqlite::ErrorCode;
 use tokio::sync::oneshot;
 
-use super::{DB_FILE, KeptMatch, Loaded, Pending, StoreError, StoredRoom, SyncMode};
+use super::{Answered, DB_FILE, KeptMatch, Loaded, Pending, StoreError, StoredRoom, SyncMode};
 use crate::metrics::Metrics;
 use open::{
     Opening, lock, move_aside, open_database, orphaned_wal, probe_database, probe_folder,
@@ -209,8 +209,8 @@ struct Write {
     op: Op,
     /// When it was called, for the append latency.
     started: Instant,
-    /// Where its answer goes; the caller may have stopped listening.
-    answer: oneshot::Sender<Result<(), StoreError>>,
+    /// Where its answer goes, with the buffer it took; the caller may have stopped listening.
+    answer: oneshot::Sender<Answered>,
 }
 
 /// The writes.
@@ -349,7 +349,7 @@ impl SqliteStore {
             answer,
         };
         match self.commands.send(Command::Write(write)) {
-            Ok(()) => Pending::waiting(answered),
+            Ok(()) => Pending::returning(answered),
             Err(_) => Pending::ready(Err(StoreError::Closed)),
         }
     }

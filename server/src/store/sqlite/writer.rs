@@ -439,10 +439,18 @@ impl Writer {
             self.metrics.store_errors.increment(count(failed));
         }
         for (write, answer) in batch.drain(..).zip(answers) {
-            if answer.is_ok() && matches!(write.op, Op::Append { .. }) {
-                self.metrics.store_appended(write.started.elapsed());
-            }
-            let _ = write.answer.send(answer);
+            // An append's buffer goes back to its room, emptied, to hold the room's next entry.
+            let buffer = match write.op {
+                Op::Append { mut input, .. } => {
+                    if answer.is_ok() {
+                        self.metrics.store_appended(write.started.elapsed());
+                    }
+                    input.clear();
+                    input
+                }
+                _ => Vec::new(),
+            };
+            let _ = write.answer.send((answer, buffer));
         }
     }
 
