@@ -412,7 +412,7 @@ pub(crate) fn replay(
         .inputs
         .iter()
         .map(|(seq, blob)| {
-            record::decode::<Entry>(blob)
+            Entry::decode(blob)
                 .map(|entry| (*seq, entry.records))
                 .map_err(|e| format!("its input {seq} is {e}"))
         })

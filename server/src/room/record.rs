@@ -15,7 +15,7 @@
 //! every person is away until they reconnect, and the takeover grace starts afresh.
 
 use dhumbal_engine::{
-    Action, Card, ClientSeed, Difficulty, HandHistory, Hex32, RoundHistory, Settings, Step,
+    Action, Card, ClientSeed, Difficulty, HandHistory, Hex32, RoundHistory, Settings, Source, Step,
 };
 use dhumbal_protocol::{ChatLine, write_action_json, write_cards_json, write_event_json};
 use serde::{Deserialize, Serialize};
@@ -317,6 +317,18 @@ impl Entry {
         }
     }
 
+    /// An entry of the log read back ([`decode`]): the text [`Entry::encode`] writes by hand
+    /// for an entry of accepted actions alone is read by hand too ([`read_actions`]), the same
+    /// entry `serde_json` would read (a test holds it, for every kind of action, and for text
+    /// changed anywhere); any other text, or any text not exactly of that shape, goes through
+    /// [`decode`], whose answer it is. A restart reads every input of every live room this way.
+    pub fn decode(blob: &[u8]) -> Result<Entry, String> {
+        match read_actions(blob) {
+            Some(entry) => Ok(entry),
+            None => decode(blob),
+        }
+    }
+
     /// Writes the entry into `out` if it is of accepted actions alone; otherwise says it is not
     /// (what it wrote is then to be let go).
     fn write_actions(&self, out: &mut String) -> bool {
@@ -339,6 +351,121 @@ impl Entry {
         }
         out.push_str("]}");
         true
+    }
+}
+
+/// An entry of accepted actions alone in the log's current format, read from exactly the text
+/// [`Entry::write_actions`] makes of it; `None` for any other text (another record, another
+/// format, a space, an escape, a number with a leading zero, a card that is no card), which
+/// `serde_json` is left to read or refuse.
+fn read_actions(blob: &[u8]) -> Option<Entry> {
+    let mut text = Cursor(blob);
+    text.eat(br#"{"format":"#)?;
+    let format = u32::try_from(text.number()?).ok()?;
+    if format != FORMAT {
+        return None;
+    }
+    text.eat(br#","records":["#)?;
+    let mut records = Vec::new();
+    if !text.eat_if(b"]") {
+        loop {
+            text.eat(br#"{"type":"acted","seat":"#)?;
+            let seat = usize::try_from(text.number()?).ok()?;
+            text.eat(br#","action":"#)?;
+            let action = text.action()?;
+            text.eat(b"}")?;
+            records.push(Record::Acted { seat, action });
+            if text.eat_if(b"]") {
+                break;
+            }
+            text.eat(b",")?;
+        }
+    }
+    text.eat(b"}")?;
+    text.0.is_empty().then_some(Entry { format, records })
+}
+
+/// What is left of a text being read by [`read_actions`].
+struct Cursor<'a>(&'a [u8]);
+
+impl Cursor<'_> {
+    /// Takes `expected` if the text goes on with it, and says whether it did.
+    fn eat_if(&mut self, expected: &[u8]) -> bool {
+        match self.0.strip_prefix(expected) {
+            Some(rest) => {
+                self.0 = rest;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Takes `expected`, or `None` if the text does not go on with it.
+    fn eat(&mut self, expected: &[u8]) -> Option<()> {
+        self.eat_if(expected).then_some(())
+    }
+
+    /// A number as `itoa` writes it: digits, no leading zero but in `0` itself.
+    fn number(&mut self) -> Option<u64> {
+        let digits = self.0.iter().take_while(|b| b.is_ascii_digit()).count();
+        let (number, rest) = self.0.split_at(digits);
+        if number.is_empty() || (number[0] == b'0' && number.len() > 1) {
+            return None;
+        }
+        let mut value: u64 = 0;
+        for digit in number {
+            value = value
+                .checked_mul(10)?
+                .checked_add(u64::from(digit - b'0'))?;
+        }
+        self.0 = rest;
+        Some(value)
+    }
+
+    /// A card's name in quotes, with nothing escaped.
+    fn card(&mut self) -> Option<Card> {
+        let rest = self.0.strip_prefix(b"\"")?;
+        let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+        if rest[end] != b'"' {
+            return None;
+        }
+        let card = std::str::from_utf8(&rest[..end]).ok()?.parse().ok()?;
+        self.0 = &rest[end + 1..];
+        Some(card)
+    }
+
+    /// An action as [`write_action_json`] writes it.
+    fn action(&mut self) -> Option<Action> {
+        if self.eat_if(br#"{"type":"call"}"#) {
+            return Some(Action::Call);
+        }
+        if self.eat_if(br#"{"type":"draw","from":"#) {
+            let from = if self.eat_if(br#""stock""#) {
+                Source::Stock
+            } else if self.eat_if(br#""pile""#) {
+                Source::Pile
+            } else {
+                self.eat(br#"{"pile_card":"#)?;
+                let card = self.card()?;
+                self.eat(b"}")?;
+                Source::PileCard(card)
+            };
+            self.eat(b"}")?;
+            return Some(Action::Draw { from });
+        }
+        self.eat(br#"{"type":"throw","cards":["#)?;
+        let mut cards = Vec::new();
+        if !self.eat_if(b"]") {
+            loop {
+                cards.push(self.card()?);
+                if self.eat_if(b"]") {
+                    break;
+                }
+                self.eat(b",")?;
+            }
+        }
+        self.eat(b"}")?;
+        Some(Action::Throw { cards })
     }
 }
 
@@ -675,5 +802,108 @@ mod tests {
         }
         assert!(reshuffles > 0, "a reshuffle was written");
         assert_eq!(matches, 9, "every preset at 2, 4 and 6 seats");
+    }
+
+    /// Any action, legal or not: the reader takes what the text says.
+    fn any_action() -> impl proptest::strategy::Strategy<Value = Action> {
+        use proptest::prelude::*;
+        let card = (0..dhumbal_engine::card::CARD_KINDS)
+            .prop_map(|index| Card::from_index(index).expect("a card's index"));
+        prop_oneof![
+            Just(Action::Call),
+            Just(Action::Draw {
+                from: Source::Stock
+            }),
+            Just(Action::Draw { from: Source::Pile }),
+            card.clone().prop_map(|card| Action::Draw {
+                from: Source::PileCard(card)
+            }),
+            proptest::collection::vec(card, 0..9).prop_map(|cards| Action::Throw { cards }),
+        ]
+    }
+
+    proptest::proptest! {
+        /// An entry of actions is read by hand as `serde_json` reads it, and its text changed
+        /// anywhere (a byte replaced, the text cut short, a space let in) is read by hand only
+        /// as `serde_json` reads it too, or left to `serde_json`.
+        #[test]
+        fn entries_of_actions_are_read_by_hand_as_serde_reads_them(
+            records in proptest::collection::vec(
+                (proptest::prop_oneof![0..8usize, proptest::strategy::Just(usize::MAX)], any_action()),
+                0..4,
+            ),
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            byte in proptest::prelude::any::<u8>(),
+        ) {
+            let entry = Entry {
+                format: FORMAT,
+                records: records
+                    .into_iter()
+                    .map(|(seat, action)| Record::Acted { seat, action })
+                    .collect(),
+            };
+            let blob = entry.encode();
+            proptest::prop_assert_eq!(read_actions(&blob), Some(entry.clone()));
+            proptest::prop_assert_eq!(Entry::decode(&blob), Ok(entry));
+            let at = at.index(blob.len());
+            let mut replaced = blob.clone();
+            replaced[at] = byte;
+            let mut spaced = blob.clone();
+            spaced.insert(at, b' ');
+            for changed in [replaced, blob[..at].to_vec(), spaced] {
+                if let Some(read) = read_actions(&changed) {
+                    proptest::prop_assert_eq!(decode::<Entry>(&changed), Ok(read));
+                }
+                proptest::prop_assert_eq!(Entry::decode(&changed), decode::<Entry>(&changed));
+            }
+        }
+    }
+
+    #[test]
+    fn entries_of_other_records_and_formats_are_left_to_serde() {
+        let seated = Entry {
+            format: FORMAT,
+            records: vec![
+                Record::Acted {
+                    seat: 0,
+                    action: Action::Call,
+                },
+                Record::Voted { seat: 1 },
+            ],
+        };
+        let blob = seated.encode();
+        assert_eq!(read_actions(&blob), None);
+        assert_eq!(Entry::decode(&blob), Ok(seated));
+        // Another format: serde_json reads it, and the format is refused with its reason.
+        let older = Entry {
+            format: FORMAT - 1,
+            records: vec![Record::Acted {
+                seat: 0,
+                action: Action::Call,
+            }],
+        };
+        let blob = older.encode();
+        assert_eq!(read_actions(&blob), None);
+        assert_eq!(Entry::decode(&blob), decode::<Entry>(&blob));
+        assert!(Entry::decode(&blob).unwrap_err().contains("log format"));
+        // Escapes, leading zeros and unknown cards: not the hand's to read.
+        for text in [
+            r#"{"format":FMT,"records":[{"type":"acted","seat":01,"action":{"type":"call"}}]}"#,
+            r#"{"format":FMT,"records":[{"type":"acted","seat":1,"action":{"type":"throw","cards":["\u0037H"]}}]}"#,
+            r#"{"format":FMT,"records":[{"type":"acted","seat":1,"action":{"type":"throw","cards":["1H"]}}]}"#,
+            r#"{"format":FMT,"records":[{"type":"acted","seat":1,"action":{"type":"call"}}]} "#,
+        ] {
+            let text = text.replace("FMT", &FORMAT.to_string());
+            assert_eq!(read_actions(text.as_bytes()), None, "{text}");
+            assert_eq!(
+                Entry::decode(text.as_bytes()),
+                decode::<Entry>(text.as_bytes())
+            );
+        }
+        // serde_json reads the escaped card and the trailing space, as the log always did.
+        let escaped = format!(
+            r#"{{"format":{FORMAT},"records":[{{"type":"acted","seat":1,"action":{{"type":"throw","cards":["\u0037H"]}}}}]}}"#
+        );
+        assert!(Entry::decode(escaped.as_bytes()).is_ok());
     }
 }
