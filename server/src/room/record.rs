@@ -318,7 +318,7 @@ impl Entry {
     }
 
     /// An entry of the log read back ([`decode`]): the text [`Entry::encode`] writes by hand
-    /// for an entry of accepted actions alone is read by hand too ([`read_actions`]), the same
+    /// for an entry of accepted actions alone is read by hand too (`read_actions`), the same
     /// entry `serde_json` would read (a test holds it, for every kind of action, and for text
     /// changed anywhere); any other text, or any text not exactly of that shape, goes through
     /// [`decode`], whose answer it is. A restart reads every input of every live room this way.
